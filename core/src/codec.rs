@@ -1,0 +1,51 @@
+//! The byte encoding of events: bincode 2 (standard config) with a decode size limit.
+
+use crate::event::Event;
+use bincode::config::{self, Configuration, Limit};
+use thiserror::Error;
+
+/// Largest encoded event accepted. Without a limit, a few corrupt length bytes can make the
+/// decoder try to allocate terabytes and abort the process.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+type Config = Configuration<config::LittleEndian, config::Varint, Limit<MAX_EVENT_BYTES>>;
+
+fn config() -> Config {
+    config::standard().with_limit::<MAX_EVENT_BYTES>()
+}
+
+/// An event's bytes could not be turned back into an event.
+#[derive(Debug, Error)]
+pub enum CodecError {
+    /// The bytes are not a valid encoding of an event.
+    #[error("cannot decode event: {0}")]
+    Decode(#[source] bincode::error::DecodeError),
+    /// The bytes decode, but some are left over.
+    #[error("event decoded from {used} of {len} bytes: trailing garbage")]
+    Trailing {
+        /// Bytes consumed.
+        used: usize,
+        /// Bytes given.
+        len: usize,
+    },
+    /// The event could not be encoded (it exceeds the size limit).
+    #[error("cannot encode event: {0}")]
+    Encode(#[source] bincode::error::EncodeError),
+}
+
+/// Encodes an event into a fresh buffer.
+pub fn encode_event(event: &Event) -> Result<Vec<u8>, CodecError> {
+    bincode::encode_to_vec(event, config()).map_err(CodecError::Encode)
+}
+
+/// Decodes exactly one event from `bytes`. Never panics, whatever the bytes.
+pub fn decode_event(bytes: &[u8]) -> Result<Event, CodecError> {
+    let (event, used) = bincode::decode_from_slice(bytes, config()).map_err(CodecError::Decode)?;
+    if used != bytes.len() {
+        return Err(CodecError::Trailing {
+            used,
+            len: bytes.len(),
+        });
+    }
+    Ok(event)
+}

@@ -1,0 +1,221 @@
+//! Commands: what someone asks the run to do. `decide` turns one into events or a rejection.
+
+use crate::event::Replacement;
+use crate::ids::{AgentId, Hash, RunId, StageId, TaskId, Timestamp};
+use crate::settings::{RetryStrategy, Settings};
+use crate::spec::{TaskClass, TaskSpec};
+use crate::value::Value;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A command with the time it was issued (the caller's clock; the core reads none).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Command {
+    /// When it was issued; becomes the `at` of the events it produces.
+    pub at: Timestamp,
+    /// What is asked.
+    pub kind: CommandKind,
+}
+
+impl Command {
+    /// A command issued at `at`.
+    pub fn new(at: Timestamp, kind: CommandKind) -> Self {
+        Self { at, kind }
+    }
+}
+
+/// Every command. Field meanings match the events they produce.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "kebab-case")]
+pub enum CommandKind {
+    /// Start a run with its initial plan.
+    StartRun {
+        /// Run id.
+        run: RunId,
+        /// Workflow name.
+        workflow: String,
+        /// Workflow file hash.
+        workflow_hash: Hash,
+        /// Settings.
+        settings: Settings,
+        /// The initial tasks.
+        tasks: Vec<TaskSpec>,
+    },
+    /// Start a fork of another run (the caller supplies the parent's chain hash at `at_seq`).
+    StartFork {
+        /// The new run.
+        run: RunId,
+        /// Parent run.
+        from_run: RunId,
+        /// Parent seq.
+        at_seq: u64,
+        /// Parent chain hash at that seq.
+        from_hash: Hash,
+    },
+    /// Add a task to a running plan.
+    AddTask {
+        /// The task.
+        spec: TaskSpec,
+    },
+    /// Start (or restart, for a retry or rescue) an attempt of a task.
+    StartTask {
+        /// The task.
+        task: TaskId,
+        /// Agent identity; a retry or rescue must reuse the recorded one (`None` reuses it).
+        agent: Option<AgentId>,
+        /// Worktree; a retry or rescue must reuse the recorded one (`None` reuses it).
+        worktree: Option<String>,
+    },
+    /// The agent finished its attempt successfully (exit 0).
+    SubmitTask {
+        /// The task.
+        task: TaskId,
+        /// What the agent said.
+        summary: String,
+        /// The stage result (a JSON object the agent printed).
+        result: Value,
+        /// Attempt duration.
+        duration_ms: u64,
+    },
+    /// The agent's attempt failed (non-zero exit, timeout, could not spawn).
+    FailStage {
+        /// The task.
+        task: TaskId,
+        /// Error message.
+        error: String,
+        /// Error class.
+        error_type: String,
+        /// Attempt duration.
+        duration_ms: u64,
+    },
+    /// Record the outcome of the task's tests.
+    RecordTests {
+        /// The task.
+        task: TaskId,
+        /// Whether they passed.
+        passed: bool,
+        /// Output (the feedback for a retry when they failed).
+        details: String,
+    },
+    /// Record an evaluator's score; the gate decides.
+    ScoreEval {
+        /// The task.
+        task: TaskId,
+        /// Which evaluator.
+        evaluator: String,
+        /// Overall score, must be in [0, 1].
+        score: f64,
+        /// Per-dimension scores, each in [0, 1].
+        dimensions: BTreeMap<String, f64>,
+        /// Notes.
+        notes: String,
+    },
+    /// Record that an evaluator could not produce a score.
+    RecordEvalError {
+        /// The task.
+        task: TaskId,
+        /// Which evaluator.
+        evaluator: String,
+        /// What was wrong.
+        error: String,
+    },
+    /// Approve a task waiting in pending-eval (or one the gate failed), bypassing the gate.
+    Approve {
+        /// The task.
+        task: TaskId,
+        /// Who.
+        by: String,
+    },
+    /// Reject a task waiting in pending-eval: failed, or open again with `reopen`.
+    Reject {
+        /// The task.
+        task: TaskId,
+        /// Who.
+        by: String,
+        /// Back to open instead of failed.
+        reopen: bool,
+        /// Why.
+        reason: String,
+    },
+    /// Put a failed task back to open (triage).
+    Reopen {
+        /// The task.
+        task: TaskId,
+        /// Who.
+        by: String,
+    },
+    /// Cancel a task that has not finished.
+    Cancel {
+        /// The task.
+        task: TaskId,
+        /// Why.
+        reason: String,
+    },
+    /// Record a checkpoint the agent reached.
+    ReachCheckpoint {
+        /// The task.
+        task: TaskId,
+        /// Checkpoint name.
+        name: String,
+    },
+    /// Record the task's classification.
+    Classify {
+        /// The task.
+        task: TaskId,
+        /// The class.
+        class: TaskClass,
+    },
+    /// Post a message.
+    PostMessage {
+        /// The task, if any.
+        task: Option<TaskId>,
+        /// Who.
+        from: String,
+        /// Text.
+        text: String,
+    },
+    /// Revise the plan while a replan is pending (or at any time, by hand).
+    RevisePlan {
+        /// Tasks to cancel.
+        cancel: Vec<TaskId>,
+        /// Tasks to add.
+        add: Vec<TaskSpec>,
+        /// Which new task replaces which cancelled one.
+        replaces: Vec<Replacement>,
+        /// Why.
+        reason: String,
+    },
+    /// Change a stage's retry strategy.
+    SetStrategy {
+        /// The stage.
+        stage: StageId,
+        /// The strategy.
+        strategy: RetryStrategy,
+    },
+    /// Close an open circuit by hand.
+    CloseCircuit {
+        /// The stage.
+        stage: StageId,
+    },
+    /// Restore the state after `to_seq`.
+    Rollback {
+        /// The seq to return to.
+        to_seq: u64,
+        /// Why.
+        reason: String,
+        /// Who.
+        by: String,
+    },
+    /// Record that the run was interrupted.
+    Interrupt {
+        /// Why.
+        reason: String,
+    },
+    /// Continue an interrupted run.
+    Resume {
+        /// Why or who.
+        reason: String,
+    },
+    /// Finish the run; the outcome is computed from the board.
+    Finish,
+}

@@ -1,0 +1,183 @@
+//! Run life cycle and control: start, fork, add, messages, rollback, interrupt, resume, finish.
+
+use super::{find, require_started};
+use crate::event::{EventKind, RunOutcome};
+use crate::ids::{Hash, RunId, TaskId};
+use crate::plan::{validate_new_tasks, validate_settings};
+use crate::rejection::Rejection;
+use crate::settings::Settings;
+use crate::spec::TaskSpec;
+use crate::state::{Circuit, Readiness, RunState, RunStatus, TaskStatus};
+use std::collections::BTreeSet;
+
+pub(super) fn start_run(
+    state: &RunState,
+    run: RunId,
+    workflow: String,
+    workflow_hash: Hash,
+    settings: Settings,
+    tasks: Vec<TaskSpec>,
+) -> Result<Vec<EventKind>, Rejection> {
+    if state.status != RunStatus::NotStarted {
+        return Err(Rejection::RunAlreadyStarted);
+    }
+    if run.0.trim().is_empty() {
+        return Err(Rejection::InvalidSetting {
+            field: "run id".into(),
+            reason: "must not be empty".into(),
+        });
+    }
+    validate_settings(&settings)?;
+    validate_new_tasks(state, &tasks, &BTreeSet::new(), settings.max_depth)?;
+    let mut events = vec![EventKind::RunStarted {
+        run,
+        workflow,
+        workflow_hash,
+        settings,
+    }];
+    events.extend(tasks.into_iter().map(|spec| EventKind::TaskAdded { spec }));
+    Ok(events)
+}
+
+pub(super) fn start_fork(
+    state: &RunState,
+    run: RunId,
+    from_run: RunId,
+    at_seq: u64,
+    from_hash: Hash,
+) -> Result<Vec<EventKind>, Rejection> {
+    if state.status != RunStatus::NotStarted {
+        return Err(Rejection::RunAlreadyStarted);
+    }
+    if run == from_run {
+        return Err(Rejection::InvalidSetting {
+            field: "fork id".into(),
+            reason: "a fork needs an id of its own".into(),
+        });
+    }
+    Ok(vec![EventKind::Forked {
+        run,
+        from_run,
+        at_seq,
+        from_hash,
+    }])
+}
+
+pub(super) fn add_task(state: &RunState, spec: TaskSpec) -> Result<Vec<EventKind>, Rejection> {
+    require_started(state)?;
+    validate_new_tasks(
+        state,
+        std::slice::from_ref(&spec),
+        &BTreeSet::new(),
+        state.settings.max_depth,
+    )?;
+    Ok(vec![EventKind::TaskAdded { spec }])
+}
+
+pub(super) fn post_message(
+    state: &RunState,
+    task: Option<TaskId>,
+    from: String,
+    text: String,
+) -> Result<Vec<EventKind>, Rejection> {
+    require_started(state)?;
+    if let Some(t) = &task {
+        find(state, t)?;
+    }
+    Ok(vec![EventKind::MessagePosted { task, from, text }])
+}
+
+pub(super) fn rollback(
+    state: &RunState,
+    to_seq: u64,
+    reason: String,
+    by: String,
+) -> Result<Vec<EventKind>, Rejection> {
+    require_started(state)?;
+    if to_seq == 0 || to_seq >= state.seq {
+        return Err(Rejection::SeqOutOfRange {
+            to_seq,
+            head: state.seq,
+        });
+    }
+    Ok(vec![EventKind::RolledBack { to_seq, reason, by }])
+}
+
+pub(super) fn interrupt(state: &RunState, reason: String) -> Result<Vec<EventKind>, Rejection> {
+    super::require_running(state)?;
+    Ok(vec![EventKind::RunInterrupted { reason }])
+}
+
+pub(super) fn resume(state: &RunState, reason: String) -> Result<Vec<EventKind>, Rejection> {
+    match state.status {
+        RunStatus::Interrupted | RunStatus::Finished(_) => {
+            Ok(vec![EventKind::RunResumed { reason }])
+        }
+        RunStatus::NotStarted => Err(Rejection::RunNotStarted),
+        RunStatus::Running => Err(Rejection::NotInterrupted),
+    }
+}
+
+pub(super) fn finish(state: &RunState) -> Result<Vec<EventKind>, Rejection> {
+    super::require_running(state)?;
+    let running = state.running_tasks();
+    if !running.is_empty() {
+        return Err(Rejection::StillRunning { running });
+    }
+    Ok(vec![EventKind::RunFinished {
+        outcome: outcome(state),
+    }])
+}
+
+/// How the run stands if it finished now.
+pub fn outcome(state: &RunState) -> RunOutcome {
+    if let Some(replan) = &state.replan {
+        let why = if replan.loop_detected {
+            "the replanner regenerated an earlier plan (regeneration loop)"
+        } else {
+            "a replan was requested and no plan revision arrived"
+        };
+        return RunOutcome::Paused {
+            reason: format!(
+                "{why} after task {}; revise the plan with `runlog replan`",
+                replan.after_task
+            ),
+        };
+    }
+    let leaves: Vec<_> = state
+        .tasks_in_order()
+        .filter(|t| !state.is_group(&t.spec.id))
+        .collect();
+    let failed: Vec<TaskId> = leaves
+        .iter()
+        .filter(|t| t.status == TaskStatus::Failed)
+        .map(|t| t.spec.id.clone())
+        .collect();
+    let blocked: Vec<TaskId> = leaves
+        .iter()
+        .filter(|t| t.status == TaskStatus::Open)
+        .filter(|t| {
+            matches!(state.readiness(&t.spec.id), Readiness::Blocked { .. })
+                || state
+                    .stages
+                    .get(&t.spec.stage_id())
+                    .is_some_and(|s| s.circuit == Circuit::Open)
+        })
+        .map(|t| t.spec.id.clone())
+        .collect();
+    if !failed.is_empty() || !blocked.is_empty() {
+        return RunOutcome::Failed { failed, blocked };
+    }
+    let unresolved: Vec<&str> = leaves
+        .iter()
+        .filter(|t| !matches!(t.status, TaskStatus::Done | TaskStatus::Cancelled))
+        .map(|t| t.spec.id.as_str())
+        .collect();
+    if unresolved.is_empty() {
+        RunOutcome::Succeeded
+    } else {
+        RunOutcome::Paused {
+            reason: format!("tasks not resolved: {}", unresolved.join(", ")),
+        }
+    }
+}

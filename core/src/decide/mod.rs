@@ -1,0 +1,163 @@
+//! `decide`: every rule of the engine. Pure: it reads the state and the command (whose `at` is
+//! the only time it knows) and returns the events to record, or why not.
+
+pub(crate) mod control;
+mod gate;
+mod replan;
+mod supervisor;
+mod task;
+
+use crate::command::{Command, CommandKind};
+use crate::event::{Event, EventKind};
+use crate::ids::{TaskId, Timestamp};
+use crate::rejection::Rejection;
+use crate::state::{RunState, RunStatus, TaskState, TaskStatus};
+
+pub use control::outcome;
+
+/// Turns a command into the events that record it, or a rejection saying why it is not allowed.
+pub fn decide(state: &RunState, cmd: Command) -> Result<Vec<Event>, Rejection> {
+    let at = cmd.at;
+    let kinds = decide_kinds(state, cmd.kind, at)?;
+    let mut events: Vec<Event> = kinds.into_iter().map(|kind| Event { at, kind }).collect();
+    replan::append_replan_requests(state, &mut events);
+    Ok(events)
+}
+
+fn decide_kinds(
+    state: &RunState,
+    cmd: CommandKind,
+    at: Timestamp,
+) -> Result<Vec<EventKind>, Rejection> {
+    match cmd {
+        CommandKind::StartRun {
+            run,
+            workflow,
+            workflow_hash,
+            settings,
+            tasks,
+        } => control::start_run(state, run, workflow, workflow_hash, settings, tasks),
+        CommandKind::StartFork {
+            run,
+            from_run,
+            at_seq,
+            from_hash,
+        } => control::start_fork(state, run, from_run, at_seq, from_hash),
+        CommandKind::AddTask { spec } => control::add_task(state, spec),
+        CommandKind::StartTask {
+            task,
+            agent,
+            worktree,
+        } => task::start(state, task, agent, worktree, at),
+        CommandKind::SubmitTask {
+            task,
+            summary,
+            result,
+            duration_ms,
+        } => task::submit(state, task, summary, result, duration_ms),
+        CommandKind::FailStage {
+            task,
+            error,
+            error_type,
+            duration_ms,
+        } => supervisor::fail_stage(state, task, error, error_type, duration_ms, at),
+        CommandKind::RecordTests {
+            task,
+            passed,
+            details,
+        } => task::record_tests(state, task, passed, details),
+        CommandKind::ScoreEval {
+            task,
+            evaluator,
+            score,
+            dimensions,
+            notes,
+        } => gate::score(state, task, evaluator, score, dimensions, notes),
+        CommandKind::RecordEvalError {
+            task,
+            evaluator,
+            error,
+        } => gate::record_error(state, task, evaluator, error),
+        CommandKind::Approve { task, by } => gate::approve(state, task, by),
+        CommandKind::Reject {
+            task,
+            by,
+            reopen,
+            reason,
+        } => gate::reject(state, task, by, reopen, reason),
+        CommandKind::Reopen { task, by } => task::reopen(state, task, by),
+        CommandKind::Cancel { task, reason } => task::cancel(state, task, reason),
+        CommandKind::ReachCheckpoint { task, name } => task::checkpoint(state, task, name),
+        CommandKind::Classify { task, class } => task::classify(state, task, class),
+        CommandKind::PostMessage { task, from, text } => {
+            control::post_message(state, task, from, text)
+        }
+        CommandKind::RevisePlan {
+            cancel,
+            add,
+            replaces,
+            reason,
+        } => replan::revise(state, cancel, add, replaces, reason),
+        CommandKind::SetStrategy { stage, strategy } => {
+            supervisor::set_strategy(state, stage, strategy)
+        }
+        CommandKind::CloseCircuit { stage } => supervisor::close_circuit(state, stage),
+        CommandKind::Rollback { to_seq, reason, by } => {
+            control::rollback(state, to_seq, reason, by)
+        }
+        CommandKind::Interrupt { reason } => control::interrupt(state, reason),
+        CommandKind::Resume { reason } => control::resume(state, reason),
+        CommandKind::Finish => control::finish(state),
+    }
+}
+
+/// The run is started (any status but not-started).
+fn require_started(state: &RunState) -> Result<(), Rejection> {
+    match state.status {
+        RunStatus::NotStarted => Err(Rejection::RunNotStarted),
+        _ => Ok(()),
+    }
+}
+
+/// The run is running: the engine may start, submit and score attempts.
+fn require_running(state: &RunState) -> Result<(), Rejection> {
+    match state.status {
+        RunStatus::NotStarted => Err(Rejection::RunNotStarted),
+        RunStatus::Running => Ok(()),
+        RunStatus::Interrupted => Err(Rejection::RunInterrupted),
+        RunStatus::Finished(_) => Err(Rejection::RunFinished),
+    }
+}
+
+fn find<'s>(state: &'s RunState, id: &TaskId) -> Result<&'s TaskState, Rejection> {
+    state
+        .tasks
+        .get(id)
+        .ok_or_else(|| Rejection::UnknownTask { task: id.clone() })
+}
+
+/// The task is in one of `allowed`, else a rejection naming the action and the allowed statuses.
+fn require_status(task: &TaskState, action: &str, allowed: &[TaskStatus]) -> Result<(), Rejection> {
+    if allowed.contains(&task.status) {
+        Ok(())
+    } else {
+        Err(Rejection::WrongStatus {
+            task: task.spec.id.clone(),
+            action: action.into(),
+            status: task.status,
+            allowed: allowed.to_vec(),
+        })
+    }
+}
+
+/// The task has an attempt running right now.
+fn require_running_attempt(task: &TaskState, action: &str) -> Result<(), Rejection> {
+    require_status(task, action, &[TaskStatus::InProgress])?;
+    if task.running {
+        Ok(())
+    } else {
+        Err(Rejection::NotRunning {
+            task: task.spec.id.clone(),
+        })
+    }
+}

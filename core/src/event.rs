@@ -1,0 +1,447 @@
+//! The event catalogue: every fact a run can record.
+//!
+//! On-disk format rule: bincode is positional. Never reorder, remove or change a variant or a
+//! field; add new variants at the end. `tests/golden_bytes.rs` pins the encoding of each one.
+
+use crate::ids::{AgentId, Hash, RunId, StageId, TaskId, Timestamp};
+use crate::settings::{RetryStrategy, Settings};
+use crate::spec::{TaskClass, TaskSpec};
+use crate::value::Value;
+use bincode::{Decode, Encode};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One recorded fact with the time it happened. Time enters the core only here and in commands.
+#[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
+pub struct Event {
+    /// When it happened (from the command that caused it).
+    pub at: Timestamp,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// How a finished run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunOutcome {
+    /// Every task done (or cancelled by a replan).
+    Succeeded,
+    /// Some tasks failed or are blocked by failures.
+    Failed {
+        /// Tasks that failed.
+        failed: Vec<TaskId>,
+        /// Open tasks that can never become ready.
+        blocked: Vec<TaskId>,
+    },
+    /// The run stopped waiting for a person (a replan without a replan command, an eval error).
+    Paused {
+        /// Why, and what would unblock it.
+        reason: String,
+    },
+}
+
+/// What the eval gate decided for one score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GateOutcome {
+    /// Score at or above the threshold: the task is done and its dependents may start.
+    Pass,
+    /// Below the threshold: rescue number `n` with the same agent, worktree and the eval feedback.
+    Rescue {
+        /// 1-based rescue number.
+        n: u32,
+    },
+    /// Below the threshold with no rescue left (or auto-rescue off): the task failed.
+    Fail,
+}
+
+/// A new task standing in for a cancelled one; dependents of `old` wait on `new` instead.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct Replacement {
+    /// The superseded task.
+    pub old: TaskId,
+    /// The task that replaces it.
+    pub new: TaskId,
+}
+
+/// Every kind of event. See the module docs for the format rule.
+#[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum EventKind {
+    /// The run began with this workflow and these settings.
+    RunStarted {
+        /// The run's id.
+        run: RunId,
+        /// Workflow name (or path).
+        workflow: String,
+        /// blake3 of the workflow file, to tell if a resume reads the same file.
+        workflow_hash: Hash,
+        /// Settings in force.
+        settings: Settings,
+    },
+    /// The run ended.
+    RunFinished {
+        /// How.
+        outcome: RunOutcome,
+    },
+    /// The run was stopped (Ctrl-C, crash detected on resume); running attempts were abandoned.
+    RunInterrupted {
+        /// Why.
+        reason: String,
+    },
+    /// This run is a fork: its state starts as `from_run`'s state after `at_seq`.
+    Forked {
+        /// This (new) run.
+        run: RunId,
+        /// The parent run.
+        from_run: RunId,
+        /// The parent's seq the fork starts from.
+        at_seq: u64,
+        /// The parent's chain hash at that seq, so the lineage can be verified.
+        from_hash: Hash,
+    },
+    /// The state went back to what it was after `to_seq`. Nothing is deleted.
+    RolledBack {
+        /// The seq whose state is restored.
+        to_seq: u64,
+        /// Why.
+        reason: String,
+        /// Who asked.
+        by: String,
+    },
+    /// A task joined the plan.
+    TaskAdded {
+        /// The task.
+        spec: TaskSpec,
+    },
+    /// A destructive task touched files that pending tasks need: dispatch pauses (seed 000).
+    ReplanRequested {
+        /// The task whose completion triggered it.
+        after_task: TaskId,
+        /// Why, in words.
+        reason: String,
+        /// Files both the finished task and a pending task touch.
+        touched_files: Vec<String>,
+        /// Pending tasks that touch them.
+        affected: Vec<TaskId>,
+    },
+    /// The plan was revised: tasks cancelled, added, and which replaces which.
+    PlanRevised {
+        /// Pending tasks superseded by the revision.
+        cancelled: Vec<TaskId>,
+        /// New tasks.
+        added: Vec<TaskSpec>,
+        /// Which new task replaces which cancelled one.
+        replaces: Vec<Replacement>,
+        /// Why.
+        reason: String,
+        /// Hash of the remaining plan's content, to detect regeneration loops.
+        plan_hash: Hash,
+    },
+    /// An attempt of a task began.
+    TaskStarted {
+        /// The task.
+        task: TaskId,
+        /// The agent identity (kept across rescues).
+        agent: AgentId,
+        /// The worktree (kept across rescues).
+        worktree: String,
+        /// 1-based attempt number over the task's life.
+        attempt: u32,
+    },
+    /// The agent said it is done (exit 0); testing or the eval gate decide the rest.
+    TaskSubmitted {
+        /// The task.
+        task: TaskId,
+        /// What the agent said it did.
+        summary: String,
+    },
+    /// The task's tests began.
+    TestsStarted {
+        /// The task.
+        task: TaskId,
+        /// Attempt under test.
+        attempt: u32,
+    },
+    /// The tests passed.
+    TestsPassed {
+        /// The task.
+        task: TaskId,
+        /// Attempt under test.
+        attempt: u32,
+    },
+    /// The tests failed; the details are the next attempt's feedback.
+    TestsFailed {
+        /// The task.
+        task: TaskId,
+        /// Attempt under test.
+        attempt: u32,
+        /// Failure output.
+        details: String,
+    },
+    /// An evaluator scored the task.
+    EvalScored {
+        /// The task.
+        task: TaskId,
+        /// Which evaluator.
+        evaluator: String,
+        /// Overall score in [0, 1].
+        score: f64,
+        /// Per-dimension scores in [0, 1].
+        dimensions: BTreeMap<String, f64>,
+        /// The evaluator's notes (feedback for a rescue).
+        notes: String,
+    },
+    /// The eval gate decided, with the threshold in force recorded for the audit.
+    GateDecided {
+        /// The task.
+        task: TaskId,
+        /// The score decided on.
+        score: f64,
+        /// The threshold in force.
+        threshold: f64,
+        /// The decision.
+        outcome: GateOutcome,
+    },
+    /// A person approved the task, bypassing the gate.
+    TaskApproved {
+        /// The task.
+        task: TaskId,
+        /// Who.
+        by: String,
+    },
+    /// A person rejected the task.
+    TaskRejected {
+        /// The task.
+        task: TaskId,
+        /// Who.
+        by: String,
+        /// Back to open for another try instead of failed.
+        reopen: bool,
+        /// Why.
+        reason: String,
+    },
+    /// The task failed.
+    TaskFailed {
+        /// The task.
+        task: TaskId,
+        /// Why.
+        reason: String,
+    },
+    /// The task was cancelled (superseded by a replan, or by hand).
+    TaskCancelled {
+        /// The task.
+        task: TaskId,
+        /// Why.
+        reason: String,
+    },
+    /// A failed task was put back to open (triage).
+    TaskReopened {
+        /// The task.
+        task: TaskId,
+        /// Who.
+        by: String,
+    },
+    /// The agent reached a named checkpoint.
+    CheckpointReached {
+        /// The task.
+        task: TaskId,
+        /// The checkpoint.
+        name: String,
+    },
+    /// The agent classified the task (seed 003).
+    TaskClassified {
+        /// The task.
+        task: TaskId,
+        /// The class.
+        class: TaskClass,
+    },
+    /// A message about the run or a task.
+    MessagePosted {
+        /// The task it concerns, if any.
+        task: Option<TaskId>,
+        /// Who wrote it.
+        from: String,
+        /// The text.
+        text: String,
+    },
+    /// A supervised stage attempt began.
+    StageStarted {
+        /// The stage.
+        stage: StageId,
+        /// The task running in it.
+        task: TaskId,
+        /// Attempt number.
+        attempt: u32,
+    },
+    /// A stage attempt succeeded; its result goes on the supervisor stack.
+    StageCompleted {
+        /// The stage.
+        stage: StageId,
+        /// The task.
+        task: TaskId,
+        /// The stage's result.
+        result: Value,
+        /// How long the attempt took.
+        duration_ms: u64,
+        /// Retries it took.
+        retry_count: u32,
+    },
+    /// A stage attempt failed; the error goes on the supervisor stack.
+    StageFailed {
+        /// The stage.
+        stage: StageId,
+        /// The task.
+        task: TaskId,
+        /// Error message.
+        error: String,
+        /// Error class (exit-code, timeout, spawn, checkpoints...).
+        error_type: String,
+        /// Retries so far, this failure included.
+        retry_count: u32,
+        /// How long the attempt took.
+        duration_ms: u64,
+    },
+    /// Another attempt is due after `delay_ms`.
+    RetryScheduled {
+        /// The stage.
+        stage: StageId,
+        /// The task.
+        task: TaskId,
+        /// The attempt that will run.
+        attempt: u32,
+        /// Backoff delay.
+        delay_ms: u64,
+    },
+    /// The stage failed too often in a row; its tasks are not started until it closes.
+    CircuitOpened {
+        /// The stage.
+        stage: StageId,
+        /// Consecutive failures seen.
+        failures: u32,
+    },
+    /// The stage's circuit closed again.
+    CircuitClosed {
+        /// The stage.
+        stage: StageId,
+    },
+    /// The stage's retry strategy changed (seed 002's `set_recovery_strategy`).
+    StrategySet {
+        /// The stage.
+        stage: StageId,
+        /// The new strategy.
+        strategy: RetryStrategy,
+    },
+    /// Legacy: written by versions before the eval gate. Upcast on read into the gate:
+    /// the task waits in pending-eval, unless it is already done.
+    PendingValidation {
+        /// The task.
+        task: TaskId,
+    },
+    /// The evaluator could not score (no JSON, score out of range...). The task stays in
+    /// pending-eval for a person to approve, reject, or run the evaluator again.
+    EvalErrored {
+        /// The task.
+        task: TaskId,
+        /// Which evaluator.
+        evaluator: String,
+        /// What was wrong.
+        error: String,
+    },
+    /// An interrupted run continues.
+    RunResumed {
+        /// Why or by whom.
+        reason: String,
+    },
+    /// A revised plan equals an earlier one: a regeneration loop, reported instead of retried.
+    ReplanLoopDetected {
+        /// Hash shared by the two plans.
+        plan_hash: Hash,
+        /// 1-based number of the earlier revision with that hash.
+        same_as_revision: u32,
+        /// The reason the replanner gave this time.
+        reason: String,
+    },
+}
+
+impl EventKind {
+    /// The kebab-case name of the variant, as used by `--kind` filters and JSON.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::RunStarted { .. } => "run-started",
+            EventKind::RunFinished { .. } => "run-finished",
+            EventKind::RunInterrupted { .. } => "run-interrupted",
+            EventKind::Forked { .. } => "forked",
+            EventKind::RolledBack { .. } => "rolled-back",
+            EventKind::TaskAdded { .. } => "task-added",
+            EventKind::ReplanRequested { .. } => "replan-requested",
+            EventKind::PlanRevised { .. } => "plan-revised",
+            EventKind::TaskStarted { .. } => "task-started",
+            EventKind::TaskSubmitted { .. } => "task-submitted",
+            EventKind::TestsStarted { .. } => "tests-started",
+            EventKind::TestsPassed { .. } => "tests-passed",
+            EventKind::TestsFailed { .. } => "tests-failed",
+            EventKind::EvalScored { .. } => "eval-scored",
+            EventKind::GateDecided { .. } => "gate-decided",
+            EventKind::TaskApproved { .. } => "task-approved",
+            EventKind::TaskRejected { .. } => "task-rejected",
+            EventKind::TaskFailed { .. } => "task-failed",
+            EventKind::TaskCancelled { .. } => "task-cancelled",
+            EventKind::TaskReopened { .. } => "task-reopened",
+            EventKind::CheckpointReached { .. } => "checkpoint-reached",
+            EventKind::TaskClassified { .. } => "task-classified",
+            EventKind::MessagePosted { .. } => "message-posted",
+            EventKind::StageStarted { .. } => "stage-started",
+            EventKind::StageCompleted { .. } => "stage-completed",
+            EventKind::StageFailed { .. } => "stage-failed",
+            EventKind::RetryScheduled { .. } => "retry-scheduled",
+            EventKind::CircuitOpened { .. } => "circuit-opened",
+            EventKind::CircuitClosed { .. } => "circuit-closed",
+            EventKind::StrategySet { .. } => "strategy-set",
+            EventKind::PendingValidation { .. } => "pending-validation",
+            EventKind::EvalErrored { .. } => "eval-errored",
+            EventKind::RunResumed { .. } => "run-resumed",
+            EventKind::ReplanLoopDetected { .. } => "replan-loop-detected",
+        }
+    }
+
+    /// The task this event is about, if it is about one.
+    pub fn task(&self) -> Option<&TaskId> {
+        match self {
+            EventKind::TaskAdded { spec } => Some(&spec.id),
+            EventKind::ReplanRequested { after_task, .. } => Some(after_task),
+            EventKind::TaskStarted { task, .. }
+            | EventKind::TaskSubmitted { task, .. }
+            | EventKind::TestsStarted { task, .. }
+            | EventKind::TestsPassed { task, .. }
+            | EventKind::TestsFailed { task, .. }
+            | EventKind::EvalScored { task, .. }
+            | EventKind::GateDecided { task, .. }
+            | EventKind::TaskApproved { task, .. }
+            | EventKind::TaskRejected { task, .. }
+            | EventKind::TaskFailed { task, .. }
+            | EventKind::TaskCancelled { task, .. }
+            | EventKind::TaskReopened { task, .. }
+            | EventKind::CheckpointReached { task, .. }
+            | EventKind::TaskClassified { task, .. }
+            | EventKind::StageStarted { task, .. }
+            | EventKind::StageCompleted { task, .. }
+            | EventKind::StageFailed { task, .. }
+            | EventKind::RetryScheduled { task, .. }
+            | EventKind::PendingValidation { task }
+            | EventKind::EvalErrored { task, .. } => Some(task),
+            EventKind::MessagePosted { task, .. } => task.as_ref(),
+            EventKind::RunStarted { .. }
+            | EventKind::RunFinished { .. }
+            | EventKind::RunInterrupted { .. }
+            | EventKind::Forked { .. }
+            | EventKind::RolledBack { .. }
+            | EventKind::PlanRevised { .. }
+            | EventKind::CircuitOpened { .. }
+            | EventKind::CircuitClosed { .. }
+            | EventKind::StrategySet { .. }
+            | EventKind::RunResumed { .. }
+            | EventKind::ReplanLoopDetected { .. } => None,
+        }
+    }
+}

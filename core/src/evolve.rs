@@ -1,0 +1,371 @@
+//! `evolve`: applies one recorded fact to the state. Total: it never fails and never refuses;
+//! all rules live in `decide`. Events about unknown tasks change nothing.
+
+use crate::event::{Event, EventKind, GateOutcome};
+use crate::files::touched_files;
+use crate::ids::TaskId;
+use crate::state::{
+    Circuit, ForkOrigin, PendingReplan, RunInfo, RunState, RunStatus, StackEntry, StackState,
+    TaskState, TaskStatus,
+};
+
+/// Applies `event` to `state`. For `RolledBack` and `Forked` the caller passes the historical
+/// base state (see [`crate::fold::apply`]); here they only record their marker.
+pub fn evolve(mut state: RunState, event: &Event) -> RunState {
+    state.seq += 1;
+    let at = event.at;
+    match &event.kind {
+        EventKind::RunStarted {
+            run,
+            workflow,
+            workflow_hash,
+            settings,
+        } => {
+            state.run = Some(RunInfo {
+                id: run.clone(),
+                workflow: workflow.clone(),
+                workflow_hash: *workflow_hash,
+                started_at: at,
+            });
+            state.settings = settings.clone();
+            state.status = RunStatus::Running;
+        }
+        EventKind::RunFinished { outcome } => state.status = RunStatus::Finished(outcome.clone()),
+        EventKind::RunInterrupted { .. } => {
+            state.status = RunStatus::Interrupted;
+            stop_all_attempts(&mut state);
+        }
+        EventKind::RunResumed { .. } => state.status = RunStatus::Running,
+        EventKind::Forked {
+            run,
+            from_run,
+            at_seq,
+            from_hash,
+        } => {
+            let workflow = state
+                .run
+                .as_ref()
+                .map(|r| (r.workflow.clone(), r.workflow_hash));
+            let (workflow, workflow_hash) = workflow.unwrap_or_default();
+            state.run = Some(RunInfo {
+                id: run.clone(),
+                workflow,
+                workflow_hash,
+                started_at: at,
+            });
+            state.fork = Some(ForkOrigin {
+                from_run: from_run.clone(),
+                at_seq: *at_seq,
+                from_hash: *from_hash,
+            });
+            state.status = RunStatus::Running;
+            stop_all_attempts(&mut state);
+        }
+        EventKind::RolledBack { .. } => {}
+        EventKind::TaskAdded { spec } => add_task(&mut state, spec.clone()),
+        EventKind::ReplanRequested {
+            after_task,
+            reason,
+            touched_files,
+            affected,
+        } => {
+            let mut replan = state.replan.take().unwrap_or(PendingReplan {
+                after_task: after_task.clone(),
+                reason: String::new(),
+                touched_files: Vec::new(),
+                affected: Vec::new(),
+                loop_detected: false,
+            });
+            replan.after_task = after_task.clone();
+            replan.reason = reason.clone();
+            merge_sorted(&mut replan.touched_files, touched_files);
+            merge_sorted(&mut replan.affected, affected);
+            state.replan = Some(replan);
+        }
+        EventKind::PlanRevised {
+            cancelled,
+            added,
+            replaces,
+            reason,
+            plan_hash,
+        } => {
+            for id in cancelled {
+                with_task(&mut state, id, |t| {
+                    t.status = TaskStatus::Cancelled;
+                    t.running = false;
+                    t.reason = Some(format!("superseded by a replan: {reason}"));
+                });
+            }
+            for spec in added {
+                add_task(&mut state, spec.clone());
+            }
+            for r in replaces {
+                with_task(&mut state, &r.old, |t| t.replaced_by.push(r.new.clone()));
+                for task in state.tasks.values_mut() {
+                    if task.status.is_terminal() || !task.spec.after.contains(&r.old) {
+                        continue;
+                    }
+                    task.spec.after.retain(|d| d != &r.old);
+                    if !task.spec.after.contains(&r.new) && task.spec.id != r.new {
+                        task.spec.after.push(r.new.clone());
+                    }
+                }
+            }
+            state.plan_hashes.push(*plan_hash);
+            state.replan = None;
+        }
+        EventKind::ReplanLoopDetected { .. } => {
+            if let Some(r) = state.replan.as_mut() {
+                r.loop_detected = true;
+            }
+        }
+        EventKind::TaskStarted {
+            task,
+            agent,
+            worktree,
+            attempt,
+        } => with_task(&mut state, task, |t| {
+            t.status = TaskStatus::InProgress;
+            t.attempt = *attempt;
+            t.running = true;
+            t.agent = Some(agent.clone());
+            t.worktree = Some(worktree.clone());
+            t.first_started_at.get_or_insert(at);
+            t.retry_due = None;
+            t.eval_error = None;
+        }),
+        EventKind::TaskSubmitted { task, .. } => with_task(&mut state, task, |t| {
+            t.running = false;
+            t.stage_retries = 0;
+            t.status = if t.spec.is_tested() {
+                TaskStatus::Testing
+            } else if t.spec.is_evaluated() {
+                TaskStatus::PendingEval
+            } else {
+                TaskStatus::Done
+            };
+        }),
+        EventKind::TestsStarted { task, .. } => {
+            with_task(&mut state, task, |t| t.status = TaskStatus::Testing)
+        }
+        EventKind::TestsPassed { task, .. } => with_task(&mut state, task, |t| {
+            t.last_tests_passed = Some(true);
+            t.feedback = None;
+            t.status = if t.spec.is_evaluated() {
+                TaskStatus::PendingEval
+            } else {
+                TaskStatus::Done
+            };
+        }),
+        EventKind::TestsFailed { task, details, .. } => with_task(&mut state, task, |t| {
+            t.last_tests_passed = Some(false);
+            t.test_failures += 1;
+            t.status = TaskStatus::TestFailed;
+            t.feedback = Some(format!("tests failed:\n{details}"));
+        }),
+        EventKind::EvalScored {
+            task,
+            score,
+            dimensions,
+            notes,
+            ..
+        } => with_task(&mut state, task, |t| {
+            t.last_score = Some(*score);
+            t.eval_error = None;
+            t.feedback = Some(crate::feedback::eval_feedback(*score, dimensions, notes));
+        }),
+        EventKind::GateDecided {
+            task,
+            score,
+            threshold,
+            outcome,
+        } => with_task(&mut state, task, |t| {
+            t.last_gate = Some(*outcome);
+            match outcome {
+                GateOutcome::Pass => {
+                    t.status = TaskStatus::Done;
+                    t.feedback = None;
+                }
+                GateOutcome::Rescue { n } => {
+                    t.status = TaskStatus::InProgress;
+                    t.running = false;
+                    t.rescues = *n;
+                }
+                GateOutcome::Fail => {
+                    t.status = TaskStatus::Failed;
+                    t.reason = Some(format!("eval score {score} below threshold {threshold}"));
+                }
+            }
+        }),
+        EventKind::TaskApproved { task, .. } => with_task(&mut state, task, |t| {
+            t.status = TaskStatus::Done;
+            t.reason = None;
+            t.eval_error = None;
+        }),
+        EventKind::TaskRejected {
+            task,
+            reopen,
+            reason,
+            ..
+        } => with_task(&mut state, task, |t| {
+            if *reopen {
+                reopen_task(t);
+                t.feedback = Some(format!("rejected: {reason}"));
+            } else {
+                t.status = TaskStatus::Failed;
+                t.reason = Some(format!("rejected: {reason}"));
+            }
+        }),
+        EventKind::TaskFailed { task, reason } => with_task(&mut state, task, |t| {
+            t.status = TaskStatus::Failed;
+            t.running = false;
+            t.retry_due = None;
+            t.reason = Some(reason.clone());
+        }),
+        EventKind::TaskCancelled { task, reason } => with_task(&mut state, task, |t| {
+            t.status = TaskStatus::Cancelled;
+            t.running = false;
+            t.retry_due = None;
+            t.reason = Some(reason.clone());
+        }),
+        EventKind::TaskReopened { task, .. } => with_task(&mut state, task, reopen_task),
+        EventKind::CheckpointReached { task, name } => with_task(&mut state, task, |t| {
+            t.checkpoints.insert(name.clone());
+        }),
+        EventKind::TaskClassified { task, class } => {
+            with_task(&mut state, task, |t| t.class = Some(*class))
+        }
+        EventKind::MessagePosted { .. } => {}
+        EventKind::StageStarted { stage, .. } => {
+            state.stages.entry(stage.clone()).or_default().executions += 1;
+        }
+        EventKind::StageCompleted {
+            stage,
+            task,
+            result,
+            duration_ms,
+            retry_count,
+        } => {
+            let health = state.stages.entry(stage.clone()).or_default();
+            health.completions += 1;
+            health.total_duration_ms = health.total_duration_ms.saturating_add(*duration_ms);
+            health.consecutive_failures = 0;
+            state.stack.push(StackEntry {
+                state: StackState::StageCompleted,
+                stage: stage.clone(),
+                task: task.clone(),
+                result: Some(result.clone()),
+                error: None,
+                duration_ms: *duration_ms,
+                retry_count: *retry_count,
+                at,
+            });
+        }
+        EventKind::StageFailed {
+            stage,
+            task,
+            error,
+            error_type,
+            retry_count,
+            duration_ms,
+        } => {
+            let health = state.stages.entry(stage.clone()).or_default();
+            health.failures += 1;
+            health.total_duration_ms = health.total_duration_ms.saturating_add(*duration_ms);
+            health.consecutive_failures += 1;
+            state.stack.push(StackEntry {
+                state: StackState::StageFailed,
+                stage: stage.clone(),
+                task: task.clone(),
+                result: None,
+                error: Some((error.clone(), error_type.clone())),
+                duration_ms: *duration_ms,
+                retry_count: *retry_count,
+                at,
+            });
+            with_task(&mut state, task, |t| {
+                t.running = false;
+                t.stage_retries = *retry_count;
+                t.feedback = Some(format!("previous attempt failed ({error_type}): {error}"));
+            });
+        }
+        EventKind::RetryScheduled { task, delay_ms, .. } => with_task(&mut state, task, |t| {
+            t.retry_due = Some(crate::ids::Timestamp(at.0.saturating_add(*delay_ms)));
+        }),
+        EventKind::CircuitOpened { stage, .. } => {
+            state.stages.entry(stage.clone()).or_default().circuit = Circuit::Open;
+        }
+        EventKind::CircuitClosed { stage } => {
+            let health = state.stages.entry(stage.clone()).or_default();
+            health.circuit = Circuit::Closed;
+            health.consecutive_failures = 0;
+        }
+        EventKind::StrategySet { stage, strategy } => {
+            state.stages.entry(stage.clone()).or_default().strategy = Some(strategy.clone());
+        }
+        EventKind::PendingValidation { task } => with_task(&mut state, task, |t| {
+            // Upcast of the pre-gate status: the task goes through the gate like a new submit,
+            // unless it is already resolved.
+            if !t.status.is_terminal() {
+                t.status = TaskStatus::PendingEval;
+                t.running = false;
+            }
+        }),
+        EventKind::EvalErrored { task, error, .. } => {
+            with_task(&mut state, task, |t| t.eval_error = Some(error.clone()))
+        }
+    }
+    state
+}
+
+fn with_task(state: &mut RunState, id: &TaskId, f: impl FnOnce(&mut TaskState)) {
+    if let Some(t) = state.tasks.get_mut(id) {
+        f(t);
+    }
+}
+
+fn add_task(state: &mut RunState, spec: crate::spec::TaskSpec) {
+    if state.tasks.contains_key(&spec.id) {
+        return;
+    }
+    if let Some(parent) = &spec.parent {
+        state
+            .children
+            .entry(parent.clone())
+            .or_default()
+            .push(spec.id.clone());
+    }
+    state.order.push(spec.id.clone());
+    state.tasks.insert(spec.id.clone(), TaskState::new(spec));
+}
+
+fn reopen_task(t: &mut TaskState) {
+    t.status = TaskStatus::Open;
+    t.running = false;
+    t.rescues = 0;
+    t.test_failures = 0;
+    t.stage_retries = 0;
+    t.retry_due = None;
+    t.reason = None;
+    t.eval_error = None;
+    t.last_gate = None;
+}
+
+fn stop_all_attempts(state: &mut RunState) {
+    for t in state.tasks.values_mut() {
+        t.running = false;
+    }
+}
+
+fn merge_sorted<T: Ord + Clone>(into: &mut Vec<T>, from: &[T]) {
+    into.extend(from.iter().cloned());
+    into.sort();
+    into.dedup();
+}
+
+/// Files a finished task shares with an open task, used by the replan rule.
+pub(crate) fn shared_files(a: &TaskState, b: &TaskState) -> Vec<String> {
+    let fa = touched_files(&a.spec);
+    let fb = touched_files(&b.spec);
+    fa.intersection(&fb).cloned().collect()
+}

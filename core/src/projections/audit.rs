@@ -1,0 +1,294 @@
+//! The eval audit: every score with its dimensions, the threshold in force, the decision and
+//! its consequence, flagged where a person should look twice.
+
+use crate::event::{Event, EventKind, GateOutcome};
+use crate::ids::{TaskId, Timestamp};
+use crate::state::{Readiness, RunState, TaskStatus};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Scores this close to the threshold are flagged.
+pub const NEAR_THRESHOLD: f64 = 0.05;
+
+/// What a gate decision led to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "consequence", rename_all = "kebab-case")]
+pub enum Consequence {
+    /// The task was done; these dependents became ready at that seq.
+    Done {
+        /// Dependents that became ready.
+        ready: Vec<TaskId>,
+        /// The seq of the decision.
+        at_seq: u64,
+    },
+    /// The task was sent back to its agent.
+    Rescue {
+        /// Rescue number.
+        n: u32,
+    },
+    /// The task failed.
+    Failed,
+}
+
+/// Why an audit entry deserves a second look.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "flag", rename_all = "kebab-case")]
+pub enum AuditFlag {
+    /// Within 0.05 of the threshold, either side.
+    NearThreshold {
+        /// Score minus threshold.
+        margin: f64,
+    },
+    /// Dimensions the same evaluator reported before are missing (or none were given).
+    MissingDimensions {
+        /// The missing names; empty when the evaluator gave no dimensions at all.
+        missing: Vec<String>,
+    },
+    /// A person approved the task after this failing score.
+    ApprovedOverFailingScore {
+        /// Who.
+        by: String,
+        /// The seq of the approval.
+        seq: u64,
+    },
+}
+
+/// One eval decision.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuditEntry {
+    /// Seq of the `EvalScored` event.
+    pub seq: u64,
+    /// When.
+    pub at: Timestamp,
+    /// The task.
+    pub task: TaskId,
+    /// The attempt that was scored.
+    pub attempt: u32,
+    /// Rescues the task had before this score.
+    pub rescues_before: u32,
+    /// Evaluator.
+    pub evaluator: String,
+    /// Score.
+    pub score: f64,
+    /// Per-dimension scores.
+    pub dimensions: BTreeMap<String, f64>,
+    /// Notes.
+    pub notes: String,
+    /// Threshold in force.
+    pub threshold: Option<f64>,
+    /// The decision.
+    pub decision: Option<GateOutcome>,
+    /// What it led to.
+    pub consequence: Option<Consequence>,
+    /// Flags.
+    pub flags: Vec<AuditFlag>,
+    /// A later rollback went back before this decision (it stays in the audit).
+    pub rolled_back: bool,
+}
+
+/// A decision a person or an evaluator error made outside the gate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum OutOfGate {
+    /// Approved by hand.
+    Approved {
+        /// Seq.
+        seq: u64,
+        /// Task.
+        task: TaskId,
+        /// Who.
+        by: String,
+        /// Dependents that became ready.
+        ready: Vec<TaskId>,
+    },
+    /// Rejected by hand.
+    Rejected {
+        /// Seq.
+        seq: u64,
+        /// Task.
+        task: TaskId,
+        /// Who.
+        by: String,
+        /// Reopened instead of failed.
+        reopen: bool,
+        /// Why.
+        reason: String,
+    },
+    /// The evaluator could not score.
+    EvalError {
+        /// Seq.
+        seq: u64,
+        /// Task.
+        task: TaskId,
+        /// Evaluator.
+        evaluator: String,
+        /// What was wrong.
+        error: String,
+    },
+}
+
+/// The audit of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct EvalAudit {
+    /// Every eval, in order.
+    pub entries: Vec<AuditEntry>,
+    /// Manual decisions and evaluator errors, in order.
+    pub out_of_gate: Vec<OutOfGate>,
+    #[serde(skip)]
+    seen_dimensions: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl EvalAudit {
+    /// Folds one event; `before` and `after` are the run's state around it.
+    pub fn observe(&mut self, seq: u64, event: &Event, before: &RunState, after: &RunState) {
+        match &event.kind {
+            EventKind::EvalScored {
+                task,
+                evaluator,
+                score,
+                dimensions,
+                notes,
+            } => {
+                let seen = self.seen_dimensions.entry(evaluator.clone()).or_default();
+                let missing: Vec<String> = seen
+                    .iter()
+                    .filter(|d| !dimensions.contains_key(*d))
+                    .cloned()
+                    .collect();
+                let mut flags = Vec::new();
+                if dimensions.is_empty() || !missing.is_empty() {
+                    flags.push(AuditFlag::MissingDimensions { missing });
+                }
+                seen.extend(dimensions.keys().cloned());
+                let t = before.tasks.get(task);
+                self.entries.push(AuditEntry {
+                    seq,
+                    at: event.at,
+                    task: task.clone(),
+                    attempt: t.map_or(0, |t| t.attempt),
+                    rescues_before: t.map_or(0, |t| t.rescues),
+                    evaluator: evaluator.clone(),
+                    score: *score,
+                    dimensions: dimensions.clone(),
+                    notes: notes.clone(),
+                    threshold: None,
+                    decision: None,
+                    consequence: None,
+                    flags,
+                    rolled_back: false,
+                });
+            }
+            EventKind::GateDecided {
+                task,
+                score,
+                threshold,
+                outcome,
+            } => {
+                let Some(entry) = self.latest_mut(task) else {
+                    return;
+                };
+                entry.threshold = Some(*threshold);
+                entry.decision = Some(*outcome);
+                let margin = score - threshold;
+                if margin.abs() <= NEAR_THRESHOLD {
+                    entry.flags.push(AuditFlag::NearThreshold { margin });
+                }
+                entry.consequence = Some(match outcome {
+                    GateOutcome::Pass => Consequence::Done {
+                        ready: newly_ready(before, after),
+                        at_seq: seq,
+                    },
+                    GateOutcome::Rescue { n } => Consequence::Rescue { n: *n },
+                    GateOutcome::Fail => Consequence::Failed,
+                });
+            }
+            EventKind::TaskApproved { task, by } => {
+                let failed_by_gate = before.tasks.get(task).is_some_and(|t| {
+                    t.status == TaskStatus::Failed && t.last_gate == Some(GateOutcome::Fail)
+                });
+                if failed_by_gate {
+                    if let Some(entry) = self.latest_mut(task) {
+                        entry.flags.push(AuditFlag::ApprovedOverFailingScore {
+                            by: by.clone(),
+                            seq,
+                        });
+                    }
+                }
+                self.out_of_gate.push(OutOfGate::Approved {
+                    seq,
+                    task: task.clone(),
+                    by: by.clone(),
+                    ready: newly_ready(before, after),
+                });
+            }
+            _ => self.observe_stream(seq, event),
+        }
+    }
+
+    /// Folds an event that needs no state around it (see [`needs_state_before`]).
+    pub fn observe_stream(&mut self, seq: u64, event: &Event) {
+        match &event.kind {
+            EventKind::TaskRejected {
+                task,
+                by,
+                reopen,
+                reason,
+            } => self.out_of_gate.push(OutOfGate::Rejected {
+                seq,
+                task: task.clone(),
+                by: by.clone(),
+                reopen: *reopen,
+                reason: reason.clone(),
+            }),
+            EventKind::EvalErrored {
+                task,
+                evaluator,
+                error,
+            } => self.out_of_gate.push(OutOfGate::EvalError {
+                seq,
+                task: task.clone(),
+                evaluator: evaluator.clone(),
+                error: error.clone(),
+            }),
+            EventKind::RolledBack { to_seq, .. } => {
+                for e in self.entries.iter_mut().filter(|e| e.seq > *to_seq) {
+                    e.rolled_back = true;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn latest_mut(&mut self, task: &TaskId) -> Option<&mut AuditEntry> {
+        self.entries
+            .iter_mut()
+            .rev()
+            .find(|e| &e.task == task && !e.rolled_back)
+    }
+
+    /// Entries carrying at least one flag.
+    pub fn flagged(&self) -> impl Iterator<Item = &AuditEntry> {
+        self.entries.iter().filter(|e| !e.flags.is_empty())
+    }
+}
+
+/// Whether [`EvalAudit::observe`] needs the state before this event.
+pub fn needs_state_before(kind: &EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::EvalScored { .. }
+            | EventKind::GateDecided { .. }
+            | EventKind::TaskApproved { .. }
+    )
+}
+
+/// Open tasks that were not ready before and are ready after.
+fn newly_ready(before: &RunState, after: &RunState) -> Vec<TaskId> {
+    after
+        .tasks_in_order()
+        .filter(|t| t.status == TaskStatus::Open && !after.is_group(&t.spec.id))
+        .filter(|t| after.readiness(&t.spec.id) == Readiness::Ready)
+        .filter(|t| before.readiness(&t.spec.id) != Readiness::Ready)
+        .map(|t| t.spec.id.clone())
+        .collect()
+}

@@ -1,0 +1,82 @@
+//! Projections: what people look at, each a fold of the run.
+//!
+//! The board, the supervisor stack and stage health read the [`RunState`](crate::RunState)
+//! (so a rollback restores them). The eval audit and the run summary fold the whole stream,
+//! rolled-back history included, because an audit must show every decision ever made.
+
+pub mod audit;
+pub mod board;
+pub mod health;
+pub mod stack;
+pub mod summary;
+
+use crate::event::Event;
+use crate::fold::{apply, Base};
+use crate::state::RunState;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub use audit::EvalAudit;
+pub use board::Board;
+pub use summary::RunSummary;
+
+/// The state and the stream projections of a run, built in one forward pass.
+#[derive(Debug, Clone, Default)]
+pub struct Projections {
+    /// The folded state.
+    pub state: RunState,
+    /// The eval audit.
+    pub audit: EvalAudit,
+    /// The run summary.
+    pub summary: RunSummary,
+}
+
+impl Projections {
+    /// Applies one event to the state and both stream projections.
+    pub fn observe(
+        &mut self,
+        event: &Event,
+        resolve: &mut dyn FnMut(Base<'_>) -> Option<RunState>,
+    ) {
+        let state = std::mem::take(&mut self.state);
+        // Only the audit's events need the state before them; cloning it for every event
+        // would dominate a long replay.
+        let before = audit::needs_state_before(&event.kind).then(|| state.clone());
+        let after = apply(state, event, resolve);
+        if let Some(before) = &before {
+            self.audit.observe(after.seq, event, before, &after);
+        } else {
+            self.audit.observe_stream(after.seq, event);
+        }
+        self.summary.observe(after.seq, event);
+        self.state = after;
+    }
+
+    /// Settles the summary on the current state; call once all events are observed.
+    pub fn finish(mut self) -> Self {
+        self.summary.settle(&self.state);
+        self
+    }
+}
+
+/// Projects a run's events from the start (a fork's parent is unknown here and starts empty).
+pub fn project(events: &[Event]) -> Projections {
+    let targets: BTreeSet<u64> = events
+        .iter()
+        .filter_map(|e| match e.kind {
+            crate::event::EventKind::RolledBack { to_seq, .. } => Some(to_seq),
+            _ => None,
+        })
+        .collect();
+    let mut saved: BTreeMap<u64, RunState> = BTreeMap::new();
+    let mut p = Projections::default();
+    for event in events {
+        p.observe(event, &mut |base| match base {
+            Base::This(seq) => saved.get(&seq).cloned(),
+            Base::Parent(..) => None,
+        });
+        if targets.contains(&p.state.seq) {
+            saved.insert(p.state.seq, p.state.clone());
+        }
+    }
+    p.finish()
+}

@@ -1,0 +1,262 @@
+//! Typed rejections: a command that is not allowed now says which rule, which state, and
+//! what is allowed instead.
+
+use crate::ids::{StageId, TaskId};
+use crate::state::TaskStatus;
+use serde::Serialize;
+use thiserror::Error;
+
+/// Why `decide` refused a command. Nothing was recorded.
+#[derive(Debug, Clone, PartialEq, Error, Serialize)]
+#[serde(tag = "rule", rename_all = "kebab-case")]
+pub enum Rejection {
+    /// Only `StartRun` or `StartFork` may begin a run.
+    #[error("the run has not started")]
+    RunNotStarted,
+    /// `StartRun`/`StartFork` on a run that has events.
+    #[error("the run has already started")]
+    RunAlreadyStarted,
+    /// The run finished; nothing more may happen but a rollback.
+    #[error("the run has finished")]
+    RunFinished,
+    /// The run is interrupted; resume it first.
+    #[error("the run is interrupted")]
+    RunInterrupted,
+    /// `Resume` on a run that is not interrupted.
+    #[error("the run is not interrupted")]
+    NotInterrupted,
+    /// No such task.
+    #[error("no task {task}")]
+    UnknownTask {
+        /// The id given.
+        task: TaskId,
+    },
+    /// A task with this id exists.
+    #[error("task {task} already exists")]
+    DuplicateTask {
+        /// The id.
+        task: TaskId,
+    },
+    /// A dependency names no task.
+    #[error("task {task} depends on {missing}, which does not exist")]
+    UnknownDependency {
+        /// The task.
+        task: TaskId,
+        /// The missing dependency.
+        missing: TaskId,
+    },
+    /// A parent names no task.
+    #[error("task {task} has parent {parent}, which does not exist")]
+    UnknownParent {
+        /// The task.
+        task: TaskId,
+        /// The missing parent.
+        parent: TaskId,
+    },
+    /// Dependencies (with parents' dependencies) form a cycle.
+    #[error("dependency cycle: {}", join(cycle))]
+    DependencyCycle {
+        /// The tasks on the cycle, first repeated at the end.
+        cycle: Vec<TaskId>,
+    },
+    /// Nesting deeper than `max_depth`.
+    #[error("task {task} is nested {depth} deep; max_depth is {max}")]
+    TooDeep {
+        /// The task.
+        task: TaskId,
+        /// Its depth.
+        depth: u32,
+        /// The limit.
+        max: u32,
+    },
+    /// A setting or strategy value is out of range.
+    #[error("invalid {field}: {reason}")]
+    InvalidSetting {
+        /// Which field.
+        field: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The command does not apply to a task in this status.
+    #[error("cannot {action} task {task}: it is {status}")]
+    WrongStatus {
+        /// The task.
+        task: TaskId,
+        /// What was asked.
+        action: String,
+        /// The status it is in.
+        status: TaskStatus,
+        /// Statuses in which the action is allowed.
+        allowed: Vec<TaskStatus>,
+    },
+    /// Dependencies are not done yet.
+    #[error("task {task} is not ready: waiting on {}", join(waiting_on))]
+    NotReady {
+        /// The task.
+        task: TaskId,
+        /// Dependencies not yet done.
+        waiting_on: Vec<TaskId>,
+    },
+    /// A dependency failed or was cancelled.
+    #[error("task {task} is blocked by {}", join(blocked_by))]
+    Blocked {
+        /// The task.
+        task: TaskId,
+        /// Failed or cancelled dependencies.
+        blocked_by: Vec<TaskId>,
+    },
+    /// Dispatch is paused until the plan is revised (seed 000).
+    #[error("dispatch is paused: a replan was requested after task {after_task}")]
+    ReplanPending {
+        /// The task that triggered it.
+        after_task: TaskId,
+    },
+    /// The stage failed too often in a row; its tasks wait until the circuit closes.
+    #[error("the stage {stage} circuit is open")]
+    CircuitOpen {
+        /// The stage.
+        stage: StageId,
+    },
+    /// A group's status follows its children; it is never started itself.
+    #[error("task {task} is a group; its status follows its children")]
+    IsGroup {
+        /// The task.
+        task: TaskId,
+    },
+    /// The task has an attempt running.
+    #[error("task {task} already has attempt {attempt} running")]
+    AlreadyRunning {
+        /// The task.
+        task: TaskId,
+        /// The running attempt.
+        attempt: u32,
+    },
+    /// A retry or rescue must reuse the agent identity and worktree (seed 001).
+    #[error("task {task} must continue with {field} {expected:?}, not {given:?}")]
+    IdentityChanged {
+        /// The task.
+        task: TaskId,
+        /// `agent` or `worktree`.
+        field: String,
+        /// The recorded value.
+        expected: String,
+        /// The value given.
+        given: String,
+    },
+    /// Required checkpoints not reached (seed 003).
+    #[error("task {task} has not reached checkpoints {}", missing.join(", "))]
+    CheckpointsMissing {
+        /// The task.
+        task: TaskId,
+        /// The checkpoints still missing.
+        missing: Vec<String>,
+    },
+    /// A score or dimension outside [0, 1] or not a number.
+    #[error("task {task}: {what} is {value}, expected a number in [0, 1]")]
+    InvalidScore {
+        /// The task.
+        task: TaskId,
+        /// `score` or `dimension NAME`.
+        what: String,
+        /// The value as given.
+        value: String,
+    },
+    /// The plan revision does not apply.
+    #[error("invalid plan revision: {reason}")]
+    InvalidRevision {
+        /// What is wrong.
+        reason: String,
+    },
+    /// Rollback to a seq that is not in the run's history.
+    #[error("cannot roll back to seq {to_seq}: the run's history has seqs 1..={head}")]
+    SeqOutOfRange {
+        /// The seq asked.
+        to_seq: u64,
+        /// The head.
+        head: u64,
+    },
+    /// The run cannot finish while attempts are running.
+    #[error("cannot finish: tasks still running: {}", join(running))]
+    StillRunning {
+        /// Running tasks.
+        running: Vec<TaskId>,
+    },
+    /// The task has no attempt running.
+    #[error("task {task} has no attempt running")]
+    NotRunning {
+        /// The task.
+        task: TaskId,
+    },
+    /// The backoff delay of a scheduled retry has not passed.
+    #[error("the retry of task {task} is due at {due_ms} ms; it is {now_ms} ms")]
+    RetryNotDue {
+        /// The task.
+        task: TaskId,
+        /// When it is due.
+        due_ms: u64,
+        /// The command's time.
+        now_ms: u64,
+    },
+    /// No task runs in this stage.
+    #[error("no task runs in stage {stage}")]
+    UnknownStage {
+        /// The stage.
+        stage: StageId,
+    },
+    /// The circuit is not open.
+    #[error("the stage {stage} circuit is not open")]
+    CircuitNotOpen {
+        /// The stage.
+        stage: StageId,
+    },
+}
+
+fn join(ids: &[TaskId]) -> String {
+    ids.iter()
+        .map(TaskId::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Rejection {
+    /// What the caller may do instead, in one sentence.
+    pub fn hint(&self) -> String {
+        match self {
+            Rejection::RunNotStarted => "start the run first (`runlog run WORKFLOW`)".into(),
+            Rejection::RunAlreadyStarted => "choose another run id, or fork this run".into(),
+            Rejection::RunFinished => "roll the run back or fork it to continue from an earlier point".into(),
+            Rejection::RunInterrupted => "resume the run first (`runlog resume RUN`)".into(),
+            Rejection::NotInterrupted => "only an interrupted run can be resumed".into(),
+            Rejection::UnknownTask { .. } => "list the tasks with `runlog status RUN`".into(),
+            Rejection::DuplicateTask { .. } => "give the new task another id".into(),
+            Rejection::UnknownDependency { .. } | Rejection::UnknownParent { .. } => {
+                "add the missing task first or fix the id".into()
+            }
+            Rejection::DependencyCycle { .. } => "remove one of the `after` edges on the cycle".into(),
+            Rejection::TooDeep { .. } => "flatten the hierarchy or raise settings.max_depth".into(),
+            Rejection::InvalidSetting { .. } => "fix the value in the workflow file".into(),
+            Rejection::WrongStatus { allowed, .. } => format!(
+                "this is allowed when the task is {}",
+                allowed.iter().map(|s| s.name()).collect::<Vec<_>>().join(" or ")
+            ),
+            Rejection::NotReady { .. } => "wait until its dependencies are done".into(),
+            Rejection::Blocked { .. } => "reopen or replace the failed dependencies".into(),
+            Rejection::ReplanPending { .. } => "revise the plan (`runlog replan RUN --file PLAN.json`)".into(),
+            Rejection::CircuitOpen { .. } => "close the circuit once the cause is fixed".into(),
+            Rejection::IsGroup { .. } => "start its children instead".into(),
+            Rejection::AlreadyRunning { .. } => "wait for the attempt to finish, or interrupt the run".into(),
+            Rejection::IdentityChanged { .. } => {
+                "a retry or rescue continues the same agent in the same worktree; omit them to reuse".into()
+            }
+            Rejection::CheckpointsMissing { .. } => "the agent must report each checkpoint (`::checkpoint NAME`)".into(),
+            Rejection::InvalidScore { .. } => "evaluators print scores between 0 and 1".into(),
+            Rejection::InvalidRevision { .. } => "cancel only unfinished tasks and add tasks with new ids".into(),
+            Rejection::SeqOutOfRange { head, .. } => format!("pick a seq between 1 and {head}"),
+            Rejection::StillRunning { .. } => "wait for running attempts or interrupt the run".into(),
+            Rejection::CircuitNotOpen { .. } => "nothing to do".into(),
+            Rejection::NotRunning { .. } => "start an attempt first".into(),
+            Rejection::RetryNotDue { .. } => "wait for the backoff delay".into(),
+            Rejection::UnknownStage { .. } => "stages are named by tasks' `stage` (default: the task id)".into(),
+        }
+    }
+}

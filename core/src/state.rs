@@ -1,0 +1,446 @@
+//! The state a run folds to: what `decide` reads and `evolve` builds.
+
+use crate::event::{GateOutcome, RunOutcome};
+use crate::ids::{AgentId, Hash, RunId, StageId, TaskId, Timestamp};
+use crate::settings::{RetryStrategy, Settings};
+use crate::spec::{TaskClass, TaskSpec};
+use crate::value::Value;
+use bincode::{Decode, Encode};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// A task's status. `blocked` is not a status: it is derived readiness of an open task.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Encode, Decode, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskStatus {
+    /// Not started.
+    Open,
+    /// An attempt is running or due (a retry or rescue).
+    InProgress,
+    /// Submitted; tests running.
+    Testing,
+    /// Tests failed; a retry is due.
+    TestFailed,
+    /// Submitted (and tested); waiting for the eval gate.
+    PendingEval,
+    /// Done: dependents may start.
+    Done,
+    /// Failed.
+    Failed,
+    /// Cancelled (superseded by a replan, or by hand).
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// The kebab-case name used in JSON and on screen.
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskStatus::Open => "open",
+            TaskStatus::InProgress => "in-progress",
+            TaskStatus::Testing => "testing",
+            TaskStatus::TestFailed => "test-failed",
+            TaskStatus::PendingEval => "pending-eval",
+            TaskStatus::Done => "done",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// Done, failed or cancelled.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Done | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    }
+}
+
+impl fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where a run is in its life.
+#[derive(Debug, Clone, Default, PartialEq, Encode, Decode, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// No `RunStarted` or `Forked` yet.
+    #[default]
+    NotStarted,
+    /// Running.
+    Running,
+    /// Stopped by an interruption; `Resume` continues it.
+    Interrupted,
+    /// Finished.
+    Finished(RunOutcome),
+}
+
+/// Identity of the run.
+#[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// Run id.
+    pub id: RunId,
+    /// Workflow name.
+    pub workflow: String,
+    /// Workflow hash.
+    pub workflow_hash: Hash,
+    /// When it started.
+    pub started_at: Timestamp,
+}
+
+/// A fork's origin.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct ForkOrigin {
+    /// Parent run.
+    pub from_run: RunId,
+    /// Parent seq.
+    pub at_seq: u64,
+    /// Parent chain hash at that seq.
+    pub from_hash: Hash,
+}
+
+/// Everything known about one task.
+#[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
+pub struct TaskState {
+    /// The spec as planned.
+    pub spec: TaskSpec,
+    /// Own status (for a group, see [`RunState::status_of`]).
+    pub status: TaskStatus,
+    /// Attempts started over the task's life.
+    pub attempt: u32,
+    /// An attempt is running right now.
+    pub running: bool,
+    /// Agent identity of the attempts (kept across retries and rescues).
+    pub agent: Option<AgentId>,
+    /// Worktree of the attempts (kept across retries and rescues).
+    pub worktree: Option<String>,
+    /// Eval rescues since the task was last opened.
+    pub rescues: u32,
+    /// Test failures since the task was last opened.
+    pub test_failures: u32,
+    /// Stage failures in a row of this task (reset by a submit).
+    pub stage_retries: u32,
+    /// When the first attempt started (for time budgets).
+    pub first_started_at: Option<Timestamp>,
+    /// When the scheduled retry is due.
+    pub retry_due: Option<Timestamp>,
+    /// Checkpoints reached.
+    pub checkpoints: BTreeSet<String>,
+    /// Latest classification.
+    pub class: Option<TaskClass>,
+    /// Feedback for the next attempt: the last test failure or eval notes.
+    pub feedback: Option<String>,
+    /// Whether the last tests passed.
+    pub last_tests_passed: Option<bool>,
+    /// The last eval score.
+    pub last_score: Option<f64>,
+    /// The last gate decision.
+    pub last_gate: Option<GateOutcome>,
+    /// The last evaluator error, while the task waits for a decision.
+    pub eval_error: Option<String>,
+    /// Why it failed or was cancelled.
+    pub reason: Option<String>,
+    /// Tasks that replace this one (after a replan).
+    pub replaced_by: Vec<TaskId>,
+}
+
+impl TaskState {
+    /// A task just added.
+    pub fn new(spec: TaskSpec) -> Self {
+        Self {
+            spec,
+            status: TaskStatus::Open,
+            attempt: 0,
+            running: false,
+            agent: None,
+            worktree: None,
+            rescues: 0,
+            test_failures: 0,
+            stage_retries: 0,
+            first_started_at: None,
+            retry_due: None,
+            checkpoints: BTreeSet::new(),
+            class: None,
+            feedback: None,
+            last_tests_passed: None,
+            last_score: None,
+            last_gate: None,
+            eval_error: None,
+            reason: None,
+            replaced_by: Vec::new(),
+        }
+    }
+
+    /// Required checkpoints not reached yet, in spec order.
+    pub fn missing_checkpoints(&self) -> Vec<String> {
+        self.spec
+            .checkpoints
+            .iter()
+            .filter(|c| !self.checkpoints.contains(*c))
+            .cloned()
+            .collect()
+    }
+}
+
+/// Circuit breaker state of a stage.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Circuit {
+    /// Attempts allowed.
+    #[default]
+    Closed,
+    /// Too many failures in a row: no new attempts.
+    Open,
+}
+
+/// Seed 002's stage health.
+#[derive(Debug, Clone, Default, PartialEq, Encode, Decode, Serialize, Deserialize)]
+pub struct StageHealth {
+    /// Attempts started.
+    pub executions: u32,
+    /// Attempts completed.
+    pub completions: u32,
+    /// Attempts failed.
+    pub failures: u32,
+    /// Total duration of finished attempts.
+    pub total_duration_ms: u64,
+    /// Failures since the last success.
+    pub consecutive_failures: u32,
+    /// Circuit breaker.
+    pub circuit: Circuit,
+    /// Strategy set for the stage, overriding its tasks' own.
+    pub strategy: Option<RetryStrategy>,
+}
+
+/// What a supervisor stack entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StackState {
+    /// The stage completed.
+    StageCompleted,
+    /// The stage failed.
+    StageFailed,
+}
+
+/// One entry of seed 002's supervisor state stack.
+#[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
+pub struct StackEntry {
+    /// Completed or failed.
+    pub state: StackState,
+    /// The stage.
+    pub stage: StageId,
+    /// The task.
+    pub task: TaskId,
+    /// The result (completed entries).
+    pub result: Option<Value>,
+    /// The error and its type (failed entries).
+    pub error: Option<(String, String)>,
+    /// Duration of the attempt.
+    pub duration_ms: u64,
+    /// Retries so far.
+    pub retry_count: u32,
+    /// When.
+    pub at: Timestamp,
+}
+
+/// A replan that was asked for and not yet answered.
+#[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
+pub struct PendingReplan {
+    /// The finished task that triggered it.
+    pub after_task: TaskId,
+    /// Why.
+    pub reason: String,
+    /// Files shared with pending tasks.
+    pub touched_files: Vec<String>,
+    /// The pending tasks that share them.
+    pub affected: Vec<TaskId>,
+    /// Set when the replanner answered with a plan seen before.
+    pub loop_detected: bool,
+}
+
+/// Whether an open task may start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "readiness", rename_all = "kebab-case")]
+pub enum Readiness {
+    /// Every dependency is done.
+    Ready,
+    /// Some dependencies are not done yet.
+    Waiting {
+        /// Those dependencies.
+        on: Vec<TaskId>,
+    },
+    /// Some dependencies failed or were cancelled: it cannot start until they are reopened.
+    Blocked {
+        /// Those dependencies.
+        by: Vec<TaskId>,
+    },
+}
+
+/// The state of one run: the fold of its events.
+#[derive(Debug, Clone, Default, PartialEq, Encode, Decode, Serialize, Deserialize)]
+pub struct RunState {
+    /// Seq of the last event folded (its position in the log, not part of the domain state).
+    pub seq: u64,
+    /// Identity, once started.
+    pub run: Option<RunInfo>,
+    /// The fork origin, for a fork.
+    pub fork: Option<ForkOrigin>,
+    /// Settings in force.
+    pub settings: Settings,
+    /// Life cycle.
+    pub status: RunStatus,
+    /// Tasks by id.
+    pub tasks: BTreeMap<TaskId, TaskState>,
+    /// Task ids in the order they were added.
+    pub order: Vec<TaskId>,
+    /// Children of each group.
+    pub children: BTreeMap<TaskId, Vec<TaskId>>,
+    /// Stage health by stage.
+    pub stages: BTreeMap<StageId, StageHealth>,
+    /// Seed 002's supervisor state stack.
+    pub stack: Vec<StackEntry>,
+    /// The replan being waited for.
+    pub replan: Option<PendingReplan>,
+    /// Hashes of every revised plan, in order (regeneration-loop detection).
+    pub plan_hashes: Vec<Hash>,
+}
+
+impl RunState {
+    /// The task with this id.
+    pub fn task(&self, id: &TaskId) -> Option<&TaskState> {
+        self.tasks.get(id)
+    }
+
+    /// Tasks in the order they were added.
+    pub fn tasks_in_order(&self) -> impl Iterator<Item = &TaskState> {
+        self.order.iter().filter_map(|id| self.tasks.get(id))
+    }
+
+    /// Whether a task has children (is a group).
+    pub fn is_group(&self, id: &TaskId) -> bool {
+        self.children.get(id).is_some_and(|c| !c.is_empty())
+    }
+
+    /// A task's status; for a group, derived from its children: all done (or cancelled, with
+    /// at least one done) is done; all cancelled is cancelled; untouched is open; otherwise in
+    /// progress, with failures bubbling up through [`RunState::failed_descendants`].
+    pub fn status_of(&self, id: &TaskId) -> Option<TaskStatus> {
+        self.status_at_depth(id, 0)
+    }
+
+    fn status_at_depth(&self, id: &TaskId, depth: u32) -> Option<TaskStatus> {
+        let task = self.tasks.get(id)?;
+        let children = match self.children.get(id) {
+            Some(c) if !c.is_empty() && depth <= crate::plan::MAX_NESTING => c,
+            _ => return Some(task.status),
+        };
+        if task.status == TaskStatus::Cancelled {
+            return Some(TaskStatus::Cancelled);
+        }
+        let statuses: Vec<TaskStatus> = children
+            .iter()
+            .filter_map(|c| self.status_at_depth(c, depth + 1))
+            .collect();
+        let all = |f: fn(TaskStatus) -> bool| statuses.iter().all(|s| f(*s));
+        Some(if all(|s| s == TaskStatus::Cancelled) {
+            TaskStatus::Cancelled
+        } else if all(|s| matches!(s, TaskStatus::Done | TaskStatus::Cancelled)) {
+            TaskStatus::Done
+        } else if all(|s| s == TaskStatus::Open) {
+            TaskStatus::Open
+        } else {
+            TaskStatus::InProgress
+        })
+    }
+
+    /// Failed tasks under a group, at any depth (failures bubble up into the group's view).
+    pub fn failed_descendants(&self, id: &TaskId) -> Vec<TaskId> {
+        let mut out = Vec::new();
+        let mut stack: Vec<(TaskId, u32)> = vec![(id.clone(), 0)];
+        while let Some((current, depth)) = stack.pop() {
+            if depth > crate::plan::MAX_NESTING {
+                continue;
+            }
+            for child in self.children.get(&current).into_iter().flatten() {
+                if self
+                    .tasks
+                    .get(child)
+                    .is_some_and(|t| t.status == TaskStatus::Failed)
+                {
+                    out.push(child.clone());
+                }
+                stack.push((child.clone(), depth + 1));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// The dependencies a task waits for: its own `after` and those of its ancestors.
+    pub fn effective_deps(&self, id: &TaskId) -> Vec<TaskId> {
+        let mut deps = BTreeSet::new();
+        let mut current = Some(id.clone());
+        let mut hops = 0;
+        while let Some(cur) = current {
+            let Some(task) = self.tasks.get(&cur) else {
+                break;
+            };
+            deps.extend(task.spec.after.iter().cloned());
+            current = task.spec.parent.clone();
+            hops += 1;
+            if hops > crate::plan::MAX_NESTING {
+                break;
+            }
+        }
+        deps.into_iter().collect()
+    }
+
+    /// Readiness of a task: ready when every effective dependency is done.
+    pub fn readiness(&self, id: &TaskId) -> Readiness {
+        let mut waiting = Vec::new();
+        let mut blocked = Vec::new();
+        for dep in self.effective_deps(id) {
+            match self.status_of(&dep) {
+                Some(TaskStatus::Done) => {}
+                Some(TaskStatus::Failed | TaskStatus::Cancelled) | None => blocked.push(dep),
+                Some(_) => waiting.push(dep),
+            }
+        }
+        if !blocked.is_empty() {
+            Readiness::Blocked { by: blocked }
+        } else if !waiting.is_empty() {
+            Readiness::Waiting { on: waiting }
+        } else {
+            Readiness::Ready
+        }
+    }
+
+    /// The retry strategy in force for a task: its stage's override, else its own.
+    pub fn strategy_for(&self, task: &TaskState) -> RetryStrategy {
+        self.stages
+            .get(&task.spec.stage_id())
+            .and_then(|s| s.strategy.clone())
+            .unwrap_or_else(|| task.spec.retry.clone())
+    }
+
+    /// Tasks with an attempt running.
+    pub fn running_tasks(&self) -> Vec<TaskId> {
+        self.tasks_in_order()
+            .filter(|t| t.running)
+            .map(|t| t.spec.id.clone())
+            .collect()
+    }
+
+    /// Open, non-group tasks that may start now (dispatch order: the order they were added).
+    pub fn ready_tasks(&self) -> Vec<TaskId> {
+        self.tasks_in_order()
+            .filter(|t| t.status == TaskStatus::Open && !self.is_group(&t.spec.id))
+            .filter(|t| self.readiness(&t.spec.id) == Readiness::Ready)
+            .map(|t| t.spec.id.clone())
+            .collect()
+    }
+}
