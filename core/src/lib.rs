@@ -17,6 +17,7 @@ pub mod feedback;
 pub mod files;
 pub mod fold;
 pub mod ids;
+pub mod palette;
 pub mod plan;
 pub mod projections;
 pub mod rejection;

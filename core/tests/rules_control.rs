@@ -1,0 +1,337 @@
+//! Control: plan validation, the run life cycle (interrupt, resume, finish), rollback, fork,
+//! messages, manual reopen and cancel.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+use runlog_core::*;
+use support::*;
+
+fn start_run(tasks: Vec<TaskSpec>) -> CommandKind {
+    CommandKind::StartRun {
+        run: RunId::from("r"),
+        workflow: "w".into(),
+        workflow_hash: Hash::of(b"w"),
+        settings: Settings::default(),
+        tasks,
+    }
+}
+
+#[test]
+fn a_plan_with_duplicate_ids_is_rejected() {
+    given([])
+        .when(start_run(vec![task("a"), task("a")]))
+        .then_rejected(Rejection::DuplicateTask { task: id("a") });
+}
+
+#[test]
+fn a_plan_with_a_missing_dependency_is_rejected() {
+    given([])
+        .when(start_run(vec![task("a").after(&["ghost"])]))
+        .then_rejected(Rejection::UnknownDependency {
+            task: id("a"),
+            missing: id("ghost"),
+        });
+}
+
+#[test]
+fn a_plan_with_a_cycle_is_rejected_naming_the_cycle() {
+    given([])
+        .when(start_run(vec![
+            task("a").after(&["c"]),
+            task("b").after(&["a"]),
+            task("c").after(&["b"]),
+        ]))
+        .then_rejected_where(|r| match r {
+            Rejection::DependencyCycle { cycle } => {
+                cycle.len() == 4 && cycle.first() == cycle.last()
+            }
+            _ => false,
+        });
+}
+
+#[test]
+fn settings_out_of_range_are_rejected() {
+    let bad = Settings {
+        eval_threshold: 1.5,
+        ..Settings::default()
+    };
+    given([])
+        .when(CommandKind::StartRun {
+            run: RunId::from("r"),
+            workflow: "w".into(),
+            workflow_hash: Hash::of(b"w"),
+            settings: bad,
+            tasks: vec![],
+        })
+        .then_rejected_where(
+            |r| matches!(r, Rejection::InvalidSetting { field, .. } if field == "eval_threshold"),
+        );
+}
+
+#[test]
+fn nothing_but_a_start_may_come_first() {
+    given([])
+        .when(start("a"))
+        .then_rejected(Rejection::RunNotStarted);
+    given_run(vec![])
+        .when(start_run(vec![]))
+        .then_rejected(Rejection::RunAlreadyStarted);
+}
+
+#[test]
+fn an_interrupt_abandons_running_attempts_and_resume_retries_them() {
+    let g = given_run(vec![task("a")]).and(start("a"));
+    g.clone()
+        .when(start("a"))
+        .then_rejected(Rejection::AlreadyRunning {
+            task: id("a"),
+            attempt: 1,
+        });
+    let g = g
+        .when(CommandKind::Interrupt {
+            reason: "ctrl-c".into(),
+        })
+        .then_ok();
+    assert!(!g.task("a").running);
+    g.clone()
+        .when(start("a"))
+        .then_rejected(Rejection::RunInterrupted);
+    let g = g
+        .and(CommandKind::Resume {
+            reason: "resume".into(),
+        })
+        .when(start("a"))
+        .then_ok();
+    assert_eq!(
+        g.task("a").attempt,
+        2,
+        "the interrupted attempt is retried, same agent"
+    );
+    assert_eq!(g.task("a").agent, Some(AgentId::from("agent-a")));
+}
+
+#[test]
+fn finish_computes_the_outcome_from_the_board() {
+    let g = complete(given_run(vec![task("a")]), "a");
+    let g = g
+        .when(CommandKind::Finish)
+        .then(vec![EventKind::RunFinished {
+            outcome: RunOutcome::Succeeded,
+        }]);
+    g.when(start("a")).then_rejected(Rejection::RunFinished);
+
+    let settings = Settings {
+        max_test_retries: 0,
+        ..Settings::default()
+    };
+    let g = given_run_with(settings, vec![task("a").tested(), task("b").after(&["a"])])
+        .and(start("a"))
+        .and(submit("a"))
+        .and(tests("a", false));
+    g.when(CommandKind::Finish)
+        .then(vec![EventKind::RunFinished {
+            outcome: RunOutcome::Failed {
+                failed: vec![id("a")],
+                blocked: vec![id("b")],
+            },
+        }]);
+}
+
+#[test]
+fn a_run_cannot_finish_while_attempts_run() {
+    given_run(vec![task("a")])
+        .and(start("a"))
+        .when(CommandKind::Finish)
+        .then_rejected(Rejection::StillRunning {
+            running: vec![id("a")],
+        });
+}
+
+#[test]
+fn rollback_restores_the_state_after_the_target_seq_and_keeps_history() {
+    let g = given_run(vec![task("a").evaluated(), task("b").after(&["a"])])
+        .and(start("a"))
+        .and(submit("a"));
+    let seq_pending = g.state.seq;
+    let g = g.and(score("a", 0.9)).and(start("b"));
+    assert_eq!(g.status("a"), TaskStatus::Done);
+    let head = g.events.len();
+    let g = g
+        .when(CommandKind::Rollback {
+            to_seq: seq_pending,
+            reason: "bad eval".into(),
+            by: "alice".into(),
+        })
+        .then_ok();
+    assert_eq!(
+        g.events.len(),
+        head + 1,
+        "history stays: the rollback is appended"
+    );
+    assert_eq!(g.status("a"), TaskStatus::PendingEval);
+    assert_eq!(g.status("b"), TaskStatus::Open);
+    let mut expected = state_at(&g.events, seq_pending);
+    expected.seq = g.state.seq;
+    assert_eq!(g.state, expected);
+}
+
+#[test]
+fn a_rollback_can_itself_be_rolled_back() {
+    let g = given_run(vec![task("a"), task("b")])
+        .and(start("a"))
+        .and(submit("a"));
+    let done_a = g.state.seq;
+    let g = g.and(start("b")).and(submit("b"));
+    let both_done = g.state.clone();
+    let g = g.and(CommandKind::Rollback {
+        to_seq: done_a,
+        reason: "undo b".into(),
+        by: "me".into(),
+    });
+    assert_eq!(g.status("b"), TaskStatus::Open);
+    let g = g.and(CommandKind::Rollback {
+        to_seq: both_done.seq,
+        reason: "redo b".into(),
+        by: "me".into(),
+    });
+    assert_eq!(g.status("b"), TaskStatus::Done);
+    assert_eq!(g.state.tasks, both_done.tasks);
+}
+
+#[test]
+fn rollback_to_a_seq_outside_the_history_is_rejected_with_the_head() {
+    let g = given_run(vec![task("a")]);
+    let head = g.state.seq;
+    g.when(CommandKind::Rollback {
+        to_seq: 99,
+        reason: "x".into(),
+        by: "me".into(),
+    })
+    .then_rejected(Rejection::SeqOutOfRange { to_seq: 99, head });
+}
+
+#[test]
+fn a_fork_starts_from_the_parents_state_at_the_fork_point() {
+    let parent = given_run(vec![task("a"), task("b").after(&["a"])])
+        .and(start("a"))
+        .and(submit("a"));
+    let at = parent.state.seq;
+    let parent = parent.and(start("b")).and(submit("b"));
+    let parent_events = parent.events.clone();
+    let fork_events = decide(
+        &RunState::default(),
+        Command::new(
+            Timestamp(T0 + 100_000),
+            CommandKind::StartFork {
+                run: RunId::from("r-fork"),
+                from_run: RunId::from("run-1"),
+                at_seq: at,
+                from_hash: Hash::default(),
+            },
+        ),
+    )
+    .unwrap();
+    let state = fold_with(&fork_events, &mut |run, seq| {
+        (run.as_str() == "run-1").then(|| state_at(&parent_events, seq))
+    });
+    assert_eq!(state.status_of(&id("a")), Some(TaskStatus::Done));
+    assert_eq!(state.status_of(&id("b")), Some(TaskStatus::Open));
+    assert_eq!(state.run.as_ref().unwrap().id, RunId::from("r-fork"));
+    assert_eq!(state.fork.as_ref().unwrap().from_run, RunId::from("run-1"));
+    assert_eq!(state.fork.as_ref().unwrap().at_seq, at);
+    assert_eq!(state.tasks, state_at(&parent_events, at).tasks);
+}
+
+#[test]
+fn messages_are_recorded_for_the_run_or_a_task() {
+    let g = given_run(vec![task("a")]);
+    g.clone()
+        .when(CommandKind::PostMessage {
+            task: Some(id("a")),
+            from: "user".into(),
+            text: "same worktree please".into(),
+        })
+        .then(vec![EventKind::MessagePosted {
+            task: Some(id("a")),
+            from: "user".into(),
+            text: "same worktree please".into(),
+        }]);
+    g.when(CommandKind::PostMessage {
+        task: Some(id("zz")),
+        from: "user".into(),
+        text: "?".into(),
+    })
+    .then_rejected(Rejection::UnknownTask { task: id("zz") });
+}
+
+#[test]
+fn a_failed_task_can_be_reopened_for_triage() {
+    let s = RetryStrategy {
+        limit: RetryLimit::Max(0),
+        circuit_after: 0,
+        ..RetryStrategy::default()
+    };
+    let g = given_run(vec![task("a").retry(s), task("b").after(&["a"])])
+        .and(start("a"))
+        .and(fail_stage("a", "boom"));
+    assert_eq!(g.status("a"), TaskStatus::Failed);
+    assert_eq!(
+        g.state.readiness(&id("b")),
+        Readiness::Blocked { by: vec![id("a")] }
+    );
+    let g = g
+        .when(CommandKind::Reopen {
+            task: id("a"),
+            by: "alice".into(),
+        })
+        .then_ok();
+    assert_eq!(g.status("a"), TaskStatus::Open);
+    assert_eq!(
+        g.state.readiness(&id("b")),
+        Readiness::Waiting { on: vec![id("a")] }
+    );
+    g.when(CommandKind::Reopen {
+        task: id("a"),
+        by: "alice".into(),
+    })
+    .then_rejected_where(|r| matches!(r, Rejection::WrongStatus { .. }));
+}
+
+#[test]
+fn a_cancelled_dependency_blocks_its_dependents() {
+    let g = given_run(vec![task("a"), task("b").after(&["a"])])
+        .when(CommandKind::Cancel {
+            task: id("a"),
+            reason: "not needed".into(),
+        })
+        .then_ok();
+    assert_eq!(
+        g.state.readiness(&id("b")),
+        Readiness::Blocked { by: vec![id("a")] }
+    );
+}
+
+#[test]
+fn tasks_can_be_added_while_the_run_goes() {
+    let g = given_run(vec![task("a")])
+        .when(CommandKind::AddTask {
+            spec: task("b").after(&["a"]),
+        })
+        .then_ok();
+    assert_eq!(
+        g.state.readiness(&id("b")),
+        Readiness::Waiting { on: vec![id("a")] }
+    );
+}
+
+#[test]
+fn every_rejection_has_a_message_and_a_hint() {
+    let r = Rejection::WrongStatus {
+        task: id("a"),
+        action: "approve".into(),
+        status: TaskStatus::Open,
+        allowed: vec![TaskStatus::PendingEval],
+    };
+    assert_eq!(r.to_string(), "cannot approve task a: it is open");
+    assert_eq!(r.hint(), "this is allowed when the task is pending-eval");
+}
