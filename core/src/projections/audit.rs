@@ -189,7 +189,8 @@ impl EvalAudit {
                 };
                 entry.threshold = Some(*threshold);
                 entry.decision = Some(*outcome);
-                let margin = score - threshold;
+                // Rounded so that 0.72 - 0.7 reads 0.02, not 0.020000000000000018.
+                let margin = ((score - threshold) * 1e6).round() / 1e6;
                 if margin.abs() <= NEAR_THRESHOLD {
                     entry.flags.push(AuditFlag::NearThreshold { margin });
                 }

@@ -1,0 +1,328 @@
+//! Golden bytes: the bincode encoding of every event variant is pinned in
+//! `golden/events.hex`. A difference means the on-disk format changed, which breaks every
+//! existing log: add a new variant at the end instead. Regenerate only for a new variant, with
+//! `RUNLOG_BLESS=1 cargo test -p runlog-core --test golden_bytes`, and review the diff.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use runlog_core::event::{EventKind, GateOutcome, Replacement, RunOutcome};
+use runlog_core::*;
+use std::collections::BTreeMap;
+
+const VARIANTS: usize = 34;
+
+/// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
+/// here until it gets an index and a sample below.
+fn index(k: &EventKind) -> usize {
+    match k {
+        EventKind::RunStarted { .. } => 0,
+        EventKind::RunFinished { .. } => 1,
+        EventKind::RunInterrupted { .. } => 2,
+        EventKind::Forked { .. } => 3,
+        EventKind::RolledBack { .. } => 4,
+        EventKind::TaskAdded { .. } => 5,
+        EventKind::ReplanRequested { .. } => 6,
+        EventKind::PlanRevised { .. } => 7,
+        EventKind::TaskStarted { .. } => 8,
+        EventKind::TaskSubmitted { .. } => 9,
+        EventKind::TestsStarted { .. } => 10,
+        EventKind::TestsPassed { .. } => 11,
+        EventKind::TestsFailed { .. } => 12,
+        EventKind::EvalScored { .. } => 13,
+        EventKind::GateDecided { .. } => 14,
+        EventKind::TaskApproved { .. } => 15,
+        EventKind::TaskRejected { .. } => 16,
+        EventKind::TaskFailed { .. } => 17,
+        EventKind::TaskCancelled { .. } => 18,
+        EventKind::TaskReopened { .. } => 19,
+        EventKind::CheckpointReached { .. } => 20,
+        EventKind::TaskClassified { .. } => 21,
+        EventKind::MessagePosted { .. } => 22,
+        EventKind::StageStarted { .. } => 23,
+        EventKind::StageCompleted { .. } => 24,
+        EventKind::StageFailed { .. } => 25,
+        EventKind::RetryScheduled { .. } => 26,
+        EventKind::CircuitOpened { .. } => 27,
+        EventKind::CircuitClosed { .. } => 28,
+        EventKind::StrategySet { .. } => 29,
+        EventKind::PendingValidation { .. } => 30,
+        EventKind::EvalErrored { .. } => 31,
+        EventKind::RunResumed { .. } => 32,
+        EventKind::ReplanLoopDetected { .. } => 33,
+    }
+}
+
+fn t(s: &str) -> TaskId {
+    TaskId::from(s)
+}
+
+fn full_spec() -> TaskSpec {
+    TaskSpec {
+        id: t("split"),
+        description: "Split lib/analysts.py".into(),
+        after: vec![t("plan")],
+        parent: Some(t("phase-1")),
+        files: vec!["lib/analysts.py".into()],
+        destructive: Some(true),
+        run: Some("./agent.sh".into()),
+        test: Some("pytest".into()),
+        eval: Some("./judge.sh".into()),
+        requires_testing: true,
+        stage: Some(StageId::from("developer")),
+        retry: RetryStrategy {
+            limit: RetryLimit::Unlimited,
+            budget: Budget {
+                max_attempts: Some(9),
+                max_elapsed_ms: Some(60_000),
+            },
+            delay_ms: 250,
+            backoff: 1.5,
+            timeout_ms: Some(30_000),
+            circuit_after: 4,
+        },
+        checkpoints: vec!["read_architecture".into()],
+    }
+}
+
+fn every_value() -> Value {
+    let mut m = BTreeMap::new();
+    m.insert("null".into(), Value::Null);
+    m.insert("bool".into(), Value::Bool(true));
+    m.insert("int".into(), Value::Int(-65));
+    m.insert("float".into(), Value::Float(0.5));
+    m.insert("str".into(), Value::Str("ok".into()));
+    m.insert(
+        "list".into(),
+        Value::List(vec![Value::Int(1), Value::Str("x".into())]),
+    );
+    Value::Map(m)
+}
+
+fn samples() -> Vec<EventKind> {
+    let h = Hash::of(b"golden");
+    vec![
+        EventKind::RunStarted {
+            run: RunId::from("r1"),
+            workflow: "wf".into(),
+            workflow_hash: h,
+            settings: Settings::default(),
+        },
+        EventKind::RunFinished {
+            outcome: RunOutcome::Failed {
+                failed: vec![t("a")],
+                blocked: vec![t("b")],
+            },
+        },
+        EventKind::RunInterrupted {
+            reason: "ctrl-c".into(),
+        },
+        EventKind::Forked {
+            run: RunId::from("r2"),
+            from_run: RunId::from("r1"),
+            at_seq: 7,
+            from_hash: h,
+        },
+        EventKind::RolledBack {
+            to_seq: 5,
+            reason: "bad eval".into(),
+            by: "alice".into(),
+        },
+        EventKind::TaskAdded { spec: full_spec() },
+        EventKind::ReplanRequested {
+            after_task: t("a"),
+            reason: "r".into(),
+            touched_files: vec!["x.py".into()],
+            affected: vec![t("b")],
+        },
+        EventKind::PlanRevised {
+            cancelled: vec![t("b")],
+            added: vec![TaskSpec::new("b2", "redo b")],
+            replaces: vec![Replacement {
+                old: t("b"),
+                new: t("b2"),
+            }],
+            reason: "r".into(),
+            plan_hash: h,
+        },
+        EventKind::TaskStarted {
+            task: t("a"),
+            agent: AgentId::from("agent-a"),
+            worktree: "/wt/a".into(),
+            attempt: 2,
+        },
+        EventKind::TaskSubmitted {
+            task: t("a"),
+            summary: "did it".into(),
+        },
+        EventKind::TestsStarted {
+            task: t("a"),
+            attempt: 2,
+        },
+        EventKind::TestsPassed {
+            task: t("a"),
+            attempt: 2,
+        },
+        EventKind::TestsFailed {
+            task: t("a"),
+            attempt: 2,
+            details: "1 failed".into(),
+        },
+        EventKind::EvalScored {
+            task: t("a"),
+            evaluator: "judge".into(),
+            score: 0.82,
+            dimensions: [("correctness".to_owned(), 0.9), ("style".to_owned(), 0.75)].into(),
+            notes: "fine".into(),
+        },
+        EventKind::GateDecided {
+            task: t("a"),
+            score: 0.5,
+            threshold: 0.7,
+            outcome: GateOutcome::Rescue { n: 1 },
+        },
+        EventKind::TaskApproved {
+            task: t("a"),
+            by: "alice".into(),
+        },
+        EventKind::TaskRejected {
+            task: t("a"),
+            by: "alice".into(),
+            reopen: true,
+            reason: "no".into(),
+        },
+        EventKind::TaskFailed {
+            task: t("a"),
+            reason: "boom".into(),
+        },
+        EventKind::TaskCancelled {
+            task: t("a"),
+            reason: "superseded".into(),
+        },
+        EventKind::TaskReopened {
+            task: t("a"),
+            by: "alice".into(),
+        },
+        EventKind::CheckpointReached {
+            task: t("a"),
+            name: "read_architecture".into(),
+        },
+        EventKind::TaskClassified {
+            task: t("a"),
+            class: TaskClass::AnalyzeMore,
+        },
+        EventKind::MessagePosted {
+            task: Some(t("a")),
+            from: "user".into(),
+            text: "same worktree".into(),
+        },
+        EventKind::StageStarted {
+            stage: StageId::from("dev"),
+            task: t("a"),
+            attempt: 1,
+        },
+        EventKind::StageCompleted {
+            stage: StageId::from("dev"),
+            task: t("a"),
+            result: every_value(),
+            duration_ms: 12_500,
+            retry_count: 0,
+        },
+        EventKind::StageFailed {
+            stage: StageId::from("dev"),
+            task: t("a"),
+            error: "Build failed".into(),
+            error_type: "exit-code".into(),
+            retry_count: 1,
+            duration_ms: 950,
+        },
+        EventKind::RetryScheduled {
+            stage: StageId::from("dev"),
+            task: t("a"),
+            attempt: 2,
+            delay_ms: 2_000,
+        },
+        EventKind::CircuitOpened {
+            stage: StageId::from("dev"),
+            failures: 5,
+        },
+        EventKind::CircuitClosed {
+            stage: StageId::from("dev"),
+        },
+        EventKind::StrategySet {
+            stage: StageId::from("dev"),
+            strategy: RetryStrategy::default(),
+        },
+        EventKind::PendingValidation { task: t("a") },
+        EventKind::EvalErrored {
+            task: t("a"),
+            evaluator: "judge".into(),
+            error: "no JSON".into(),
+        },
+        EventKind::RunResumed {
+            reason: "resume".into(),
+        },
+        EventKind::ReplanLoopDetected {
+            plan_hash: h,
+            same_as_revision: 1,
+            reason: "same".into(),
+        },
+    ]
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn rendered() -> String {
+    let mut out = String::new();
+    for (i, kind) in samples().into_iter().enumerate() {
+        assert_eq!(
+            index(&kind),
+            i,
+            "sample {} is out of enum order",
+            kind.name()
+        );
+        let event = Event {
+            at: Timestamp(1_700_000_000_000 + i as u64),
+            kind,
+        };
+        let bytes = codec::encode_event(&event).unwrap();
+        assert_eq!(
+            codec::decode_event(&bytes).unwrap(),
+            event,
+            "{} does not round-trip",
+            event.kind.name()
+        );
+        out.push_str(&format!("{} {}\n", event.kind.name(), hex(&bytes)));
+    }
+    out
+}
+
+#[test]
+fn there_is_one_sample_per_variant() {
+    let names: std::collections::BTreeSet<&str> = samples().iter().map(EventKind::name).collect();
+    assert_eq!(names.len(), VARIANTS);
+    assert_eq!(samples().len(), VARIANTS);
+}
+
+#[test]
+fn every_event_variant_encodes_to_its_golden_bytes() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/events.hex");
+    let now = rendered();
+    if std::env::var_os("RUNLOG_BLESS").is_some() {
+        std::fs::write(&path, &now).unwrap();
+        return;
+    }
+    let pinned = std::fs::read_to_string(&path)
+        .expect("golden/events.hex missing: bless it once with RUNLOG_BLESS=1");
+    for (want, got) in pinned.lines().zip(now.lines()) {
+        assert_eq!(
+            got, want,
+            "the encoding of an existing event changed: this breaks every stored log"
+        );
+    }
+    assert_eq!(
+        now.lines().count(),
+        pinned.lines().count(),
+        "variants were added or removed: bless the new ones"
+    );
+}

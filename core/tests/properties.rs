@@ -1,0 +1,241 @@
+//! Property tests over random command sequences: decide never panics, a task never starts
+//! before every dependency is done, no task is done with failing last tests, rescues and test
+//! failures never exceed their caps, the incremental state equals a fresh fold, and every
+//! event survives an encode/decode round trip.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+mod support;
+use proptest::prelude::*;
+use runlog_core::*;
+use support::*;
+
+const IDS: [&str; 8] = ["a", "b", "c", "d", "g", "g1", "g2", "e"];
+
+fn plan() -> Vec<TaskSpec> {
+    let quick = RetryStrategy {
+        limit: RetryLimit::Max(1),
+        delay_ms: 0,
+        backoff: 1.0,
+        circuit_after: 4,
+        ..RetryStrategy::default()
+    };
+    vec![
+        task("a").tested().evaluated().retry(quick.clone()),
+        task("b").after(&["a"]).evaluated().checkpoints(&["read"]),
+        task("c").tested().stage("shared").retry(quick.clone()),
+        task("d").after(&["b", "c"]).stage("shared").retry(quick),
+        task("g"),
+        task("g1").parent("g").tested(),
+        task("g2").parent("g").after(&["g1"]).evaluated(),
+        task("e").after(&["g"]),
+    ]
+}
+
+fn settings() -> Settings {
+    Settings {
+        max_eval_rescues: 2,
+        max_test_retries: 2,
+        ..Settings::default()
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// The natural next command for the task's status (keeps runs moving toward done).
+    Advance(usize, u8, f64),
+    Start(usize),
+    Submit(usize),
+    Fail(usize),
+    Tests(usize, bool),
+    Score(usize, f64),
+    Approve(usize),
+    Reject(usize, bool),
+    Reopen(usize),
+    Cancel(usize),
+    Checkpoint(usize),
+    Interrupt,
+    Resume,
+    Rollback(u8),
+    Finish,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let t = 0..IDS.len();
+    prop_oneof![
+        150 => (t.clone(), any::<u8>(), 0.0f64..1.0).prop_map(|(i, r, s)| Op::Advance(i, r, s)),
+        6 => t.clone().prop_map(Op::Start),
+        5 => t.clone().prop_map(Op::Submit),
+        2 => t.clone().prop_map(Op::Fail),
+        4 => (t.clone(), any::<bool>()).prop_map(|(i, p)| Op::Tests(i, p)),
+        4 => (t.clone(), 0.0f64..1.0).prop_map(|(i, s)| Op::Score(i, s)),
+        1 => t.clone().prop_map(Op::Approve),
+        1 => (t.clone(), any::<bool>()).prop_map(|(i, r)| Op::Reject(i, r)),
+        1 => t.clone().prop_map(Op::Reopen),
+        1 => t.clone().prop_map(Op::Cancel),
+        2 => t.prop_map(Op::Checkpoint),
+        1 => Just(Op::Interrupt),
+        1 => Just(Op::Resume),
+        1 => any::<u8>().prop_map(Op::Rollback),
+        1 => Just(Op::Finish),
+    ]
+}
+
+fn advance(state: &RunState, name: &str, r: u8, s: f64) -> CommandKind {
+    let Some(t) = state.task(&id(name)) else {
+        return start(name);
+    };
+    if matches!(
+        state.status,
+        RunStatus::Interrupted | RunStatus::Finished(_)
+    ) {
+        return CommandKind::Resume {
+            reason: "advance".into(),
+        };
+    }
+    match t.status {
+        TaskStatus::Open | TaskStatus::TestFailed => start(name),
+        TaskStatus::InProgress if !t.running => start(name),
+        TaskStatus::InProgress if !t.missing_checkpoints().is_empty() && r % 2 == 0 => {
+            checkpoint(name, "read")
+        }
+        TaskStatus::InProgress if r % 5 == 0 => fail_stage(name, "boom"),
+        TaskStatus::InProgress => submit(name),
+        TaskStatus::Testing => tests(name, r % 3 != 0),
+        TaskStatus::PendingEval if r % 10 == 0 => approve(name),
+        TaskStatus::PendingEval if r % 10 == 1 => reject(name, r % 20 == 1),
+        TaskStatus::PendingEval => score(name, s),
+        TaskStatus::Failed => CommandKind::Reopen {
+            task: id(name),
+            by: "p".into(),
+        },
+        TaskStatus::Done | TaskStatus::Cancelled => start(name),
+    }
+}
+
+fn command(op: &Op, state: &RunState) -> CommandKind {
+    let head = state.seq;
+    let t = |i: &usize| IDS[*i];
+    match op {
+        Op::Advance(i, r, s) => advance(state, t(i), *r, *s),
+        Op::Start(i) => start(t(i)),
+        Op::Submit(i) => submit(t(i)),
+        Op::Fail(i) => fail_stage(t(i), "boom"),
+        Op::Tests(i, p) => tests(t(i), *p),
+        Op::Score(i, s) => score(t(i), *s),
+        Op::Approve(i) => approve(t(i)),
+        Op::Reject(i, r) => reject(t(i), *r),
+        Op::Reopen(i) => CommandKind::Reopen {
+            task: id(t(i)),
+            by: "p".into(),
+        },
+        Op::Cancel(i) => CommandKind::Cancel {
+            task: id(t(i)),
+            reason: "p".into(),
+        },
+        Op::Checkpoint(i) => checkpoint(t(i), "read"),
+        Op::Interrupt => CommandKind::Interrupt { reason: "p".into() },
+        Op::Resume => CommandKind::Resume { reason: "p".into() },
+        Op::Rollback(n) => CommandKind::Rollback {
+            to_seq: 1 + u64::from(*n) % head.max(1),
+            reason: "p".into(),
+            by: "p".into(),
+        },
+        Op::Finish => CommandKind::Finish,
+    }
+}
+
+fn check_invariants(state: &RunState, s: &Settings) -> Result<(), TestCaseError> {
+    for t in state.tasks.values() {
+        let id = &t.spec.id;
+        if t.status == TaskStatus::Done && t.spec.is_tested() && !state.is_group(id) {
+            prop_assert_eq!(
+                t.last_tests_passed,
+                Some(true),
+                "{} done with failing last tests",
+                id
+            );
+        }
+        prop_assert!(
+            t.rescues <= s.max_eval_rescues,
+            "{} rescued {} times",
+            id,
+            t.rescues
+        );
+        prop_assert!(
+            t.test_failures <= s.max_test_retries + 1,
+            "{} failed tests {} times",
+            id,
+            t.test_failures
+        );
+        if state.readiness(id) == Readiness::Ready {
+            for dep in state.effective_deps(id) {
+                prop_assert_eq!(
+                    state.status_of(&dep),
+                    Some(TaskStatus::Done),
+                    "{} ready before {}",
+                    id,
+                    dep
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 192, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_command_sequences_keep_every_invariant(ops in prop::collection::vec(op(), 1..160)) {
+        let s = settings();
+        let mut g = given_run_with(s.clone(), plan());
+        for op in &ops {
+            let before = g.state.clone();
+            let when = g.when(command(op, &before));
+            let accepted = when.result.clone();
+            g = match accepted {
+                Err(_) => when.given,
+                Ok(events) => {
+                    for e in &events {
+                        // A fresh attempt only starts when every dependency is done.
+                        if let EventKind::TaskStarted { task, .. } = &e.kind {
+                            if before.task(task).map(|t| t.status) == Some(TaskStatus::Open) {
+                                for dep in before.effective_deps(task) {
+                                    prop_assert_eq!(before.status_of(&dep), Some(TaskStatus::Done), "{} started before {}", task, dep);
+                                }
+                            }
+                        }
+                        let bytes = codec::encode_event(e).unwrap();
+                        prop_assert_eq!(&codec::decode_event(&bytes).unwrap(), e);
+                    }
+                    when.then_ok()
+                }
+            };
+            check_invariants(&g.state, &s)?;
+        }
+        prop_assert_eq!(&fold(&g.events), &g.state, "incremental state differs from a fresh fold");
+        if std::env::var_os("RUNLOG_PROP_STATS").is_some() {
+            let mut kinds: Vec<&str> = g.events.iter().map(|e| e.kind.name()).collect();
+            kinds.sort();
+            kinds.dedup();
+            eprintln!("events={} done={} kinds={}", g.events.len(), g.state.tasks.values().filter(|t| t.status == TaskStatus::Done).count(), kinds.join(","));
+        }
+    }
+
+    #[test]
+    fn rollback_to_any_seq_equals_the_state_at_that_seq(ops in prop::collection::vec(op(), 1..60), pick in any::<u16>()) {
+        let mut g = given_run_with(settings(), plan());
+        for op in &ops {
+            let cmd = command(op, &g.state);
+            let when = g.when(cmd);
+            g = if when.result.is_ok() { when.then_ok() } else { when.given };
+        }
+        let head = g.state.seq;
+        prop_assume!(head > 1);
+        let to = 1 + u64::from(pick) % (head - 1);
+        let g = g.and(CommandKind::Rollback { to_seq: to, reason: "prop".into(), by: "prop".into() });
+        let mut expected = state_at(&g.events, to);
+        expected.seq = g.state.seq;
+        prop_assert_eq!(&g.state, &expected);
+    }
+}
