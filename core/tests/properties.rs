@@ -2,7 +2,12 @@
 //! before every dependency is done, no task is done with failing last tests, rescues and test
 //! failures never exceed their caps, the incremental state equals a fresh fold, and every
 //! event survives an encode/decode round trip.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 use proptest::prelude::*;
