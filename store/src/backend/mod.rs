@@ -1,0 +1,69 @@
+//! Where frames live: a sled database or memory. The log above does everything else
+//! (framing, chain, group commit, verification), so both honour one contract.
+
+pub mod memory;
+pub mod sled_db;
+
+use crate::error::Result;
+
+/// A run's internal number and creation time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunSlot {
+    /// Fixed-width key prefix of the run's frames.
+    pub num: u64,
+    /// Milliseconds since the epoch when the run was created.
+    pub created_ms: u64,
+}
+
+/// Storage of runs, frames and blobs.
+pub trait Backend: Send + Sync + std::fmt::Debug {
+    /// The slot of a run, if it exists.
+    fn run_slot(&self, run: &str) -> Result<Option<RunSlot>>;
+    /// Creates a run's slot.
+    fn create_run(&self, run: &str, slot: RunSlot) -> Result<()>;
+    /// Every run with its slot, sorted by run id.
+    fn runs(&self) -> Result<Vec<(String, RunSlot)>>;
+    /// The largest run number in use (0 if none).
+    fn max_run_num(&self) -> Result<u64>;
+    /// Inserts frames keyed by (run number, first seq), all or none.
+    fn insert_frames(&self, frames: Vec<(u64, u64, Vec<u8>)>) -> Result<()>;
+    /// The frame with the largest first seq ≤ `seq` (or the last frame if `seq` is `u64::MAX`).
+    fn frame_at_or_before(&self, num: u64, seq: u64) -> Result<Option<(u64, Vec<u8>)>>;
+    /// Frames with first seq in `from..=to`, in order, passed to `f` until it returns false.
+    fn scan_frames(
+        &self,
+        num: u64,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(u64, &[u8]) -> Result<bool>,
+    ) -> Result<()>;
+    /// Makes everything written so far durable (a real fdatasync for a disk store).
+    fn sync(&self) -> Result<()>;
+    /// Stores a blob under its hash (idempotent, durable before returning).
+    fn put_blob(&self, hash: &[u8; 32], bytes: &[u8]) -> Result<()>;
+    /// Reads a blob.
+    fn get_blob(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>>;
+    /// A key-value cache beside the log (snapshots); never trusted, may be dropped.
+    fn cache_put(&self, key: &[u8], value: &[u8]) -> Result<()>;
+    /// Reads from the cache.
+    fn cache_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Cache keys with a prefix, sorted.
+    fn cache_keys(&self, prefix: &[u8]) -> Result<Vec<Vec<u8>>>;
+    /// Bytes the store occupies (on disk, or in memory).
+    fn size_bytes(&self) -> Result<u64>;
+}
+
+/// The fixed-width big-endian key of a frame: run number then first seq.
+pub fn frame_key(num: u64, first_seq: u64) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&num.to_be_bytes());
+    k[8..].copy_from_slice(&first_seq.to_be_bytes());
+    k
+}
+
+/// The first seq encoded in a frame key.
+pub fn key_seq(key: &[u8]) -> Option<u64> {
+    key.get(8..16)
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        .map(u64::from_be_bytes)
+}

@@ -1,0 +1,213 @@
+//! The sled backend: runs, frames and cache in sled trees; durability from a real fdatasync.
+//!
+//! sled 0.34's `flush()` writes its buffers with `sync_file_range`, which never flushes the
+//! disk cache or file metadata: it is no power-loss barrier. `sync` therefore follows it with
+//! `fdatasync` on sled's `db` file.
+
+use super::{frame_key, key_seq, Backend, RunSlot};
+use crate::error::{Result, StoreError};
+use crate::layout::{self, BlobDir};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// Tree of run id → (run number, created ms).
+pub const RUNS_TREE: &str = "runs";
+/// Tree of (run number, first seq) → frame.
+pub const FRAMES_TREE: &str = "frames";
+/// Tree of cache entries (snapshots).
+pub const CACHE_TREE: &str = "cache";
+
+/// A sled database in a store directory.
+#[derive(Debug)]
+pub struct SledBackend {
+    dir: PathBuf,
+    db: sled::Db,
+    runs: sled::Tree,
+    frames: sled::Tree,
+    cache: sled::Tree,
+    db_file: File,
+    blobs: BlobDir,
+}
+
+impl SledBackend {
+    /// Opens (creating when asked) the store in `dir`.
+    pub fn open(dir: &Path, create: bool) -> Result<Self> {
+        let sled_path = layout::prepare(dir, create)?;
+        let db = sled::Config::new()
+            .path(&sled_path)
+            // runlog decides when to write and sync; sled's own timer would only add writes.
+            .flush_every_ms(None)
+            .open()
+            .map_err(|e| open_error(dir, e))?;
+        layout::write_owner(dir);
+        let sled_err = |source| StoreError::Sled {
+            path: dir.to_path_buf(),
+            source,
+        };
+        let runs = db.open_tree(RUNS_TREE).map_err(sled_err)?;
+        let frames = db.open_tree(FRAMES_TREE).map_err(sled_err)?;
+        let cache = db.open_tree(CACHE_TREE).map_err(sled_err)?;
+        let db_path = sled_path.join("db");
+        let db_file = File::open(&db_path).map_err(|source| StoreError::Io {
+            what: "cannot open sled's log file for syncing",
+            path: db_path,
+            source,
+        })?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            db,
+            runs,
+            frames,
+            cache,
+            db_file,
+            blobs: BlobDir::new(dir),
+        })
+    }
+
+    fn err(&self, source: sled::Error) -> StoreError {
+        StoreError::Sled {
+            path: self.dir.clone(),
+            source,
+        }
+    }
+}
+
+fn open_error(dir: &Path, e: sled::Error) -> StoreError {
+    match e {
+        sled::Error::Io(io) if io.to_string().contains("could not acquire lock") => {
+            StoreError::Locked {
+                path: dir.to_path_buf(),
+                owner: layout::read_owner(dir),
+            }
+        }
+        source => StoreError::Sled {
+            path: dir.to_path_buf(),
+            source,
+        },
+    }
+}
+
+fn decode_slot(v: &[u8]) -> Option<RunSlot> {
+    let num = u64::from_be_bytes(v.get(..8)?.try_into().ok()?);
+    let created_ms = u64::from_be_bytes(v.get(8..16)?.try_into().ok()?);
+    Some(RunSlot { num, created_ms })
+}
+
+fn encode_slot(slot: RunSlot) -> [u8; 16] {
+    frame_key(slot.num, slot.created_ms)
+}
+
+impl Backend for SledBackend {
+    fn run_slot(&self, run: &str) -> Result<Option<RunSlot>> {
+        Ok(self
+            .runs
+            .get(run.as_bytes())
+            .map_err(|e| self.err(e))?
+            .and_then(|v| decode_slot(&v)))
+    }
+
+    fn create_run(&self, run: &str, slot: RunSlot) -> Result<()> {
+        self.runs
+            .insert(run.as_bytes(), &encode_slot(slot)[..])
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn runs(&self) -> Result<Vec<(String, RunSlot)>> {
+        let mut out = Vec::new();
+        for item in self.runs.iter() {
+            let (k, v) = item.map_err(|e| self.err(e))?;
+            if let (Ok(name), Some(slot)) = (String::from_utf8(k.to_vec()), decode_slot(&v)) {
+                out.push((name, slot));
+            }
+        }
+        Ok(out)
+    }
+
+    fn max_run_num(&self) -> Result<u64> {
+        Ok(self.runs()?.iter().map(|(_, s)| s.num).max().unwrap_or(0))
+    }
+
+    fn insert_frames(&self, frames: Vec<(u64, u64, Vec<u8>)>) -> Result<()> {
+        let mut batch = sled::Batch::default();
+        for (num, first, bytes) in frames {
+            batch.insert(&frame_key(num, first)[..], bytes);
+        }
+        // One atomic batch: a multi-frame append is all there after a crash, or not at all.
+        self.frames.apply_batch(batch).map_err(|e| self.err(e))
+    }
+
+    fn frame_at_or_before(&self, num: u64, seq: u64) -> Result<Option<(u64, Vec<u8>)>> {
+        let lo = frame_key(num, 0);
+        let hi = frame_key(num, seq);
+        match self.frames.range(lo..=hi).next_back() {
+            None => Ok(None),
+            Some(item) => {
+                let (k, v) = item.map_err(|e| self.err(e))?;
+                Ok(key_seq(&k).map(|s| (s, v.to_vec())))
+            }
+        }
+    }
+
+    fn scan_frames(
+        &self,
+        num: u64,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(u64, &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        if from > to {
+            return Ok(());
+        }
+        for item in self.frames.range(frame_key(num, from)..=frame_key(num, to)) {
+            let (k, v) = item.map_err(|e| self.err(e))?;
+            let Some(first) = key_seq(&k) else { continue };
+            if !f(first, &v)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<()> {
+        self.db.flush().map_err(|e| self.err(e))?;
+        self.db_file.sync_data().map_err(|source| StoreError::Io {
+            what: "fdatasync failed on",
+            path: self.dir.join("db/db"),
+            source,
+        })
+    }
+
+    fn put_blob(&self, hash: &[u8; 32], bytes: &[u8]) -> Result<()> {
+        self.blobs.put(hash, bytes)
+    }
+
+    fn get_blob(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>> {
+        self.blobs.get(hash)
+    }
+
+    fn cache_put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.cache.insert(key, value).map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn cache_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .cache
+            .get(key)
+            .map_err(|e| self.err(e))?
+            .map(|v| v.to_vec()))
+    }
+
+    fn cache_keys(&self, prefix: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let mut out = Vec::new();
+        for item in self.cache.scan_prefix(prefix) {
+            out.push(item.map_err(|e| self.err(e))?.0.to_vec());
+        }
+        Ok(out)
+    }
+
+    fn size_bytes(&self) -> Result<u64> {
+        Ok(layout::dir_size(&self.dir))
+    }
+}

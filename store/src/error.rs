@@ -1,0 +1,155 @@
+//! Store errors: what happened, where, and what to do about it.
+
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// Where and how a run's log is damaged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// The first sequence number that cannot be trusted.
+    pub seq: u64,
+    /// Torn tail (the end of the log is incomplete, as after a crash mid-write) or corruption.
+    pub kind: DamageKind,
+    /// What exactly is wrong.
+    pub reason: String,
+}
+
+/// The two kinds of damage, told apart because they call for different actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DamageKind {
+    /// The last frame is incomplete: nothing after it was ever acknowledged as a whole.
+    TornTail,
+    /// Bytes in the log do not match their checksum or chain: the log was changed or damaged.
+    Corrupt,
+}
+
+impl Damage {
+    pub(crate) fn corrupt(seq: u64, reason: impl Into<String>) -> Self {
+        Self {
+            seq,
+            kind: DamageKind::Corrupt,
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn torn(seq: u64, reason: impl Into<String>) -> Self {
+        Self {
+            seq,
+            kind: DamageKind::TornTail,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.kind {
+            DamageKind::TornTail => "torn tail",
+            DamageKind::Corrupt => "corruption",
+        };
+        write!(f, "{kind} at seq {}: {}", self.seq, self.reason)
+    }
+}
+
+/// Everything that can go wrong in the store.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// Another process (or another handle in this one) has the store open.
+    #[error("the store at {path} is locked by another runlog process{}", owner.as_deref().map(|o| format!(" ({o})")).unwrap_or_default())]
+    Locked {
+        /// The store directory.
+        path: PathBuf,
+        /// Who holds it, as recorded when it was opened.
+        owner: Option<String>,
+    },
+    /// The directory exists but is not a runlog store.
+    #[error("{path} is not a runlog store: {why}")]
+    NotAStore {
+        /// The directory.
+        path: PathBuf,
+        /// What is missing or unexpected.
+        why: String,
+    },
+    /// The store was written by a newer runlog.
+    #[error("the store at {path} has format {found}; this runlog reads format {supported}")]
+    NewerFormat {
+        /// The directory.
+        path: PathBuf,
+        /// The format found.
+        found: u32,
+        /// The format this build supports.
+        supported: u32,
+    },
+    /// The expected head did not match: someone else appended first.
+    #[error("append conflict on run {run}: expected head seq {expected}, actual {actual}")]
+    Conflict {
+        /// The run.
+        run: String,
+        /// The head seq the caller expected.
+        expected: u64,
+        /// The actual head seq.
+        actual: u64,
+    },
+    /// The log of a run is damaged.
+    #[error("run {run}: {damage}")]
+    Damaged {
+        /// The run.
+        run: String,
+        /// Where and how.
+        damage: Damage,
+    },
+    /// A sync failed earlier; the store refuses writes because their durability is unknown.
+    #[error("the store is poisoned after a failed sync ({cause}); reopen it to recover")]
+    Poisoned {
+        /// The original failure.
+        cause: String,
+    },
+    /// The store was closed.
+    #[error("the store is closed")]
+    Closed,
+    /// The append is not valid (empty, too large, bad run id).
+    #[error("invalid append: {0}")]
+    Invalid(String),
+    /// sled reported an error.
+    #[error("sled error in {path}: {source}")]
+    Sled {
+        /// The store directory.
+        path: PathBuf,
+        /// sled's error.
+        #[source]
+        source: sled::Error,
+    },
+    /// A file operation failed.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// On which file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl StoreError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            StoreError::Locked { .. } => Some(
+                "wait for that process to finish, or point --store / RUNLOG_STORE at another directory".into(),
+            ),
+            StoreError::NotAStore { .. } => Some("choose an empty or new directory for --store".into()),
+            StoreError::NewerFormat { .. } => Some("upgrade runlog to read this store".into()),
+            StoreError::Conflict { .. } => Some("re-read the run and retry on the new head".into()),
+            StoreError::Damaged { .. } => {
+                Some("run `runlog verify` for the full report; export the intact prefix with `runlog export`".into())
+            }
+            StoreError::Poisoned { .. } => Some("check the disk, then reopen the store".into()),
+            _ => None,
+        }
+    }
+}
+
+/// Shorthand.
+pub type Result<T> = std::result::Result<T, StoreError>;

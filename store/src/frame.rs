@@ -1,0 +1,268 @@
+//! The frame: one immutable value per committed batch of a run's records.
+//!
+//! ```text
+//! "RL" version:u8 count:u32be prev_hash:[32]
+//! count × ( len:varint  tag:[8]  body )      len's low bit set = body spilled to the blob area
+//! end_hash:[32]
+//! ```
+//!
+//! Each record's `tag` is the first 8 bytes of its chain hash
+//! `hash_n = blake3(hash_{n-1} ‖ body)`, so one hash per record both checksums the body (before
+//! anyone decodes it) and links the chain. `end_hash` is the full chain hash after the last
+//! record: the run's head hash. A spilled body is stored as its 32-byte blake3 and the real
+//! bytes live in the blob area; the chain always covers the real body.
+
+use crate::error::Damage;
+
+/// Magic bytes at the start of every frame.
+pub const MAGIC: [u8; 2] = *b"RL";
+/// The frame format this build writes and reads.
+pub const VERSION: u8 = 1;
+/// Bytes before the first record.
+pub const HEADER_LEN: usize = 2 + 1 + 4 + 32;
+/// Bytes of a record's tag.
+pub const TAG_LEN: usize = 8;
+/// At most this many records per frame.
+pub const MAX_RECORDS: usize = 256;
+/// A frame stops growing past this many bytes. sled splits leaves above 16 entries and writes
+/// pages above ~128 KiB as blob files it never fsyncs; 17 frames of 6 KiB stay below that.
+pub const MAX_FRAME_BYTES: usize = 6 * 1024;
+/// Bodies larger than this go to the blob area, keeping frames small.
+pub const INLINE_LIMIT: usize = 2 * 1024;
+
+/// A chain hash.
+pub type ChainHash = [u8; 32];
+
+/// The hash before a run's first record, bound to the run id so records cannot be moved
+/// between runs without breaking the chain.
+pub fn genesis(run: &str) -> ChainHash {
+    let mut h = blake3::Hasher::new();
+    h.update(b"runlog-chain-v1\0");
+    h.update(run.as_bytes());
+    *h.finalize().as_bytes()
+}
+
+/// `blake3(prev ‖ body)`.
+pub fn link(prev: &ChainHash, body: &[u8]) -> ChainHash {
+    let mut h = blake3::Hasher::new();
+    h.update(prev);
+    h.update(body);
+    *h.finalize().as_bytes()
+}
+
+/// A body as it sits in a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stored<'a> {
+    /// The bytes themselves.
+    Inline(&'a [u8]),
+    /// Spilled: the blob hash of the bytes.
+    Spilled(&'a [u8; 32]),
+}
+
+/// Builds a frame from records whose chain starts at `prev`.
+#[derive(Debug)]
+pub struct FrameBuilder {
+    buf: Vec<u8>,
+    count: u32,
+    hash: ChainHash,
+}
+
+impl FrameBuilder {
+    /// A frame whose first record follows `prev`.
+    pub fn new(prev: ChainHash) -> Self {
+        let mut buf = Vec::with_capacity(MAX_FRAME_BYTES + 64);
+        buf.extend_from_slice(&MAGIC);
+        buf.push(VERSION);
+        buf.extend_from_slice(&0u32.to_be_bytes());
+        buf.extend_from_slice(&prev);
+        Self {
+            buf,
+            count: 0,
+            hash: prev,
+        }
+    }
+
+    /// Records so far.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    /// No records yet.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Whether a record stored as `stored_len` bytes still fits.
+    pub fn fits(&self, stored_len: usize) -> bool {
+        self.is_empty()
+            || (self.len() < MAX_RECORDS
+                && self.buf.len() + 5 + TAG_LEN + stored_len + 32 <= MAX_FRAME_BYTES)
+    }
+
+    /// Adds a record; `body` is the real body (for the chain), `stored` how it is kept.
+    pub fn push(&mut self, body: &[u8], stored: Stored<'_>) {
+        self.hash = link(&self.hash, body);
+        let (len_field, bytes): (u64, &[u8]) = match stored {
+            Stored::Inline(b) => ((b.len() as u64) << 1, b),
+            Stored::Spilled(h) => (((body.len() as u64) << 1) | 1, h.as_slice()),
+        };
+        write_varint(&mut self.buf, len_field);
+        self.buf.extend_from_slice(&self.hash[..TAG_LEN]);
+        self.buf.extend_from_slice(bytes);
+        self.count += 1;
+    }
+
+    /// The chain hash after the last record pushed.
+    pub fn hash(&self) -> ChainHash {
+        self.hash
+    }
+
+    /// The finished frame bytes.
+    pub fn finish(mut self) -> Vec<u8> {
+        let count = self.count.to_be_bytes();
+        if let Some(slot) = self.buf.get_mut(3..7) {
+            slot.copy_from_slice(&count);
+        }
+        self.buf.extend_from_slice(&self.hash);
+        self.buf
+    }
+}
+
+fn write_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+fn read_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v: u64 = 0;
+    for shift in (0..64).step_by(7) {
+        let b = *buf.get(*pos)?;
+        *pos += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// A parsed frame header.
+#[derive(Debug, Clone, Copy)]
+pub struct Header {
+    /// Records in the frame.
+    pub count: u32,
+    /// Chain hash before the first record.
+    pub prev: ChainHash,
+}
+
+/// One record of a frame, before its body is checked.
+#[derive(Debug, Clone, Copy)]
+pub struct RawRecord<'a> {
+    /// The stored body.
+    pub stored: Stored<'a>,
+    /// Length of the real body.
+    pub body_len: u64,
+    /// The tag.
+    pub tag: &'a [u8],
+}
+
+/// Parses the header of a frame whose first record is `first_seq`.
+pub fn header(frame: &[u8], first_seq: u64) -> Result<Header, Damage> {
+    let bad = |reason: &str| Damage::corrupt(first_seq, format!("frame header: {reason}"));
+    if frame.len() < HEADER_LEN + 32 {
+        return Err(Damage::torn(first_seq, "frame shorter than its header"));
+    }
+    if frame.get(..2) != Some(&MAGIC[..]) {
+        return Err(bad("bad magic bytes"));
+    }
+    match frame.get(2) {
+        Some(&VERSION) => {}
+        Some(v) => return Err(bad(&format!("unknown frame version {v}"))),
+        None => return Err(bad("missing version")),
+    }
+    let count = frame
+        .get(3..7)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map(u32::from_be_bytes)
+        .ok_or_else(|| bad("missing count"))?;
+    if count == 0 || count as usize > MAX_RECORDS {
+        return Err(bad(&format!("record count {count} out of range")));
+    }
+    let prev = frame
+        .get(7..HEADER_LEN)
+        .and_then(|b| <[u8; 32]>::try_from(b).ok())
+        .ok_or_else(|| bad("missing previous hash"))?;
+    Ok(Header { count, prev })
+}
+
+/// Walks the records of a frame, calling `f(seq, record)` for each; checks the framing only
+/// (tags are checked by the caller, who can fetch spilled bodies). `is_end_hash(bytes)` says
+/// whether 32 bytes are the chain hash after the records seen so far: it tells a frame whose
+/// record count was damaged from one cut short. Returns the stored end hash.
+pub fn walk<'a>(
+    frame: &'a [u8],
+    first_seq: u64,
+    mut f: impl FnMut(u64, RawRecord<'a>) -> Result<(), Damage>,
+    is_end_hash: impl Fn(&[u8]) -> bool,
+) -> Result<(Header, ChainHash), Damage> {
+    let head = header(frame, first_seq)?;
+    let body_end = frame.len() - 32;
+    let mut pos = HEADER_LEN;
+    for i in 0..u64::from(head.count) {
+        let seq = first_seq + i;
+        if i > 0 && pos == body_end && frame.get(pos..).is_some_and(&is_end_hash) {
+            // Complete records followed by their end hash: the count is what is wrong.
+            return Err(Damage::corrupt(
+                first_seq,
+                format!("frame header claims {} records, holds {i}", head.count),
+            ));
+        }
+        let truncated = || Damage::torn(seq, "record cut short");
+        let len_field = read_varint(frame, &mut pos).ok_or_else(truncated)?;
+        let spilled = len_field & 1 == 1;
+        let body_len = len_field >> 1;
+        let tag = frame.get(pos..pos + TAG_LEN).ok_or_else(truncated)?;
+        pos += TAG_LEN;
+        let stored_len = if spilled {
+            32
+        } else {
+            usize::try_from(body_len).map_err(|_| truncated())?
+        };
+        let end = pos.checked_add(stored_len).ok_or_else(truncated)?;
+        if end > body_end {
+            return Err(truncated());
+        }
+        let bytes = frame.get(pos..end).ok_or_else(truncated)?;
+        pos = end;
+        let stored = if spilled {
+            Stored::Spilled(<&[u8; 32]>::try_from(bytes).map_err(|_| truncated())?)
+        } else {
+            Stored::Inline(bytes)
+        };
+        f(
+            seq,
+            RawRecord {
+                stored,
+                body_len,
+                tag,
+            },
+        )?;
+    }
+    if pos != body_end {
+        return Err(Damage::corrupt(
+            first_seq + u64::from(head.count) - 1,
+            format!(
+                "{} unexpected bytes after the last record",
+                body_end.saturating_sub(pos)
+            ),
+        ));
+    }
+    let end_hash = frame
+        .get(body_end..)
+        .and_then(|b| <[u8; 32]>::try_from(b).ok())
+        .ok_or_else(|| Damage::torn(first_seq, "missing end hash"))?;
+    Ok((head, end_hash))
+}

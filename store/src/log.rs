@@ -1,0 +1,505 @@
+//! The log: the `EventLog` contract and its one implementation over a backend.
+
+use crate::backend::memory::MemoryBackend;
+use crate::backend::sled_db::SledBackend;
+use crate::backend::{Backend, RunSlot};
+use crate::error::{Damage, Result, StoreError};
+use crate::frame::{self, ChainHash, Stored};
+use crate::types::{Direction, Durability, Head, Record, RecordRef, RunMeta, VerifyReport};
+use crate::writer::{self, Msg, RunHead, Shared};
+use crossbeam_channel::{Receiver, Sender};
+use std::path::Path;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// The largest record accepted (the event codec's limit).
+pub const MAX_RECORD_BYTES: usize = 16 * 1024 * 1024;
+
+/// An append-only, hash-chained log of runs. Object-safe and synchronous, with nothing
+/// specific to one storage engine in its signatures: sled and memory implement it today.
+pub trait EventLog: Send + Sync + std::fmt::Debug {
+    /// Appends `bodies` to `run` atomically, after checking that the run's head seq is
+    /// `expected` (0 for a new run; `None` skips the check). Returns the new head once the
+    /// records are as durable as the log's [`Durability`] promises.
+    fn append(&self, run: &str, expected: Option<u64>, bodies: Vec<Vec<u8>>) -> Result<Head>;
+    /// The run's head, `None` if it has no records.
+    fn head(&self, run: &str) -> Result<Option<Head>>;
+    /// Every run with its head, sorted by id.
+    fn runs(&self) -> Result<Vec<RunMeta>>;
+    /// Calls `f` for each record with seq in `from..=to`, oldest first, until it returns false.
+    /// Bodies are checksum- and chain-verified before `f` sees them.
+    fn scan(
+        &self,
+        run: &str,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(RecordRef<'_>) -> Result<bool>,
+    ) -> Result<()>;
+    /// A channel receiving every record appended from now on (to `run`, or to any run).
+    fn subscribe(&self, run: Option<&str>) -> Receiver<Record>;
+    /// Walks the run's checksums and chain; reports the first bad seq.
+    fn verify(&self, run: &str) -> Result<VerifyReport>;
+    /// Makes everything appended so far durable.
+    fn sync(&self) -> Result<()>;
+    /// Stores bytes in the content-addressed blob area; returns their blake3 hash.
+    fn put_blob(&self, bytes: &[u8]) -> Result<[u8; 32]>;
+    /// Reads a blob by hash.
+    fn get_blob(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>>;
+    /// Stores a cache entry beside the log (snapshots). Never trusted by readers.
+    fn cache_put(&self, key: &[u8], value: &[u8]) -> Result<()>;
+    /// Reads a cache entry.
+    fn cache_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Cache keys with a prefix.
+    fn cache_keys(&self, prefix: &[u8]) -> Result<Vec<Vec<u8>>>;
+    /// Bytes the store occupies.
+    fn size_bytes(&self) -> Result<u64>;
+    /// What an acknowledged append guarantees.
+    fn durability(&self) -> Durability;
+
+    /// Records with seq in `from..=to` in the given direction.
+    fn read(&self, run: &str, from: u64, to: u64, direction: Direction) -> Result<Vec<Record>> {
+        let mut out = Vec::new();
+        self.scan(run, from, to, &mut |r| {
+            out.push(Record {
+                run: run.to_owned(),
+                seq: r.seq,
+                hash: *r.hash,
+                body: r.body.to_vec(),
+            });
+            Ok(true)
+        })?;
+        if direction == Direction::Backward {
+            out.reverse();
+        }
+        Ok(out)
+    }
+
+    /// The chain hash after `seq`.
+    fn hash_at(&self, run: &str, seq: u64) -> Result<Option<[u8; 32]>> {
+        let mut found = None;
+        self.scan(run, seq, seq, &mut |r| {
+            found = Some(*r.hash);
+            Ok(false)
+        })?;
+        Ok(found)
+    }
+}
+
+/// How to open a store.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// What an acknowledged append guarantees.
+    pub durability: Durability,
+    /// Create the store if the directory is missing or empty.
+    pub create: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            durability: Durability::Durable,
+            create: true,
+        }
+    }
+}
+
+/// The log over a backend, with one writer thread doing group commit.
+#[derive(Debug)]
+pub struct Log {
+    shared: Arc<Shared>,
+    tx: Option<Sender<Msg>>,
+    writer: Option<JoinHandle<()>>,
+    durability: Durability,
+}
+
+impl Log {
+    /// Opens the sled store in `dir`.
+    pub fn open(dir: &Path, options: Options) -> Result<Self> {
+        let backend = SledBackend::open(dir, options.create)?;
+        Self::start(Box::new(backend), options.durability)
+    }
+
+    /// A fresh log in memory.
+    pub fn memory() -> Result<Self> {
+        Self::with_memory(Arc::new(MemoryBackend::default()))
+    }
+
+    /// A log in memory over a backend the caller keeps (tests use it to simulate damage).
+    pub fn with_memory(backend: Arc<MemoryBackend>) -> Result<Self> {
+        Self::start(Box::new(SharedMemory(backend)), Durability::Durable)
+    }
+
+    fn start(backend: Box<dyn Backend>, durability: Durability) -> Result<Self> {
+        let next_num = backend.max_run_num()? + 1;
+        let shared = Arc::new(Shared::new(backend, next_num));
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let worker = Arc::clone(&shared);
+        let writer = std::thread::Builder::new()
+            .name("runlog-writer".into())
+            .spawn(move || writer::run(&worker, &rx, durability))
+            .map_err(|source| StoreError::Io {
+                what: "cannot start the writer thread for",
+                path: "store".into(),
+                source,
+            })?;
+        Ok(Self {
+            shared,
+            tx: Some(tx),
+            writer: Some(writer),
+            durability,
+        })
+    }
+
+    fn send(&self, msg: Msg) -> Result<()> {
+        self.tx
+            .as_ref()
+            .ok_or(StoreError::Closed)?
+            .send(msg)
+            .map_err(|_| StoreError::Closed)
+    }
+
+    /// Closes the log: the writer syncs what is buffered and stops.
+    pub fn close(mut self) -> Result<()> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Result<()> {
+        drop(self.tx.take());
+        if let Some(w) = self.writer.take() {
+            let _ = w.join();
+        }
+        match self.shared.poison_cause() {
+            Some(cause) => Err(StoreError::Poisoned { cause }),
+            None => Ok(()),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct SharedMemory(Arc<MemoryBackend>);
+
+macro_rules! delegate {
+    ($($name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
+        impl Backend for SharedMemory {
+            $(fn $name(&self, $($arg: $ty),*) -> $ret { self.0.$name($($arg),*) })*
+        }
+    };
+}
+
+delegate! {
+    run_slot(run: &str) -> Result<Option<RunSlot>>;
+    create_run(run: &str, slot: RunSlot) -> Result<()>;
+    runs() -> Result<Vec<(String, RunSlot)>>;
+    max_run_num() -> Result<u64>;
+    insert_frames(frames: Vec<(u64, u64, Vec<u8>)>) -> Result<()>;
+    frame_at_or_before(num: u64, seq: u64) -> Result<Option<(u64, Vec<u8>)>>;
+    scan_frames(num: u64, from: u64, to: u64, f: &mut dyn FnMut(u64, &[u8]) -> Result<bool>) -> Result<()>;
+    sync() -> Result<()>;
+    put_blob(hash: &[u8; 32], bytes: &[u8]) -> Result<()>;
+    get_blob(hash: &[u8; 32]) -> Result<Option<Vec<u8>>>;
+    cache_put(key: &[u8], value: &[u8]) -> Result<()>;
+    cache_get(key: &[u8]) -> Result<Option<Vec<u8>>>;
+    cache_keys(prefix: &[u8]) -> Result<Vec<Vec<u8>>>;
+    size_bytes() -> Result<u64>;
+}
+
+impl Drop for Log {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}
+
+impl EventLog for Log {
+    fn append(&self, run: &str, expected: Option<u64>, bodies: Vec<Vec<u8>>) -> Result<Head> {
+        if let Some(cause) = self.shared.poison_cause() {
+            return Err(StoreError::Poisoned { cause });
+        }
+        validate_append(run, &bodies)?;
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        self.send(Msg::Append {
+            run: run.to_owned(),
+            expected,
+            bodies,
+            reply,
+        })?;
+        answer.recv().map_err(|_| StoreError::Closed)?
+    }
+
+    fn head(&self, run: &str) -> Result<Option<Head>> {
+        Ok(self.shared.load_head(run)?.and_then(|h| h.head()))
+    }
+
+    fn runs(&self) -> Result<Vec<RunMeta>> {
+        let mut out = Vec::new();
+        for (run, slot) in self.shared.backend.runs()? {
+            let head = self.shared.load_head(&run)?.and_then(|h| h.head());
+            out.push(RunMeta {
+                run,
+                created_ms: slot.created_ms,
+                head,
+            });
+        }
+        Ok(out)
+    }
+
+    fn scan(
+        &self,
+        run: &str,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(RecordRef<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        let backend = &*self.shared.backend;
+        let Some(slot) = backend.run_slot(run)? else {
+            return Ok(());
+        };
+        let from = from.max(1);
+        if from > to {
+            return Ok(());
+        }
+        let start = match backend.frame_at_or_before(slot.num, from)? {
+            Some((first, _)) => first,
+            None => 1,
+        };
+        let mut walker = ChainWalker::new(run, start, None);
+        let mut stop = false;
+        backend.scan_frames(slot.num, start, to, &mut |first, bytes| {
+            walker
+                .frame(backend, first, bytes, &mut |r| {
+                    if r.seq < from {
+                        return Ok(true);
+                    }
+                    if r.seq > to || stop {
+                        stop = true;
+                        return Ok(false);
+                    }
+                    let go = f(r)?;
+                    stop = !go;
+                    Ok(go)
+                })
+                .map_err(|e| e.into_store_error(run))?;
+            Ok(!stop)
+        })
+    }
+
+    fn subscribe(&self, run: Option<&str>) -> Receiver<Record> {
+        self.shared.subscribe(run)
+    }
+
+    fn verify(&self, run: &str) -> Result<VerifyReport> {
+        crate::verify::verify(&self.shared, run)
+    }
+
+    fn sync(&self) -> Result<()> {
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        self.send(Msg::Sync { reply })?;
+        answer.recv().map_err(|_| StoreError::Closed)?
+    }
+
+    fn put_blob(&self, bytes: &[u8]) -> Result<[u8; 32]> {
+        let hash = *blake3::hash(bytes).as_bytes();
+        self.shared.backend.put_blob(&hash, bytes)?;
+        Ok(hash)
+    }
+
+    fn get_blob(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>> {
+        self.shared.backend.get_blob(hash)
+    }
+
+    fn cache_put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.shared.backend.cache_put(key, value)
+    }
+
+    fn cache_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.shared.backend.cache_get(key)
+    }
+
+    fn cache_keys(&self, prefix: &[u8]) -> Result<Vec<Vec<u8>>> {
+        self.shared.backend.cache_keys(prefix)
+    }
+
+    fn size_bytes(&self) -> Result<u64> {
+        self.shared.backend.size_bytes()
+    }
+
+    fn durability(&self) -> Durability {
+        self.durability
+    }
+}
+
+fn validate_append(run: &str, bodies: &[Vec<u8>]) -> Result<()> {
+    if run.is_empty() || run.len() > 256 || run.chars().any(char::is_control) {
+        return Err(StoreError::Invalid(format!(
+            "run id {run:?} must be 1 to 256 printable characters"
+        )));
+    }
+    if bodies.is_empty() {
+        return Err(StoreError::Invalid("nothing to append".into()));
+    }
+    if let Some(big) = bodies.iter().find(|b| b.len() > MAX_RECORD_BYTES) {
+        return Err(StoreError::Invalid(format!(
+            "a record of {} bytes exceeds {MAX_RECORD_BYTES}",
+            big.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Why a walk stopped early: the log is damaged, or the reader's callback failed.
+#[derive(Debug)]
+pub(crate) enum WalkError {
+    Damage(Damage),
+    Reader(StoreError),
+}
+
+impl WalkError {
+    pub(crate) fn into_store_error(self, run: &str) -> StoreError {
+        match self {
+            WalkError::Damage(damage) => StoreError::Damaged {
+                run: run.to_owned(),
+                damage,
+            },
+            WalkError::Reader(e) => e,
+        }
+    }
+}
+
+/// Walks consecutive frames of a run, checking framing, seq continuity, every record's tag,
+/// and that each frame's chain continues the previous one's.
+pub(crate) struct ChainWalker {
+    next_seq: u64,
+    prev: Option<ChainHash>,
+}
+
+impl ChainWalker {
+    /// Starts at a frame beginning at `first_seq`; `prev` is the chain hash before it when
+    /// known (`None` trusts the frame's own header, as a read from the middle must).
+    pub(crate) fn new(run: &str, first_seq: u64, prev: Option<ChainHash>) -> Self {
+        let prev = prev.or_else(|| (first_seq == 1).then(|| frame::genesis(run)));
+        Self {
+            next_seq: first_seq,
+            prev,
+        }
+    }
+
+    /// Seq expected next.
+    pub(crate) fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Chain hash so far.
+    pub(crate) fn hash(&self) -> Option<ChainHash> {
+        self.prev
+    }
+
+    pub(crate) fn frame(
+        &mut self,
+        backend: &dyn Backend,
+        first: u64,
+        bytes: &[u8],
+        f: &mut dyn FnMut(RecordRef<'_>) -> Result<bool>,
+    ) -> std::result::Result<bool, WalkError> {
+        if first != self.next_seq {
+            return Err(WalkError::Damage(Damage::corrupt(
+                self.next_seq.min(first),
+                format!("frames skip from seq {} to {first}", self.next_seq),
+            )));
+        }
+        let header = frame::header(bytes, first).map_err(WalkError::Damage)?;
+        let start_hash = match self.prev {
+            Some(p) if p != header.prev => {
+                return Err(WalkError::Damage(Damage::corrupt(
+                    first,
+                    "frame does not continue the previous frame's chain",
+                )))
+            }
+            Some(p) => p,
+            None => header.prev,
+        };
+        let hash = std::cell::Cell::new(start_hash);
+        let mut keep_going = true;
+        let mut user_error = None;
+        let (_, end_hash) = frame::walk(
+            bytes,
+            first,
+            |seq, raw| {
+                let fetched;
+                let body: &[u8] = match raw.stored {
+                    Stored::Inline(b) => b,
+                    Stored::Spilled(h) => {
+                        fetched = backend
+                            .get_blob(h)
+                            .map_err(|e| {
+                                Damage::corrupt(seq, format!("spilled body unreadable: {e}"))
+                            })?
+                            .ok_or_else(|| {
+                                Damage::corrupt(seq, "spilled body missing from the blob area")
+                            })?;
+                        &fetched
+                    }
+                };
+                if body.len() as u64 != raw.body_len {
+                    return Err(Damage::corrupt(seq, "spilled body has the wrong length"));
+                }
+                let next = frame::link(&hash.get(), body);
+                if next.get(..frame::TAG_LEN) != Some(raw.tag) {
+                    return Err(Damage::corrupt(
+                        seq,
+                        "checksum mismatch: the record's bytes changed",
+                    ));
+                }
+                hash.set(next);
+                self.next_seq = seq + 1;
+                if keep_going && user_error.is_none() {
+                    match f(RecordRef {
+                        seq,
+                        body,
+                        hash: &next,
+                    }) {
+                        Ok(go) => keep_going = go,
+                        Err(e) => user_error = Some(e),
+                    }
+                }
+                Ok(())
+            },
+            |tail| tail == hash.get().as_slice(),
+        )
+        .map_err(WalkError::Damage)?;
+        let hash = hash.get();
+        if end_hash != hash {
+            let last = first + u64::from(header.count) - 1;
+            return Err(WalkError::Damage(Damage::corrupt(
+                last,
+                "frame end hash does not match its records",
+            )));
+        }
+        self.prev = Some(hash);
+        if let Some(e) = user_error {
+            return Err(WalkError::Reader(e));
+        }
+        Ok(keep_going)
+    }
+}
+
+/// The head of a run computed from its last frame, verified.
+pub(crate) fn head_from_backend(backend: &dyn Backend, run: &str) -> Result<Option<RunHead>> {
+    let Some(slot) = backend.run_slot(run)? else {
+        return Ok(None);
+    };
+    let Some((first, bytes)) = backend.frame_at_or_before(slot.num, u64::MAX)? else {
+        return Ok(Some(RunHead {
+            num: slot.num,
+            seq: 0,
+            hash: frame::genesis(run),
+        }));
+    };
+    let mut walker = ChainWalker::new(run, first, None);
+    walker
+        .frame(backend, first, &bytes, &mut |_| Ok(true))
+        .map_err(|e| e.into_store_error(run))?;
+    Ok(Some(RunHead {
+        num: slot.num,
+        seq: walker.next_seq() - 1,
+        hash: walker.hash().unwrap_or_else(|| frame::genesis(run)),
+    }))
+}

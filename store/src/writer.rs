@@ -1,0 +1,379 @@
+//! The writer thread: group commit. Producers send appends over a channel; the writer drains
+//! everything waiting, validates each against the run's head, builds one frame set per batch,
+//! inserts it atomically, syncs once, then acknowledges every producer and publishes the
+//! records to subscribers. A failed sync poisons the store: no write is acknowledged after it.
+
+use crate::backend::{Backend, RunSlot};
+use crate::error::{Result, StoreError};
+use crate::frame::{self, ChainHash, FrameBuilder, Stored};
+use crate::log::head_from_backend;
+use crate::types::{Durability, Head, Record};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Requests at most per group commit, so one commit's latency stays bounded.
+const MAX_BATCH: usize = 4096;
+
+/// A message to the writer.
+#[derive(Debug)]
+pub(crate) enum Msg {
+    Append {
+        run: String,
+        expected: Option<u64>,
+        bodies: Vec<Vec<u8>>,
+        reply: Sender<Result<Head>>,
+    },
+    Sync {
+        reply: Sender<Result<()>>,
+    },
+}
+
+/// What the writer knows about a run's end.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunHead {
+    pub num: u64,
+    pub seq: u64,
+    pub hash: ChainHash,
+}
+
+impl RunHead {
+    pub(crate) fn head(&self) -> Option<Head> {
+        (self.seq > 0).then_some(Head {
+            seq: self.seq,
+            hash: self.hash,
+        })
+    }
+}
+
+#[derive(Debug)]
+struct Subscriber {
+    run: Option<String>,
+    tx: Sender<Record>,
+}
+
+/// State shared by the log handle and its writer.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub backend: Box<dyn Backend>,
+    heads: Mutex<HashMap<String, RunHead>>,
+    poisoned: Mutex<Option<String>>,
+    subscribers: Mutex<Vec<Subscriber>>,
+    next_num: Mutex<u64>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section leaves its data consistent before anything can panic.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    pub(crate) fn new(backend: Box<dyn Backend>, next_num: u64) -> Self {
+        Self {
+            backend,
+            heads: Mutex::new(HashMap::new()),
+            poisoned: Mutex::new(None),
+            subscribers: Mutex::new(Vec::new()),
+            next_num: Mutex::new(next_num),
+        }
+    }
+
+    pub(crate) fn poison_cause(&self) -> Option<String> {
+        lock(&self.poisoned).clone()
+    }
+
+    fn poison(&self, cause: String) {
+        lock(&self.poisoned).get_or_insert(cause);
+    }
+
+    /// The run's head, from the cache or (once) from its last frame.
+    pub(crate) fn load_head(&self, run: &str) -> Result<Option<RunHead>> {
+        if let Some(h) = lock(&self.heads).get(run) {
+            return Ok(Some(*h));
+        }
+        let loaded = head_from_backend(&*self.backend, run)?;
+        if let Some(h) = loaded {
+            lock(&self.heads).entry(run.to_owned()).or_insert(h);
+        }
+        Ok(loaded)
+    }
+
+    pub(crate) fn subscribe(&self, run: Option<&str>) -> Receiver<Record> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        lock(&self.subscribers).push(Subscriber {
+            run: run.map(str::to_owned),
+            tx,
+        });
+        rx
+    }
+
+    fn has_subscribers(&self) -> bool {
+        !lock(&self.subscribers).is_empty()
+    }
+
+    fn publish(&self, records: Vec<Record>) {
+        let mut subs = lock(&self.subscribers);
+        subs.retain(|s| {
+            for r in &records {
+                if s.run.as_deref().is_none_or(|run| run == r.run) && s.tx.send(r.clone()).is_err()
+                {
+                    return false;
+                }
+            }
+            true
+        });
+    }
+}
+
+/// The writer loop; returns when every log handle is gone.
+pub(crate) fn run(shared: &Shared, rx: &Receiver<Msg>, durability: Durability) {
+    let mut dirty = false;
+    loop {
+        let first = match durability {
+            Durability::Durable => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            Durability::Buffered { interval } => rx.recv_timeout(interval),
+        };
+        let first = match first {
+            Ok(m) => m,
+            Err(RecvTimeoutError::Timeout) => {
+                if dirty {
+                    dirty = !sync_or_poison(shared);
+                }
+                continue;
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                if dirty && shared.poison_cause().is_none() {
+                    sync_or_poison(shared);
+                }
+                return;
+            }
+        };
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(m) => batch.push(m),
+                Err(_) => break,
+            }
+        }
+        dirty |= commit(shared, batch, durability);
+    }
+}
+
+/// Syncs; on failure poisons the store. True when the sync succeeded.
+fn sync_or_poison(shared: &Shared) -> bool {
+    match shared.backend.sync() {
+        Ok(()) => true,
+        Err(e) => {
+            shared.poison(e.to_string());
+            false
+        }
+    }
+}
+
+struct Staged {
+    reply: Sender<Result<Head>>,
+    head: Head,
+    records: Option<Vec<Record>>,
+}
+
+/// Commits one batch; returns true if it left unsynced data behind (buffered mode).
+fn commit(shared: &Shared, batch: Vec<Msg>, durability: Durability) -> bool {
+    if let Some(cause) = shared.poison_cause() {
+        for msg in batch {
+            match msg {
+                Msg::Append { reply, .. } => {
+                    let _ = reply.send(Err(StoreError::Poisoned {
+                        cause: cause.clone(),
+                    }));
+                }
+                Msg::Sync { reply } => {
+                    let _ = reply.send(Err(StoreError::Poisoned {
+                        cause: cause.clone(),
+                    }));
+                }
+            }
+        }
+        return false;
+    }
+    let keep_records = shared.has_subscribers();
+    let mut heads: HashMap<String, RunHead> = HashMap::new();
+    let mut frames = Vec::new();
+    let mut staged = Vec::new();
+    let mut syncs = Vec::new();
+    for msg in batch {
+        match msg {
+            Msg::Sync { reply } => syncs.push(reply),
+            Msg::Append {
+                run,
+                expected,
+                bodies,
+                reply,
+            } => match stage(shared, &mut heads, &run, expected, &bodies, &mut frames) {
+                Ok((head, prev)) => {
+                    let records = keep_records.then(|| records_of(&run, head.seq, prev, bodies));
+                    staged.push(Staged {
+                        reply,
+                        head,
+                        records,
+                    });
+                }
+                Err(e) => {
+                    let _ = reply.send(Err(e));
+                }
+            },
+        }
+    }
+    let mut outcome: Result<()> = if frames.is_empty() {
+        Ok(())
+    } else {
+        shared.backend.insert_frames(frames)
+    };
+    let must_sync = durability == Durability::Durable || !syncs.is_empty();
+    let wrote = !staged.is_empty();
+    if outcome.is_ok() && must_sync && (wrote || !syncs.is_empty()) {
+        outcome = shared
+            .backend
+            .sync()
+            .inspect_err(|e| shared.poison(e.to_string()));
+    }
+    match outcome {
+        Ok(()) => {
+            lock(&shared.heads).extend(heads);
+            let mut published = Vec::new();
+            for s in staged {
+                let _ = s.reply.send(Ok(s.head));
+                published.extend(s.records.into_iter().flatten());
+            }
+            if !published.is_empty() {
+                shared.publish(published);
+            }
+            for reply in syncs {
+                let _ = reply.send(Ok(()));
+            }
+            wrote && !must_sync
+        }
+        Err(e) => {
+            let message = e.to_string();
+            for s in staged {
+                let _ = s.reply.send(Err(StoreError::Poisoned {
+                    cause: message.clone(),
+                }));
+            }
+            for reply in syncs {
+                let _ = reply.send(Err(StoreError::Poisoned {
+                    cause: message.clone(),
+                }));
+            }
+            if shared.poison_cause().is_none() {
+                // An insert that failed without a sync: nothing is known to be written.
+                shared.poison(message);
+            }
+            false
+        }
+    }
+}
+
+/// Validates one append against the run's head and adds its frames to the batch.
+fn stage(
+    shared: &Shared,
+    heads: &mut HashMap<String, RunHead>,
+    run: &str,
+    expected: Option<u64>,
+    bodies: &[Vec<u8>],
+    frames: &mut Vec<(u64, u64, Vec<u8>)>,
+) -> Result<(Head, ChainHash)> {
+    let current = match heads.get(run) {
+        Some(h) => Some(*h),
+        None => shared.load_head(run)?,
+    };
+    let actual = current.map_or(0, |h| h.seq);
+    if let Some(expected) = expected {
+        if expected != actual {
+            return Err(StoreError::Conflict {
+                run: run.to_owned(),
+                expected,
+                actual,
+            });
+        }
+    }
+    let mut head = match current {
+        Some(h) => h,
+        None => {
+            let num = {
+                let mut next = lock(&shared.next_num);
+                let n = *next;
+                *next += 1;
+                n
+            };
+            let created_ms = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            shared
+                .backend
+                .create_run(run, RunSlot { num, created_ms })?;
+            RunHead {
+                num,
+                seq: 0,
+                hash: frame::genesis(run),
+            }
+        }
+    };
+    let prev = head.hash;
+    let mut builder = FrameBuilder::new(head.hash);
+    let mut first = head.seq + 1;
+    for body in bodies {
+        let spilled = if body.len() > frame::INLINE_LIMIT {
+            let hash = *blake3::hash(body).as_bytes();
+            shared.backend.put_blob(&hash, body)?;
+            Some(hash)
+        } else {
+            None
+        };
+        let stored_len = if spilled.is_some() { 32 } else { body.len() };
+        if !builder.fits(stored_len) {
+            let prev = builder.hash();
+            let n = builder.len() as u64;
+            frames.push((
+                head.num,
+                first,
+                std::mem::replace(&mut builder, FrameBuilder::new(prev)).finish(),
+            ));
+            first += n;
+        }
+        match &spilled {
+            Some(h) => builder.push(body, Stored::Spilled(h)),
+            None => builder.push(body, Stored::Inline(body)),
+        }
+    }
+    head.seq = first + builder.len() as u64 - 1;
+    head.hash = builder.hash();
+    frames.push((head.num, first, builder.finish()));
+    heads.insert(run.to_owned(), head);
+    Ok((
+        Head {
+            seq: head.seq,
+            hash: head.hash,
+        },
+        prev,
+    ))
+}
+
+/// The records of an append ending at `last_seq`, with their chain hashes from `prev` on.
+fn records_of(run: &str, last_seq: u64, prev: ChainHash, bodies: Vec<Vec<u8>>) -> Vec<Record> {
+    let first = last_seq + 1 - bodies.len() as u64;
+    let mut hash = prev;
+    bodies
+        .into_iter()
+        .enumerate()
+        .map(|(i, body)| {
+            hash = frame::link(&hash, &body);
+            Record {
+                run: run.to_owned(),
+                seq: first + i as u64,
+                hash,
+                body,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,307 @@
+//! The EventLog contract, run against the sled log and the in-memory log alike.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use runlog_store::frame::{genesis, link};
+use runlog_store::*;
+use std::time::Duration;
+
+fn bodies(range: std::ops::Range<u64>) -> Vec<Vec<u8>> {
+    range.map(|i| format!("event-{i}").into_bytes()).collect()
+}
+
+fn all(log: &dyn EventLog, run: &str) -> Vec<Record> {
+    log.read(run, 1, u64::MAX, Direction::Forward).unwrap()
+}
+
+mod cases {
+    use super::*;
+
+    pub fn appends_get_gapless_seqs_from_one(log: &dyn EventLog) {
+        assert_eq!(log.append("r", Some(0), bodies(0..3)).unwrap().seq, 3);
+        assert_eq!(log.append("r", Some(3), bodies(3..4)).unwrap().seq, 4);
+        assert_eq!(log.append("r", None, bodies(4..10)).unwrap().seq, 10);
+        let seqs: Vec<u64> = all(log, "r").iter().map(|r| r.seq).collect();
+        assert_eq!(seqs, (1..=10).collect::<Vec<_>>());
+        let texts: Vec<Vec<u8>> = all(log, "r").into_iter().map(|r| r.body).collect();
+        assert_eq!(texts, bodies(0..10));
+    }
+
+    pub fn reads_by_range_forward_and_backward(log: &dyn EventLog) {
+        log.append("r", Some(0), bodies(0..600)).unwrap();
+        let fwd = log.read("r", 250, 260, Direction::Forward).unwrap();
+        assert_eq!(
+            fwd.iter().map(|r| r.seq).collect::<Vec<_>>(),
+            (250..=260).collect::<Vec<_>>()
+        );
+        assert_eq!(fwd[0].body, b"event-249");
+        let back = log.read("r", 595, 700, Direction::Backward).unwrap();
+        assert_eq!(
+            back.iter().map(|r| r.seq).collect::<Vec<_>>(),
+            vec![600, 599, 598, 597, 596, 595]
+        );
+        assert!(log
+            .read("r", 601, 700, Direction::Forward)
+            .unwrap()
+            .is_empty());
+        assert!(log.read("r", 10, 5, Direction::Forward).unwrap().is_empty());
+    }
+
+    pub fn a_stale_expected_head_is_a_conflict_and_appends_nothing(log: &dyn EventLog) {
+        log.append("r", Some(0), bodies(0..2)).unwrap();
+        match log.append("r", Some(1), bodies(2..5)) {
+            Err(StoreError::Conflict {
+                run,
+                expected,
+                actual,
+            }) => {
+                assert_eq!((run.as_str(), expected, actual), ("r", 1, 2));
+            }
+            other => panic!("expected a conflict, got {other:?}"),
+        }
+        assert_eq!(log.head("r").unwrap().unwrap().seq, 2);
+        assert!(matches!(
+            log.append("new", Some(5), bodies(0..1)),
+            Err(StoreError::Conflict { actual: 0, .. })
+        ));
+    }
+
+    pub fn a_multi_frame_append_reads_back_whole(log: &dyn EventLog) {
+        // 2,000 records span many frames; they are one append.
+        let head = log.append("r", Some(0), bodies(0..2_000)).unwrap();
+        assert_eq!(head.seq, 2_000);
+        let got = all(log, "r");
+        assert_eq!(got.len(), 2_000);
+        assert_eq!(got[1_999].body, b"event-1999");
+    }
+
+    pub fn the_head_carries_the_chain_hash(log: &dyn EventLog) {
+        let b = bodies(0..5);
+        let head = log.append("r", Some(0), b.clone()).unwrap();
+        let mut h = genesis("r");
+        for body in &b {
+            h = link(&h, body);
+        }
+        assert_eq!(head.hash, h);
+        assert_eq!(log.head("r").unwrap(), Some(head));
+        assert_eq!(log.hash_at("r", 5).unwrap(), Some(h));
+        let records = all(log, "r");
+        assert_eq!(records[4].hash, h);
+        assert_eq!(records[0].hash, link(&genesis("r"), &b[0]));
+    }
+
+    pub fn runs_are_listed_with_their_heads(log: &dyn EventLog) {
+        log.append("beta", Some(0), bodies(0..2)).unwrap();
+        log.append("alpha", Some(0), bodies(0..3)).unwrap();
+        let runs = log.runs().unwrap();
+        let summary: Vec<(String, u64)> = runs
+            .iter()
+            .map(|r| (r.run.clone(), r.head.unwrap().seq))
+            .collect();
+        assert_eq!(summary, vec![("alpha".into(), 3), ("beta".into(), 2)]);
+        assert!(runs.iter().all(|r| r.created_ms > 0));
+    }
+
+    pub fn unknown_runs_read_empty(log: &dyn EventLog) {
+        assert_eq!(log.head("ghost").unwrap(), None);
+        assert!(all(log, "ghost").is_empty());
+        let report = log.verify("ghost").unwrap();
+        assert!(report.is_ok() && report.verified == 0);
+    }
+
+    pub fn subscribers_get_every_append_in_order(log: &dyn EventLog) {
+        let only_a = log.subscribe(Some("a"));
+        let every = log.subscribe(None);
+        log.append("a", Some(0), bodies(0..3)).unwrap();
+        log.append("b", Some(0), bodies(0..1)).unwrap();
+        log.append("a", Some(3), bodies(3..4)).unwrap();
+        let got_a: Vec<u64> = only_a.try_iter().map(|r| r.seq).collect();
+        assert_eq!(got_a, vec![1, 2, 3, 4]);
+        let got_all: Vec<(String, u64)> = every.try_iter().map(|r| (r.run, r.seq)).collect();
+        assert_eq!(got_all.len(), 5);
+        assert_eq!(got_all[3], ("b".into(), 1));
+        // Delivered records carry the same chain hash as a read.
+        let live = log.subscribe(Some("a"));
+        log.append("a", Some(4), bodies(4..5)).unwrap();
+        let rec = live.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(rec.hash, log.hash_at("a", 5).unwrap().unwrap());
+    }
+
+    pub fn an_intact_log_verifies(log: &dyn EventLog) {
+        log.append("r", Some(0), bodies(0..700)).unwrap();
+        log.append("r", Some(700), vec![vec![7u8; 10_000]]).unwrap();
+        let report = log.verify("r").unwrap();
+        assert!(report.is_ok(), "{:?}", report.damage);
+        assert_eq!(report.verified, 701);
+        assert_eq!(report.head.unwrap().seq, 701);
+    }
+
+    pub fn large_bodies_round_trip_through_the_blob_area(log: &dyn EventLog) {
+        let big: Vec<u8> = (0..100_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        log.append(
+            "r",
+            Some(0),
+            vec![b"small".to_vec(), big.clone(), b"after".to_vec()],
+        )
+        .unwrap();
+        let got = all(log, "r");
+        assert_eq!(got[1].body, big);
+        assert_eq!(got[2].body, b"after");
+    }
+
+    pub fn blobs_are_content_addressed(log: &dyn EventLog) {
+        let h = log.put_blob(b"stdout of a long agent run").unwrap();
+        assert_eq!(h, *blake3::hash(b"stdout of a long agent run").as_bytes());
+        assert_eq!(log.put_blob(b"stdout of a long agent run").unwrap(), h);
+        assert_eq!(
+            log.get_blob(&h).unwrap().unwrap(),
+            b"stdout of a long agent run"
+        );
+        assert_eq!(log.get_blob(&[0u8; 32]).unwrap(), None);
+    }
+
+    pub fn concurrent_producers_are_all_acknowledged_gaplessly(log: &dyn EventLog) {
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                s.spawn(move || {
+                    for i in 0..25 {
+                        log.append("shared", None, vec![format!("{t}-{i}").into_bytes()])
+                            .unwrap();
+                        let own = format!("own-{t}");
+                        log.append(&own, Some(i), vec![format!("{i}").into_bytes()])
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        let shared = all(log, "shared");
+        assert_eq!(shared.len(), 200);
+        assert!(shared
+            .iter()
+            .enumerate()
+            .all(|(i, r)| r.seq == i as u64 + 1));
+        for t in 0..8 {
+            let own = all(log, &format!("own-{t}"));
+            assert_eq!(own.len(), 25);
+            assert_eq!(own[24].body, b"24");
+        }
+        assert!(log.verify("shared").unwrap().is_ok());
+    }
+
+    pub fn invalid_appends_are_refused(log: &dyn EventLog) {
+        assert!(matches!(
+            log.append("r", None, vec![]),
+            Err(StoreError::Invalid(_))
+        ));
+        assert!(matches!(
+            log.append("", None, bodies(0..1)),
+            Err(StoreError::Invalid(_))
+        ));
+        assert!(matches!(
+            log.append("bad\nid", None, bodies(0..1)),
+            Err(StoreError::Invalid(_))
+        ));
+        assert_eq!(log.runs().unwrap(), vec![]);
+    }
+
+    pub fn a_scan_can_stop_early(log: &dyn EventLog) {
+        log.append("r", Some(0), bodies(0..1_000)).unwrap();
+        let mut seen = Vec::new();
+        log.scan("r", 100, u64::MAX, &mut |r| {
+            seen.push(r.seq);
+            Ok(seen.len() < 3)
+        })
+        .unwrap();
+        assert_eq!(seen, vec![100, 101, 102]);
+    }
+
+    pub fn a_reader_error_comes_back_unchanged(log: &dyn EventLog) {
+        log.append("r", Some(0), bodies(0..5)).unwrap();
+        let err = log
+            .scan("r", 1, 5, &mut |_| {
+                Err(StoreError::Invalid("reader gave up".into()))
+            })
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Invalid(m) if m == "reader gave up"));
+    }
+
+    pub fn the_cache_keeps_entries_by_key(log: &dyn EventLog) {
+        log.cache_put(b"snap/r/0010", b"ten").unwrap();
+        log.cache_put(b"snap/r/0020", b"twenty").unwrap();
+        log.cache_put(b"other", b"x").unwrap();
+        assert_eq!(log.cache_get(b"snap/r/0020").unwrap().unwrap(), b"twenty");
+        assert_eq!(
+            log.cache_keys(b"snap/r/").unwrap(),
+            vec![b"snap/r/0010".to_vec(), b"snap/r/0020".to_vec()]
+        );
+    }
+
+    pub fn sync_succeeds_and_size_grows(log: &dyn EventLog) {
+        let before = log.size_bytes().unwrap();
+        log.append("r", Some(0), bodies(0..1_000)).unwrap();
+        log.sync().unwrap();
+        assert!(log.size_bytes().unwrap() > before);
+    }
+}
+
+macro_rules! contract {
+    ($module:ident, $make:expr) => {
+        mod $module {
+            use super::*;
+            contract!(@cases $make;
+                appends_get_gapless_seqs_from_one,
+                reads_by_range_forward_and_backward,
+                a_stale_expected_head_is_a_conflict_and_appends_nothing,
+                a_multi_frame_append_reads_back_whole,
+                the_head_carries_the_chain_hash,
+                runs_are_listed_with_their_heads,
+                unknown_runs_read_empty,
+                subscribers_get_every_append_in_order,
+                an_intact_log_verifies,
+                large_bodies_round_trip_through_the_blob_area,
+                blobs_are_content_addressed,
+                concurrent_producers_are_all_acknowledged_gaplessly,
+                invalid_appends_are_refused,
+                a_scan_can_stop_early,
+                a_reader_error_comes_back_unchanged,
+                the_cache_keeps_entries_by_key,
+                sync_succeeds_and_size_grows,
+            );
+        }
+    };
+    (@cases $make:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $case() {
+                let (log, _dir) = $make;
+                cases::$case(&log);
+            }
+        )*
+    };
+}
+
+fn sled_log() -> (Log, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Log::open(&dir.path().join("store"), Options::default()).unwrap();
+    (log, dir)
+}
+
+fn sled_buffered() -> (Log, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        durability: Durability::Buffered {
+            interval: Duration::from_millis(20),
+        },
+        create: true,
+    };
+    let log = Log::open(&dir.path().join("store"), opts).unwrap();
+    (log, dir)
+}
+
+contract!(sled_durable, sled_log());
+contract!(sled_buffered_mode, sled_buffered());
+contract!(memory, (Log::memory().unwrap(), ()));

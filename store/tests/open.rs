@@ -1,0 +1,129 @@
+//! Opening a sled store: persistence across reopen, clear errors for a locked store, a
+//! directory that is not a store, and a newer format.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use runlog_store::*;
+use std::time::Duration;
+
+#[test]
+fn records_survive_a_reopen_and_seqs_continue() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let head = Log::open(&store, Options::default())
+        .unwrap()
+        .append("r", Some(0), vec![b"one".to_vec()])
+        .unwrap();
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert_eq!(log.head("r").unwrap(), Some(head));
+    assert_eq!(
+        log.append("r", Some(1), vec![b"two".to_vec()]).unwrap().seq,
+        2
+    );
+    assert_eq!(
+        log.append("s", Some(0), vec![b"new run".to_vec()])
+            .unwrap()
+            .seq,
+        1
+    );
+    assert_eq!(log.runs().unwrap().len(), 2);
+}
+
+#[test]
+fn buffered_appends_are_synced_on_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let opts = Options {
+        durability: Durability::Buffered {
+            interval: Duration::from_secs(3600),
+        },
+        create: true,
+    };
+    let log = Log::open(&store, opts).unwrap();
+    log.append("r", Some(0), vec![b"x".to_vec(); 100]).unwrap();
+    log.close().unwrap();
+    assert_eq!(
+        Log::open(&store, Options::default())
+            .unwrap()
+            .head("r")
+            .unwrap()
+            .unwrap()
+            .seq,
+        100
+    );
+}
+
+#[test]
+fn a_second_open_says_the_store_is_locked_and_by_whom() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let _first = Log::open(&store, Options::default()).unwrap();
+    let err = Log::open(&store, Options::default()).unwrap_err();
+    match &err {
+        StoreError::Locked { path, owner } => {
+            assert_eq!(path, &store);
+            assert!(
+                owner
+                    .as_deref()
+                    .unwrap()
+                    .contains(&format!("pid {}", std::process::id())),
+                "{owner:?}"
+            );
+        }
+        other => panic!("expected Locked, got {other:?}"),
+    }
+    assert!(err.to_string().contains(&store.display().to_string()));
+    assert!(err.hint().unwrap().contains("--store"));
+}
+
+#[test]
+fn a_directory_with_other_files_is_not_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    let err = Log::open(dir.path(), Options::default()).unwrap_err();
+    assert!(matches!(err, StoreError::NotAStore { .. }), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "mine",
+        "nothing touched"
+    );
+}
+
+#[test]
+fn a_missing_store_is_not_created_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Log::open(
+        &dir.path().join("nope"),
+        Options {
+            create: false,
+            ..Options::default()
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(err, StoreError::NotAStore { .. }), "{err}");
+    assert!(!dir.path().join("nope").exists());
+}
+
+#[test]
+fn a_newer_format_is_refused_with_both_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    drop(Log::open(&store, Options::default()).unwrap());
+    std::fs::write(store.join("RUNLOG_STORE"), "runlog-store format 9\n").unwrap();
+    let err = Log::open(&store, Options::default()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::NewerFormat {
+                found: 9,
+                supported: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
