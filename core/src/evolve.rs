@@ -101,13 +101,25 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
             }
             for r in replaces {
                 with_task(&mut state, &r.old, |t| t.replaced_by.push(r.new.clone()));
-                for task in state.tasks.values_mut() {
-                    if task.status.is_terminal() || !task.spec.after.contains(&r.old) {
+                let waiting: Vec<TaskId> =
+                    state.dependents.get(&r.old).cloned().unwrap_or_default();
+                for id in waiting {
+                    let Some(task) = state.tasks.get_mut(&id) else {
+                        continue;
+                    };
+                    if task.status.is_terminal() || id == r.new {
                         continue;
                     }
                     task.spec.after.retain(|d| d != &r.old);
-                    if !task.spec.after.contains(&r.new) && task.spec.id != r.new {
+                    if !task.spec.after.contains(&r.new) {
                         task.spec.after.push(r.new.clone());
+                    }
+                    if let Some(list) = state.dependents.get_mut(&r.old) {
+                        list.retain(|d| d != &id);
+                    }
+                    let list = state.dependents.entry(r.new.clone()).or_default();
+                    if !list.contains(&id) {
+                        list.push(id.clone());
                     }
                 }
             }
@@ -332,6 +344,13 @@ fn add_task(state: &mut RunState, spec: crate::spec::TaskSpec) {
         state
             .children
             .entry(parent.clone())
+            .or_default()
+            .push(spec.id.clone());
+    }
+    for dep in &spec.after {
+        state
+            .dependents
+            .entry(dep.clone())
             .or_default()
             .push(spec.id.clone());
     }

@@ -24,6 +24,7 @@ pub mod rejection;
 pub mod settings;
 pub mod spec;
 pub mod state;
+pub mod synthetic;
 pub mod value;
 
 pub use command::{Command, CommandKind};

@@ -51,16 +51,21 @@ pub fn validate_strategy(task: &str, r: &RetryStrategy) -> Result<(), Rejection>
 }
 
 /// Validates tasks about to join the plan of `state` (whose tasks listed in `cancelling` are
-/// about to be cancelled): unique ids, known dependencies and parents, no cycle, depth within
+/// about to be cancelled, and whose dependents of `rewired` tasks will wait for their
+/// replacements): unique ids, known dependencies and parents, no cycle, depth within
 /// `max_depth`, sane strategies.
+///
+/// Existing tasks never wait for new ones, so a pure addition can only close a cycle among the
+/// new tasks: only those are searched, which keeps long runs linear. A revision that rewires
+/// existing dependencies (`rewired` non-empty) gets the whole graph checked.
 pub fn validate_new_tasks(
     state: &RunState,
     new: &[TaskSpec],
     cancelling: &BTreeSet<TaskId>,
+    rewired: &[(TaskId, TaskId)],
     max_depth: u32,
 ) -> Result<(), Rejection> {
-    let mut specs: BTreeMap<&TaskId, &TaskSpec> =
-        state.tasks.iter().map(|(id, t)| (id, &t.spec)).collect();
+    let mut fresh: BTreeMap<&TaskId, &TaskSpec> = BTreeMap::new();
     for spec in new {
         if spec.id.0.trim().is_empty() {
             return Err(Rejection::InvalidSetting {
@@ -68,16 +73,22 @@ pub fn validate_new_tasks(
                 reason: "must not be empty".into(),
             });
         }
-        if specs.insert(&spec.id, spec).is_some() {
+        if state.tasks.contains_key(&spec.id) || fresh.insert(&spec.id, spec).is_some() {
             return Err(Rejection::DuplicateTask {
                 task: spec.id.clone(),
             });
         }
         validate_strategy(spec.id.as_str(), &spec.retry)?;
     }
+    let lookup = |id: &TaskId| {
+        fresh
+            .get(id)
+            .copied()
+            .or_else(|| state.tasks.get(id).map(|t| &t.spec))
+    };
     for spec in new {
         for dep in &spec.after {
-            if !specs.contains_key(dep) || cancelling.contains(dep) {
+            if lookup(dep).is_none() || cancelling.contains(dep) {
                 return Err(Rejection::UnknownDependency {
                     task: spec.id.clone(),
                     missing: dep.clone(),
@@ -88,7 +99,7 @@ pub fn validate_new_tasks(
             let parent_ok = match state.tasks.get(parent) {
                 // An existing task may only become a group before it has run.
                 Some(t) => t.attempt == 0 && !t.status.is_terminal(),
-                None => new.iter().any(|s| &s.id == parent),
+                None => fresh.contains_key(parent),
             };
             if !parent_ok || cancelling.contains(parent) {
                 return Err(Rejection::UnknownParent {
@@ -97,7 +108,7 @@ pub fn validate_new_tasks(
                 });
             }
         }
-        let depth = depth_of(&specs, &spec.id);
+        let depth = depth_of(&lookup, &spec.id);
         if depth > max_depth {
             return Err(Rejection::TooDeep {
                 task: spec.id.clone(),
@@ -106,27 +117,50 @@ pub fn validate_new_tasks(
             });
         }
     }
-    if let Some(cycle) = find_cycle(&specs) {
-        return Err(Rejection::DependencyCycle { cycle });
+    let cycle = if rewired.is_empty() {
+        find_cycle(&fresh)
+    } else {
+        let mut all: BTreeMap<&TaskId, TaskSpec> = state
+            .tasks
+            .iter()
+            .map(|(id, t)| (id, t.spec.clone()))
+            .collect();
+        for spec in new {
+            all.insert(&spec.id, spec.clone());
+        }
+        for spec in all.values_mut() {
+            for (old, new_id) in rewired {
+                if spec.after.contains(old) {
+                    spec.after.retain(|d| d != old);
+                    spec.after.push(new_id.clone());
+                }
+            }
+        }
+        let refs: BTreeMap<&TaskId, &TaskSpec> = all.iter().map(|(k, v)| (*k, v)).collect();
+        find_cycle(&refs)
+    };
+    match cycle {
+        Some(cycle) => Err(Rejection::DependencyCycle { cycle }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
-fn depth_of(specs: &BTreeMap<&TaskId, &TaskSpec>, id: &TaskId) -> u32 {
+fn depth_of<'a>(lookup: &dyn Fn(&TaskId) -> Option<&'a TaskSpec>, id: &TaskId) -> u32 {
     let mut depth = 1;
-    let mut current = specs.get(id).and_then(|s| s.parent.as_ref());
+    let mut current = lookup(id).and_then(|s| s.parent.as_ref());
     while let Some(parent) = current {
         depth += 1;
         if depth > MAX_NESTING {
             break;
         }
-        current = specs.get(parent).and_then(|s| s.parent.as_ref());
+        current = lookup(parent).and_then(|s| s.parent.as_ref());
     }
     depth
 }
 
-/// The waits-for graph: a task waits for its `after`, a group waits for its children, and a
-/// child waits for whatever its ancestors wait for.
+/// The waits-for graph over `specs`: a task waits for its `after`, a group waits for its
+/// children, and a child waits for whatever its ancestors wait for. Edges leaving `specs` are
+/// kept but lead nowhere (those tasks cannot wait for anything in `specs`).
 fn waits_for(specs: &BTreeMap<&TaskId, &TaskSpec>) -> BTreeMap<TaskId, Vec<TaskId>> {
     let mut edges: BTreeMap<TaskId, Vec<TaskId>> = BTreeMap::new();
     for (id, spec) in specs {

@@ -299,6 +299,8 @@ pub struct RunState {
     pub order: Vec<TaskId>,
     /// Children of each group.
     pub children: BTreeMap<TaskId, Vec<TaskId>>,
+    /// Tasks that list each task in their `after` (reverse dependencies).
+    pub dependents: BTreeMap<TaskId, Vec<TaskId>>,
     /// Stage health by stage.
     pub stages: BTreeMap<StageId, StageHealth>,
     /// Seed 002's supervisor state stack.
@@ -433,6 +435,49 @@ impl RunState {
             .filter(|t| t.running)
             .map(|t| t.spec.id.clone())
             .collect()
+    }
+
+    /// Open, non-group tasks that just became ready because `task` is done: dependents of the
+    /// task or of any of its ancestors (a group completes with its last child), and their
+    /// descendants. Sorted by id.
+    pub fn ready_because_of(&self, task: &TaskId) -> Vec<TaskId> {
+        let mut roots = vec![task.clone()];
+        let mut current = self.tasks.get(task).and_then(|t| t.spec.parent.clone());
+        while let Some(p) = current {
+            if roots.len() as u32 > crate::plan::MAX_NESTING {
+                break;
+            }
+            current = self.tasks.get(&p).and_then(|t| t.spec.parent.clone());
+            roots.push(p);
+        }
+        let mut candidates: Vec<TaskId> = Vec::new();
+        for root in &roots {
+            for d in self.dependents.get(root).into_iter().flatten() {
+                let mut stack = vec![(d.clone(), 0u32)];
+                while let Some((id, depth)) = stack.pop() {
+                    if depth <= crate::plan::MAX_NESTING {
+                        stack.extend(
+                            self.children
+                                .get(&id)
+                                .into_iter()
+                                .flatten()
+                                .map(|c| (c.clone(), depth + 1)),
+                        );
+                    }
+                    candidates.push(id);
+                }
+            }
+        }
+        candidates.sort();
+        candidates.dedup();
+        candidates.retain(|id| {
+            self.tasks
+                .get(id)
+                .is_some_and(|t| t.status == TaskStatus::Open)
+                && !self.is_group(id)
+                && self.readiness(id) == Readiness::Ready
+        });
+        candidates
     }
 
     /// Open, non-group tasks that may start now (dispatch order: the order they were added).

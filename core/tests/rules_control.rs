@@ -340,3 +340,20 @@ fn every_rejection_has_a_message_and_a_hint() {
     assert_eq!(r.to_string(), "cannot approve task a: it is open");
     assert_eq!(r.hint(), "this is allowed when the task is pending-eval");
 }
+
+#[test]
+fn a_long_synthetic_run_folds_to_every_task_done() {
+    let events = synthetic::synthetic_run("big", 5_000).unwrap();
+    assert!(events.len() >= 5_000);
+    let state = fold(&events);
+    assert_eq!(state.status, RunStatus::Finished(RunOutcome::Succeeded));
+    assert!(state.tasks.values().all(|t| t.status == TaskStatus::Done));
+    assert!(
+        state.tasks.values().any(|t| t.rescues == 1),
+        "some rescues happen"
+    );
+    assert!(
+        state.tasks.values().any(|t| t.test_failures == 1),
+        "some test retries happen"
+    );
+}

@@ -16,7 +16,10 @@ use std::path::{Path, PathBuf};
 pub const FORMAT: u32 = 1;
 const MARKER: &str = "RUNLOG_STORE";
 
-fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
+pub(crate) fn io<'a>(
+    what: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
     move |source| StoreError::Io {
         what,
         path: path.to_path_buf(),

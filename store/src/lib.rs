@@ -4,7 +4,8 @@
 //! know what they mean. Records are grouped into frames (one immutable sled value per committed
 //! batch), each record checksummed and hash-chained (`hash_n = blake3(hash_{n-1} ‖ body)`).
 //! Appends carry the expected head seq (optimistic concurrency), go through one writer thread
-//! that commits groups of appends with one real `fdatasync`, and are published to subscribers.
+//! that commits groups of appends with one real `fdatasync` of runlog's write-ahead log, and are
+//! published to subscribers.
 //! [`Log::open`] opens the sled store in a directory; [`Log::memory`] keeps the same contract in
 //! memory.
 
@@ -15,6 +16,7 @@ pub mod layout;
 mod log;
 pub mod types;
 mod verify;
+pub mod wal;
 mod writer;
 
 pub use error::{Damage, DamageKind, Result, StoreError};

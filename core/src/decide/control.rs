@@ -28,7 +28,7 @@ pub(super) fn start_run(
         });
     }
     validate_settings(&settings)?;
-    validate_new_tasks(state, &tasks, &BTreeSet::new(), settings.max_depth)?;
+    validate_new_tasks(state, &tasks, &BTreeSet::new(), &[], settings.max_depth)?;
     let mut events = vec![EventKind::RunStarted {
         run,
         workflow,
@@ -69,6 +69,7 @@ pub(super) fn add_task(state: &RunState, spec: TaskSpec) -> Result<Vec<EventKind
         state,
         std::slice::from_ref(&spec),
         &BTreeSet::new(),
+        &[],
         state.settings.max_depth,
     )?;
     Ok(vec![EventKind::TaskAdded { spec }])

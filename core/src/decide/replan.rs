@@ -30,7 +30,15 @@ fn may_complete_a_task(kind: &EventKind) -> bool {
 /// Appends a `ReplanRequested` for each task these events make done that is destructive and
 /// shares files with a pending (open) task.
 pub(super) fn append_replan_requests(before: &RunState, events: &mut Vec<Event>) {
-    if !events.iter().any(|e| may_complete_a_task(&e.kind)) {
+    // Only a destructive task finishing can trigger a replan; skip the fold otherwise.
+    let destructive_finishing = events.iter().any(|e| {
+        may_complete_a_task(&e.kind)
+            && e.kind
+                .task()
+                .and_then(|t| before.tasks.get(t))
+                .is_some_and(|t| is_destructive(&t.spec))
+    });
+    if !destructive_finishing {
         return;
     }
     let Some(at) = events.last().map(|e| e.at) else {
@@ -108,7 +116,11 @@ pub(super) fn revise(
         }
     }
     let cancelling: BTreeSet<TaskId> = cancelled.iter().cloned().collect();
-    validate_new_tasks(state, &add, &cancelling, state.settings.max_depth)?;
+    let rewired: Vec<(TaskId, TaskId)> = replaces
+        .iter()
+        .map(|r| (r.old.clone(), r.new.clone()))
+        .collect();
+    validate_new_tasks(state, &add, &cancelling, &rewired, state.settings.max_depth)?;
     for r in &replaces {
         if !cancelling.contains(&r.old) {
             return invalid(format!(

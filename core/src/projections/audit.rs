@@ -3,7 +3,7 @@
 
 use crate::event::{Event, EventKind, GateOutcome};
 use crate::ids::{TaskId, Timestamp};
-use crate::state::{Readiness, RunState, TaskStatus};
+use crate::state::RunState;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -139,8 +139,8 @@ pub struct EvalAudit {
 }
 
 impl EvalAudit {
-    /// Folds one event; `before` and `after` are the run's state around it.
-    pub fn observe(&mut self, seq: u64, event: &Event, before: &RunState, after: &RunState) {
+    /// Folds one event; `after` is the run's state once it is applied.
+    pub fn observe(&mut self, seq: u64, event: &Event, after: &RunState) {
         match &event.kind {
             EventKind::EvalScored {
                 task,
@@ -160,7 +160,7 @@ impl EvalAudit {
                     flags.push(AuditFlag::MissingDimensions { missing });
                 }
                 seen.extend(dimensions.keys().cloned());
-                let t = before.tasks.get(task);
+                let t = after.tasks.get(task);
                 self.entries.push(AuditEntry {
                     seq,
                     at: event.at,
@@ -196,7 +196,7 @@ impl EvalAudit {
                 }
                 entry.consequence = Some(match outcome {
                     GateOutcome::Pass => Consequence::Done {
-                        ready: newly_ready(before, after),
+                        ready: after.ready_because_of(task),
                         at_seq: seq,
                     },
                     GateOutcome::Rescue { n } => Consequence::Rescue { n: *n },
@@ -204,9 +204,11 @@ impl EvalAudit {
                 });
             }
             EventKind::TaskApproved { task, by } => {
-                let failed_by_gate = before.tasks.get(task).is_some_and(|t| {
-                    t.status == TaskStatus::Failed && t.last_gate == Some(GateOutcome::Fail)
-                });
+                // Approval keeps the gate's last decision: a `Fail` there was overruled.
+                let failed_by_gate = after
+                    .tasks
+                    .get(task)
+                    .is_some_and(|t| t.last_gate == Some(GateOutcome::Fail));
                 if failed_by_gate {
                     if let Some(entry) = self.latest_mut(task) {
                         entry.flags.push(AuditFlag::ApprovedOverFailingScore {
@@ -219,14 +221,14 @@ impl EvalAudit {
                     seq,
                     task: task.clone(),
                     by: by.clone(),
-                    ready: newly_ready(before, after),
+                    ready: after.ready_because_of(task),
                 });
             }
             _ => self.observe_stream(seq, event),
         }
     }
 
-    /// Folds an event that needs no state around it (see [`needs_state_before`]).
+    /// Folds an event that needs no state.
     pub fn observe_stream(&mut self, seq: u64, event: &Event) {
         match &event.kind {
             EventKind::TaskRejected {
@@ -271,25 +273,4 @@ impl EvalAudit {
     pub fn flagged(&self) -> impl Iterator<Item = &AuditEntry> {
         self.entries.iter().filter(|e| !e.flags.is_empty())
     }
-}
-
-/// Whether [`EvalAudit::observe`] needs the state before this event.
-pub fn needs_state_before(kind: &EventKind) -> bool {
-    matches!(
-        kind,
-        EventKind::EvalScored { .. }
-            | EventKind::GateDecided { .. }
-            | EventKind::TaskApproved { .. }
-    )
-}
-
-/// Open tasks that were not ready before and are ready after.
-fn newly_ready(before: &RunState, after: &RunState) -> Vec<TaskId> {
-    after
-        .tasks_in_order()
-        .filter(|t| t.status == TaskStatus::Open && !after.is_group(&t.spec.id))
-        .filter(|t| after.readiness(&t.spec.id) == Readiness::Ready)
-        .filter(|t| before.readiness(&t.spec.id) != Readiness::Ready)
-        .map(|t| t.spec.id.clone())
-        .collect()
 }

@@ -38,15 +38,8 @@ impl Projections {
         resolve: &mut dyn FnMut(Base<'_>) -> Option<RunState>,
     ) {
         let state = std::mem::take(&mut self.state);
-        // Only the audit's events need the state before them; cloning it for every event
-        // would dominate a long replay.
-        let before = audit::needs_state_before(&event.kind).then(|| state.clone());
         let after = apply(state, event, resolve);
-        if let Some(before) = &before {
-            self.audit.observe(after.seq, event, before, &after);
-        } else {
-            self.audit.observe_stream(after.seq, event);
-        }
+        self.audit.observe(after.seq, event, &after);
         self.summary.observe(after.seq, event);
         self.state = after;
     }

@@ -1,0 +1,150 @@
+//! A long, realistic run built through `decide`, for benchmarks and large-history tests:
+//! chained tasks with tests and evaluators, stage results, some stage failures, test retries
+//! and eval rescues. Deterministic: the same arguments give the same events.
+
+use crate::command::{Command, CommandKind};
+use crate::decide::decide;
+use crate::event::Event;
+use crate::evolve::evolve;
+use crate::ids::{Hash, RunId, TaskId, Timestamp};
+use crate::rejection::Rejection;
+use crate::settings::{RetryStrategy, Settings};
+use crate::spec::TaskSpec;
+use crate::state::RunState;
+use crate::value::Value;
+use std::collections::BTreeMap;
+
+struct Builder {
+    state: RunState,
+    events: Vec<Event>,
+    now: u64,
+}
+
+impl Builder {
+    fn exec(&mut self, kind: CommandKind) -> Result<(), Rejection> {
+        self.now += 1_000;
+        for e in decide(&self.state, Command::new(Timestamp(self.now), kind))? {
+            self.state = evolve(std::mem::take(&mut self.state), &e);
+            self.events.push(e);
+        }
+        Ok(())
+    }
+}
+
+fn spec(i: usize) -> TaskSpec {
+    let mut s = TaskSpec::new(
+        format!("t{i:06}"),
+        format!("Implement module {i} in src/mod_{i}.rs"),
+    );
+    s.run = Some("./agent.sh".into());
+    s.test = Some("./test.sh".into());
+    s.eval = (i % 2 == 0).then(|| "./judge.sh".to_owned());
+    s.destructive = Some(false);
+    s.retry = RetryStrategy {
+        delay_ms: 0,
+        circuit_after: 0,
+        ..RetryStrategy::default()
+    };
+    if i % 4 != 0 && i > 0 {
+        s.after = vec![TaskId(format!("t{:06}", i - 1))];
+    }
+    s
+}
+
+fn result(i: usize) -> Value {
+    let mut m = BTreeMap::new();
+    m.insert("files_changed".to_owned(), Value::Int((i % 7) as i64 + 1));
+    m.insert(
+        "summary".to_owned(),
+        Value::Str(format!("implemented module {i}")),
+    );
+    Value::Map(m)
+}
+
+fn score(task: &TaskId, s: f64) -> CommandKind {
+    let mut dims = BTreeMap::new();
+    dims.insert("correctness".to_owned(), s);
+    dims.insert("style".to_owned(), (s + 0.05).min(1.0));
+    CommandKind::ScoreEval {
+        task: task.clone(),
+        evaluator: "judge".into(),
+        score: s,
+        dimensions: dims,
+        notes: "ok".into(),
+    }
+}
+
+/// At least `target_events` events of one run (it stops after the task that crosses it).
+pub fn synthetic_run(run: &str, target_events: usize) -> Result<Vec<Event>, Rejection> {
+    let mut b = Builder {
+        state: RunState::default(),
+        events: Vec::with_capacity(target_events + 16),
+        now: 1_700_000_000_000,
+    };
+    b.exec(CommandKind::StartRun {
+        run: RunId(run.to_owned()),
+        workflow: "synthetic".into(),
+        workflow_hash: Hash::of(b"synthetic"),
+        settings: Settings::default(),
+        tasks: Vec::new(),
+    })?;
+    let mut i = 0;
+    while b.events.len() < target_events {
+        let spec = spec(i);
+        let id = spec.id.clone();
+        let evaluated = spec.eval.is_some();
+        b.exec(CommandKind::AddTask { spec })?;
+        let start = CommandKind::StartTask {
+            task: id.clone(),
+            agent: None,
+            worktree: None,
+        };
+        let submit = CommandKind::SubmitTask {
+            task: id.clone(),
+            summary: "done".into(),
+            result: result(i),
+            duration_ms: 1_000 + (i % 97) as u64,
+        };
+        b.exec(start.clone())?;
+        if i % 9 == 4 {
+            b.exec(CommandKind::FailStage {
+                task: id.clone(),
+                error: "exit code 1".into(),
+                error_type: "exit-code".into(),
+                duration_ms: 300,
+            })?;
+            b.exec(start.clone())?;
+        }
+        b.exec(submit.clone())?;
+        if i % 6 == 1 {
+            b.exec(CommandKind::RecordTests {
+                task: id.clone(),
+                passed: false,
+                details: "1 test failed".into(),
+            })?;
+            b.exec(start.clone())?;
+            b.exec(submit.clone())?;
+        }
+        b.exec(CommandKind::RecordTests {
+            task: id.clone(),
+            passed: true,
+            details: "ok".into(),
+        })?;
+        if evaluated {
+            if i % 5 == 2 {
+                b.exec(score(&id, 0.55))?;
+                b.exec(start)?;
+                b.exec(submit)?;
+                b.exec(CommandKind::RecordTests {
+                    task: id.clone(),
+                    passed: true,
+                    details: "ok".into(),
+                })?;
+            }
+            b.exec(score(&id, 0.85))?;
+        }
+        i += 1;
+    }
+    b.exec(CommandKind::Finish)?;
+    Ok(b.events)
+}

@@ -1,0 +1,360 @@
+//! `cargo bench -p runlog-store`: the store against its baselines, all in one run on one disk.
+//!
+//! Every figure is labelled with what an acknowledgement guarantees. The work directory is
+//! `target/bench-store` (override with RUNLOG_BENCH_DIR); events come from
+//! `runlog_core::synthetic`, encoded exactly as runlog stores them. RUNLOG_BENCH_EVENTS sets the
+//! bulk size (default 1,000,000).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use runlog_core::codec::encode_event;
+use runlog_core::synthetic::synthetic_run;
+use runlog_store::{EventLog, Log, Options};
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+struct Row {
+    name: String,
+    rate: f64,
+    guarantee: &'static str,
+}
+
+fn fresh(root: &Path, name: &str) -> PathBuf {
+    let p = root.join(name);
+    let _ = fs::remove_dir_all(&p);
+    let _ = fs::remove_file(&p);
+    p
+}
+
+fn rate(n: usize, t: Instant) -> f64 {
+    n as f64 / t.elapsed().as_secs_f64()
+}
+
+fn fsync_floor(root: &Path, records: &[Vec<u8>], batch: usize, syncs: usize) -> f64 {
+    let path = fresh(root, &format!("floor-{batch}.bin"));
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap();
+    let t = Instant::now();
+    let mut buf = Vec::new();
+    for s in 0..syncs {
+        buf.clear();
+        for r in records.iter().skip(s * batch).take(batch) {
+            buf.extend_from_slice(r);
+        }
+        f.write_all(&buf).unwrap();
+        f.sync_data().unwrap();
+    }
+    rate(syncs * batch, t)
+}
+
+fn json_per_event(root: &Path, lines: &[String], n: usize) -> f64 {
+    let path = fresh(root, "events-synced.jsonl");
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap();
+    let t = Instant::now();
+    for l in lines.iter().take(n) {
+        f.write_all(l.as_bytes()).unwrap();
+        f.write_all(b"\n").unwrap();
+        f.sync_data().unwrap();
+    }
+    rate(n, t)
+}
+
+fn json_bulk(root: &Path, lines: &[String]) -> (f64, u64) {
+    let path = fresh(root, "events.jsonl");
+    let t = Instant::now();
+    let mut w = BufWriter::new(File::create(&path).unwrap());
+    for l in lines {
+        w.write_all(l.as_bytes()).unwrap();
+        w.write_all(b"\n").unwrap();
+    }
+    let f = w.into_inner().unwrap();
+    f.sync_data().unwrap();
+    (rate(lines.len(), t), fs::metadata(&path).unwrap().len())
+}
+
+fn sqlite(root: &Path, bodies: &[Vec<u8>], per_txn: usize) -> (f64, f64, u64) {
+    let path = fresh(root, "events.sqlite");
+    let _ = fs::remove_file(root.join("events.sqlite-wal"));
+    let mut db = rusqlite::Connection::open(&path).unwrap();
+    db.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;
+         CREATE TABLE events (run INTEGER NOT NULL, seq INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (run, seq)) WITHOUT ROWID;",
+    )
+    .unwrap();
+    let t = Instant::now();
+    for (i, b) in bodies.iter().take(per_txn).enumerate() {
+        db.execute(
+            "INSERT INTO events VALUES (1, ?1, ?2)",
+            rusqlite::params![i as i64 + 1, b],
+        )
+        .unwrap();
+    }
+    let per = rate(per_txn, t);
+    let t = Instant::now();
+    let tx = db.transaction().unwrap();
+    {
+        let mut stmt = tx.prepare("INSERT INTO events VALUES (2, ?1, ?2)").unwrap();
+        for (i, b) in bodies.iter().enumerate() {
+            stmt.execute(rusqlite::params![i as i64 + 1, b]).unwrap();
+        }
+    }
+    tx.commit().unwrap();
+    let bulk = rate(bodies.len(), t);
+    db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
+        .unwrap();
+    drop(db);
+    (per, bulk, fs::metadata(&path).unwrap().len())
+}
+
+fn raw_sled(root: &Path, bodies: &[Vec<u8>]) -> (f64, u64) {
+    let path = fresh(root, "raw-sled");
+    let db = sled::Config::new()
+        .path(&path)
+        .flush_every_ms(None)
+        .open()
+        .unwrap();
+    let t = Instant::now();
+    for (c, chunk) in bodies.chunks(256).enumerate() {
+        let mut batch = sled::Batch::default();
+        for (i, b) in chunk.iter().enumerate() {
+            let seq = (c * 256 + i) as u64 + 1;
+            let mut k = [0u8; 16];
+            k[..8].copy_from_slice(&1u64.to_be_bytes());
+            k[8..].copy_from_slice(&seq.to_be_bytes());
+            batch.insert(&k[..], b.as_slice());
+        }
+        db.apply_batch(batch).unwrap();
+    }
+    db.flush().unwrap();
+    File::open(path.join("db")).unwrap().sync_data().unwrap();
+    let r = rate(bodies.len(), t);
+    drop(db);
+    (r, runlog_store::layout::dir_size(&path))
+}
+
+fn runlog_producers(
+    root: &Path,
+    name: &str,
+    bodies: &[Vec<u8>],
+    producers: usize,
+    per_producer: usize,
+) -> f64 {
+    let log = Log::open(&fresh(root, name), Options::default()).unwrap();
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for p in 0..producers {
+            let log = &log;
+            s.spawn(move || {
+                let run = format!("producer-{p}");
+                for i in 0..per_producer {
+                    log.append(&run, Some(i as u64), vec![bodies[i % bodies.len()].clone()])
+                        .unwrap();
+                }
+            });
+        }
+    });
+    rate(producers * per_producer, t)
+}
+
+fn runlog_bulk(root: &Path, bodies: &[Vec<u8>], chunk: usize) -> (f64, u64) {
+    let path = fresh(root, "runlog-bulk");
+    let log = Log::open(&path, Options::default()).unwrap();
+    let chunks: Vec<Vec<Vec<u8>>> = bodies.chunks(chunk).map(<[Vec<u8>]>::to_vec).collect();
+    let t = Instant::now();
+    let mut head = 0;
+    for c in chunks {
+        head = log.append("bulk", Some(head), c).unwrap().seq;
+    }
+    let r = rate(bodies.len(), t);
+    log.close().unwrap();
+    (r, runlog_store::layout::dir_size(&path))
+}
+
+fn main() {
+    let n: usize = std::env::var("RUNLOG_BENCH_EVENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let root = std::env::var_os("RUNLOG_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-store"));
+    fs::create_dir_all(&root).unwrap();
+    eprintln!("generating {n} synthetic events ...");
+    let events = synthetic_run("bench", n).unwrap();
+    let events = &events[..n.min(events.len())];
+    let bodies: Vec<Vec<u8>> = events.iter().map(|e| encode_event(e).unwrap()).collect();
+    let lines: Vec<String> = events
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap())
+        .collect();
+    let avg_body = bodies.iter().map(Vec::len).sum::<usize>() as f64 / n as f64;
+    let avg_json = lines.iter().map(|l| l.len() + 1).sum::<usize>() as f64 / n as f64;
+    let mut rows = Vec::new();
+    let mut add = |name: &str, rate: f64, guarantee: &'static str| {
+        eprintln!("  {name}: {rate:.0} events/s");
+        rows.push(Row {
+            name: name.into(),
+            rate,
+            guarantee,
+        });
+    };
+
+    const DURABLE: &str = "survives power loss (fdatasync before ack)";
+    const PROCESS: &str = "survives a process crash only (no sync before ack)";
+    let floor1 = fsync_floor(&root, &bodies, 1, 2_000);
+    add("raw file write+fdatasync, batch 1 (floor)", floor1, DURABLE);
+    add(
+        "raw file write+fdatasync, batch 16",
+        fsync_floor(&root, &bodies, 16, 1_000),
+        DURABLE,
+    );
+    add(
+        "raw file write+fdatasync, batch 256",
+        fsync_floor(&root, &bodies, 256, 1_000),
+        DURABLE,
+    );
+    add(
+        "JSON lines, fdatasync per event",
+        json_per_event(&root, &lines, 2_000),
+        DURABLE,
+    );
+    let (json_bulk_rate, json_bytes) = json_bulk(&root, &lines);
+    add(
+        "JSON lines, bulk, one fdatasync",
+        json_bulk_rate,
+        "durable only once the whole bulk is synced",
+    );
+    let (sq_per, sq_bulk, sq_bytes) = sqlite(&root, &bodies, 2_000);
+    add(
+        "SQLite WAL synchronous=FULL, txn per event",
+        sq_per,
+        DURABLE,
+    );
+    add(
+        "SQLite WAL synchronous=FULL, one txn",
+        sq_bulk,
+        "durable once the transaction commits",
+    );
+    let (sled_rate, sled_bytes) = raw_sled(&root, &bodies);
+    add(
+        "raw sled, key per event, one flush+fdatasync",
+        sled_rate,
+        "durable only after the final sync",
+    );
+    let single = runlog_producers(&root, "runlog-single", &bodies, 1, 2_000);
+    add(
+        "runlog durable, 1 producer, 1 event/append",
+        single,
+        DURABLE,
+    );
+    let eight = runlog_producers(&root, "runlog-8", &bodies, 8, 1_000);
+    add("runlog durable, 8 producers (group commit)", eight, DURABLE);
+    add(
+        "runlog durable, 32 producers (group commit)",
+        runlog_producers(&root, "runlog-32", &bodies, 32, 400),
+        DURABLE,
+    );
+    add(
+        "runlog durable, 64 producers (group commit)",
+        runlog_producers(&root, "runlog-64", &bodies, 64, 250),
+        DURABLE,
+    );
+    let (bulk, runlog_bytes) = runlog_bulk(&root, &bodies, 10_000);
+    add("runlog bulk, 10k events/append, durable", bulk, DURABLE);
+    let buffered = {
+        let opts = Options {
+            durability: runlog_store::Durability::Buffered {
+                interval: std::time::Duration::from_millis(100),
+            },
+            create: true,
+        };
+        let log = Log::open(&fresh(&root, "runlog-buffered"), opts).unwrap();
+        let t = Instant::now();
+        for (i, body) in bodies.iter().take(20_000).enumerate() {
+            log.append("b", Some(i as u64), vec![body.clone()]).unwrap();
+        }
+        rate(20_000, t)
+    };
+    add(
+        "runlog buffered, 1 producer, 1 event/append",
+        buffered,
+        PROCESS,
+    );
+
+    println!();
+    println!("runlog-store benchmark: {n} synthetic events, body {avg_body:.1} B (bincode), JSON line {avg_json:.1} B");
+    println!("work dir: {}", root.display());
+    println!();
+    println!(
+        "| {:<48} | {:>14} | {:<48} |",
+        "benchmark", "events/s", "an acknowledgement guarantees"
+    );
+    println!("|{:-<50}|{:-<16}|{:-<50}|", "", "", "");
+    for r in &rows {
+        println!(
+            "| {:<48} | {:>14.0} | {:<48} |",
+            r.name, r.rate, r.guarantee
+        );
+    }
+    println!();
+    println!("bytes on disk per event ({n} events):");
+    let per = |b: u64| b as f64 / n as f64;
+    println!("  JSON lines            {:>8.1} B", per(json_bytes));
+    println!(
+        "  SQLite (WAL, checkpointed, both tables) {:>8.1} B",
+        per(sq_bytes) / 2.0 * 2.0
+    );
+    println!("  raw sled, key/event   {:>8.1} B", per(sled_bytes));
+    println!("  runlog (sled frames)  {:>8.1} B", per(runlog_bytes));
+    println!();
+    println!("targets:");
+    let check = |name: &str, ratio: f64, goal: f64, higher_is_better: bool| {
+        let ok = if higher_is_better {
+            ratio >= goal
+        } else {
+            ratio <= goal
+        };
+        println!(
+            "  {name:<58} {ratio:>7.2}  (target {} {goal}) {}",
+            if higher_is_better { "≥" } else { "≤" },
+            if ok { "met" } else { "NOT MET" }
+        );
+    };
+    check(
+        "durable single producer / raw fdatasync floor (batch 1)",
+        single / floor1,
+        0.8,
+        true,
+    );
+    check(
+        "durable 8 producers / durable single producer",
+        eight / single,
+        10.0,
+        true,
+    );
+    check(
+        "bulk append / SQLite one transaction",
+        bulk / sq_bulk,
+        1.0,
+        true,
+    );
+    check(
+        "bytes per event / JSON lines",
+        per(runlog_bytes) / per(json_bytes),
+        1.2,
+        false,
+    );
+}
