@@ -72,7 +72,18 @@ fn memory_flip_of_any_byte_is_named_by_verify() {
 }
 
 fn with_sled_frames(store: &Path, f: impl FnOnce(&sled::Tree)) {
-    let db = sled::open(store.join("db")).unwrap();
+    // sled releases its lock a moment after the last runlog handle closes.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    let db = loop {
+        match sled::open(store.join("db")) {
+            Ok(db) => break db,
+            Err(e) if std::time::Instant::now() < deadline => {
+                let _ = e;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(e) => panic!("cannot open sled directly: {e}"),
+        }
+    };
     let frames = db.open_tree(FRAMES_TREE).unwrap();
     f(&frames);
     db.flush().unwrap();

@@ -38,12 +38,7 @@ impl SledBackend {
     /// Opens (creating when asked) the store in `dir`.
     pub fn open(dir: &Path, create: bool) -> Result<Self> {
         let sled_path = layout::prepare(dir, create)?;
-        let db = sled::Config::new()
-            .path(&sled_path)
-            // runlog decides when to write and sync; sled's own timer would only add writes.
-            .flush_every_ms(None)
-            .open()
-            .map_err(|e| open_error(dir, e))?;
+        let db = open_sled(dir, &sled_path)?;
         layout::write_owner(dir);
         let sled_err = |source| StoreError::Sled {
             path: dir.to_path_buf(),
@@ -97,11 +92,30 @@ impl SledBackend {
                     .map_err(|e| self.err(e))?;
             }
             Entry::Frames(frames) => {
-                let mut batch = sled::Batch::default();
+                // A sled batch writes a manifest and forces its buffer to disk (a pwrite and a
+                // sync_file_range per commit, measured). Only frames of one run committed
+                // together need it (one append spanning frames stays atomic even if sled
+                // persists part of it before a power loss); lone frames are inserted plainly.
+                let mut by_run: std::collections::BTreeMap<u64, Vec<(u64, Vec<u8>)>> =
+                    Default::default();
                 for (num, first, bytes) in frames {
-                    batch.insert(&frame_key(num, first)[..], bytes);
+                    by_run.entry(num).or_default().push((first, bytes));
                 }
-                self.frames.apply_batch(batch).map_err(|e| self.err(e))?;
+                for (num, mut frames) in by_run {
+                    if frames.len() == 1 {
+                        if let Some((first, bytes)) = frames.pop() {
+                            self.frames
+                                .insert(&frame_key(num, first)[..], bytes)
+                                .map_err(|e| self.err(e))?;
+                        }
+                        continue;
+                    }
+                    let mut batch = sled::Batch::default();
+                    for (first, bytes) in frames {
+                        batch.insert(&frame_key(num, first)[..], bytes);
+                    }
+                    self.frames.apply_batch(batch).map_err(|e| self.err(e))?;
+                }
             }
         }
         Ok(())
@@ -136,6 +150,46 @@ impl SledBackend {
             source,
         }
     }
+}
+
+/// Stores open in this process. sled releases its lock only when its background threads let
+/// go of the file, a little after the last handle is dropped: a reopen in the same process
+/// waits for that, while a handle that is still open fails at once.
+static OPEN_HERE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn open_here() -> MutexGuard<'static, Vec<PathBuf>> {
+    OPEN_HERE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn open_sled(dir: &Path, sled_path: &Path) -> Result<sled::Db> {
+    let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    loop {
+        let opened = sled::Config::new()
+            .path(sled_path)
+            // runlog decides when to write and sync; sled's own timer would only add writes.
+            .flush_every_ms(None)
+            .open();
+        match opened.map_err(|e| open_error(dir, e)) {
+            Ok(db) => {
+                open_here().push(key);
+                return Ok(db);
+            }
+            Err(StoreError::Locked { .. })
+                if !open_here().contains(&key)
+                    && std::time::Instant::now() < deadline
+                    && closing_here(dir) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Whether the lock is held by this process (a handle that is being closed).
+fn closing_here(dir: &Path) -> bool {
+    layout::read_owner(dir).is_some_and(|o| o.starts_with(&format!("pid {}:", std::process::id())))
 }
 
 fn open_error(dir: &Path, e: sled::Error) -> StoreError {
@@ -276,5 +330,7 @@ impl Drop for SledBackend {
         // A clean close leaves sled complete and the WAL empty, so the next open replays nothing.
         // On failure the WAL stays and the next open replays it.
         let _ = self.checkpoint();
+        let key = self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone());
+        open_here().retain(|p| p != &key);
     }
 }
