@@ -216,13 +216,20 @@ impl EventLog for Log {
         }
         validate_append(run, &bodies)?;
         let (reply, answer) = crossbeam_channel::bounded(1);
-        self.send(Msg::Append {
+        let msg = Msg::Append {
             run: run.to_owned(),
             expected,
             bodies,
             reply,
-        })?;
-        answer.recv().map_err(|_| StoreError::Closed)?
+        };
+        let in_flight = InFlight::enter(&self.shared.in_flight);
+        let queued = self.tx.as_ref().is_some_and(|tx| !tx.is_empty());
+        if let Some(msg) = self.shared.try_commit_inline(msg, queued, self.durability) {
+            self.send(msg)?;
+        }
+        let result = answer.recv().map_err(|_| StoreError::Closed)?;
+        drop(in_flight);
+        result
     }
 
     fn head(&self, run: &str) -> Result<Option<Head>> {
@@ -324,6 +331,22 @@ impl EventLog for Log {
 
     fn durability(&self) -> Durability {
         self.durability
+    }
+}
+
+/// Counts an append as in flight until dropped (also on early return).
+struct InFlight<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn enter(counter: &'a std::sync::atomic::AtomicUsize) -> Self {
+        counter.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Self(counter)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
     }
 }
 
