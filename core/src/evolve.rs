@@ -3,10 +3,10 @@
 
 use crate::event::{Event, EventKind, GateOutcome};
 use crate::files::touched_files;
-use crate::ids::TaskId;
+use crate::ids::{StageId, TaskId};
 use crate::state::{
-    Circuit, ForkOrigin, PendingReplan, RunInfo, RunState, RunStatus, StackEntry, StackState,
-    TaskState, TaskStatus,
+    Circuit, ForkOrigin, PendingReplan, RunInfo, RunState, RunStatus, StageHealth, TaskState,
+    TaskStatus,
 };
 
 /// Applies `event` to `state`. For `RolledBack` and `Forked` the caller passes the historical
@@ -249,28 +249,15 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
         }
         EventKind::MessagePosted { .. } => {}
         EventKind::StageStarted { stage, .. } => {
-            state.stages.entry(stage.clone()).or_default().executions += 1;
+            with_stage(&mut state, stage, |h| h.executions += 1)
         }
         EventKind::StageCompleted {
-            stage,
-            task,
-            result,
-            duration_ms,
-            retry_count,
+            stage, duration_ms, ..
         } => {
-            let health = state.stages.entry(stage.clone()).or_default();
-            health.completions += 1;
-            health.total_duration_ms = health.total_duration_ms.saturating_add(*duration_ms);
-            health.consecutive_failures = 0;
-            state.stack.push(StackEntry {
-                state: StackState::StageCompleted,
-                stage: stage.clone(),
-                task: task.clone(),
-                result: Some(result.clone()),
-                error: None,
-                duration_ms: *duration_ms,
-                retry_count: *retry_count,
-                at,
+            with_stage(&mut state, stage, |h| {
+                h.completions += 1;
+                h.total_duration_ms = h.total_duration_ms.saturating_add(*duration_ms);
+                h.consecutive_failures = 0;
             });
         }
         EventKind::StageFailed {
@@ -281,19 +268,10 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
             retry_count,
             duration_ms,
         } => {
-            let health = state.stages.entry(stage.clone()).or_default();
-            health.failures += 1;
-            health.total_duration_ms = health.total_duration_ms.saturating_add(*duration_ms);
-            health.consecutive_failures += 1;
-            state.stack.push(StackEntry {
-                state: StackState::StageFailed,
-                stage: stage.clone(),
-                task: task.clone(),
-                result: None,
-                error: Some((error.clone(), error_type.clone())),
-                duration_ms: *duration_ms,
-                retry_count: *retry_count,
-                at,
+            with_stage(&mut state, stage, |h| {
+                h.failures += 1;
+                h.total_duration_ms = h.total_duration_ms.saturating_add(*duration_ms);
+                h.consecutive_failures += 1;
             });
             with_task(&mut state, task, |t| {
                 t.running = false;
@@ -305,15 +283,14 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
             t.retry_due = Some(crate::ids::Timestamp(at.0.saturating_add(*delay_ms)));
         }),
         EventKind::CircuitOpened { stage, .. } => {
-            state.stages.entry(stage.clone()).or_default().circuit = Circuit::Open;
+            with_stage(&mut state, stage, |h| h.circuit = Circuit::Open)
         }
-        EventKind::CircuitClosed { stage } => {
-            let health = state.stages.entry(stage.clone()).or_default();
-            health.circuit = Circuit::Closed;
-            health.consecutive_failures = 0;
-        }
+        EventKind::CircuitClosed { stage } => with_stage(&mut state, stage, |h| {
+            h.circuit = Circuit::Closed;
+            h.consecutive_failures = 0;
+        }),
         EventKind::StrategySet { stage, strategy } => {
-            state.stages.entry(stage.clone()).or_default().strategy = Some(strategy.clone());
+            with_stage(&mut state, stage, |h| h.strategy = Some(strategy.clone()))
         }
         EventKind::PendingValidation { task } => with_task(&mut state, task, |t| {
             // Upcast of the pre-gate status: the task goes through the gate like a new submit,
@@ -328,6 +305,15 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
         }
     }
     state
+}
+
+/// Updates the stage's health, creating it on first use; the key is only cloned then (stage
+/// events are the hot path of a long replay).
+fn with_stage(state: &mut RunState, stage: &StageId, f: impl FnOnce(&mut StageHealth)) {
+    match state.stages.get_mut(stage) {
+        Some(h) => f(h),
+        None => f(state.stages.entry(stage.clone()).or_default()),
+    }
 }
 
 fn with_task(state: &mut RunState, id: &TaskId, f: impl FnOnce(&mut TaskState)) {

@@ -4,7 +4,6 @@ use crate::event::{GateOutcome, RunOutcome};
 use crate::ids::{AgentId, Hash, RunId, StageId, TaskId, Timestamp};
 use crate::settings::{RetryStrategy, Settings};
 use crate::spec::{TaskClass, TaskSpec};
-use crate::value::Value;
 use bincode::{Decode, Encode};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -216,37 +215,6 @@ pub struct StageHealth {
     pub strategy: Option<RetryStrategy>,
 }
 
-/// What a supervisor stack entry records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StackState {
-    /// The stage completed.
-    StageCompleted,
-    /// The stage failed.
-    StageFailed,
-}
-
-/// One entry of seed 002's supervisor state stack.
-#[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-pub struct StackEntry {
-    /// Completed or failed.
-    pub state: StackState,
-    /// The stage.
-    pub stage: StageId,
-    /// The task.
-    pub task: TaskId,
-    /// The result (completed entries).
-    pub result: Option<Value>,
-    /// The error and its type (failed entries).
-    pub error: Option<(String, String)>,
-    /// Duration of the attempt.
-    pub duration_ms: u64,
-    /// Retries so far.
-    pub retry_count: u32,
-    /// When.
-    pub at: Timestamp,
-}
-
 /// A replan that was asked for and not yet answered.
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
 pub struct PendingReplan {
@@ -303,8 +271,6 @@ pub struct RunState {
     pub dependents: BTreeMap<TaskId, Vec<TaskId>>,
     /// Stage health by stage.
     pub stages: BTreeMap<StageId, StageHealth>,
-    /// Seed 002's supervisor state stack.
-    pub stack: Vec<StackEntry>,
     /// The replan being waited for.
     pub replan: Option<PendingReplan>,
     /// Hashes of every revised plan, in order (regeneration-loop detection).

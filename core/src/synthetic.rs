@@ -1,6 +1,7 @@
 //! A long, realistic run built through `decide`, for benchmarks and large-history tests:
-//! chained tasks with tests and evaluators, stage results, some stage failures, test retries
-//! and eval rescues. Deterministic: the same arguments give the same events.
+//! chained tasks with tests and evaluators, stage results, stage failures retried without a cap
+//! (seed 003's loops), messages, test retries and eval rescues. Deterministic: the same
+//! arguments give the same events.
 
 use crate::command::{Command, CommandKind};
 use crate::decide::decide;
@@ -74,8 +75,16 @@ fn score(task: &TaskId, s: f64) -> CommandKind {
     }
 }
 
-/// At least `target_events` events of one run (it stops after the task that crosses it).
-pub fn synthetic_run(run: &str, target_events: usize) -> Result<Vec<Event>, Rejection> {
+/// At least `target_events` events of one run spread over about `tasks` tasks (it stops after
+/// the task that crosses the target). Few tasks and many events make long retry loops.
+pub fn synthetic_run(
+    run: &str,
+    target_events: usize,
+    tasks: usize,
+) -> Result<Vec<Event>, Rejection> {
+    // A task's happy path is about 12 events; each failed attempt adds 4 (start, fail).
+    let per_task = target_events / tasks.max(1);
+    let failures_per_task = per_task.saturating_sub(12) / 4;
     let mut b = Builder {
         state: RunState::default(),
         events: Vec::with_capacity(target_events + 16),
@@ -106,13 +115,25 @@ pub fn synthetic_run(run: &str, target_events: usize) -> Result<Vec<Event>, Reje
             duration_ms: 1_000 + (i % 97) as u64,
         };
         b.exec(start.clone())?;
-        if i % 9 == 4 {
+        let failures = if i % 9 == 4 {
+            failures_per_task.max(1)
+        } else {
+            failures_per_task
+        };
+        for f in 0..failures {
             b.exec(CommandKind::FailStage {
                 task: id.clone(),
-                error: "exit code 1".into(),
+                error: format!("attempt {} failed: exit code 1", f + 1),
                 error_type: "exit-code".into(),
                 duration_ms: 300,
             })?;
+            if f % 10 == 9 {
+                b.exec(CommandKind::PostMessage {
+                    task: Some(id.clone()),
+                    from: "supervisor".into(),
+                    text: "still failing; retrying".into(),
+                })?;
+            }
             b.exec(start.clone())?;
         }
         b.exec(submit.clone())?;

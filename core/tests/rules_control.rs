@@ -343,7 +343,7 @@ fn every_rejection_has_a_message_and_a_hint() {
 
 #[test]
 fn a_long_synthetic_run_folds_to_every_task_done() {
-    let events = synthetic::synthetic_run("big", 5_000).unwrap();
+    let events = synthetic::synthetic_run("big", 5_000, 100).unwrap();
     assert!(events.len() >= 5_000);
     let state = fold(&events);
     assert_eq!(state.status, RunStatus::Finished(RunOutcome::Succeeded));

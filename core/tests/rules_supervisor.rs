@@ -9,8 +9,9 @@
 )]
 
 mod support;
-use runlog_core::projections::{health, stack};
-use runlog_core::state::{Circuit, StackState};
+use runlog_core::projections::stack::StackState;
+use runlog_core::projections::{health, project, SupervisorStack};
+use runlog_core::state::Circuit;
 use runlog_core::*;
 use support::*;
 
@@ -152,6 +153,10 @@ fn a_success_resets_the_consecutive_failure_count() {
     );
 }
 
+fn stack_of(g: &Given) -> SupervisorStack {
+    project(&g.events).stack
+}
+
 #[test]
 fn every_completion_and_failure_is_pushed_on_the_state_stack() {
     let review = Value::from(serde_json::json!({"overall_score": 65, "total_critical_issues": 5}));
@@ -163,9 +168,9 @@ fn every_completion_and_failure_is_pushed_on_the_state_stack() {
     .and(submit_with("code_review", review.clone()))
     .and(start("developer"))
     .and(fail_stage("developer", "Build failed: compilation errors"));
-    let states: Vec<(StackState, &str, u32)> = g
-        .state
-        .stack
+    let stack = stack_of(&g);
+    let states: Vec<(StackState, &str, u32)> = stack
+        .entries()
         .iter()
         .map(|e| (e.state, e.stage.as_str(), e.retry_count))
         .collect();
@@ -177,13 +182,10 @@ fn every_completion_and_failure_is_pushed_on_the_state_stack() {
         ]
     );
     assert_eq!(
-        stack::latest_result(&g.state, &StageId::from("code_review")),
+        stack.latest_result(&StageId::from("code_review")),
         Some(&review)
     );
-    assert_eq!(
-        stack::latest_result(&g.state, &StageId::from("developer")),
-        None
-    );
+    assert_eq!(stack.latest_result(&StageId::from("developer")), None);
 }
 
 #[test]
@@ -204,7 +206,8 @@ fn latest_results_prefer_the_most_recent_completion_per_stage() {
     .and(submit_with("b", v(2)))
     .and(start("c"))
     .and(submit_with("c", v(3)));
-    let all = stack::all_latest_results(&g.state);
+    let stack = stack_of(&g);
+    let all = stack.all_latest_results();
     assert_eq!(all.get(&StageId::from("review")), Some(&&v(2)));
     assert_eq!(all.get(&StageId::from("c")), Some(&&v(3)));
     assert_eq!(all.len(), 2);
@@ -284,4 +287,35 @@ fn a_strategy_with_backoff_below_one_is_rejected() {
             },
         })
         .then_rejected_where(|r| matches!(r, Rejection::InvalidSetting { .. }));
+}
+
+#[test]
+fn popping_the_stack_is_a_rollback_and_it_can_be_undone() {
+    let g = given_run(vec![
+        task("review"),
+        task("dev").after(&["review"]).retry(strategy(3)),
+    ])
+    .and(start("review"))
+    .and(submit_with("review", Value::Int(65)));
+    let one_entry = g.state.seq;
+    let g = g.and(start("dev")).and(fail_stage("dev", "boom"));
+    let two_entries = g.state.seq;
+    assert_eq!(stack_of(&g).len(), 2);
+    let g = g.and(CommandKind::Rollback {
+        to_seq: one_entry,
+        reason: "pop".into(),
+        by: "me".into(),
+    });
+    assert_eq!(stack_of(&g).len(), 1, "the rollback popped the failure");
+    let g = g.and(CommandKind::Rollback {
+        to_seq: two_entries,
+        reason: "undo the pop".into(),
+        by: "me".into(),
+    });
+    let restored = stack_of(&g);
+    assert_eq!(restored.len(), 2);
+    assert_eq!(
+        restored.entries()[1].error.as_ref().map(|e| e.0.as_str()),
+        Some("boom")
+    );
 }

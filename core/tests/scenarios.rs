@@ -9,7 +9,8 @@
 )]
 
 mod support;
-use runlog_core::projections::{health, project, stack, Board};
+use runlog_core::projections::stack::StackEntry;
+use runlog_core::projections::{health, project, Board};
 use runlog_core::*;
 use serde::Serialize;
 use support::*;
@@ -17,7 +18,7 @@ use support::*;
 #[derive(Serialize)]
 struct View {
     board: Board,
-    stack: Vec<runlog_core::state::StackEntry>,
+    stack: Vec<StackEntry>,
     latest_results: std::collections::BTreeMap<String, Value>,
     stage_health: Vec<health::StageHealthRow>,
     audit: projections::EvalAudit,
@@ -32,8 +33,10 @@ fn view(g: &Given) -> View {
     );
     View {
         board: Board::of(&p.state),
-        stack: p.state.stack.clone(),
-        latest_results: stack::all_latest_results(&p.state)
+        stack: p.stack.entries().into_iter().cloned().collect(),
+        latest_results: p
+            .stack
+            .all_latest_results()
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect(),

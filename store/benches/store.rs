@@ -193,7 +193,7 @@ fn main() {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-store"));
     fs::create_dir_all(&root).unwrap();
     eprintln!("generating {n} synthetic events ...");
-    let events = synthetic_run("bench", n).unwrap();
+    let events = synthetic_run("bench", n, n / 10).unwrap();
     let events = &events[..n.min(events.len())];
     let bodies: Vec<Vec<u8>> = events.iter().map(|e| encode_event(e).unwrap()).collect();
     let lines: Vec<String> = events

@@ -1,8 +1,9 @@
 //! Projections: what people look at, each a fold of the run.
 //!
-//! The board, the supervisor stack and stage health read the [`RunState`](crate::RunState)
-//! (so a rollback restores them). The eval audit and the run summary fold the whole stream,
-//! rolled-back history included, because an audit must show every decision ever made.
+//! The board and stage health read the [`RunState`](crate::RunState), so a rollback restores
+//! them. The supervisor stack folds the stream and honours rollbacks itself (see
+//! [`stack`]). The eval audit and the run summary fold the whole stream, rolled-back history
+//! included, because an audit must show every decision ever made.
 
 pub mod audit;
 pub mod board;
@@ -17,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub use audit::EvalAudit;
 pub use board::Board;
+pub use stack::SupervisorStack;
 pub use summary::RunSummary;
 
 /// The state and the stream projections of a run, built in one forward pass.
@@ -28,6 +30,8 @@ pub struct Projections {
     pub audit: EvalAudit,
     /// The run summary.
     pub summary: RunSummary,
+    /// The supervisor state stack.
+    pub stack: SupervisorStack,
 }
 
 impl Projections {
@@ -41,6 +45,7 @@ impl Projections {
         let after = apply(state, event, resolve);
         self.audit.observe(after.seq, event, &after);
         self.summary.observe(after.seq, event);
+        self.stack.observe(after.seq, event);
         self.state = after;
     }
 
