@@ -9,7 +9,7 @@ use crate::event::Event;
 use crate::evolve::evolve;
 use crate::ids::{Hash, RunId, TaskId, Timestamp};
 use crate::rejection::Rejection;
-use crate::settings::{RetryStrategy, Settings};
+use crate::settings::{Budget, RetryLimit, RetryStrategy, Settings};
 use crate::spec::TaskSpec;
 use crate::state::RunState;
 use crate::value::Value;
@@ -41,7 +41,13 @@ fn spec(i: usize) -> TaskSpec {
     s.test = Some("./test.sh".into());
     s.eval = (i % 2 == 0).then(|| "./judge.sh".to_owned());
     s.destructive = Some(false);
+    // Never give up (seed 003): unlimited retries, bounded only by a generous attempt budget.
     s.retry = RetryStrategy {
+        limit: RetryLimit::Unlimited,
+        budget: Budget {
+            max_attempts: Some(u32::MAX),
+            max_elapsed_ms: None,
+        },
         delay_ms: 0,
         circuit_after: 0,
         ..RetryStrategy::default()
