@@ -21,6 +21,8 @@ pub mod palette;
 pub mod plan;
 pub mod projections;
 pub mod rejection;
+pub mod scenarios;
+pub mod script;
 pub mod settings;
 pub mod spec;
 pub mod state;

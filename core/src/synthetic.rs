@@ -3,33 +3,18 @@
 //! (seed 003's loops), messages, test retries and eval rescues. Deterministic: the same
 //! arguments give the same events.
 
-use crate::command::{Command, CommandKind};
-use crate::decide::decide;
+use crate::command::CommandKind;
 use crate::event::Event;
-use crate::evolve::evolve;
-use crate::ids::{Hash, RunId, TaskId, Timestamp};
+use crate::ids::{Hash, RunId, TaskId};
 use crate::rejection::Rejection;
+use crate::script::Script;
 use crate::settings::{Budget, RetryLimit, RetryStrategy, Settings};
 use crate::spec::TaskSpec;
-use crate::state::RunState;
 use crate::value::Value;
 use std::collections::BTreeMap;
 
-struct Builder {
-    state: RunState,
-    events: Vec<Event>,
-    now: u64,
-}
-
-impl Builder {
-    fn exec(&mut self, kind: CommandKind) -> Result<(), Rejection> {
-        self.now += 1_000;
-        for e in decide(&self.state, Command::new(Timestamp(self.now), kind))? {
-            self.state = evolve(std::mem::take(&mut self.state), &e);
-            self.events.push(e);
-        }
-        Ok(())
-    }
+fn exec(b: &mut Script, kind: CommandKind) {
+    *b = std::mem::take(b).and(kind);
 }
 
 fn spec(i: usize) -> TaskSpec {
@@ -91,24 +76,23 @@ pub fn synthetic_run(
     // A task's happy path is about 12 events; each failed attempt adds 4 (start, fail).
     let per_task = target_events / tasks.max(1);
     let failures_per_task = per_task.saturating_sub(12) / 4;
-    let mut b = Builder {
-        state: RunState::default(),
-        events: Vec::with_capacity(target_events + 16),
-        now: 1_700_000_000_000,
-    };
-    b.exec(CommandKind::StartRun {
-        run: RunId(run.to_owned()),
-        workflow: "synthetic".into(),
-        workflow_hash: Hash::of(b"synthetic"),
-        settings: Settings::default(),
-        tasks: Vec::new(),
-    })?;
+    let mut b = Script::default();
+    exec(
+        &mut b,
+        CommandKind::StartRun {
+            run: RunId(run.to_owned()),
+            workflow: "synthetic".into(),
+            workflow_hash: Hash::of(b"synthetic"),
+            settings: Settings::default(),
+            tasks: Vec::new(),
+        },
+    );
     let mut i = 0;
-    while b.events.len() < target_events {
+    while b.events.len() < target_events && !b.failed() {
         let spec = spec(i);
         let id = spec.id.clone();
         let evaluated = spec.eval.is_some();
-        b.exec(CommandKind::AddTask { spec })?;
+        exec(&mut b, CommandKind::AddTask { spec });
         let start = CommandKind::StartTask {
             task: id.clone(),
             agent: None,
@@ -120,58 +104,73 @@ pub fn synthetic_run(
             result: result(i),
             duration_ms: 1_000 + (i % 97) as u64,
         };
-        b.exec(start.clone())?;
+        exec(&mut b, start.clone());
         let failures = if i % 9 == 4 {
             failures_per_task.max(1)
         } else {
             failures_per_task
         };
         for f in 0..failures {
-            b.exec(CommandKind::FailStage {
-                task: id.clone(),
-                error: format!("attempt {} failed: exit code 1", f + 1),
-                error_type: "exit-code".into(),
-                duration_ms: 300,
-            })?;
+            exec(
+                &mut b,
+                CommandKind::FailStage {
+                    task: id.clone(),
+                    error: format!("attempt {} failed: exit code 1", f + 1),
+                    error_type: "exit-code".into(),
+                    duration_ms: 300,
+                },
+            );
             if f % 10 == 9 {
-                b.exec(CommandKind::PostMessage {
-                    task: Some(id.clone()),
-                    from: "supervisor".into(),
-                    text: "still failing; retrying".into(),
-                })?;
+                exec(
+                    &mut b,
+                    CommandKind::PostMessage {
+                        task: Some(id.clone()),
+                        from: "supervisor".into(),
+                        text: "still failing; retrying".into(),
+                    },
+                );
             }
-            b.exec(start.clone())?;
+            exec(&mut b, start.clone());
         }
-        b.exec(submit.clone())?;
+        exec(&mut b, submit.clone());
         if i % 6 == 1 {
-            b.exec(CommandKind::RecordTests {
-                task: id.clone(),
-                passed: false,
-                details: "1 test failed".into(),
-            })?;
-            b.exec(start.clone())?;
-            b.exec(submit.clone())?;
+            exec(
+                &mut b,
+                CommandKind::RecordTests {
+                    task: id.clone(),
+                    passed: false,
+                    details: "1 test failed".into(),
+                },
+            );
+            exec(&mut b, start.clone());
+            exec(&mut b, submit.clone());
         }
-        b.exec(CommandKind::RecordTests {
-            task: id.clone(),
-            passed: true,
-            details: "ok".into(),
-        })?;
+        exec(
+            &mut b,
+            CommandKind::RecordTests {
+                task: id.clone(),
+                passed: true,
+                details: "ok".into(),
+            },
+        );
         if evaluated {
             if i % 5 == 2 {
-                b.exec(score(&id, 0.55))?;
-                b.exec(start)?;
-                b.exec(submit)?;
-                b.exec(CommandKind::RecordTests {
-                    task: id.clone(),
-                    passed: true,
-                    details: "ok".into(),
-                })?;
+                exec(&mut b, score(&id, 0.55));
+                exec(&mut b, start);
+                exec(&mut b, submit);
+                exec(
+                    &mut b,
+                    CommandKind::RecordTests {
+                        task: id.clone(),
+                        passed: true,
+                        details: "ok".into(),
+                    },
+                );
             }
-            b.exec(score(&id, 0.85))?;
+            exec(&mut b, score(&id, 0.85));
         }
         i += 1;
     }
-    b.exec(CommandKind::Finish)?;
-    Ok(b.events)
+    exec(&mut b, CommandKind::Finish);
+    b.finish()
 }
