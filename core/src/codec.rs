@@ -49,3 +49,35 @@ pub fn decode_event(bytes: &[u8]) -> Result<Event, CodecError> {
     }
     Ok(event)
 }
+
+/// Version of the `RunState` encoding and of the fold that produces it. Snapshots carry it;
+/// bump it whenever `RunState` or `evolve` changes, and every old snapshot is ignored and
+/// rebuilt instead of trusted.
+pub const STATE_FORMAT: u32 = 1;
+
+/// Largest encoded state accepted from a snapshot.
+pub const MAX_STATE_BYTES: usize = 1 << 30;
+
+type StateConfig = Configuration<config::LittleEndian, config::Varint, Limit<MAX_STATE_BYTES>>;
+
+fn state_config() -> StateConfig {
+    config::standard().with_limit::<MAX_STATE_BYTES>()
+}
+
+/// Encodes a run state (for snapshots).
+pub fn encode_state(state: &crate::state::RunState) -> Result<Vec<u8>, CodecError> {
+    bincode::encode_to_vec(state, state_config()).map_err(CodecError::Encode)
+}
+
+/// Decodes a run state; never panics, whatever the bytes.
+pub fn decode_state(bytes: &[u8]) -> Result<crate::state::RunState, CodecError> {
+    let (state, used) =
+        bincode::decode_from_slice(bytes, state_config()).map_err(CodecError::Decode)?;
+    if used != bytes.len() {
+        return Err(CodecError::Trailing {
+            used,
+            len: bytes.len(),
+        });
+    }
+    Ok(state)
+}

@@ -183,6 +183,7 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
             ..
         } => with_task(&mut state, task, |t| {
             t.last_score = Some(*score);
+            t.last_dimensions = dimensions.clone();
             t.eval_error = None;
             t.feedback = Some(crate::feedback::eval_feedback(*score, dimensions, notes));
         }),

@@ -137,6 +137,8 @@ pub struct TaskState {
     pub last_tests_passed: Option<bool>,
     /// The last eval score.
     pub last_score: Option<f64>,
+    /// The last eval's dimensions.
+    pub last_dimensions: BTreeMap<String, f64>,
     /// The last gate decision.
     pub last_gate: Option<GateOutcome>,
     /// The last evaluator error, while the task waits for a decision.
@@ -167,6 +169,7 @@ impl TaskState {
             feedback: None,
             last_tests_passed: None,
             last_score: None,
+            last_dimensions: BTreeMap::new(),
             last_gate: None,
             eval_error: None,
             reason: None,

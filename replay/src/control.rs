@@ -1,0 +1,167 @@
+//! Recording decisions about a run: any command through `decide`, rollbacks, forks, and the
+//! lineage between runs. Every write checks the head it decided on (optimistic concurrency).
+
+use crate::error::{ReplayError, Result};
+use crate::events;
+use crate::history::Replay;
+use runlog_core::codec::encode_event;
+use runlog_core::{
+    decide, Command, CommandKind, Event, EventKind, Hash, RunId, RunState, Timestamp,
+};
+use runlog_store::{EventLog, Head};
+use serde::Serialize;
+
+/// Appends events to a run whose head is `expected`.
+pub fn append(log: &dyn EventLog, run: &str, expected: u64, events: &[Event]) -> Result<Head> {
+    let bodies = events
+        .iter()
+        .map(encode_event)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|source| ReplayError::Decode {
+            run: run.to_owned(),
+            seq: expected + 1,
+            source,
+        })?;
+    Ok(log.append(run, Some(expected), bodies)?)
+}
+
+impl Replay<'_> {
+    /// Decides `cmd` against the run's head state and appends the events. Returns the events
+    /// and the new head; a rejection records nothing.
+    pub fn execute(&self, run: &str, cmd: Command) -> Result<(Vec<Event>, Head)> {
+        let state = self.head_state(run)?;
+        self.execute_on(run, &state, cmd)
+    }
+
+    /// Like [`Replay::execute`] with the state already at hand (it must be the head state).
+    pub fn execute_on(
+        &self,
+        run: &str,
+        state: &RunState,
+        cmd: Command,
+    ) -> Result<(Vec<Event>, Head)> {
+        let events = decide(state, cmd)?;
+        let head = append(self.log(), run, state.seq, &events)?;
+        Ok((events, head))
+    }
+
+    /// Rolls the run back to the state after `to_seq` by appending `RolledBack`. Nothing is
+    /// deleted; the rollback itself can be rolled back.
+    pub fn rollback(
+        &self,
+        run: &str,
+        to_seq: u64,
+        reason: &str,
+        by: &str,
+        at: Timestamp,
+    ) -> Result<Head> {
+        let cmd = CommandKind::Rollback {
+            to_seq,
+            reason: reason.into(),
+            by: by.into(),
+        };
+        Ok(self.execute(run, Command::new(at, cmd))?.1)
+    }
+
+    /// Starts run `new_run` from the state of `run` after `at_seq`.
+    pub fn fork(&self, run: &str, at_seq: u64, new_run: &str, at: Timestamp) -> Result<Head> {
+        let head = self.head_seq(run)?;
+        if at_seq == 0 || at_seq > head {
+            return Err(ReplayError::SeqPastHead {
+                run: run.into(),
+                seq: at_seq,
+                head,
+            });
+        }
+        if self.log().head(new_run)?.is_some() {
+            return Err(ReplayError::RunExists {
+                run: new_run.into(),
+            });
+        }
+        let from_hash = self
+            .log()
+            .hash_at(run, at_seq)?
+            .map(Hash)
+            .unwrap_or_default();
+        let cmd = CommandKind::StartFork {
+            run: RunId::from(new_run),
+            from_run: RunId::from(run),
+            at_seq,
+            from_hash,
+        };
+        let events = decide(&RunState::default(), Command::new(at, cmd))?;
+        append(self.log(), new_run, 0, &events)
+    }
+
+    /// Where a run comes from and which runs were forked from it.
+    pub fn lineage(&self, run: &str) -> Result<Lineage> {
+        self.head_seq(run)?;
+        let parent = fork_origin(self.log(), run)?;
+        let mut children = Vec::new();
+        for meta in self.log().runs()? {
+            if let Some(origin) = fork_origin(self.log(), &meta.run)? {
+                if origin.from_run == run {
+                    children.push(Child {
+                        run: meta.run,
+                        at_seq: origin.at_seq,
+                    });
+                }
+            }
+        }
+        Ok(Lineage {
+            run: run.into(),
+            parent,
+            children,
+        })
+    }
+}
+
+/// A fork's origin, read from its first event.
+pub fn fork_origin(log: &dyn EventLog, run: &str) -> Result<Option<Origin>> {
+    Ok(events::read(log, run, 1, 1)?
+        .into_iter()
+        .find_map(|(_, e)| match e.kind {
+            EventKind::Forked {
+                from_run,
+                at_seq,
+                from_hash,
+                ..
+            } => Some(Origin {
+                from_run: from_run.0,
+                at_seq,
+                from_hash: from_hash.to_hex(),
+            }),
+            _ => None,
+        }))
+}
+
+/// Where a fork starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Origin {
+    /// The parent run.
+    pub from_run: String,
+    /// The parent's seq.
+    pub at_seq: u64,
+    /// The parent's chain hash there.
+    pub from_hash: String,
+}
+
+/// A run forked from another.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Child {
+    /// The fork.
+    pub run: String,
+    /// Where it starts in the parent.
+    pub at_seq: u64,
+}
+
+/// Both directions of a run's lineage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Lineage {
+    /// The run.
+    pub run: String,
+    /// Its origin, if it is a fork.
+    pub parent: Option<Origin>,
+    /// Its forks.
+    pub children: Vec<Child>,
+}

@@ -1,0 +1,82 @@
+//! Replay errors: a missing run or seq (with what exists instead), a store failure, an event
+//! that cannot be decoded, a command the rules refuse, a bad import.
+
+use runlog_core::Rejection;
+use runlog_store::StoreError;
+use thiserror::Error;
+
+/// Everything replay can fail with.
+#[derive(Debug, Error)]
+pub enum ReplayError {
+    /// No run with this id.
+    #[error("no run {run}{}", if known.is_empty() { " (the store has no runs)".to_owned() } else { format!("; runs: {}", known.join(", ")) })]
+    UnknownRun {
+        /// The id asked for.
+        run: String,
+        /// The runs that exist.
+        known: Vec<String>,
+    },
+    /// A seq past the run's head.
+    #[error("run {run} has no seq {seq}: its history ends at seq {head}")]
+    SeqPastHead {
+        /// The run.
+        run: String,
+        /// The seq asked for.
+        seq: u64,
+        /// The head.
+        head: u64,
+    },
+    /// The run already exists.
+    #[error("run {run} already exists")]
+    RunExists {
+        /// The run.
+        run: String,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A record is not a valid event.
+    #[error("run {run} seq {seq} is not a valid event: {source}")]
+    Decode {
+        /// The run.
+        run: String,
+        /// The seq.
+        seq: u64,
+        /// Why.
+        #[source]
+        source: runlog_core::codec::CodecError,
+    },
+    /// The rules refused the command.
+    #[error("{0}")]
+    Rejected(#[from] Rejection),
+    /// An export file is not valid.
+    #[error("import line {line}: {reason}")]
+    Import {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl ReplayError {
+    /// What to do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ReplayError::UnknownRun { .. } => Some("list the runs with `runlog runs`".into()),
+            ReplayError::SeqPastHead { head, .. } => {
+                Some(format!("pick a seq between 1 and {head}"))
+            }
+            ReplayError::RunExists { .. } => Some("choose another id (`--as NEW`)".into()),
+            ReplayError::Store(e) => e.hint(),
+            ReplayError::Decode { .. } => Some("run `runlog verify` on the run".into()),
+            ReplayError::Rejected(r) => Some(r.hint()),
+            ReplayError::Import { .. } => {
+                Some("the file must be a `runlog export` of one run".into())
+            }
+        }
+    }
+}
+
+/// Shorthand.
+pub type Result<T> = std::result::Result<T, ReplayError>;

@@ -1,0 +1,61 @@
+//! Reading a run's events: records from the store, decoded (checksums were verified first).
+
+use crate::error::{ReplayError, Result};
+use runlog_core::codec::decode_event;
+use runlog_core::Event;
+use runlog_store::{EventLog, Head};
+
+/// The run's head, or `UnknownRun` listing the runs that exist.
+pub fn head(log: &dyn EventLog, run: &str) -> Result<Head> {
+    match log.head(run)? {
+        Some(h) => Ok(h),
+        None => Err(ReplayError::UnknownRun {
+            run: run.to_owned(),
+            known: log
+                .runs()?
+                .into_iter()
+                .filter(|r| r.head.is_some())
+                .map(|r| r.run)
+                .collect(),
+        }),
+    }
+}
+
+/// A visitor of decoded events: `(seq, chain hash after it, event)`; false stops the walk.
+pub type Visit<'v> = &'v mut dyn FnMut(u64, &[u8; 32], Event) -> Result<bool>;
+
+/// Calls `f(seq, chain hash, event)` for the events with seq in `from..=to`, in order, until it
+/// returns false.
+pub fn for_each(log: &dyn EventLog, run: &str, from: u64, to: u64, f: Visit<'_>) -> Result<()> {
+    let mut failure: Option<ReplayError> = None;
+    let scanned = log.scan(run, from, to, &mut |r| {
+        let outcome = decode_event(r.body)
+            .map_err(|source| ReplayError::Decode {
+                run: run.to_owned(),
+                seq: r.seq,
+                source,
+            })
+            .and_then(|event| f(r.seq, r.hash, event));
+        match outcome {
+            Ok(go) => Ok(go),
+            Err(e) => {
+                failure = Some(e);
+                Ok(false)
+            }
+        }
+    });
+    match (failure, scanned) {
+        (Some(e), _) => Err(e),
+        (None, r) => Ok(r?),
+    }
+}
+
+/// The events with seq in `from..=to`, with their seqs.
+pub fn read(log: &dyn EventLog, run: &str, from: u64, to: u64) -> Result<Vec<(u64, Event)>> {
+    let mut out = Vec::new();
+    for_each(log, run, from, to, &mut |seq, _, e| {
+        out.push((seq, e));
+        Ok(true)
+    })?;
+    Ok(out)
+}

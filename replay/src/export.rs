@@ -1,0 +1,181 @@
+//! Export a run to JSON lines and import it back, to the same chain hash.
+//!
+//! ```text
+//! {"runlog_export":1,"run":"r","events":N,"head_seq":N,"head_hash":"…"}
+//! {"seq":1,"hash":"…","event":{"at":…,"kind":{"type":"run-started",…}}}
+//! …
+//! ```
+//!
+//! Import re-encodes every event exactly as the store holds it and recomputes the chain, so a
+//! line that was edited is caught, and an import under the same run id reproduces the head
+//! hash. The chain starts from the run id: an import under another id gets another chain.
+
+use crate::error::{ReplayError, Result};
+use crate::events;
+use runlog_core::codec::encode_event;
+use runlog_core::{Event, Hash};
+use runlog_store::frame::{genesis, link};
+use runlog_store::EventLog;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Write};
+
+/// The first line of an export.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// Format version.
+    pub runlog_export: u32,
+    /// The run.
+    pub run: String,
+    /// Events that follow.
+    pub events: u64,
+    /// The head seq.
+    pub head_seq: u64,
+    /// The head chain hash.
+    pub head_hash: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Line {
+    seq: u64,
+    hash: String,
+    event: Event,
+}
+
+/// Writes a run as JSON lines; returns the header written.
+pub fn export(log: &dyn EventLog, run: &str, out: &mut dyn Write) -> Result<Header> {
+    let head = events::head(log, run)?;
+    let header = Header {
+        runlog_export: 1,
+        run: run.into(),
+        events: head.seq,
+        head_seq: head.seq,
+        head_hash: Hash(head.hash).to_hex(),
+    };
+    let io = |e: std::io::Error| ReplayError::Import {
+        line: 0,
+        reason: format!("cannot write the export: {e}"),
+    };
+    serde_json::to_writer(&mut *out, &header).map_err(|e| io(e.into()))?;
+    out.write_all(b"\n").map_err(io)?;
+    let mut failed = None;
+    events::for_each(log, run, 1, head.seq, &mut |seq, hash, event| {
+        let line = Line {
+            seq,
+            hash: Hash(*hash).to_hex(),
+            event,
+        };
+        let written = serde_json::to_writer(&mut *out, &line)
+            .map_err(std::io::Error::from)
+            .and_then(|_| out.write_all(b"\n"));
+        if let Err(e) = written {
+            failed = Some(io(e));
+            return Ok(false);
+        }
+        Ok(true)
+    })?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(header),
+    }
+}
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Imported {
+    /// The run written.
+    pub run: String,
+    /// Events written.
+    pub events: u64,
+    /// Its head hash.
+    pub head_hash: String,
+    /// Whether it equals the export's head hash (always under the same run id).
+    pub same_head_hash: bool,
+}
+
+/// Reads an export and appends it as `as_run` (default: the exported run id), which must not
+/// exist. Nothing is written unless the whole file checks out.
+pub fn import(
+    log: &dyn EventLog,
+    input: &mut dyn BufRead,
+    as_run: Option<&str>,
+) -> Result<Imported> {
+    let bad = |line: usize, reason: String| ReplayError::Import { line, reason };
+    let mut lines = input.lines().enumerate();
+    let header: Header = match lines.next() {
+        Some((_, Ok(text))) => serde_json::from_str(&text)
+            .map_err(|e| bad(1, format!("not a runlog export header: {e}")))?,
+        Some((_, Err(e))) => return Err(bad(1, e.to_string())),
+        None => return Err(bad(1, "the file is empty".into())),
+    };
+    if header.runlog_export != 1 {
+        return Err(bad(
+            1,
+            format!(
+                "export format {} is not supported (this runlog reads 1)",
+                header.runlog_export
+            ),
+        ));
+    }
+    let run = as_run.unwrap_or(&header.run).to_owned();
+    if log.head(&run)?.is_some() {
+        return Err(ReplayError::RunExists { run });
+    }
+    let mut chain = genesis(&header.run);
+    let mut bodies = Vec::new();
+    for (i, text) in lines {
+        let n = i + 1;
+        let text = text.map_err(|e| bad(n, e.to_string()))?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        let line: Line =
+            serde_json::from_str(&text).map_err(|e| bad(n, format!("not an event line: {e}")))?;
+        let expected = bodies.len() as u64 + 1;
+        if line.seq != expected {
+            return Err(bad(
+                n,
+                format!("seq {} where {expected} was expected", line.seq),
+            ));
+        }
+        let body = encode_event(&line.event).map_err(|e| bad(n, e.to_string()))?;
+        chain = link(&chain, &body);
+        if Hash(chain).to_hex() != line.hash {
+            return Err(bad(
+                n,
+                format!(
+                    "seq {} does not match its recorded hash: the export was changed",
+                    line.seq
+                ),
+            ));
+        }
+        bodies.push(body);
+    }
+    if bodies.len() as u64 != header.events || Hash(chain).to_hex() != header.head_hash {
+        return Err(bad(
+            1,
+            format!(
+                "the header promises {} events ending in {}, the file has {}",
+                header.events,
+                header.head_hash,
+                bodies.len()
+            ),
+        ));
+    }
+    let count = bodies.len() as u64;
+    let mut head = 0;
+    let mut last = None;
+    let mut rest = bodies;
+    while !rest.is_empty() {
+        let tail = rest.split_off(rest.len().min(10_000));
+        let h = log.append(&run, Some(head), std::mem::replace(&mut rest, tail))?;
+        head = h.seq;
+        last = Some(h);
+    }
+    let head_hash = last.map(|h| Hash(h.hash).to_hex()).unwrap_or_default();
+    Ok(Imported {
+        run,
+        events: count,
+        same_head_hash: head_hash == header.head_hash,
+        head_hash,
+    })
+}

@@ -1,0 +1,74 @@
+//! Snapshots: the run state at a seq, cached beside the log.
+//!
+//! A snapshot is keyed by run and seq and carries the state format version and the chain hash
+//! at its seq. Loading checks all three against the code and the log; any mismatch, or bytes
+//! that do not decode, and the snapshot is ignored (and rebuilt by the next fold): a cache,
+//! never trusted.
+
+use runlog_core::codec::{decode_state, encode_state, STATE_FORMAT};
+use runlog_core::RunState;
+use runlog_store::EventLog;
+
+const MAGIC: &[u8; 4] = b"RLS1";
+const HEADER: usize = 4 + 4 + 8 + 32;
+
+/// The cache key prefix of a run's snapshots.
+pub fn prefix(run: &str) -> Vec<u8> {
+    let mut k = b"snap/".to_vec();
+    k.extend_from_slice(run.as_bytes());
+    k.push(0);
+    k
+}
+
+/// The cache key of a run's snapshot at `seq`.
+pub fn key(run: &str, seq: u64) -> Vec<u8> {
+    let mut k = prefix(run);
+    k.extend_from_slice(&seq.to_be_bytes());
+    k
+}
+
+/// Seqs of a run's stored snapshots, ascending.
+pub fn list(log: &dyn EventLog, run: &str) -> Vec<u64> {
+    let p = prefix(run);
+    log.cache_keys(&p)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|k| {
+            k.get(p.len()..)
+                .and_then(|s| <[u8; 8]>::try_from(s).ok())
+                .map(u64::from_be_bytes)
+        })
+        .collect()
+}
+
+/// Stores a snapshot of `state` (whose seq is its key) with the chain hash at that seq.
+/// Failing to store a cache entry is not an error worth stopping a replay for.
+pub fn store(log: &dyn EventLog, run: &str, state: &RunState, hash: &[u8; 32]) -> bool {
+    let Ok(body) = encode_state(state) else {
+        return false;
+    };
+    let mut value = Vec::with_capacity(HEADER + body.len());
+    value.extend_from_slice(MAGIC);
+    value.extend_from_slice(&STATE_FORMAT.to_be_bytes());
+    value.extend_from_slice(&state.seq.to_be_bytes());
+    value.extend_from_slice(hash);
+    value.extend_from_slice(&body);
+    log.cache_put(&key(run, state.seq), &value).is_ok()
+}
+
+/// The snapshot at `seq` if it is valid for this code and this log.
+pub fn load(log: &dyn EventLog, run: &str, seq: u64) -> Option<RunState> {
+    let value = log.cache_get(&key(run, seq)).ok()??;
+    if value.get(..4)? != MAGIC
+        || value.get(4..8)? != STATE_FORMAT.to_be_bytes()
+        || value.get(8..16)? != seq.to_be_bytes()
+    {
+        return None;
+    }
+    let hash: [u8; 32] = value.get(16..HEADER)?.try_into().ok()?;
+    if log.hash_at(run, seq).ok()?? != hash {
+        return None;
+    }
+    let state = decode_state(value.get(HEADER..)?).ok()?;
+    (state.seq == seq).then_some(state)
+}

@@ -1,0 +1,83 @@
+//! For each seed scenario, replayed from a stored log: the board at a past seq (halfway), the
+//! diff from there to the head, and the eval audit. Reviewed with `cargo insta review`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use runlog_core::projections::Board;
+use runlog_core::scenarios;
+use runlog_replay::control::append;
+use runlog_replay::diff::{diff, Side};
+use runlog_replay::Replay;
+use runlog_store::Log;
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct View {
+    halfway_seq: u64,
+    board_halfway: Board,
+    diff_halfway_to_head: runlog_replay::diff::Diff,
+    audit: runlog_core::projections::EvalAudit,
+}
+
+fn view(events: &[runlog_core::Event]) -> View {
+    let log = Log::memory().unwrap();
+    append(&log, "run-1", 0, events).unwrap();
+    let replay = Replay::new(&log).snapshot_every(5);
+    let head = replay.head_seq("run-1").unwrap();
+    let half = head / 2;
+    let then = replay.project("run-1", Some(half), None).unwrap();
+    let now = replay.project("run-1", None, None).unwrap();
+    assert_eq!(
+        then.state,
+        replay.state_at("run-1", half).unwrap(),
+        "snapshot path and full projection agree"
+    );
+    View {
+        halfway_seq: half,
+        board_halfway: Board::of(&then.state),
+        diff_halfway_to_head: diff(
+            Side {
+                state: &then.state,
+                stack: &then.stack,
+            },
+            Side {
+                state: &now.state,
+                stack: &now.stack,
+            },
+        ),
+        audit: now.audit,
+    }
+}
+
+#[test]
+fn seed_000_per_task_reevaluation() {
+    insta::assert_yaml_snapshot!(view(&scenarios::seed_000_per_task_reevaluation().unwrap()));
+}
+
+#[test]
+fn seed_001_eval_gate() {
+    insta::assert_yaml_snapshot!(view(&scenarios::seed_001_eval_gate().unwrap()));
+}
+
+#[test]
+fn seed_002_supervised_review_pipeline() {
+    insta::assert_yaml_snapshot!(view(
+        &scenarios::seed_002_supervised_review_pipeline().unwrap()
+    ));
+}
+
+#[test]
+fn seed_003_continuous_refactoring() {
+    insta::assert_yaml_snapshot!(view(&scenarios::seed_003_continuous_refactoring().unwrap()));
+}
+
+#[test]
+fn seed_004_hierarchical_verification_loop() {
+    insta::assert_yaml_snapshot!(view(
+        &scenarios::seed_004_hierarchical_verification_loop().unwrap()
+    ));
+}
