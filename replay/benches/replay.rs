@@ -1,1 +1,282 @@
-fn main() {}
+//! `cargo bench -p runlog-replay`: replaying a synthetic 1,000,000-event run (2,000 tasks,
+//! long retry loops) into every projection, from runlog's store and, side by side, from SQLite
+//! and from JSON lines; verify; `state_at` at random seqs; peak memory.
+//!
+//! Each measurement runs in a child process of this binary, so its peak resident memory
+//! (VmHWM) is its own. RUNLOG_BENCH_EVENTS and RUNLOG_BENCH_DIR override size and location.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use runlog_core::codec::{decode_event, encode_event};
+use runlog_core::projections::Projections;
+use runlog_core::synthetic::synthetic_run;
+use runlog_core::Event;
+use runlog_replay::Replay;
+use runlog_store::{EventLog, Log, Options};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+const RUN: &str = "bench";
+
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn observe_all(p: &mut Projections, e: &Event) {
+    p.observe(e, &mut |_| None);
+}
+
+/// Runs one measurement and prints `key=value` lines for the parent.
+fn child(mode: &str, dir: &Path) {
+    let t = Instant::now();
+    match mode {
+        "replay-runlog" | "replay-runlog-again" | "replay-runlog-no-snapshots" => {
+            let log = Log::open(&dir.join("store"), Options::default()).unwrap();
+            let every = if mode.ends_with("no-snapshots") {
+                0
+            } else {
+                runlog_replay::DEFAULT_SNAPSHOT_EVERY
+            };
+            let p = Replay::new(&log)
+                .snapshot_every(every)
+                .project(RUN, None, None)
+                .unwrap();
+            let n = p.summary.events;
+            println!("rate={}", n as f64 / t.elapsed().as_secs_f64());
+            println!("tasks={}", p.state.tasks.len());
+        }
+        "open" => {
+            let log = Log::open(&dir.join("store"), Options::default()).unwrap();
+            println!("open_ms={}", t.elapsed().as_secs_f64() * 1e3);
+            println!("head={}", log.head(RUN).unwrap().unwrap().seq);
+        }
+        "verify" => {
+            let log = Log::open(&dir.join("store"), Options::default()).unwrap();
+            let report = log.verify(RUN).unwrap();
+            assert!(report.is_ok());
+            println!(
+                "rate={}",
+                report.verified as f64 / t.elapsed().as_secs_f64()
+            );
+        }
+        "state-at" => {
+            let log = Log::open(&dir.join("store"), Options::default()).unwrap();
+            let replay = Replay::new(&log);
+            let head = replay.head_seq(RUN).unwrap();
+            let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+            let mut times = Vec::new();
+            for _ in 0..300 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let seq = 1 + x % head;
+                let t = Instant::now();
+                let s = replay.state_at(RUN, seq).unwrap();
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                assert_eq!(s.seq, seq);
+            }
+            times.sort_by(f64::total_cmp);
+            println!("median_ms={}", times[times.len() / 2]);
+            println!("p99_ms={}", times[times.len() * 99 / 100]);
+        }
+        "replay-sqlite" => {
+            let db = rusqlite::Connection::open(dir.join("events.sqlite")).unwrap();
+            let mut stmt = db
+                .prepare("SELECT body FROM events WHERE run = 1 ORDER BY seq")
+                .unwrap();
+            let mut rows = stmt.query([]).unwrap();
+            let mut p = Projections::default();
+            let mut n = 0u64;
+            while let Some(row) = rows.next().unwrap() {
+                let body: Vec<u8> = row.get(0).unwrap();
+                observe_all(&mut p, &decode_event(&body).unwrap());
+                n += 1;
+            }
+            println!("rate={}", n as f64 / t.elapsed().as_secs_f64());
+        }
+        "replay-jsonl" => {
+            let f = BufReader::new(std::fs::File::open(dir.join("events.jsonl")).unwrap());
+            let mut p = Projections::default();
+            let mut n = 0u64;
+            for line in f.lines() {
+                let e: Event = serde_json::from_str(&line.unwrap()).unwrap();
+                observe_all(&mut p, &e);
+                n += 1;
+            }
+            println!("rate={}", n as f64 / t.elapsed().as_secs_f64());
+        }
+        other => panic!("unknown mode {other}"),
+    }
+    println!("peak_rss_mb={}", peak_rss_mb());
+}
+
+fn measure(dir: &Path, mode: &str) -> std::collections::BTreeMap<String, f64> {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--child", mode])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{mode} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .filter_map(|(k, v)| v.parse().ok().map(|v| (k.to_owned(), v)))
+        .collect()
+}
+
+fn prepare(dir: &Path, n: usize) {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    eprintln!("generating {n} events ...");
+    let events = synthetic_run(RUN, n, 2_000).unwrap();
+    let bodies: Vec<Vec<u8>> = events.iter().map(|e| encode_event(e).unwrap()).collect();
+    eprintln!("writing the runlog store ...");
+    {
+        let log = Log::open(&dir.join("store"), Options::default()).unwrap();
+        let mut head = 0;
+        for chunk in bodies.chunks(10_000) {
+            head = log.append(RUN, Some(head), chunk.to_vec()).unwrap().seq;
+        }
+    }
+    eprintln!("writing SQLite ...");
+    {
+        let mut db = rusqlite::Connection::open(dir.join("events.sqlite")).unwrap();
+        db.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE events (run INTEGER, seq INTEGER, body BLOB, PRIMARY KEY (run, seq)) WITHOUT ROWID;").unwrap();
+        let tx = db.transaction().unwrap();
+        {
+            let mut stmt = tx.prepare("INSERT INTO events VALUES (1, ?1, ?2)").unwrap();
+            for (i, b) in bodies.iter().enumerate() {
+                stmt.execute(rusqlite::params![i as i64 + 1, b]).unwrap();
+            }
+        }
+        tx.commit().unwrap();
+    }
+    eprintln!("writing JSON lines ...");
+    let mut w = BufWriter::new(std::fs::File::create(dir.join("events.jsonl")).unwrap());
+    for e in &events {
+        serde_json::to_writer(&mut w, e).unwrap();
+        w.write_all(b"\n").unwrap();
+    }
+    w.flush().unwrap();
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--child") {
+        child(&args[i + 1], Path::new(&args[i + 2]));
+        return;
+    }
+    let n: usize = std::env::var("RUNLOG_BENCH_EVENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let dir = std::env::var_os("RUNLOG_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-replay"));
+    prepare(&dir, n);
+    eprintln!("measuring ...");
+    let first = measure(&dir, "replay-runlog");
+    let again = measure(&dir, "replay-runlog-again");
+    let verify = measure(&dir, "verify");
+    let state_at = measure(&dir, "state-at");
+    let sqlite = measure(&dir, "replay-sqlite");
+    let jsonl = measure(&dir, "replay-jsonl");
+    let f = |m: &std::collections::BTreeMap<String, f64>, k: &str| {
+        m.get(k).copied().unwrap_or(f64::NAN)
+    };
+    println!();
+    println!("runlog-replay benchmark: {n} synthetic events, {} tasks, all projections (state, audit, summary, supervisor stack)", f(&first, "tasks"));
+    println!();
+    println!(
+        "| {:<58} | {:>14} | {:>14} |",
+        "measurement", "result", "peak RSS (MB)"
+    );
+    println!("|{:-<60}|{:-<16}|{:-<16}|", "", "", "");
+    let row = |name: &str, value: String, m: &std::collections::BTreeMap<String, f64>| {
+        println!(
+            "| {name:<58} | {value:>14} | {:>14.1} |",
+            f(m, "peak_rss_mb")
+        );
+    };
+    row(
+        "runlog full replay, first (writes snapshots), events/s",
+        format!("{:.0}", f(&first, "rate")),
+        &first,
+    );
+    row(
+        "runlog full replay, again, events/s",
+        format!("{:.0}", f(&again, "rate")),
+        &again,
+    );
+    row(
+        "runlog verify (checksums + chain), events/s",
+        format!("{:.0}", f(&verify, "rate")),
+        &verify,
+    );
+    row(
+        "runlog state_at, 300 random seqs, median ms",
+        format!("{:.2}", f(&state_at, "median_ms")),
+        &state_at,
+    );
+    row(
+        "runlog state_at, 300 random seqs, p99 ms",
+        format!("{:.2}", f(&state_at, "p99_ms")),
+        &state_at,
+    );
+    row(
+        "SQLite (WAL) full replay, events/s",
+        format!("{:.0}", f(&sqlite, "rate")),
+        &sqlite,
+    );
+    row(
+        "JSON lines full replay, events/s",
+        format!("{:.0}", f(&jsonl, "rate")),
+        &jsonl,
+    );
+    println!();
+    println!("targets:");
+    let best = f(&first, "rate").min(f(&again, "rate"));
+    let check = |name: &str, v: f64, goal: f64, more: bool| {
+        let ok = if more { v >= goal } else { v <= goal };
+        println!(
+            "  {name:<52} {v:>12.2} (target {} {goal}) {}",
+            if more { "≥" } else { "≤" },
+            if ok { "met" } else { "NOT MET" }
+        );
+    };
+    check(
+        "full replay events/s (slower of the two runs)",
+        best,
+        2_000_000.0,
+        true,
+    );
+    check(
+        "full replay / SQLite baseline",
+        best / f(&sqlite, "rate"),
+        1.0,
+        true,
+    );
+    check("verify events/s", f(&verify, "rate"), 1_000_000.0, true);
+    check("state_at median ms", f(&state_at, "median_ms"), 5.0, false);
+    check(
+        "peak RSS during the replay, MB",
+        f(&first, "peak_rss_mb").max(f(&again, "peak_rss_mb")),
+        256.0,
+        false,
+    );
+}

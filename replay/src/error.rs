@@ -49,6 +49,12 @@ pub enum ReplayError {
     /// The rules refused the command.
     #[error("{0}")]
     Rejected(#[from] Rejection),
+    /// The thread reading events for a replay stopped without an answer.
+    #[error("the event reader of run {run} stopped unexpectedly")]
+    ReaderStopped {
+        /// The run.
+        run: String,
+    },
     /// An export file is not valid.
     #[error("import line {line}: {reason}")]
     Import {
@@ -73,6 +79,9 @@ impl ReplayError {
             ReplayError::Rejected(r) => Some(r.hint()),
             ReplayError::Import { .. } => {
                 Some("the file must be a `runlog export` of one run".into())
+            }
+            ReplayError::ReaderStopped { .. } => {
+                Some("run `runlog verify` on the run and try again".into())
             }
         }
     }

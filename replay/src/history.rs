@@ -13,6 +13,34 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Snapshot interval by default: the state is cached every this many events.
 pub const DEFAULT_SNAPSHOT_EVERY: u64 = 2_000;
 
+/// Events a task's share of a snapshot is worth: a task takes about 200 bytes of snapshot,
+/// an event about 50 bytes of log.
+const EVENTS_PER_TASK: u64 = 4;
+
+/// When the next snapshot is due: at least `every` events after the last one, and at least as
+/// many events as the state's tasks are worth in log bytes. A small state is snapshotted
+/// often; a large one less often, so snapshots take about as much room as the log they
+/// summarise. It depends only on the state, so every replay finds the snapshots earlier
+/// replays wrote instead of writing new ones.
+#[derive(Debug, Clone, Copy)]
+struct Schedule {
+    last: u64,
+}
+
+impl Schedule {
+    fn start(from: u64) -> Self {
+        Self { last: from }
+    }
+
+    fn due(&self, state: &RunState, every: u64) -> bool {
+        let interval = every.max(state.tasks.len() as u64 * EVENTS_PER_TASK);
+        every > 0 && state.seq >= self.last + interval
+    }
+}
+
+/// Events per batch handed from the reader thread to the folder.
+const READ_BATCH: usize = 1_024;
+
 /// Reads a run's history. Replay only reads and folds recorded events: it never re-runs an
 /// agent, a test or an evaluator.
 #[derive(Debug)]
@@ -88,7 +116,7 @@ impl<'l> Replay<'l> {
         let mut base = RunState::default();
         for snap in self.known_snapshots(run).range(..=seq).rev() {
             match snapshot::load(self.log, run, *snap) {
-                Some(state) => {
+                Some((state, _)) => {
                     base = state;
                     break;
                 }
@@ -96,7 +124,8 @@ impl<'l> Replay<'l> {
             }
         }
         let from = base.seq + 1;
-        self.fold(run, base, from, seq)
+        let schedule = Schedule::start(base.seq);
+        self.fold(run, base, from, seq, schedule)
     }
 
     /// The state at the head.
@@ -114,11 +143,18 @@ impl<'l> Replay<'l> {
     }
 
     /// Folds events `from..=to` onto `state`, writing snapshots on the way.
-    fn fold(&self, run: &str, state: RunState, from: u64, to: u64) -> Result<RunState> {
+    fn fold(
+        &self,
+        run: &str,
+        state: RunState,
+        from: u64,
+        to: u64,
+        mut schedule: Schedule,
+    ) -> Result<RunState> {
         let mut state = state;
         let mut nested: Option<ReplayError> = None;
         let known = self.known_snapshots(run);
-        events::for_each(self.log, run, from, to, &mut |seq, hash, event| {
+        events::for_each(self.log, run, from, to, &mut |_seq, hash, event| {
             state = apply(std::mem::take(&mut state), &event, &mut |base| match self
                 .resolve(run, base)
             {
@@ -128,7 +164,7 @@ impl<'l> Replay<'l> {
                     None
                 }
             });
-            self.maybe_snapshot(run, &state, seq, hash, &known);
+            self.maybe_snapshot(run, &state, hash, &known, &mut schedule);
             Ok(nested.is_none())
         })?;
         match nested {
@@ -137,20 +173,21 @@ impl<'l> Replay<'l> {
         }
     }
 
+    /// Writes a snapshot when one is due (see [`Schedule`]) and not already stored.
     fn maybe_snapshot(
         &self,
         run: &str,
         state: &RunState,
-        seq: u64,
         hash: &[u8; 32],
         known: &BTreeSet<u64>,
+        schedule: &mut Schedule,
     ) {
-        if self.every > 0
-            && seq % self.every == 0
-            && !known.contains(&seq)
-            && snapshot::store(self.log, run, state, hash)
-        {
-            self.remember(run, seq, true);
+        if !schedule.due(state, self.every) {
+            return;
+        }
+        schedule.last = state.seq;
+        if !known.contains(&state.seq) && snapshot::store(self.log, run, state, hash).is_some() {
+            self.remember(run, state.seq, true);
         }
     }
 
@@ -174,38 +211,71 @@ impl<'l> Replay<'l> {
         let mut p = Projections::default();
         let mut nested: Option<ReplayError> = None;
         let known = self.known_snapshots(run);
+        let mut schedule = Schedule::start(0);
         let mut progress = progress;
         let step = (to / 100).max(1);
-        events::for_each(self.log, run, 1, to, &mut |seq, hash, event| {
-            if let EventKind::Forked {
-                from_run, at_seq, ..
-            } = &event.kind
-            {
-                match self.parent_stack(from_run, *at_seq) {
-                    Ok(stack) => p.stack = stack,
-                    Err(e) => {
-                        nested.get_or_insert(e);
+        // Two stages on two threads: this one folds while a reader scans, verifies and decodes
+        // the next batch (a full replay is otherwise read time plus fold time).
+        let log = self.log;
+        let (tx, rx) = crossbeam_channel::bounded::<Vec<(u64, [u8; 32], Event)>>(4);
+        let read = std::thread::scope(|scope| {
+            let reader = scope.spawn(move || {
+                let mut batch = Vec::with_capacity(READ_BATCH);
+                events::for_each(log, run, 1, to, &mut |seq, hash, event| {
+                    batch.push((seq, *hash, event));
+                    if batch.len() == READ_BATCH {
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(READ_BATCH));
+                        // The folder hung up (it hit an error): stop reading.
+                        return Ok(tx.send(full).is_ok());
+                    }
+                    Ok(true)
+                })?;
+                if !batch.is_empty() {
+                    let _ = tx.send(batch);
+                }
+                Ok::<(), ReplayError>(())
+            });
+            'batches: for batch in rx.iter() {
+                for (seq, hash, event) in batch {
+                    if let EventKind::Forked {
+                        from_run, at_seq, ..
+                    } = &event.kind
+                    {
+                        match self.parent_stack(from_run, *at_seq) {
+                            Ok(stack) => p.stack = stack,
+                            Err(e) => {
+                                nested.get_or_insert(e);
+                            }
+                        }
+                    }
+                    p.observe(&event, &mut |base| match self.resolve(run, base) {
+                        Ok(s) => Some(s),
+                        Err(e) => {
+                            nested.get_or_insert(e);
+                            None
+                        }
+                    });
+                    self.maybe_snapshot(run, &p.state, &hash, &known, &mut schedule);
+                    if let Some(f) = progress.as_mut() {
+                        if seq % step == 0 || seq == to {
+                            f(seq, to);
+                        }
+                    }
+                    if nested.is_some() {
+                        break 'batches;
                     }
                 }
             }
-            p.observe(&event, &mut |base| match self.resolve(run, base) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    nested.get_or_insert(e);
-                    None
-                }
-            });
-            self.maybe_snapshot(run, &p.state, seq, hash, &known);
-            if let Some(f) = progress.as_mut() {
-                if seq % step == 0 || seq == to {
-                    f(seq, to);
-                }
-            }
-            Ok(nested.is_none())
-        })?;
-        match nested {
-            Some(e) => Err(e),
-            None => Ok(p.finish()),
+            drop(rx);
+            reader.join().unwrap_or_else(|_| {
+                Err(ReplayError::ReaderStopped {
+                    run: run.to_owned(),
+                })
+            })
+        });
+        match (nested, read) {
+            (Some(e), _) | (None, Err(e)) => Err(e),
+            (None, Ok(())) => Ok(p.finish()),
         }
     }
 

@@ -41,23 +41,23 @@ pub fn list(log: &dyn EventLog, run: &str) -> Vec<u64> {
         .collect()
 }
 
-/// Stores a snapshot of `state` (whose seq is its key) with the chain hash at that seq.
-/// Failing to store a cache entry is not an error worth stopping a replay for.
-pub fn store(log: &dyn EventLog, run: &str, state: &RunState, hash: &[u8; 32]) -> bool {
-    let Ok(body) = encode_state(state) else {
-        return false;
-    };
+/// Stores a snapshot of `state` (whose seq is its key) with the chain hash at that seq; returns
+/// its size. Failing to store a cache entry is not worth stopping a replay for: `None`.
+pub fn store(log: &dyn EventLog, run: &str, state: &RunState, hash: &[u8; 32]) -> Option<usize> {
+    let body = encode_state(state).ok()?;
     let mut value = Vec::with_capacity(HEADER + body.len());
     value.extend_from_slice(MAGIC);
     value.extend_from_slice(&STATE_FORMAT.to_be_bytes());
     value.extend_from_slice(&state.seq.to_be_bytes());
     value.extend_from_slice(hash);
     value.extend_from_slice(&body);
-    log.cache_put(&key(run, state.seq), &value).is_ok()
+    log.cache_put(&key(run, state.seq), &value)
+        .ok()
+        .map(|()| value.len())
 }
 
-/// The snapshot at `seq` if it is valid for this code and this log.
-pub fn load(log: &dyn EventLog, run: &str, seq: u64) -> Option<RunState> {
+/// The snapshot at `seq`, with its size, if it is valid for this code and this log.
+pub fn load(log: &dyn EventLog, run: &str, seq: u64) -> Option<(RunState, usize)> {
     let value = log.cache_get(&key(run, seq)).ok()??;
     if value.get(..4)? != MAGIC
         || value.get(4..8)? != STATE_FORMAT.to_be_bytes()
@@ -70,5 +70,5 @@ pub fn load(log: &dyn EventLog, run: &str, seq: u64) -> Option<RunState> {
         return None;
     }
     let state = decode_state(value.get(HEADER..)?).ok()?;
-    (state.seq == seq).then_some(state)
+    (state.seq == seq).then_some((state, value.len()))
 }

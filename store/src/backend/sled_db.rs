@@ -169,6 +169,9 @@ fn open_sled(dir: &Path, sled_path: &Path) -> Result<sled::Db> {
             .path(sled_path)
             // runlog decides when to write and sync; sled's own timer would only add writes.
             .flush_every_ms(None)
+            // sled's default page cache is 1 GiB; replays stream frames once, so a small cache
+            // keeps a long replay's memory flat.
+            .cache_capacity(16 * 1024 * 1024)
             .open();
         match opened.map_err(|e| open_error(dir, e)) {
             Ok(db) => {
