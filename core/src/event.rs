@@ -111,8 +111,8 @@ pub enum EventKind {
     },
     /// A task joined the plan.
     TaskAdded {
-        /// The task.
-        spec: TaskSpec,
+        /// The task (boxed to keep every event small; encoded exactly like the spec itself).
+        spec: Box<TaskSpec>,
     },
     /// A destructive task touched files that pending tasks need: dispatch pauses (seed 000).
     ReplanRequested {

@@ -12,6 +12,12 @@ use crate::state::{
 /// Applies `event` to `state`. For `RolledBack` and `Forked` the caller passes the historical
 /// base state (see [`crate::fold::apply`]); here they only record their marker.
 pub fn evolve(mut state: RunState, event: &Event) -> RunState {
+    evolve_in_place(&mut state, event);
+    state
+}
+
+/// [`evolve`] on a state borrowed mutably: a long replay then never moves the state around.
+pub fn evolve_in_place(state: &mut RunState, event: &Event) {
     state.seq += 1;
     let at = event.at;
     match &event.kind {
@@ -33,7 +39,7 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
         EventKind::RunFinished { outcome } => state.status = RunStatus::Finished(outcome.clone()),
         EventKind::RunInterrupted { .. } => {
             state.status = RunStatus::Interrupted;
-            stop_all_attempts(&mut state);
+            stop_all_attempts(state);
         }
         EventKind::RunResumed { .. } => state.status = RunStatus::Running,
         EventKind::Forked {
@@ -59,10 +65,10 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
                 from_hash: *from_hash,
             });
             state.status = RunStatus::Running;
-            stop_all_attempts(&mut state);
+            stop_all_attempts(state);
         }
         EventKind::RolledBack { .. } => {}
-        EventKind::TaskAdded { spec } => add_task(&mut state, spec.clone()),
+        EventKind::TaskAdded { spec } => add_task(state, (**spec).clone()),
         EventKind::ReplanRequested {
             after_task,
             reason,
@@ -90,17 +96,17 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
             plan_hash,
         } => {
             for id in cancelled {
-                with_task(&mut state, id, |t| {
+                with_task(state, id, |t| {
                     t.status = TaskStatus::Cancelled;
                     t.running = false;
                     t.reason = Some(format!("superseded by a replan: {reason}"));
                 });
             }
             for spec in added {
-                add_task(&mut state, spec.clone());
+                add_task(state, spec.clone());
             }
             for r in replaces {
-                with_task(&mut state, &r.old, |t| t.replaced_by.push(r.new.clone()));
+                with_task(state, &r.old, |t| t.replaced_by.push(r.new.clone()));
                 let waiting: Vec<TaskId> =
                     state.dependents.get(&r.old).cloned().unwrap_or_default();
                 for id in waiting {
@@ -136,7 +142,7 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
             agent,
             worktree,
             attempt,
-        } => with_task(&mut state, task, |t| {
+        } => with_task(state, task, |t| {
             t.status = TaskStatus::InProgress;
             t.attempt = *attempt;
             t.running = true;
@@ -146,7 +152,7 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
             t.retry_due = None;
             t.eval_error = None;
         }),
-        EventKind::TaskSubmitted { task, .. } => with_task(&mut state, task, |t| {
+        EventKind::TaskSubmitted { task, .. } => with_task(state, task, |t| {
             t.running = false;
             t.stage_retries = 0;
             t.status = if t.spec.is_tested() {
@@ -158,9 +164,9 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
             };
         }),
         EventKind::TestsStarted { task, .. } => {
-            with_task(&mut state, task, |t| t.status = TaskStatus::Testing)
+            with_task(state, task, |t| t.status = TaskStatus::Testing)
         }
-        EventKind::TestsPassed { task, .. } => with_task(&mut state, task, |t| {
+        EventKind::TestsPassed { task, .. } => with_task(state, task, |t| {
             t.last_tests_passed = Some(true);
             t.feedback = None;
             t.status = if t.spec.is_evaluated() {
@@ -169,7 +175,7 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
                 TaskStatus::Done
             };
         }),
-        EventKind::TestsFailed { task, details, .. } => with_task(&mut state, task, |t| {
+        EventKind::TestsFailed { task, details, .. } => with_task(state, task, |t| {
             t.last_tests_passed = Some(false);
             t.test_failures += 1;
             t.status = TaskStatus::TestFailed;
@@ -181,7 +187,7 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
             dimensions,
             notes,
             ..
-        } => with_task(&mut state, task, |t| {
+        } => with_task(state, task, |t| {
             t.last_score = Some(*score);
             t.last_dimensions = dimensions.clone();
             t.eval_error = None;
@@ -192,7 +198,7 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
             score,
             threshold,
             outcome,
-        } => with_task(&mut state, task, |t| {
+        } => with_task(state, task, |t| {
             t.last_gate = Some(*outcome);
             match outcome {
                 GateOutcome::Pass => {
@@ -210,7 +216,7 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
                 }
             }
         }),
-        EventKind::TaskApproved { task, .. } => with_task(&mut state, task, |t| {
+        EventKind::TaskApproved { task, .. } => with_task(state, task, |t| {
             t.status = TaskStatus::Done;
             t.reason = None;
             t.eval_error = None;
@@ -220,7 +226,7 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
             reopen,
             reason,
             ..
-        } => with_task(&mut state, task, |t| {
+        } => with_task(state, task, |t| {
             if *reopen {
                 reopen_task(t);
                 t.feedback = Some(format!("rejected: {reason}"));
@@ -229,33 +235,31 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
                 t.reason = Some(format!("rejected: {reason}"));
             }
         }),
-        EventKind::TaskFailed { task, reason } => with_task(&mut state, task, |t| {
+        EventKind::TaskFailed { task, reason } => with_task(state, task, |t| {
             t.status = TaskStatus::Failed;
             t.running = false;
             t.retry_due = None;
             t.reason = Some(reason.clone());
         }),
-        EventKind::TaskCancelled { task, reason } => with_task(&mut state, task, |t| {
+        EventKind::TaskCancelled { task, reason } => with_task(state, task, |t| {
             t.status = TaskStatus::Cancelled;
             t.running = false;
             t.retry_due = None;
             t.reason = Some(reason.clone());
         }),
-        EventKind::TaskReopened { task, .. } => with_task(&mut state, task, reopen_task),
-        EventKind::CheckpointReached { task, name } => with_task(&mut state, task, |t| {
+        EventKind::TaskReopened { task, .. } => with_task(state, task, reopen_task),
+        EventKind::CheckpointReached { task, name } => with_task(state, task, |t| {
             t.checkpoints.insert(name.clone());
         }),
         EventKind::TaskClassified { task, class } => {
-            with_task(&mut state, task, |t| t.class = Some(*class))
+            with_task(state, task, |t| t.class = Some(*class))
         }
         EventKind::MessagePosted { .. } => {}
-        EventKind::StageStarted { stage, .. } => {
-            with_stage(&mut state, stage, |h| h.executions += 1)
-        }
+        EventKind::StageStarted { stage, .. } => with_stage(state, stage, |h| h.executions += 1),
         EventKind::StageCompleted {
             stage, duration_ms, ..
         } => {
-            with_stage(&mut state, stage, |h| {
+            with_stage(state, stage, |h| {
                 h.completions += 1;
                 h.total_duration_ms = h.total_duration_ms.saturating_add(*duration_ms);
                 h.consecutive_failures = 0;
@@ -269,31 +273,31 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
             retry_count,
             duration_ms,
         } => {
-            with_stage(&mut state, stage, |h| {
+            with_stage(state, stage, |h| {
                 h.failures += 1;
                 h.total_duration_ms = h.total_duration_ms.saturating_add(*duration_ms);
                 h.consecutive_failures += 1;
             });
-            with_task(&mut state, task, |t| {
+            with_task(state, task, |t| {
                 t.running = false;
                 t.stage_retries = *retry_count;
                 t.feedback = Some(format!("previous attempt failed ({error_type}): {error}"));
             });
         }
-        EventKind::RetryScheduled { task, delay_ms, .. } => with_task(&mut state, task, |t| {
+        EventKind::RetryScheduled { task, delay_ms, .. } => with_task(state, task, |t| {
             t.retry_due = Some(crate::ids::Timestamp(at.0.saturating_add(*delay_ms)));
         }),
         EventKind::CircuitOpened { stage, .. } => {
-            with_stage(&mut state, stage, |h| h.circuit = Circuit::Open)
+            with_stage(state, stage, |h| h.circuit = Circuit::Open)
         }
-        EventKind::CircuitClosed { stage } => with_stage(&mut state, stage, |h| {
+        EventKind::CircuitClosed { stage } => with_stage(state, stage, |h| {
             h.circuit = Circuit::Closed;
             h.consecutive_failures = 0;
         }),
         EventKind::StrategySet { stage, strategy } => {
-            with_stage(&mut state, stage, |h| h.strategy = Some(strategy.clone()))
+            with_stage(state, stage, |h| h.strategy = Some(strategy.clone()))
         }
-        EventKind::PendingValidation { task } => with_task(&mut state, task, |t| {
+        EventKind::PendingValidation { task } => with_task(state, task, |t| {
             // Upcast of the pre-gate status: the task goes through the gate like a new submit,
             // unless it is already resolved.
             if !t.status.is_terminal() {
@@ -302,10 +306,9 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
             }
         }),
         EventKind::EvalErrored { task, error, .. } => {
-            with_task(&mut state, task, |t| t.eval_error = Some(error.clone()))
+            with_task(state, task, |t| t.eval_error = Some(error.clone()))
         }
     }
-    state
 }
 
 /// Updates the stage's health, creating it on first use; the key is only cloned then (stage

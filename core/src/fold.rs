@@ -2,7 +2,7 @@
 //! restores the state after an earlier seq, and a fork starts from another run's state.
 
 use crate::event::{Event, EventKind};
-use crate::evolve::evolve;
+use crate::evolve::evolve_in_place;
 use crate::ids::RunId;
 use crate::state::RunState;
 use std::collections::BTreeMap;
@@ -21,10 +21,20 @@ pub enum Base<'a> {
 /// A rollback to a seq at or past the current one, or a base `resolve` cannot supply, leaves
 /// the state as it is (a fork with an unknown parent starts empty): a fold never fails.
 pub fn apply(
-    state: RunState,
+    mut state: RunState,
     event: &Event,
     resolve: &mut dyn FnMut(Base<'_>) -> Option<RunState>,
 ) -> RunState {
+    apply_in_place(&mut state, event, resolve);
+    state
+}
+
+/// [`apply`] on a state borrowed mutably (no moves of the state on the hot path).
+pub fn apply_in_place(
+    state: &mut RunState,
+    event: &Event,
+    resolve: &mut dyn FnMut(Base<'_>) -> Option<RunState>,
+) {
     let seq = state.seq;
     let base = match &event.kind {
         EventKind::RolledBack { to_seq, .. } if *to_seq < seq => resolve(Base::This(*to_seq)),
@@ -33,13 +43,11 @@ pub fn apply(
         } => Some(resolve(Base::Parent(from_run, *at_seq)).unwrap_or_default()),
         _ => None,
     };
-    match base {
-        Some(mut base) => {
-            base.seq = seq;
-            evolve(base, event)
-        }
-        None => evolve(state, event),
+    if let Some(mut base) = base {
+        base.seq = seq;
+        *state = base;
     }
+    evolve_in_place(state, event);
 }
 
 /// Folds a run's events from the start. Forks start from `parent(run, seq)`.

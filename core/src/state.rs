@@ -6,7 +6,7 @@ use crate::settings::{RetryStrategy, Settings};
 use crate::spec::{TaskClass, TaskSpec};
 use bincode::{Decode, Encode};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 
 /// A task's status. `blocked` is not a status: it is derived readiness of an open task.
@@ -264,16 +264,16 @@ pub struct RunState {
     pub settings: Settings,
     /// Life cycle.
     pub status: RunStatus,
-    /// Tasks by id.
-    pub tasks: BTreeMap<TaskId, TaskState>,
+    /// Tasks by id (hashed: looked up for nearly every event; ordered views use `order`).
+    pub tasks: HashMap<TaskId, TaskState>,
     /// Task ids in the order they were added.
     pub order: Vec<TaskId>,
     /// Children of each group.
     pub children: BTreeMap<TaskId, Vec<TaskId>>,
     /// Tasks that list each task in their `after` (reverse dependencies).
     pub dependents: BTreeMap<TaskId, Vec<TaskId>>,
-    /// Stage health by stage.
-    pub stages: BTreeMap<StageId, StageHealth>,
+    /// Stage health by stage (hashed; [`crate::projections::health`] sorts).
+    pub stages: HashMap<StageId, StageHealth>,
     /// The replan being waited for.
     pub replan: Option<PendingReplan>,
     /// Hashes of every revised plan, in order (regeneration-loop detection).

@@ -131,7 +131,9 @@ fn samples() -> Vec<EventKind> {
             reason: "bad eval".into(),
             by: "alice".into(),
         },
-        EventKind::TaskAdded { spec: full_spec() },
+        EventKind::TaskAdded {
+            spec: Box::new(full_spec()),
+        },
         EventKind::ReplanRequested {
             after_task: t("a"),
             reason: "r".into(),

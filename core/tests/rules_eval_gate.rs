@@ -117,10 +117,10 @@ fn tasks_done_before_the_gate_existed_stay_done() {
             settings: Settings::default(),
         },
         EventKind::TaskAdded {
-            spec: task("a").evaluated(),
+            spec: Box::new(task("a").evaluated()),
         },
         EventKind::TaskAdded {
-            spec: task("b").evaluated(),
+            spec: Box::new(task("b").evaluated()),
         },
         EventKind::TaskStarted {
             task: id("a"),

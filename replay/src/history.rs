@@ -3,7 +3,7 @@
 use crate::error::{ReplayError, Result};
 use crate::events;
 use crate::snapshot;
-use runlog_core::fold::{apply, Base};
+use runlog_core::fold::{apply_in_place, Base};
 use runlog_core::projections::{Projections, SupervisorStack};
 use runlog_core::{Event, EventKind, RunId, RunState};
 use runlog_store::EventLog;
@@ -155,15 +155,17 @@ impl<'l> Replay<'l> {
         let mut nested: Option<ReplayError> = None;
         let known = self.known_snapshots(run);
         events::for_each(self.log, run, from, to, &mut |_seq, hash, event| {
-            state = apply(std::mem::take(&mut state), &event, &mut |base| match self
-                .resolve(run, base)
-            {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    nested.get_or_insert(e);
-                    None
-                }
-            });
+            apply_in_place(
+                &mut state,
+                &event,
+                &mut |base| match self.resolve(run, base) {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        nested.get_or_insert(e);
+                        None
+                    }
+                },
+            );
             self.maybe_snapshot(run, &state, hash, &known, &mut schedule);
             Ok(nested.is_none())
         })?;

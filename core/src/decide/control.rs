@@ -35,7 +35,9 @@ pub(super) fn start_run(
         workflow_hash,
         settings,
     }];
-    events.extend(tasks.into_iter().map(|spec| EventKind::TaskAdded { spec }));
+    events.extend(tasks.into_iter().map(|spec| EventKind::TaskAdded {
+        spec: Box::new(spec),
+    }));
     Ok(events)
 }
 
@@ -72,7 +74,9 @@ pub(super) fn add_task(state: &RunState, spec: TaskSpec) -> Result<Vec<EventKind
         &[],
         state.settings.max_depth,
     )?;
-    Ok(vec![EventKind::TaskAdded { spec }])
+    Ok(vec![EventKind::TaskAdded {
+        spec: Box::new(spec),
+    }])
 }
 
 pub(super) fn post_message(

@@ -46,7 +46,8 @@ pub(super) fn append_replan_requests(before: &RunState, events: &mut Vec<Event>)
     };
     let after = events.iter().fold(before.clone(), evolve);
     let mut requests = Vec::new();
-    for (id, task) in &after.tasks {
+    for task in after.tasks_in_order() {
+        let id = &task.spec.id;
         let was_done = before
             .tasks
             .get(id)

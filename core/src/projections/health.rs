@@ -25,9 +25,9 @@ pub struct StageHealthRow {
     pub strategy_overridden: bool,
 }
 
-/// Health of every stage that has run, by stage name.
+/// Health of every stage that has run, sorted by stage name.
 pub fn stage_health(state: &RunState) -> Vec<StageHealthRow> {
-    state
+    let mut rows: Vec<StageHealthRow> = state
         .stages
         .iter()
         .map(|(stage, h)| StageHealthRow {
@@ -40,5 +40,7 @@ pub fn stage_health(state: &RunState) -> Vec<StageHealthRow> {
             circuit: h.circuit,
             strategy_overridden: h.strategy.is_some(),
         })
-        .collect()
+        .collect();
+    rows.sort_by(|a, b| a.stage.cmp(&b.stage));
+    rows
 }

@@ -12,7 +12,7 @@ pub mod stack;
 pub mod summary;
 
 use crate::event::Event;
-use crate::fold::{apply, Base};
+use crate::fold::{apply_in_place, Base};
 use crate::state::RunState;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,12 +41,11 @@ impl Projections {
         event: &Event,
         resolve: &mut dyn FnMut(Base<'_>) -> Option<RunState>,
     ) {
-        let state = std::mem::take(&mut self.state);
-        let after = apply(state, event, resolve);
-        self.audit.observe(after.seq, event, &after);
-        self.summary.observe(after.seq, event);
-        self.stack.observe(after.seq, event);
-        self.state = after;
+        apply_in_place(&mut self.state, event, resolve);
+        let seq = self.state.seq;
+        self.audit.observe(seq, event, &self.state);
+        self.summary.observe(seq, event);
+        self.stack.observe(seq, event);
     }
 
     /// Settles the summary on the current state; call once all events are observed.
