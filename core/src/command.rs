@@ -218,4 +218,17 @@ pub enum CommandKind {
     },
     /// Finish the run; the outcome is computed from the board.
     Finish,
+    /// Keep a command's output (see `EventKind::OutputRecorded`).
+    RecordOutput {
+        /// The task.
+        task: TaskId,
+        /// `agent.stdout`, `test.stderr`...
+        stream: String,
+        /// The text or its beginning.
+        text: String,
+        /// The blob with all of it.
+        blob: Option<Hash>,
+        /// Full size.
+        bytes: u64,
+    },
 }

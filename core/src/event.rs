@@ -362,6 +362,22 @@ pub enum EventKind {
         /// The reason the replanner gave this time.
         reason: String,
     },
+    /// Output of an agent, test or evaluator: kept inline when small, in the blob area (by
+    /// blake3 hash) when large, with the start of it inline.
+    OutputRecorded {
+        /// The task.
+        task: TaskId,
+        /// The attempt.
+        attempt: u32,
+        /// `agent`, `test` or `eval`, then `.stdout` or `.stderr`.
+        stream: String,
+        /// The text, or its beginning when it is in the blob area.
+        text: String,
+        /// The blob holding all of it, when it is large.
+        blob: Option<Hash>,
+        /// Its full size.
+        bytes: u64,
+    },
 }
 
 impl EventKind {
@@ -402,6 +418,7 @@ impl EventKind {
             EventKind::EvalErrored { .. } => "eval-errored",
             EventKind::RunResumed { .. } => "run-resumed",
             EventKind::ReplanLoopDetected { .. } => "replan-loop-detected",
+            EventKind::OutputRecorded { .. } => "output-recorded",
         }
     }
 
@@ -429,7 +446,8 @@ impl EventKind {
             | EventKind::StageFailed { task, .. }
             | EventKind::RetryScheduled { task, .. }
             | EventKind::PendingValidation { task }
-            | EventKind::EvalErrored { task, .. } => Some(task),
+            | EventKind::EvalErrored { task, .. }
+            | EventKind::OutputRecorded { task, .. } => Some(task),
             EventKind::MessagePosted { task, .. } => task.as_ref(),
             EventKind::RunStarted { .. }
             | EventKind::RunFinished { .. }

@@ -254,7 +254,7 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
         EventKind::TaskClassified { task, class } => {
             with_task(state, task, |t| t.class = Some(*class))
         }
-        EventKind::MessagePosted { .. } => {}
+        EventKind::MessagePosted { .. } | EventKind::OutputRecorded { .. } => {}
         EventKind::StageStarted { stage, .. } => with_stage(state, stage, |h| h.executions += 1),
         EventKind::StageCompleted {
             stage, duration_ms, ..

@@ -13,7 +13,7 @@ use runlog_core::event::{EventKind, GateOutcome, Replacement, RunOutcome};
 use runlog_core::*;
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 34;
+const VARIANTS: usize = 35;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -53,6 +53,7 @@ fn index(k: &EventKind) -> usize {
         EventKind::EvalErrored { .. } => 31,
         EventKind::RunResumed { .. } => 32,
         EventKind::ReplanLoopDetected { .. } => 33,
+        EventKind::OutputRecorded { .. } => 34,
     }
 }
 
@@ -271,6 +272,14 @@ fn samples() -> Vec<EventKind> {
             plan_hash: h,
             same_as_revision: 1,
             reason: "same".into(),
+        },
+        EventKind::OutputRecorded {
+            task: t("a"),
+            attempt: 1,
+            stream: "agent.stdout".into(),
+            text: "split 3 classes".into(),
+            blob: Some(h),
+            bytes: 70_000,
         },
     ]
 }

@@ -92,6 +92,19 @@ pub(super) fn post_message(
     Ok(vec![EventKind::MessagePosted { task, from, text }])
 }
 
+pub(super) fn record_output(
+    state: &RunState,
+    task: TaskId,
+    stream: String,
+    text: String,
+    blob: Option<Hash>,
+    bytes: u64,
+) -> Result<Vec<EventKind>, Rejection> {
+    require_started(state)?;
+    let attempt = find(state, &task)?.attempt;
+    Ok(vec![EventKind::OutputRecorded { task, attempt, stream, text, blob, bytes }])
+}
+
 pub(super) fn rollback(
     state: &RunState,
     to_seq: u64,

@@ -108,6 +108,9 @@ fn decide_kinds(
         CommandKind::Interrupt { reason } => control::interrupt(state, reason),
         CommandKind::Resume { reason } => control::resume(state, reason),
         CommandKind::Finish => control::finish(state),
+        CommandKind::RecordOutput { task, stream, text, blob, bytes } => {
+            control::record_output(state, task, stream, text, blob, bytes)
+        }
     }
 }
 

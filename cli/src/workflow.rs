@@ -1,0 +1,260 @@
+//! Workflow files: TOML in, a validated plan out, with errors that name the file, the line,
+//! the field and what is allowed.
+
+use crate::error::CliError;
+use runlog_core::settings::{Budget, RetryLimit, RetryStrategy};
+use runlog_core::{decide, Command, CommandKind, Hash, RunId, RunState, Settings, StageId, TaskId, TaskSpec, Timestamp};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// A workflow file as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkflowFile {
+    /// The workflow's name (run ids default to it plus a counter).
+    pub name: String,
+    /// Settings.
+    #[serde(default)]
+    pub settings: SettingsFile,
+    /// Tasks.
+    #[serde(default, rename = "task")]
+    pub tasks: Vec<TaskFile>,
+}
+
+/// `[settings]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettingsFile {
+    /// Tasks running at once (default 4).
+    pub jobs: Option<u32>,
+    /// Eval gate threshold (default 0.7).
+    pub eval_threshold: Option<f64>,
+    /// Rescue below-threshold tasks (default true).
+    pub auto_rescue: Option<bool>,
+    /// Rescues per task (default 3).
+    pub max_eval_rescues: Option<u32>,
+    /// Test retries per task (default 3).
+    pub max_test_retries: Option<u32>,
+    /// Deepest nesting (default 3).
+    pub max_depth: Option<u32>,
+    /// Command that revises the plan after a replan request (board JSON on stdin).
+    pub replan: Option<String>,
+    /// Events after which the run's history is reported as large (default 100,000).
+    pub history_warn_events: Option<u64>,
+}
+
+/// `[[task]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskFile {
+    /// Stable id.
+    pub id: String,
+    /// What to do.
+    #[serde(default)]
+    pub description: String,
+    /// The agent command.
+    pub run: Option<String>,
+    /// The test command.
+    pub test: Option<String>,
+    /// The evaluator command.
+    pub eval: Option<String>,
+    /// Dependencies.
+    #[serde(default)]
+    pub after: Vec<String>,
+    /// Parent group.
+    pub parent: Option<String>,
+    /// Files it touches.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// Whether it is destructive (default: guessed from the description).
+    pub destructive: Option<bool>,
+    /// Supervisor stage (default: the task id).
+    pub stage: Option<String>,
+    /// Retry strategy.
+    pub retry: Option<RetryFile>,
+    /// Checkpoints required before it may resolve.
+    #[serde(default)]
+    pub checkpoints: Vec<String>,
+    /// `false` skips testing.
+    pub requires_testing: Option<bool>,
+}
+
+/// `max = 3` or `max = "unlimited"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum MaxFile {
+    /// A number of retries.
+    Count(u32),
+    /// `"unlimited"`.
+    Word(String),
+}
+
+/// `[task.retry]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryFile {
+    /// Retries after the first attempt, or "unlimited".
+    pub max: Option<MaxFile>,
+    /// Bounds for unlimited retries.
+    pub budget: Option<BudgetFile>,
+    /// Delay before the first retry.
+    pub delay_ms: Option<u64>,
+    /// Multiplier for each further delay.
+    pub backoff: Option<f64>,
+    /// Per-attempt timeout.
+    pub timeout_ms: Option<u64>,
+    /// Consecutive stage failures that open the circuit (0: never).
+    pub circuit_after: Option<u32>,
+}
+
+/// `budget = { attempts = 20, ms = 600000 }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetFile {
+    /// Total attempts.
+    pub attempts: Option<u32>,
+    /// Milliseconds from the first start.
+    pub ms: Option<u64>,
+}
+
+/// A workflow ready to run.
+#[derive(Debug, Clone)]
+pub struct Workflow {
+    /// Absolute path of the file.
+    pub path: PathBuf,
+    /// The directory commands run in.
+    pub dir: PathBuf,
+    /// blake3 of the file.
+    pub hash: Hash,
+    /// Name.
+    pub name: String,
+    /// Settings.
+    pub settings: Settings,
+    /// Replan command.
+    pub replan: Option<String>,
+    /// The tasks.
+    pub tasks: Vec<TaskSpec>,
+}
+
+fn bad(path: &Path, msg: impl Into<String>) -> CliError {
+    CliError::input(format!("{}: {}", path.display(), msg.into()))
+}
+
+/// The 1-based line where `id = "…"` for a task appears, to point errors at it.
+fn line_of_task(text: &str, id: &str) -> Option<usize> {
+    text.lines().position(|l| {
+        let l = l.trim();
+        l.starts_with("id") && l.contains(&format!("\"{id}\""))
+    })
+    .map(|i| i + 1)
+}
+
+impl Workflow {
+    /// Reads and validates a workflow file; nothing runs if this fails.
+    pub fn load(path: &Path) -> Result<Self, CliError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::input(format!("cannot read workflow {}: {e}", path.display())).with_hint("pass the path of a workflow .toml file"))?;
+        let file: WorkflowFile = toml::from_str(&text).map_err(|e| {
+            bad(path, e.to_string().trim_end().to_owned())
+                .with_hint("see the workflow format in README.md (`runlog run --help` lists the fields)")
+        })?;
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+        let d = Settings::default();
+        let s = &file.settings;
+        let settings = Settings {
+            eval_threshold: s.eval_threshold.unwrap_or(d.eval_threshold),
+            auto_rescue: s.auto_rescue.unwrap_or(d.auto_rescue),
+            max_eval_rescues: s.max_eval_rescues.unwrap_or(d.max_eval_rescues),
+            max_test_retries: s.max_test_retries.unwrap_or(d.max_test_retries),
+            max_depth: s.max_depth.unwrap_or(d.max_depth),
+            jobs: s.jobs.unwrap_or(d.jobs),
+            history_warn_events: s.history_warn_events.unwrap_or(d.history_warn_events),
+        };
+        let mut tasks = Vec::new();
+        for t in &file.tasks {
+            let is_group = file.tasks.iter().any(|c| c.parent.as_deref() == Some(&t.id));
+            let spec = t.to_spec(is_group).map_err(|(field, m)| {
+                let place = match line_of_task(&text, &t.id) {
+                    Some(line) => format!("line {line}, task {:?}, field {field}", t.id),
+                    None => format!("task {:?}, field {field}", t.id),
+                };
+                bad(&path, format!("{place}: {m}"))
+            })?;
+            tasks.push(spec);
+        }
+        let wf = Workflow { hash: Hash::of(text.as_bytes()), name: file.name.clone(), settings, replan: file.settings.replan.clone(), tasks, dir, path };
+        // The plan rules (ids, dependencies, cycles, depth, settings) are the engine's own:
+        // ask `decide` now, before anything runs.
+        if let Err(r) = decide(&RunState::default(), Command::new(Timestamp(0), wf.start_command(RunId::from("check")))) {
+            let task = match &r {
+                runlog_core::Rejection::UnknownDependency { task, .. }
+                | runlog_core::Rejection::UnknownParent { task, .. }
+                | runlog_core::Rejection::DuplicateTask { task }
+                | runlog_core::Rejection::TooDeep { task, .. } => Some(task.0.clone()),
+                _ => None,
+            };
+            let place = task.and_then(|t| line_of_task(&text, &t)).map(|l| format!("line {l}: ")).unwrap_or_default();
+            return Err(bad(&wf.path, format!("{place}{r}")).with_hint(r.hint()));
+        }
+        Ok(wf)
+    }
+
+    /// The command that starts a run of this workflow.
+    pub fn start_command(&self, run: RunId) -> CommandKind {
+        CommandKind::StartRun {
+            run,
+            workflow: self.path.display().to_string(),
+            workflow_hash: self.hash,
+            settings: self.settings.clone(),
+            tasks: self.tasks.clone(),
+        }
+    }
+}
+
+impl TaskFile {
+    /// The spec this task declares; `is_group` when other tasks name it as their parent.
+    /// Errors name the field.
+    pub fn to_spec(&self, is_group: bool) -> Result<TaskSpec, (&'static str, String)> {
+        let retry = match &self.retry {
+            None => RetryStrategy::default(),
+            Some(r) => retry_strategy(r).map_err(|m| ("retry", m))?,
+        };
+        if self.run.is_none() && !is_group {
+            return Err(("run", "a task needs a `run` command unless it is a group (has children)".into()));
+        }
+        Ok(TaskSpec {
+            id: TaskId(self.id.clone()),
+            description: if self.description.is_empty() { self.id.clone() } else { self.description.clone() },
+            after: self.after.iter().map(|a| TaskId(a.clone())).collect(),
+            parent: self.parent.clone().map(TaskId),
+            files: self.files.clone(),
+            destructive: self.destructive,
+            run: self.run.clone(),
+            test: self.test.clone(),
+            eval: self.eval.clone(),
+            requires_testing: self.requires_testing.unwrap_or(true),
+            stage: self.stage.clone().map(StageId),
+            retry,
+            checkpoints: self.checkpoints.clone(),
+        })
+    }
+}
+
+fn retry_strategy(r: &RetryFile) -> Result<RetryStrategy, String> {
+    let d = RetryStrategy::default();
+    let limit = match &r.max {
+        None => d.limit,
+        Some(MaxFile::Count(n)) => RetryLimit::Max(*n),
+        Some(MaxFile::Word(w)) if w == "unlimited" => RetryLimit::Unlimited,
+        Some(MaxFile::Word(w)) => return Err(format!("max is {w:?}; allowed: a number or \"unlimited\"")),
+    };
+    Ok(RetryStrategy {
+        limit,
+        budget: r.budget.as_ref().map_or(d.budget, |b| Budget { max_attempts: b.attempts, max_elapsed_ms: b.ms }),
+        delay_ms: r.delay_ms.unwrap_or(d.delay_ms),
+        backoff: r.backoff.unwrap_or(d.backoff),
+        timeout_ms: r.timeout_ms.or(d.timeout_ms),
+        circuit_after: r.circuit_after.unwrap_or(d.circuit_after),
+    })
+}
