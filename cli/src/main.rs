@@ -3,6 +3,7 @@
 //! Exit codes: 0 success; 1 the run (or the thing checked) failed; 2 usage or bad input;
 //! 130 interrupted.
 
+mod cmd_inspect;
 mod cmd_run;
 mod error;
 mod runner;
@@ -73,6 +74,22 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// The event history of a run, one event per line with its seq.
+    ///
+    /// Example: runlog log quickstart-1 --from 10 --to 20
+    Log {
+        /// The run.
+        run: String,
+        /// First seq.
+        #[arg(long, default_value_t = 1)]
+        from: u64,
+        /// Last seq [default: the head]
+        #[arg(long)]
+        to: Option<u64>,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -81,6 +98,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Cmd::Run { workflow, run_id, jobs, quiet, json } => cmd_run::run(&store, &workflow, run_id, RunOptions { quiet, jobs }, json),
         Cmd::Resume { run, jobs, quiet, json } => cmd_run::resume(&store, &run, RunOptions { quiet, jobs }, json),
+        Cmd::Log { run, from, to, json } => cmd_inspect::log(&store, &run, from, to, json).map(|()| None),
     };
     match result {
         Ok(None) => ExitCode::SUCCESS,

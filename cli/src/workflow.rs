@@ -200,11 +200,21 @@ impl Workflow {
         Ok(wf)
     }
 
+    /// How the run records where its workflow is: relative to the current directory when the
+    /// file is under it (a run belongs to the directory its `.runlog` store is in), else absolute.
+    pub fn recorded_path(&self) -> String {
+        let here = std::env::current_dir().ok().and_then(|d| std::fs::canonicalize(d).ok());
+        match here.as_deref().and_then(|d| self.path.strip_prefix(d).ok()) {
+            Some(rel) => rel.display().to_string(),
+            None => self.path.display().to_string(),
+        }
+    }
+
     /// The command that starts a run of this workflow.
     pub fn start_command(&self, run: RunId) -> CommandKind {
         CommandKind::StartRun {
             run,
-            workflow: self.path.display().to_string(),
+            workflow: self.recorded_path(),
             workflow_hash: self.hash,
             settings: self.settings.clone(),
             tasks: self.tasks.clone(),

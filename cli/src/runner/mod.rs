@@ -76,7 +76,7 @@ pub struct Engine<'l> {
     ctx: Context,
     clock: Clock,
     view: View,
-    jobs: usize,
+    jobs_override: Option<u32>,
     busy: HashMap<TaskId, JoinHandle<()>>,
     replanning: Option<JoinHandle<()>>,
     replan_gave_up: bool,
@@ -99,7 +99,6 @@ impl<'l> Engine<'l> {
     /// A runner for `run`, whose state is `state` (the head).
     pub fn new(log: &'l dyn EventLog, run: &str, state: RunState, ctx: Context, opts: &RunOptions) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
-        let jobs = opts.jobs.unwrap_or(state.settings.jobs).max(1) as usize;
         Self {
             log,
             run: run.to_owned(),
@@ -107,13 +106,19 @@ impl<'l> Engine<'l> {
             ctx,
             clock: Clock::from_env(),
             view: View::new(opts.quiet),
-            jobs,
+            jobs_override: opts.jobs,
             busy: HashMap::new(),
             replanning: None,
             replan_gave_up: false,
             tx,
             rx,
         }
+    }
+
+    /// Processes at once: `--jobs`, else the run's setting (read from the state, which only
+    /// has the workflow's settings once the run started).
+    fn jobs(&self) -> usize {
+        self.jobs_override.unwrap_or(self.state.settings.jobs).max(1) as usize
     }
 
     /// Decides and records a command; the state follows.
@@ -210,7 +215,7 @@ impl<'l> Engine<'l> {
         }
         let now = self.clock_peek();
         for id in self.state.order.clone() {
-            if self.busy.len() >= self.jobs {
+            if self.busy.len() >= self.jobs() {
                 break;
             }
             if self.busy.contains_key(&id) || self.state.is_group(&id) {
