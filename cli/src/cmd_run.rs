@@ -20,24 +20,42 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 fn next_run_id(log: &dyn EventLog, name: &str) -> Result<String> {
     let runs = log.runs()?;
     let taken = |id: &str| runs.iter().any(|r| r.run == id);
-    Ok((1..).map(|n| format!("{name}-{n}")).find(|id| !taken(id)).unwrap_or_else(|| name.to_owned()))
+    Ok((1..)
+        .map(|n| format!("{name}-{n}"))
+        .find(|id| !taken(id))
+        .unwrap_or_else(|| name.to_owned()))
 }
 
 /// `runlog run WORKFLOW`.
-pub fn run(store_dir: &Path, workflow: &Path, run_id: Option<String>, opts: RunOptions, json: bool) -> Result<Option<ExitKind>> {
+pub fn run(
+    store_dir: &Path,
+    workflow: &Path,
+    run_id: Option<String>,
+    opts: RunOptions,
+    json: bool,
+) -> Result<Option<ExitKind>> {
     let wf = Workflow::load(workflow)?;
     let log = crate::store::open(store_dir, true)?;
     let run = match run_id {
         Some(id) => {
             if log.head(&id)?.is_some() {
-                return Err(CliError::input(format!("run {id} already exists in {}", store_dir.display()))
-                    .with_hint(format!("resume it with `runlog resume {id}`, or choose another --run-id")));
+                return Err(CliError::input(format!(
+                    "run {id} already exists in {}",
+                    store_dir.display()
+                ))
+                .with_hint(format!(
+                    "resume it with `runlog resume {id}`, or choose another --run-id"
+                )));
             }
             id
         }
         None => next_run_id(&log, &wf.name)?,
     };
-    let ctx = Context { dir: wf.dir.clone(), replan: wf.replan.clone(), work: store_dir.join("worktrees").join(&run) };
+    let ctx = Context {
+        dir: wf.dir.clone(),
+        replan: wf.replan.clone(),
+        work: store_dir.join("worktrees").join(&run),
+    };
     let mut engine = Engine::new(&log, &run, runlog_core::RunState::default(), ctx, &opts);
     engine.start(wf.start_command(RunId::from(run.as_str())))?;
     let ended = runtime()?.block_on(engine.drive())?;
@@ -45,24 +63,44 @@ pub fn run(store_dir: &Path, workflow: &Path, run_id: Option<String>, opts: RunO
 }
 
 /// `runlog resume RUN`.
-pub fn resume(store_dir: &Path, run: &str, opts: RunOptions, json: bool) -> Result<Option<ExitKind>> {
+pub fn resume(
+    store_dir: &Path,
+    run: &str,
+    opts: RunOptions,
+    json: bool,
+) -> Result<Option<ExitKind>> {
     let log = crate::store::open(store_dir, false)?;
     let state = Replay::new(&log).head_state(run)?;
-    let path = state.run.as_ref().map(|r| r.workflow.clone()).unwrap_or_default();
+    let path = state
+        .run
+        .as_ref()
+        .map(|r| r.workflow.clone())
+        .unwrap_or_default();
     let (dir, replan) = match Workflow::load(Path::new(&path)) {
         Ok(wf) => {
-            if state.run.as_ref().is_some_and(|r| r.workflow_hash != wf.hash) {
+            if state
+                .run
+                .as_ref()
+                .is_some_and(|r| r.workflow_hash != wf.hash)
+            {
                 eprintln!("note: {path} changed since the run started; the run keeps its recorded plan and commands");
             }
             (wf.dir, wf.replan)
         }
         Err(_) => {
-            let dir = Path::new(&path).parent().map(Path::to_path_buf).unwrap_or_else(|| ".".into());
+            let dir = Path::new(&path)
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| ".".into());
             eprintln!("note: cannot read the workflow {path}; resuming with the recorded plan and no replan command");
             (dir, None)
         }
     };
-    let ctx = Context { dir, replan, work: store_dir.join("worktrees").join(run) };
+    let ctx = Context {
+        dir,
+        replan,
+        work: store_dir.join("worktrees").join(run),
+    };
     let mut engine = Engine::new(&log, run, state, ctx, &opts);
     if engine.succeeded() {
         println!("run {run} already succeeded; nothing to resume");
@@ -73,7 +111,13 @@ pub fn resume(store_dir: &Path, run: &str, opts: RunOptions, json: bool) -> Resu
     report(&log, store_dir, run, &ended, json)
 }
 
-fn report(log: &dyn EventLog, store_dir: &Path, run: &str, ended: &Ended, json: bool) -> Result<Option<ExitKind>> {
+fn report(
+    log: &dyn EventLog,
+    store_dir: &Path,
+    run: &str,
+    ended: &Ended,
+    json: bool,
+) -> Result<Option<ExitKind>> {
     let p = Replay::new(log).project(run, None, None)?;
     let s = &p.summary;
     let count = |name: &str| s.tasks.get(name).copied().unwrap_or(0);
@@ -84,14 +128,25 @@ fn report(log: &dyn EventLog, store_dir: &Path, run: &str, ended: &Ended, json: 
             format!(
                 "failed: {}{}",
                 join(failed),
-                if blocked.is_empty() { String::new() } else { format!("; blocked: {}", join(blocked)) }
+                if blocked.is_empty() {
+                    String::new()
+                } else {
+                    format!("; blocked: {}", join(blocked))
+                }
             ),
         ),
         RunStatus::Finished(RunOutcome::Paused { reason }) => ("paused".to_owned(), reason.clone()),
-        RunStatus::Interrupted => ("interrupted".to_owned(), format!("resume it with `runlog resume {run}`")),
+        RunStatus::Interrupted => (
+            "interrupted".to_owned(),
+            format!("resume it with `runlog resume {run}`"),
+        ),
         other => (format!("{other:?}").to_lowercase(), String::new()),
     };
-    let store_flag = if store_dir == Path::new(".runlog") { String::new() } else { format!(" --store {}", store_dir.display()) };
+    let store_flag = if store_dir == Path::new(".runlog") {
+        String::new()
+    } else {
+        format!(" --store {}", store_dir.display())
+    };
     if json {
         let out = serde_json::json!({
             "run": run,
@@ -130,5 +185,8 @@ fn report(log: &dyn EventLog, store_dir: &Path, run: &str, ended: &Ended, json: 
 }
 
 fn join(ids: &[runlog_core::TaskId]) -> String {
-    ids.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", ")
+    ids.iter()
+        .map(|t| t.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -41,12 +41,20 @@ pub struct CliError {
 impl CliError {
     /// Bad input (exit 2).
     pub fn input(message: impl Into<String>) -> Self {
-        Self { kind: ExitKind::Input, message: message.into(), hint: None }
+        Self {
+            kind: ExitKind::Input,
+            message: message.into(),
+            hint: None,
+        }
     }
 
     /// A failure of the thing asked about (exit 1).
     pub fn failed(message: impl Into<String>) -> Self {
-        Self { kind: ExitKind::Failed, message: message.into(), hint: None }
+        Self {
+            kind: ExitKind::Failed,
+            message: message.into(),
+            hint: None,
+        }
     }
 
     /// Adds a hint.
@@ -66,7 +74,11 @@ impl std::error::Error for CliError {}
 
 impl From<runlog_store::StoreError> for CliError {
     fn from(e: runlog_store::StoreError) -> Self {
-        Self { kind: CliError::from_store_kind(&e), hint: e.hint(), message: e.to_string() }
+        Self {
+            kind: CliError::from_store_kind(&e),
+            hint: e.hint(),
+            message: e.to_string(),
+        }
     }
 }
 
@@ -74,11 +86,19 @@ impl From<runlog_replay::ReplayError> for CliError {
     fn from(e: runlog_replay::ReplayError) -> Self {
         use runlog_replay::ReplayError as R;
         let kind = match &e {
-            R::UnknownRun { .. } | R::SeqPastHead { .. } | R::RunExists { .. } | R::Import { .. } | R::Rejected(_) => ExitKind::Input,
+            R::UnknownRun { .. }
+            | R::SeqPastHead { .. }
+            | R::RunExists { .. }
+            | R::Import { .. }
+            | R::Rejected(_) => ExitKind::Input,
             R::Store(s) => CliError::from_store_kind(s),
             _ => ExitKind::Failed,
         };
-        Self { kind, hint: e.hint(), message: e.to_string() }
+        Self {
+            kind,
+            hint: e.hint(),
+            message: e.to_string(),
+        }
     }
 }
 
@@ -96,7 +116,11 @@ impl CliError {
 
 impl From<runlog_core::Rejection> for CliError {
     fn from(r: runlog_core::Rejection) -> Self {
-        Self { kind: ExitKind::Input, hint: Some(r.hint()), message: r.to_string() }
+        Self {
+            kind: ExitKind::Input,
+            hint: Some(r.hint()),
+            message: r.to_string(),
+        }
     }
 }
 

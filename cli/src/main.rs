@@ -20,7 +20,9 @@ use std::process::ExitCode;
 /// roll back without losing history.
 #[derive(Debug, Parser)]
 #[command(name = "runlog", version, about, long_about = None)]
-#[command(after_help = "Exit codes: 0 success, 1 the run (or what was checked) failed, 2 usage or bad input, 130 interrupted.\n\nStart here:  runlog run fixtures/workflows/quickstart.toml")]
+#[command(
+    after_help = "Exit codes: 0 success, 1 the run (or what was checked) failed, 2 usage or bad input, 130 interrupted.\n\nStart here:  runlog run fixtures/workflows/quickstart.toml"
+)]
 struct Cli {
     /// The store directory [default: .runlog in the current directory]
     #[arg(long, global = true, env = "RUNLOG_STORE", value_name = "DIR")]
@@ -38,7 +40,9 @@ enum Cmd {
     /// RUNLOG_WORKTREE and RUNLOG_FEEDBACK set. Ctrl-C stops cleanly; `runlog resume` continues.
     ///
     /// Example: runlog run fixtures/workflows/quickstart.toml
-    #[command(after_help = "Exit codes: 0 every task done, 1 the run failed or paused, 2 bad workflow, 130 interrupted.")]
+    #[command(
+        after_help = "Exit codes: 0 every task done, 1 the run failed or paused, 2 bad workflow, 130 interrupted."
+    )]
     Run {
         /// The workflow file (TOML).
         workflow: PathBuf,
@@ -96,9 +100,25 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let store = store::dir(cli.store.as_deref());
     let result = match cli.command {
-        Cmd::Run { workflow, run_id, jobs, quiet, json } => cmd_run::run(&store, &workflow, run_id, RunOptions { quiet, jobs }, json),
-        Cmd::Resume { run, jobs, quiet, json } => cmd_run::resume(&store, &run, RunOptions { quiet, jobs }, json),
-        Cmd::Log { run, from, to, json } => cmd_inspect::log(&store, &run, from, to, json).map(|()| None),
+        Cmd::Run {
+            workflow,
+            run_id,
+            jobs,
+            quiet,
+            json,
+        } => cmd_run::run(&store, &workflow, run_id, RunOptions { quiet, jobs }, json),
+        Cmd::Resume {
+            run,
+            jobs,
+            quiet,
+            json,
+        } => cmd_run::resume(&store, &run, RunOptions { quiet, jobs }, json),
+        Cmd::Log {
+            run,
+            from,
+            to,
+            json,
+        } => cmd_inspect::log(&store, &run, from, to, json).map(|()| None),
     };
     match result {
         Ok(None) => ExitCode::SUCCESS,

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 /// The store directory chosen.
 pub fn dir(flag: Option<&Path>) -> PathBuf {
-    flag.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(".runlog"))
+    flag.map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from(".runlog"))
 }
 
 /// Opens the store; `create` for commands that start runs.

@@ -3,7 +3,10 @@
 
 use crate::error::CliError;
 use runlog_core::settings::{Budget, RetryLimit, RetryStrategy};
-use runlog_core::{decide, Command, CommandKind, Hash, RunId, RunState, Settings, StageId, TaskId, TaskSpec, Timestamp};
+use runlog_core::{
+    decide, Command, CommandKind, Hash, RunId, RunState, Settings, StageId, TaskId, TaskSpec,
+    Timestamp,
+};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -142,24 +145,31 @@ fn bad(path: &Path, msg: impl Into<String>) -> CliError {
 
 /// The 1-based line where `id = "…"` for a task appears, to point errors at it.
 fn line_of_task(text: &str, id: &str) -> Option<usize> {
-    text.lines().position(|l| {
-        let l = l.trim();
-        l.starts_with("id") && l.contains(&format!("\"{id}\""))
-    })
-    .map(|i| i + 1)
+    text.lines()
+        .position(|l| {
+            let l = l.trim();
+            l.starts_with("id") && l.contains(&format!("\"{id}\""))
+        })
+        .map(|i| i + 1)
 }
 
 impl Workflow {
     /// Reads and validates a workflow file; nothing runs if this fails.
     pub fn load(path: &Path) -> Result<Self, CliError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CliError::input(format!("cannot read workflow {}: {e}", path.display())).with_hint("pass the path of a workflow .toml file"))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            CliError::input(format!("cannot read workflow {}: {e}", path.display()))
+                .with_hint("pass the path of a workflow .toml file")
+        })?;
         let file: WorkflowFile = toml::from_str(&text).map_err(|e| {
-            bad(path, e.to_string().trim_end().to_owned())
-                .with_hint("see the workflow format in README.md (`runlog run --help` lists the fields)")
+            bad(path, e.to_string().trim_end().to_owned()).with_hint(
+                "see the workflow format in README.md (`runlog run --help` lists the fields)",
+            )
         })?;
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+        let dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
         let d = Settings::default();
         let s = &file.settings;
         let settings = Settings {
@@ -173,7 +183,10 @@ impl Workflow {
         };
         let mut tasks = Vec::new();
         for t in &file.tasks {
-            let is_group = file.tasks.iter().any(|c| c.parent.as_deref() == Some(&t.id));
+            let is_group = file
+                .tasks
+                .iter()
+                .any(|c| c.parent.as_deref() == Some(&t.id));
             let spec = t.to_spec(is_group).map_err(|(field, m)| {
                 let place = match line_of_task(&text, &t.id) {
                     Some(line) => format!("line {line}, task {:?}, field {field}", t.id),
@@ -183,10 +196,21 @@ impl Workflow {
             })?;
             tasks.push(spec);
         }
-        let wf = Workflow { hash: Hash::of(text.as_bytes()), name: file.name.clone(), settings, replan: file.settings.replan.clone(), tasks, dir, path };
+        let wf = Workflow {
+            hash: Hash::of(text.as_bytes()),
+            name: file.name.clone(),
+            settings,
+            replan: file.settings.replan.clone(),
+            tasks,
+            dir,
+            path,
+        };
         // The plan rules (ids, dependencies, cycles, depth, settings) are the engine's own:
         // ask `decide` now, before anything runs.
-        if let Err(r) = decide(&RunState::default(), Command::new(Timestamp(0), wf.start_command(RunId::from("check")))) {
+        if let Err(r) = decide(
+            &RunState::default(),
+            Command::new(Timestamp(0), wf.start_command(RunId::from("check"))),
+        ) {
             let task = match &r {
                 runlog_core::Rejection::UnknownDependency { task, .. }
                 | runlog_core::Rejection::UnknownParent { task, .. }
@@ -194,7 +218,10 @@ impl Workflow {
                 | runlog_core::Rejection::TooDeep { task, .. } => Some(task.0.clone()),
                 _ => None,
             };
-            let place = task.and_then(|t| line_of_task(&text, &t)).map(|l| format!("line {l}: ")).unwrap_or_default();
+            let place = task
+                .and_then(|t| line_of_task(&text, &t))
+                .map(|l| format!("line {l}: "))
+                .unwrap_or_default();
             return Err(bad(&wf.path, format!("{place}{r}")).with_hint(r.hint()));
         }
         Ok(wf)
@@ -203,7 +230,9 @@ impl Workflow {
     /// How the run records where its workflow is: relative to the current directory when the
     /// file is under it (a run belongs to the directory its `.runlog` store is in), else absolute.
     pub fn recorded_path(&self) -> String {
-        let here = std::env::current_dir().ok().and_then(|d| std::fs::canonicalize(d).ok());
+        let here = std::env::current_dir()
+            .ok()
+            .and_then(|d| std::fs::canonicalize(d).ok());
         match here.as_deref().and_then(|d| self.path.strip_prefix(d).ok()) {
             Some(rel) => rel.display().to_string(),
             None => self.path.display().to_string(),
@@ -231,11 +260,18 @@ impl TaskFile {
             Some(r) => retry_strategy(r).map_err(|m| ("retry", m))?,
         };
         if self.run.is_none() && !is_group {
-            return Err(("run", "a task needs a `run` command unless it is a group (has children)".into()));
+            return Err((
+                "run",
+                "a task needs a `run` command unless it is a group (has children)".into(),
+            ));
         }
         Ok(TaskSpec {
             id: TaskId(self.id.clone()),
-            description: if self.description.is_empty() { self.id.clone() } else { self.description.clone() },
+            description: if self.description.is_empty() {
+                self.id.clone()
+            } else {
+                self.description.clone()
+            },
             after: self.after.iter().map(|a| TaskId(a.clone())).collect(),
             parent: self.parent.clone().map(TaskId),
             files: self.files.clone(),
@@ -257,11 +293,16 @@ fn retry_strategy(r: &RetryFile) -> Result<RetryStrategy, String> {
         None => d.limit,
         Some(MaxFile::Count(n)) => RetryLimit::Max(*n),
         Some(MaxFile::Word(w)) if w == "unlimited" => RetryLimit::Unlimited,
-        Some(MaxFile::Word(w)) => return Err(format!("max is {w:?}; allowed: a number or \"unlimited\"")),
+        Some(MaxFile::Word(w)) => {
+            return Err(format!("max is {w:?}; allowed: a number or \"unlimited\""))
+        }
     };
     Ok(RetryStrategy {
         limit,
-        budget: r.budget.as_ref().map_or(d.budget, |b| Budget { max_attempts: b.attempts, max_elapsed_ms: b.ms }),
+        budget: r.budget.as_ref().map_or(d.budget, |b| Budget {
+            max_attempts: b.attempts,
+            max_elapsed_ms: b.ms,
+        }),
         delay_ms: r.delay_ms.unwrap_or(d.delay_ms),
         backoff: r.backoff.unwrap_or(d.backoff),
         timeout_ms: r.timeout_ms.or(d.timeout_ms),

@@ -17,7 +17,10 @@ pub enum Clock {
 impl Clock {
     /// `RUNLOG_TEST_CLOCK` when set (for tests and recorded fixtures), else wall time.
     pub fn from_env() -> Self {
-        match std::env::var("RUNLOG_TEST_CLOCK").ok().and_then(|v| v.parse().ok()) {
+        match std::env::var("RUNLOG_TEST_CLOCK")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
             Some(start) => Clock::Fixed(AtomicU64::new(start)),
             None => Clock::Real,
         }
@@ -26,7 +29,11 @@ impl Clock {
     /// Now.
     pub fn now(&self) -> Timestamp {
         match self {
-            Clock::Real => Timestamp(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)),
+            Clock::Real => Timestamp(
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64),
+            ),
             Clock::Fixed(t) => Timestamp(t.fetch_add(1_000, Ordering::SeqCst)),
         }
     }

@@ -14,8 +14,8 @@ use process::Outcome;
 use runlog_core::evolve::evolve_in_place;
 use runlog_core::projections::Board;
 use runlog_core::{
-    decide, Command, CommandKind, Event, Hash, Readiness, Rejection, Replacement, RunOutcome, RunState, RunStatus,
-    TaskId, TaskStatus,
+    decide, Command, CommandKind, Event, Hash, Readiness, Rejection, Replacement, RunOutcome,
+    RunState, RunStatus, TaskId, TaskStatus,
 };
 use runlog_replay::control::append;
 use runlog_store::EventLog;
@@ -86,18 +86,29 @@ pub struct Engine<'l> {
 
 impl std::fmt::Debug for Engine<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engine").field("run", &self.run).field("seq", &self.state.seq).finish()
+        f.debug_struct("Engine")
+            .field("run", &self.run)
+            .field("seq", &self.state.seq)
+            .finish()
     }
 }
 
 fn internal(r: Rejection) -> CliError {
-    CliError::failed(format!("the runner issued a command the rules refused: {r}"))
-        .with_hint("this is a runlog bug; the log is intact: `runlog resume` continues the run")
+    CliError::failed(format!(
+        "the runner issued a command the rules refused: {r}"
+    ))
+    .with_hint("this is a runlog bug; the log is intact: `runlog resume` continues the run")
 }
 
 impl<'l> Engine<'l> {
     /// A runner for `run`, whose state is `state` (the head).
-    pub fn new(log: &'l dyn EventLog, run: &str, state: RunState, ctx: Context, opts: &RunOptions) -> Self {
+    pub fn new(
+        log: &'l dyn EventLog,
+        run: &str,
+        state: RunState,
+        ctx: Context,
+        opts: &RunOptions,
+    ) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         Self {
             log,
@@ -118,11 +129,16 @@ impl<'l> Engine<'l> {
     /// Processes at once: `--jobs`, else the run's setting (read from the state, which only
     /// has the workflow's settings once the run started).
     fn jobs(&self) -> usize {
-        self.jobs_override.unwrap_or(self.state.settings.jobs).max(1) as usize
+        self.jobs_override
+            .unwrap_or(self.state.settings.jobs)
+            .max(1) as usize
     }
 
     /// Decides and records a command; the state follows.
-    fn try_execute(&mut self, kind: CommandKind) -> Result<std::result::Result<Vec<Event>, Rejection>> {
+    fn try_execute(
+        &mut self,
+        kind: CommandKind,
+    ) -> Result<std::result::Result<Vec<Event>, Rejection>> {
         let events = match decide(&self.state, Command::new(self.clock.now(), kind)) {
             Ok(e) => e,
             Err(r) => return Ok(Err(r)),
@@ -149,17 +165,28 @@ impl<'l> Engine<'l> {
         if self.state.status == RunStatus::Running {
             // Nothing recorded how the last runner stopped (kill -9, power loss): say so, which
             // also abandons the attempts it had running; they are retried below.
-            self.execute(CommandKind::Interrupt { reason: "the runner stopped without recording it; resuming".into() })?;
+            self.execute(CommandKind::Interrupt {
+                reason: "the runner stopped without recording it; resuming".into(),
+            })?;
         }
-        if matches!(self.state.status, RunStatus::Finished(RunOutcome::Succeeded)) {
+        if matches!(
+            self.state.status,
+            RunStatus::Finished(RunOutcome::Succeeded)
+        ) {
             return Ok(());
         }
-        self.execute(CommandKind::Resume { reason: "runlog resume".into() }).map(|_| ())
+        self.execute(CommandKind::Resume {
+            reason: "runlog resume".into(),
+        })
+        .map(|_| ())
     }
 
     /// Whether the run already succeeded.
     pub fn succeeded(&self) -> bool {
-        matches!(self.state.status, RunStatus::Finished(RunOutcome::Succeeded))
+        matches!(
+            self.state.status,
+            RunStatus::Finished(RunOutcome::Succeeded)
+        )
     }
 
     /// Runs until every task is resolved or nothing more can happen; Ctrl-C interrupts.
@@ -194,7 +221,11 @@ impl<'l> Engine<'l> {
         }
         self.state
             .tasks_in_order()
-            .filter(|t| t.status == TaskStatus::InProgress && !t.running && !self.busy.contains_key(&t.spec.id))
+            .filter(|t| {
+                t.status == TaskStatus::InProgress
+                    && !t.running
+                    && !self.busy.contains_key(&t.spec.id)
+            })
             .filter_map(|t| t.retry_due)
             .min()
     }
@@ -202,8 +233,15 @@ impl<'l> Engine<'l> {
     fn dispatch(&mut self) -> Result<()> {
         let replan_pending = self.state.replan.is_some();
         if let Some(replan) = &self.state.replan {
-            let agents_busy = self.busy.keys().any(|id| self.state.task(id).is_some_and(|t| t.running));
-            if !replan.loop_detected && !agents_busy && self.replanning.is_none() && !self.replan_gave_up {
+            let agents_busy = self
+                .busy
+                .keys()
+                .any(|id| self.state.task(id).is_some_and(|t| t.running));
+            if !replan.loop_detected
+                && !agents_busy
+                && self.replanning.is_none()
+                && !self.replan_gave_up
+            {
                 match self.ctx.replan.clone() {
                     Some(cmd) => self.spawn_replan(cmd)?,
                     None => {
@@ -221,11 +259,17 @@ impl<'l> Engine<'l> {
             if self.busy.contains_key(&id) || self.state.is_group(&id) {
                 continue;
             }
-            let Some(t) = self.state.task(&id) else { continue };
+            let Some(t) = self.state.task(&id) else {
+                continue;
+            };
             match t.status {
                 TaskStatus::Testing => self.spawn_tests(&id),
-                TaskStatus::PendingEval if t.spec.eval.is_some() && t.eval_error.is_none() => self.spawn_eval(&id),
-                TaskStatus::Open | TaskStatus::InProgress | TaskStatus::TestFailed if !replan_pending => {
+                TaskStatus::PendingEval if t.spec.eval.is_some() && t.eval_error.is_none() => {
+                    self.spawn_eval(&id)
+                }
+                TaskStatus::Open | TaskStatus::InProgress | TaskStatus::TestFailed
+                    if !replan_pending =>
+                {
                     if t.running || t.retry_due.is_some_and(|due| due > now) {
                         continue;
                     }
@@ -239,7 +283,11 @@ impl<'l> Engine<'l> {
                             continue;
                         }
                     }
-                    self.execute(CommandKind::StartTask { task: id.clone(), agent: None, worktree: None })?;
+                    self.execute(CommandKind::StartTask {
+                        task: id.clone(),
+                        agent: None,
+                        worktree: None,
+                    })?;
                     self.spawn_agent(&id);
                 }
                 _ => {}
@@ -257,9 +305,15 @@ impl<'l> Engine<'l> {
 
     /// The environment every command of a task sees.
     fn env_for(&self, id: &TaskId) -> Vec<(String, String)> {
-        let Some(t) = self.state.task(id) else { return Vec::new() };
+        let Some(t) = self.state.task(id) else {
+            return Vec::new();
+        };
         let worktree = t.worktree.clone().unwrap_or_else(|| id.0.clone());
-        let worktree = if Path::new(&worktree).is_absolute() { PathBuf::from(worktree) } else { self.ctx.work.join(worktree) };
+        let worktree = if Path::new(&worktree).is_absolute() {
+            PathBuf::from(worktree)
+        } else {
+            self.ctx.work.join(worktree)
+        };
         let _ = std::fs::create_dir_all(&worktree);
         let feedback = self.ctx.work.join(format!("{}.feedback", id.0));
         // The feedback file always exists; empty when there is nothing to say.
@@ -275,9 +329,19 @@ impl<'l> Engine<'l> {
         ]
     }
 
-    fn spawn(&mut self, id: &TaskId, cmd: String, stdin: Option<String>, wrap: fn(TaskId, Outcome) -> Done) {
+    fn spawn(
+        &mut self,
+        id: &TaskId,
+        cmd: String,
+        stdin: Option<String>,
+        wrap: fn(TaskId, Outcome) -> Done,
+    ) {
         let env = self.env_for(id);
-        let timeout = self.state.task(id).map(|t| self.state.strategy_for(t)).and_then(|s| s.timeout_ms);
+        let timeout = self
+            .state
+            .task(id)
+            .map(|t| self.state.strategy_for(t))
+            .and_then(|s| s.timeout_ms);
         let dir = self.ctx.dir.clone();
         let tx = self.tx.clone();
         let task = id.clone();
@@ -289,23 +353,36 @@ impl<'l> Engine<'l> {
     }
 
     fn spawn_agent(&mut self, id: &TaskId) {
-        let cmd = self.state.task(id).and_then(|t| t.spec.run.clone()).unwrap_or_else(|| "true".into());
+        let cmd = self
+            .state
+            .task(id)
+            .and_then(|t| t.spec.run.clone())
+            .unwrap_or_else(|| "true".into());
         self.spawn(id, cmd, None, Done::Agent);
     }
 
     fn spawn_tests(&mut self, id: &TaskId) {
-        let cmd = self.state.task(id).and_then(|t| t.spec.test.clone()).unwrap_or_else(|| "true".into());
+        let cmd = self
+            .state
+            .task(id)
+            .and_then(|t| t.spec.test.clone())
+            .unwrap_or_else(|| "true".into());
         self.spawn(id, cmd, None, Done::Tests);
     }
 
     fn spawn_eval(&mut self, id: &TaskId) {
-        let cmd = self.state.task(id).and_then(|t| t.spec.eval.clone()).unwrap_or_default();
+        let cmd = self
+            .state
+            .task(id)
+            .and_then(|t| t.spec.eval.clone())
+            .unwrap_or_default();
         self.spawn(id, cmd, None, Done::Eval);
     }
 
     fn spawn_replan(&mut self, cmd: String) -> Result<()> {
-        let board = serde_json::to_string(&Board::of(&self.state))
-            .map_err(|e| CliError::failed(format!("cannot encode the board for the replanner: {e}")))?;
+        let board = serde_json::to_string(&Board::of(&self.state)).map_err(|e| {
+            CliError::failed(format!("cannot encode the board for the replanner: {e}"))
+        })?;
         let env = vec![("RUNLOG_RUN".to_owned(), self.run.clone())];
         let dir = self.ctx.dir.clone();
         let tx = self.tx.clone();
@@ -353,30 +430,59 @@ impl<'l> Engine<'l> {
                 if !out.succeeded() {
                     let (error, error_type) = out.failure_text();
                     return self
-                        .execute(CommandKind::FailStage { task: id, error, error_type: error_type.into(), duration_ms })
+                        .execute(CommandKind::FailStage {
+                            task: id,
+                            error,
+                            error_type: error_type.into(),
+                            duration_ms,
+                        })
                         .map(|_| ());
                 }
                 let report = protocol::agent_report(&out.stdout);
                 for name in report.checkpoints {
-                    self.execute(CommandKind::ReachCheckpoint { task: id.clone(), name })?;
+                    self.execute(CommandKind::ReachCheckpoint {
+                        task: id.clone(),
+                        name,
+                    })?;
                 }
                 for class in report.classes {
-                    if let Err(r) = self.try_execute(CommandKind::Classify { task: id.clone(), class })? {
+                    if let Err(r) = self.try_execute(CommandKind::Classify {
+                        task: id.clone(),
+                        class,
+                    })? {
                         self.note(&id, format!("classification {} refused: {r}", class.name()))?;
                     }
                 }
-                let agent = self.state.task(&id).and_then(|t| t.agent.clone()).map_or_else(|| "agent".into(), |a| a.0);
+                let agent = self
+                    .state
+                    .task(&id)
+                    .and_then(|t| t.agent.clone())
+                    .map_or_else(|| "agent".into(), |a| a.0);
                 for text in report.messages {
-                    self.execute(CommandKind::PostMessage { task: Some(id.clone()), from: agent.clone(), text })?;
+                    self.execute(CommandKind::PostMessage {
+                        task: Some(id.clone()),
+                        from: agent.clone(),
+                        text,
+                    })?;
                 }
                 for problem in report.problems {
                     self.note(&id, problem)?;
                 }
-                let submit = CommandKind::SubmitTask { task: id.clone(), summary: report.summary, result: report.result, duration_ms };
+                let submit = CommandKind::SubmitTask {
+                    task: id.clone(),
+                    summary: report.summary,
+                    result: report.result,
+                    duration_ms,
+                };
                 match self.try_execute(submit)? {
                     Ok(_) => Ok(()),
                     Err(r @ Rejection::CheckpointsMissing { .. }) => self
-                        .execute(CommandKind::FailStage { task: id, error: r.to_string(), error_type: "checkpoints".into(), duration_ms })
+                        .execute(CommandKind::FailStage {
+                            task: id,
+                            error: r.to_string(),
+                            error_type: "checkpoints".into(),
+                            duration_ms,
+                        })
                         .map(|_| ()),
                     Err(r) => Err(internal(r)),
                 }
@@ -385,27 +491,48 @@ impl<'l> Engine<'l> {
                 self.busy.remove(&id);
                 self.record_output(&id, "test", &out)?;
                 let details = match out.succeeded() {
-                    true => process::tail(&out.stdout, 500).unwrap_or_else(|| "tests passed".into()),
+                    true => {
+                        process::tail(&out.stdout, 500).unwrap_or_else(|| "tests passed".into())
+                    }
                     false => {
                         let (why, _) = out.failure_text();
                         let text = format!("{}\n{}", out.stdout, out.stderr);
                         format!("{why}\n{}", process::tail(&text, 2_000).unwrap_or_default())
                     }
                 };
-                self.execute(CommandKind::RecordTests { task: id, passed: out.succeeded(), details }).map(|_| ())
+                self.execute(CommandKind::RecordTests {
+                    task: id,
+                    passed: out.succeeded(),
+                    details,
+                })
+                .map(|_| ())
             }
             Done::Eval(id, out) => {
                 self.busy.remove(&id);
                 self.record_output(&id, "eval", &out)?;
-                let evaluator = self.state.task(&id).and_then(|t| t.spec.eval.clone()).unwrap_or_default();
+                let evaluator = self
+                    .state
+                    .task(&id)
+                    .and_then(|t| t.spec.eval.clone())
+                    .unwrap_or_default();
                 let parsed = if out.succeeded() {
                     protocol::evaluation(&out.stdout)
                 } else {
                     Err(format!("the evaluator {}", out.failure_text().0))
                 };
                 let kind = match parsed {
-                    Ok(e) => CommandKind::ScoreEval { task: id, evaluator, score: e.score, dimensions: e.dimensions, notes: e.notes },
-                    Err(error) => CommandKind::RecordEvalError { task: id, evaluator, error },
+                    Ok(e) => CommandKind::ScoreEval {
+                        task: id,
+                        evaluator,
+                        score: e.score,
+                        dimensions: e.dimensions,
+                        notes: e.notes,
+                    },
+                    Err(error) => CommandKind::RecordEvalError {
+                        task: id,
+                        evaluator,
+                        error,
+                    },
                 };
                 self.execute(kind).map(|_| ())
             }
@@ -414,7 +541,9 @@ impl<'l> Engine<'l> {
                 match self.revision(&out) {
                     Ok(kind) => match self.try_execute(kind)? {
                         Ok(_) => Ok(()),
-                        Err(r) => self.give_up_replan(format!("the replanner's plan was refused: {r}")),
+                        Err(r) => {
+                            self.give_up_replan(format!("the replanner's plan was refused: {r}"))
+                        }
                     },
                     Err(why) => self.give_up_replan(why),
                 }
@@ -425,11 +554,21 @@ impl<'l> Engine<'l> {
     fn give_up_replan(&mut self, why: String) -> Result<()> {
         self.replan_gave_up = true;
         self.view.say(&format!("⏸ {why}"));
-        self.execute(CommandKind::PostMessage { task: None, from: "runlog".into(), text: why }).map(|_| ())
+        self.execute(CommandKind::PostMessage {
+            task: None,
+            from: "runlog".into(),
+            text: why,
+        })
+        .map(|_| ())
     }
 
     fn note(&mut self, id: &TaskId, text: String) -> Result<()> {
-        self.execute(CommandKind::PostMessage { task: Some(id.clone()), from: "runlog".into(), text }).map(|_| ())
+        self.execute(CommandKind::PostMessage {
+            task: Some(id.clone()),
+            from: "runlog".into(),
+            text,
+        })
+        .map(|_| ())
     }
 
     /// Reads the replanner's answer: `{"cancel": [...], "add": [task...], "replaces": {"new": "old"}, "reason": "..."}`.
@@ -454,13 +593,27 @@ impl<'l> Engine<'l> {
         let mut add = Vec::new();
         for t in &plan.add {
             let is_group = plan.add.iter().any(|c| c.parent.as_deref() == Some(&t.id));
-            add.push(t.to_spec(is_group).map_err(|(field, m)| format!("added task {:?}, field {field}: {m}", t.id))?);
+            add.push(
+                t.to_spec(is_group)
+                    .map_err(|(field, m)| format!("added task {:?}, field {field}: {m}", t.id))?,
+            );
         }
         Ok(CommandKind::RevisePlan {
             cancel: plan.cancel.into_iter().map(TaskId).collect(),
             add,
-            replaces: plan.replaces.into_iter().map(|(new, old)| Replacement { old: TaskId(old), new: TaskId(new) }).collect(),
-            reason: if plan.reason.is_empty() { "revised by the replan command".into() } else { plan.reason },
+            replaces: plan
+                .replaces
+                .into_iter()
+                .map(|(new, old)| Replacement {
+                    old: TaskId(old),
+                    new: TaskId(new),
+                })
+                .collect(),
+            reason: if plan.reason.is_empty() {
+                "revised by the replan command".into()
+            } else {
+                plan.reason
+            },
         })
     }
 
@@ -477,8 +630,14 @@ impl<'l> Engine<'l> {
     fn interrupt(mut self, started: Instant) -> Result<Ended> {
         self.abort_all();
         self.view.done();
-        self.execute(CommandKind::Interrupt { reason: "interrupted (signal); `runlog resume` continues".into() })?;
-        Ok(Ended { state: self.state, exit: Some(ExitKind::Interrupted), elapsed: started.elapsed() })
+        self.execute(CommandKind::Interrupt {
+            reason: "interrupted (signal); `runlog resume` continues".into(),
+        })?;
+        Ok(Ended {
+            state: self.state,
+            exit: Some(ExitKind::Interrupted),
+            elapsed: started.elapsed(),
+        })
     }
 
     fn finish(mut self, started: Instant) -> Result<Ended> {
@@ -488,7 +647,11 @@ impl<'l> Engine<'l> {
             RunStatus::Finished(RunOutcome::Succeeded) => None,
             _ => Some(ExitKind::Failed),
         };
-        Ok(Ended { state: self.state, exit, elapsed: started.elapsed() })
+        Ok(Ended {
+            state: self.state,
+            exit,
+            elapsed: started.elapsed(),
+        })
     }
 }
 
@@ -502,7 +665,10 @@ impl Signals {
     fn new() -> Result<Self> {
         use tokio::signal::unix::{signal, SignalKind};
         let err = |e: std::io::Error| CliError::failed(format!("cannot listen for Ctrl-C: {e}"));
-        Ok(Self { int: signal(SignalKind::interrupt()).map_err(err)?, term: signal(SignalKind::terminate()).map_err(err)? })
+        Ok(Self {
+            int: signal(SignalKind::interrupt()).map_err(err)?,
+            term: signal(SignalKind::terminate()).map_err(err)?,
+        })
     }
 
     async fn recv(&mut self) {
@@ -512,4 +678,3 @@ impl Signals {
         }
     }
 }
-

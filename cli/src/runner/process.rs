@@ -43,9 +43,20 @@ impl Outcome {
     pub fn failure_text(&self) -> (String, &'static str) {
         match &self.failure {
             Some(Failure::Spawn(e)) => (format!("could not start: {e}"), "spawn"),
-            Some(Failure::Timeout(ms)) => (format!("timed out after {ms} ms; its process group was killed"), "timeout"),
+            Some(Failure::Timeout(ms)) => (
+                format!("timed out after {ms} ms; its process group was killed"),
+                "timeout",
+            ),
             None => match self.code {
-                Some(c) => (format!("exited with code {c}{}", tail(&self.stderr, 300).map(|t| format!(": {t}")).unwrap_or_default()), "exit-code"),
+                Some(c) => (
+                    format!(
+                        "exited with code {c}{}",
+                        tail(&self.stderr, 300)
+                            .map(|t| format!(": {t}"))
+                            .unwrap_or_default()
+                    ),
+                    "exit-code",
+                ),
                 None => ("killed by a signal".into(), "signal"),
             },
         }
@@ -63,7 +74,13 @@ pub fn tail(text: &str, max: usize) -> Option<String> {
 }
 
 /// Runs `cmd` with `sh -c` in `dir`, with `env`, `stdin` and an optional timeout.
-pub async fn run(cmd: &str, dir: &Path, env: &[(String, String)], stdin: Option<String>, timeout_ms: Option<u64>) -> Outcome {
+pub async fn run(
+    cmd: &str,
+    dir: &Path,
+    env: &[(String, String)],
+    stdin: Option<String>,
+    timeout_ms: Option<u64>,
+) -> Outcome {
     let started = Instant::now();
     let mut command = Command::new("sh");
     command
@@ -71,7 +88,11 @@ pub async fn run(cmd: &str, dir: &Path, env: &[(String, String)], stdin: Option<
         .arg(cmd)
         .current_dir(dir)
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -79,10 +100,19 @@ pub async fn run(cmd: &str, dir: &Path, env: &[(String, String)], stdin: Option<
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
-            return Outcome { code: None, stdout: String::new(), stderr: String::new(), duration: started.elapsed(), failure: Some(Failure::Spawn(e.to_string())) }
+            return Outcome {
+                code: None,
+                stdout: String::new(),
+                stderr: String::new(),
+                duration: started.elapsed(),
+                failure: Some(Failure::Spawn(e.to_string())),
+            }
         }
     };
-    let group = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
+    let group = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .map(Pid::from_raw);
     let _guard = GroupGuard(group);
     if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
         // A command that does not read its stdin is not an error.
@@ -90,7 +120,9 @@ pub async fn run(cmd: &str, dir: &Path, env: &[(String, String)], stdin: Option<
         drop(pipe);
     }
     let waited = match timeout_ms {
-        Some(ms) => tokio::time::timeout(Duration::from_millis(ms), child.wait_with_output()).await.map_err(|_| ms),
+        Some(ms) => tokio::time::timeout(Duration::from_millis(ms), child.wait_with_output())
+            .await
+            .map_err(|_| ms),
         None => Ok(child.wait_with_output().await),
     };
     let duration = started.elapsed();
@@ -102,8 +134,20 @@ pub async fn run(cmd: &str, dir: &Path, env: &[(String, String)], stdin: Option<
             duration,
             failure: None,
         },
-        Ok(Err(e)) => Outcome { code: None, stdout: String::new(), stderr: e.to_string(), duration, failure: Some(Failure::Spawn(e.to_string())) },
-        Err(ms) => Outcome { code: None, stdout: String::new(), stderr: String::new(), duration, failure: Some(Failure::Timeout(ms)) },
+        Ok(Err(e)) => Outcome {
+            code: None,
+            stdout: String::new(),
+            stderr: e.to_string(),
+            duration,
+            failure: Some(Failure::Spawn(e.to_string())),
+        },
+        Err(ms) => Outcome {
+            code: None,
+            stdout: String::new(),
+            stderr: String::new(),
+            duration,
+            failure: Some(Failure::Timeout(ms)),
+        },
     }
 }
 

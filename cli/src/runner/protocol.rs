@@ -38,7 +38,11 @@ pub fn agent_report(stdout: &str) -> AgentReport {
                 None => r.problems.push(format!(
                     "unknown class {:?}; allowed: {}",
                     rest.trim(),
-                    TaskClass::ALL.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
+                    TaskClass::ALL
+                        .iter()
+                        .map(|c| c.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )),
             }
         } else if let Some(rest) = t.strip_prefix("::message ") {
@@ -82,7 +86,9 @@ fn json_objects(text: &str) -> Vec<serde_json::Map<String, serde_json::Value>> {
     while let Some(start) = rest.find("```") {
         let after = rest.get(start + 3..).unwrap_or("");
         let body_start = after.find('\n').map_or(0, |i| i + 1);
-        let Some(end) = after.get(body_start..).and_then(|b| b.find("```")) else { break };
+        let Some(end) = after.get(body_start..).and_then(|b| b.find("```")) else {
+            break;
+        };
         if let Some(block) = after.get(body_start..body_start + end) {
             if let Ok(serde_json::Value::Object(o)) = serde_json::from_str(block.trim()) {
                 found.push(o);
@@ -120,7 +126,10 @@ pub fn evaluation(stdout: &str) -> Result<Evaluation, String> {
             ),
         });
     };
-    let score = unit("score", obj.get("score").unwrap_or(&serde_json::Value::Null))?;
+    let score = unit(
+        "score",
+        obj.get("score").unwrap_or(&serde_json::Value::Null),
+    )?;
     let mut dimensions = BTreeMap::new();
     match obj.get("dimensions") {
         None | Some(serde_json::Value::Null) => {}
@@ -136,7 +145,11 @@ pub fn evaluation(stdout: &str) -> Result<Evaluation, String> {
         Some(serde_json::Value::Null) | None => String::new(),
         Some(other) => other.to_string(),
     };
-    Ok(Evaluation { score, dimensions, notes })
+    Ok(Evaluation {
+        score,
+        dimensions,
+        notes,
+    })
 }
 
 #[cfg(test)]
@@ -167,9 +180,19 @@ mod tests {
     #[test]
     fn bad_evaluations_say_what_is_wrong() {
         assert!(evaluation("").unwrap_err().contains("printed nothing"));
-        assert!(evaluation("looks great to me").unwrap_err().contains("no JSON object"));
-        assert!(evaluation("{\"score\": 1.5}").unwrap_err().contains("outside [0, 1]"));
-        assert!(evaluation("{\"score\": 0.5, \"dimensions\": {\"style\": \"good\"}}").unwrap_err().contains("not a number"));
-        assert!(evaluation("{\"score\": \"high\"}").unwrap_err().contains("not a number"));
+        assert!(evaluation("looks great to me")
+            .unwrap_err()
+            .contains("no JSON object"));
+        assert!(evaluation("{\"score\": 1.5}")
+            .unwrap_err()
+            .contains("outside [0, 1]"));
+        assert!(
+            evaluation("{\"score\": 0.5, \"dimensions\": {\"style\": \"good\"}}")
+                .unwrap_err()
+                .contains("not a number")
+        );
+        assert!(evaluation("{\"score\": \"high\"}")
+            .unwrap_err()
+            .contains("not a number"));
     }
 }

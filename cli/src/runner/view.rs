@@ -26,7 +26,11 @@ impl View {
     pub fn new(quiet: bool) -> Self {
         let tty = std::io::stderr().is_terminal();
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Self { color: tty && !no_color && !quiet, live: tty && !quiet, quiet }
+        Self {
+            color: tty && !no_color && !quiet,
+            live: tty && !quiet,
+            quiet,
+        }
     }
 
     fn line(&self, text: &str) {
@@ -42,31 +46,67 @@ impl View {
         if self.quiet {
             return;
         }
-        let task = e.kind.task().map(|t| t.as_str().to_owned()).unwrap_or_default();
-        let status = e.kind.task().and_then(|t| state.status_of(t)).unwrap_or(TaskStatus::Open);
+        let task = e
+            .kind
+            .task()
+            .map(|t| t.as_str().to_owned())
+            .unwrap_or_default();
+        let status = e
+            .kind
+            .task()
+            .and_then(|t| state.status_of(t))
+            .unwrap_or(TaskStatus::Open);
         let text = match &e.kind {
-            EventKind::TaskStarted { attempt, agent, .. } => format!("▶ {task} attempt {attempt} ({agent})"),
+            EventKind::TaskStarted { attempt, agent, .. } => {
+                format!("▶ {task} attempt {attempt} ({agent})")
+            }
             EventKind::TestsStarted { .. } => format!("… {task} testing"),
             EventKind::TestsPassed { .. } => format!("✓ {task} tests passed"),
             EventKind::TestsFailed { .. } => format!("✗ {task} tests failed"),
-            EventKind::GateDecided { score, threshold, outcome, .. } => {
-                format!("◆ {task} scored {score} (threshold {threshold}): {}", gate_word(outcome))
+            EventKind::GateDecided {
+                score,
+                threshold,
+                outcome,
+                ..
+            } => {
+                format!(
+                    "◆ {task} scored {score} (threshold {threshold}): {}",
+                    gate_word(outcome)
+                )
             }
             EventKind::EvalErrored { error, .. } => format!("! {task} evaluator error: {error}"),
-            EventKind::StageFailed { error, retry_count, .. } => format!("✗ {task} attempt failed ({retry_count}): {error}"),
-            EventKind::RetryScheduled { delay_ms, attempt, .. } => format!("↻ {task} retry {attempt} in {delay_ms} ms"),
+            EventKind::StageFailed {
+                error, retry_count, ..
+            } => format!("✗ {task} attempt failed ({retry_count}): {error}"),
+            EventKind::RetryScheduled {
+                delay_ms, attempt, ..
+            } => format!("↻ {task} retry {attempt} in {delay_ms} ms"),
             EventKind::TaskFailed { reason, .. } => format!("✗ {task} failed: {reason}"),
             EventKind::TaskCancelled { reason, .. } => format!("⊘ {task} cancelled: {reason}"),
-            EventKind::CircuitOpened { stage, failures } => format!("⚡ circuit of stage {stage} opened after {failures} failures"),
-            EventKind::ReplanRequested { reason, .. } => format!("⏸ replan requested: {reason}"),
-            EventKind::PlanRevised { cancelled, added, .. } => {
-                format!("↺ plan revised: {} cancelled, {} added", cancelled.len(), added.len())
+            EventKind::CircuitOpened { stage, failures } => {
+                format!("⚡ circuit of stage {stage} opened after {failures} failures")
             }
-            EventKind::ReplanLoopDetected { same_as_revision, .. } => {
+            EventKind::ReplanRequested { reason, .. } => format!("⏸ replan requested: {reason}"),
+            EventKind::PlanRevised {
+                cancelled, added, ..
+            } => {
+                format!(
+                    "↺ plan revised: {} cancelled, {} added",
+                    cancelled.len(),
+                    added.len()
+                )
+            }
+            EventKind::ReplanLoopDetected {
+                same_as_revision, ..
+            } => {
                 format!("⏸ the replanner regenerated revision {same_as_revision}: regeneration loop, pausing")
             }
-            EventKind::TaskSubmitted { .. } if status == TaskStatus::Done => format!("✓ {task} done"),
-            EventKind::TaskSubmitted { .. } if status == TaskStatus::PendingEval => format!("◇ {task} pending-eval"),
+            EventKind::TaskSubmitted { .. } if status == TaskStatus::Done => {
+                format!("✓ {task} done")
+            }
+            EventKind::TaskSubmitted { .. } if status == TaskStatus::PendingEval => {
+                format!("◇ {task} pending-eval")
+            }
             _ => return,
         };
         self.line(&paint(self.color, status, &text));
@@ -79,7 +119,10 @@ impl View {
             return;
         }
         let mut counts: Vec<(TaskStatus, usize)> = Vec::new();
-        for t in state.tasks_in_order().filter(|t| !state.is_group(&t.spec.id)) {
+        for t in state
+            .tasks_in_order()
+            .filter(|t| !state.is_group(&t.spec.id))
+        {
             let s = t.status;
             match counts.iter_mut().find(|(k, _)| *k == s) {
                 Some((_, n)) => *n += 1,
@@ -87,7 +130,10 @@ impl View {
             }
         }
         counts.sort();
-        let parts: Vec<String> = counts.iter().map(|(s, n)| paint(self.color, *s, &format!("{n} {s}"))).collect();
+        let parts: Vec<String> = counts
+            .iter()
+            .map(|(s, n)| paint(self.color, *s, &format!("{n} {s}")))
+            .collect();
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "\r\x1b[2K  {}", parts.join("  "));
         let _ = err.flush();

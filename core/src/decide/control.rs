@@ -102,7 +102,14 @@ pub(super) fn record_output(
 ) -> Result<Vec<EventKind>, Rejection> {
     require_started(state)?;
     let attempt = find(state, &task)?.attempt;
-    Ok(vec![EventKind::OutputRecorded { task, attempt, stream, text, blob, bytes }])
+    Ok(vec![EventKind::OutputRecorded {
+        task,
+        attempt,
+        stream,
+        text,
+        blob,
+        bytes,
+    }])
 }
 
 pub(super) fn rollback(

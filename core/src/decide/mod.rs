@@ -108,9 +108,13 @@ fn decide_kinds(
         CommandKind::Interrupt { reason } => control::interrupt(state, reason),
         CommandKind::Resume { reason } => control::resume(state, reason),
         CommandKind::Finish => control::finish(state),
-        CommandKind::RecordOutput { task, stream, text, blob, bytes } => {
-            control::record_output(state, task, stream, text, blob, bytes)
-        }
+        CommandKind::RecordOutput {
+            task,
+            stream,
+            text,
+            blob,
+            bytes,
+        } => control::record_output(state, task, stream, text, blob, bytes),
     }
 }
 

@@ -1,0 +1,330 @@
+//! The runner end to end, through the real `runlog` binary and real processes: every fixture
+//! workflow to its final board (insta), kill -9 and resume, Ctrl-C, bad workflow files, an
+//! evaluator printing garbage.
+//!
+//! `RUNLOG_RECORD_FIXTURES=1 cargo test -p runlog-cli --test e2e` rewrites fixtures/runs/.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use runlog_core::projections::Board;
+use runlog_core::{EventKind, TaskStatus};
+use runlog_replay::Replay;
+use runlog_store::{EventLog, Log, Options};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn runlog(store: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_runlog"));
+    c.current_dir(repo())
+        .arg("--store")
+        .arg(store)
+        .env_remove("RUNLOG_STORE")
+        .env("NO_COLOR", "1");
+    c
+}
+
+fn fixed(c: &mut Command) -> &mut Command {
+    c.env("RUNLOG_TEST_CLOCK", "1700000000000")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn open(store: &Path) -> Log {
+    // The binary has exited; its lock is gone.
+    Log::open(
+        store,
+        Options {
+            create: false,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+}
+
+#[derive(Serialize)]
+struct Final {
+    exit: Option<i32>,
+    board: Board,
+    summary: runlog_core::projections::RunSummary,
+}
+
+fn run_fixture(name: &str, expected_exit: i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let out = fixed(&mut runlog(&store))
+        .args([
+            "run",
+            &format!("fixtures/workflows/{name}.toml"),
+            "--jobs",
+            "1",
+            "--quiet",
+            "--run-id",
+            name,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(expected_exit), "{}", text(&out));
+    let log = open(&store);
+    assert!(log.verify(name).unwrap().is_ok());
+    let p = Replay::new(&log).project(name, None, None).unwrap();
+    let board = Board::of(&p.state);
+    insta::assert_yaml_snapshot!(
+        name,
+        Final {
+            exit: out.status.code(),
+            board,
+            summary: p.summary
+        }
+    );
+    if std::env::var_os("RUNLOG_RECORD_FIXTURES").is_some() {
+        let path = repo().join("fixtures/runs").join(format!("{name}.jsonl"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut file = std::fs::File::create(&path).unwrap();
+        runlog_replay::export::export(&log, name, &mut file).unwrap();
+    }
+}
+
+#[test]
+fn quickstart_finishes_with_every_task_done() {
+    run_fixture("quickstart", 0);
+}
+
+#[test]
+fn seed_000_replans_after_a_destructive_split() {
+    run_fixture("seed-000-reevaluation", 0);
+}
+
+#[test]
+fn seed_001_passes_rescues_and_caps_to_failed() {
+    run_fixture("seed-001-eval-gate", 1);
+}
+
+#[test]
+fn seed_002_retries_with_backoff_and_opens_a_circuit() {
+    run_fixture("seed-002-supervisor", 1);
+}
+
+#[test]
+fn seed_003_never_gives_up_until_the_checkpoints() {
+    run_fixture("seed-003-never-give-up", 0);
+}
+
+#[test]
+fn seed_004_runs_phases_with_the_verification_loop() {
+    run_fixture("seed-004-phases", 0);
+}
+
+fn slow_workflow(dir: &Path) -> PathBuf {
+    let path = dir.join("slow.toml");
+    let bin = repo().join("fixtures/workflows/bin");
+    let mut toml = String::from("name = \"slow\"\n[settings]\njobs = 2\n");
+    for i in 0..6 {
+        let after = if i >= 2 {
+            format!("after = [\"t{}\"]\n", i - 2)
+        } else {
+            String::new()
+        };
+        toml.push_str(&format!(
+            "[[task]]\nid = \"t{i}\"\nrun = \"{}/agent.sh --sleep 0.3\"\ntest = \"{}/check.sh\"\n{after}",
+            bin.display(),
+            bin.display()
+        ));
+    }
+    std::fs::write(&path, toml).unwrap();
+    path
+}
+
+/// The seq of the first event of `kind` after `from`, if any.
+fn events(log: &Log, run: &str) -> Vec<(u64, runlog_core::Event)> {
+    let head = log.head(run).unwrap().unwrap().seq;
+    Replay::new(log).events(run, 1, head).unwrap()
+}
+
+#[test]
+fn kill_9_then_resume_finishes_the_run_and_redoes_nothing_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let wf = slow_workflow(dir.path());
+    let mut child = runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", "slow", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Let a few tasks finish and others be mid-attempt, then kill -9 the runner.
+    std::thread::sleep(Duration::from_millis(900));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = runlog(&store)
+        .args(["resume", "slow", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let log = open(&store);
+    assert!(
+        log.verify("slow").unwrap().is_ok(),
+        "the log verifies after kill -9 and resume"
+    );
+    let all = events(&log, "slow");
+    let crash = all
+        .iter()
+        .find(|(_, e)| matches!(&e.kind, EventKind::RunInterrupted { reason } if reason.contains("without recording")))
+        .map(|(s, _)| *s)
+        .expect("resume records that the runner stopped without recording it");
+    let before = Replay::new(&log).state_at("slow", crash).unwrap();
+    let done_before: Vec<_> = before
+        .tasks_in_order()
+        .filter(|t| t.status == TaskStatus::Done)
+        .map(|t| t.spec.id.clone())
+        .collect();
+    assert!(
+        !done_before.is_empty() && done_before.len() < 6,
+        "the kill came mid-run: {done_before:?}"
+    );
+    for (seq, e) in &all {
+        if let EventKind::TaskStarted { task, .. } = &e.kind {
+            assert!(
+                *seq < crash || !done_before.contains(task),
+                "{task} was done before the crash and started again"
+            );
+        }
+    }
+    let head = Replay::new(&log).head_state("slow").unwrap();
+    assert!(head.tasks.values().all(|t| t.status == TaskStatus::Done));
+}
+
+#[test]
+fn a_signal_interrupts_with_exit_130_and_resume_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let wf = slow_workflow(dir.path());
+    let child = runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", "slow", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "it stops promptly, killing running agents"
+    );
+    {
+        let log = open(&store);
+        let last = events(&log, "slow").pop().unwrap().1;
+        assert!(
+            matches!(last.kind, EventKind::RunInterrupted { .. }),
+            "{last:?}"
+        );
+    }
+    let out = runlog(&store)
+        .args(["resume", "slow", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+fn bad_workflow(body: &str) -> (Output, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, body).unwrap();
+    let out = runlog(&dir.path().join("store"))
+        .args(["run", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    (out, dir)
+}
+
+#[test]
+fn bad_workflow_files_are_refused_with_exit_2_and_nothing_runs() {
+    let cases = [
+        ("name = \"x\"\n[[task]]\nid = \"a\"\nrun = \"true\"\ncolour = \"red\"\n", "unknown field `colour`"),
+        ("name = \"x\"\n[[task]]\nid = \"a\"\nrun = \"true\"\nafter = [\"b\"]\n[[task]]\nid = \"b\"\nrun = \"true\"\nafter = [\"a\"]\n", "dependency cycle"),
+        ("name = \"x\"\n[[task]]\nid = \"a\"\nrun = \"true\"\nafter = [\"ghost\"]\n", "line 3: task a depends on ghost"),
+        ("name = \"x\"\n[settings]\nmax_depth = 1\n[[task]]\nid = \"g\"\n[[task]]\nid = \"a\"\nparent = \"g\"\nrun = \"true\"\n", "nested 2 deep"),
+        ("name = \"x\"\n[[task]\nid = \"a\"\n", "line 2"),
+        ("name = \"x\"\n[[task]]\nid = \"a\"\n", "needs a `run` command"),
+        ("name = \"x\"\n[[task]]\nid = \"a\"\nrun = \"true\"\nretry = { max = \"forever\" }\n", "allowed: a number or \"unlimited\""),
+        ("name = \"x\"\n[settings]\neval_threshold = 3.0\n", "eval_threshold"),
+    ];
+    for (body, expected) in cases {
+        let (out, dir) = bad_workflow(body);
+        assert_eq!(out.status.code(), Some(2), "{body}\n{}", text(&out));
+        assert!(
+            text(&out).contains(expected),
+            "{body}\nexpected {expected:?} in:\n{}",
+            text(&out)
+        );
+        assert!(
+            text(&out).contains("bad.toml"),
+            "the error names the file: {}",
+            text(&out)
+        );
+        assert!(
+            !dir.path().join("store").exists(),
+            "nothing ran, no store was created"
+        );
+    }
+    let out = runlog(Path::new("/nonexistent-store"))
+        .args(["run", "no/such/file.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("cannot read workflow no/such/file.toml"));
+}
+
+#[test]
+fn an_evaluator_printing_garbage_is_recorded_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let path = dir.path().join("garbage.toml");
+    let bin = repo().join("fixtures/workflows/bin");
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"garbage\"\n[[task]]\nid = \"a\"\nrun = \"{0}/agent.sh\"\neval = \"{0}/judge.sh --garbage\"\nrequires_testing = false\n",
+            bin.display()
+        ),
+    )
+    .unwrap();
+    let out = runlog(&store)
+        .args(["run", path.to_str().unwrap(), "--run-id", "g", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("paused"), "{}", text(&out));
+    let log = open(&store);
+    let errored = events(&log, "g")
+        .into_iter()
+        .find_map(|(_, e)| match e.kind {
+            EventKind::EvalErrored { error, .. } => Some(error),
+            _ => None,
+        });
+    assert!(errored.unwrap().contains("no JSON object with a \"score\""));
+    let state = Replay::new(&log).head_state("g").unwrap();
+    assert_eq!(state.status_of(&"a".into()), Some(TaskStatus::PendingEval));
+}
