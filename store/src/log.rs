@@ -239,7 +239,12 @@ impl EventLog for Log {
     fn runs(&self) -> Result<Vec<RunMeta>> {
         let mut out = Vec::new();
         for (run, slot) in self.shared.backend.runs()? {
-            let head = self.shared.load_head(&run)?.and_then(|h| h.head());
+            // A damaged run is still listed (without a head): `verify` says what is wrong.
+            let head = match self.shared.load_head(&run) {
+                Ok(h) => h.and_then(|h| h.head()),
+                Err(StoreError::Damaged { .. }) => None,
+                Err(e) => return Err(e),
+            };
             out.push(RunMeta {
                 run,
                 created_ms: slot.created_ms,

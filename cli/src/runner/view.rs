@@ -71,7 +71,7 @@ impl View {
             } => {
                 format!(
                     "◆ {task} scored {score} (threshold {threshold}): {}",
-                    gate_word(outcome)
+                    crate::output::gate_word(outcome)
                 )
             }
             EventKind::EvalErrored { error, .. } => format!("! {task} evaluator error: {error}"),
@@ -151,13 +151,5 @@ impl View {
         if self.live {
             let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
         }
-    }
-}
-
-fn gate_word(o: &runlog_core::GateOutcome) -> String {
-    match o {
-        runlog_core::GateOutcome::Pass => "pass".into(),
-        runlog_core::GateOutcome::Rescue { n } => format!("rescue {n} (same agent, same worktree)"),
-        runlog_core::GateOutcome::Fail => "fail".into(),
     }
 }

@@ -1,0 +1,75 @@
+//! Shared output: status colours (the palette of runlog-core), `NO_COLOR`, JSON printing.
+
+use runlog_core::palette;
+use runlog_core::projections::board::BoardRow;
+use runlog_core::Readiness;
+use serde::Serialize;
+use std::io::IsTerminal;
+
+/// Whether to colour stdout.
+pub fn color() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// A status word, coloured (blocked open tasks in dim red).
+pub fn status_word(row: &BoardRow, color: bool) -> String {
+    let blocked = matches!(row.readiness, Some(Readiness::Blocked { .. }));
+    let word = if blocked {
+        "blocked".to_owned()
+    } else {
+        row.status.name().to_owned()
+    };
+    let rgb = if blocked {
+        Some(palette::BLOCKED)
+    } else {
+        palette::colour(row.status)
+    };
+    paint(&word, rgb.filter(|_| color))
+}
+
+fn paint(text: &str, rgb: Option<palette::Rgb>) -> String {
+    match rgb {
+        Some(c) => format!("{}{text}\x1b[0m", c.ansi_fg()),
+        None => text.to_owned(),
+    }
+}
+
+/// Readiness in words.
+pub fn readiness(r: &Option<Readiness>) -> String {
+    match r {
+        Some(Readiness::Ready) => "ready".into(),
+        Some(Readiness::Waiting { on }) => format!("waiting on {}", join(on)),
+        Some(Readiness::Blocked { by }) => format!("blocked by {}", join(by)),
+        None => String::new(),
+    }
+}
+
+/// Comma-joined ids.
+pub fn join<T: std::fmt::Display>(ids: &[T]) -> String {
+    ids.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Prints a value as one line of JSON.
+pub fn json<T: Serialize>(value: &T) {
+    match serde_json::to_string(value) {
+        Ok(s) => println!("{s}"),
+        Err(e) => eprintln!("error: cannot encode JSON: {e}"),
+    }
+}
+
+/// Pads `text` (which may hold colour escapes) to `width` visible characters.
+pub fn pad(text: &str, visible: usize, width: usize) -> String {
+    format!("{text}{}", " ".repeat(width.saturating_sub(visible)))
+}
+
+/// A gate decision in words.
+pub fn gate_word(o: &runlog_core::GateOutcome) -> String {
+    match o {
+        runlog_core::GateOutcome::Pass => "pass".into(),
+        runlog_core::GateOutcome::Rescue { n } => format!("rescue {n} (same agent, same worktree)"),
+        runlog_core::GateOutcome::Fail => "fail".into(),
+    }
+}

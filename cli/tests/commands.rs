@@ -1,0 +1,430 @@
+//! Every inspection and control command on the recorded fixture runs, human and `--json`
+//! output snapshotted (insta), plus the errors a user meets: unknown run, seq past the head,
+//! store locked; and `emit` driven by a script.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn runlog(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_runlog"))
+        .current_dir(repo())
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .env_remove("RUNLOG_STORE")
+        .env("NO_COLOR", "1")
+        .env("RUNLOG_TEST_CLOCK", "1800000000000")
+        .env("USER", "tester")
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A store holding every recorded fixture run.
+fn store() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for name in [
+        "quickstart",
+        "seed-000-reevaluation",
+        "seed-001-eval-gate",
+        "seed-002-supervisor",
+        "seed-003-never-give-up",
+        "seed-004-phases",
+    ] {
+        let file = repo().join("fixtures/runs").join(format!("{name}.jsonl"));
+        let out = runlog(dir.path(), &["import", file.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    dir
+}
+
+/// Runs a command that must succeed and returns its stdout.
+fn ok(store: &Path, args: &[&str]) -> String {
+    let out = runlog(store, args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "runlog {args:?}\n{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    stdout(&out)
+}
+
+macro_rules! snap {
+    ($store:expr, $name:literal, $($arg:expr),+) => {
+        insta::assert_snapshot!($name, ok($store, &[$($arg),+]));
+    };
+}
+
+#[test]
+fn inspection_commands_read_the_recorded_runs() {
+    let s = store();
+    let st = s.path();
+    snap!(st, "runs", "runs");
+    snap!(st, "runs_json", "runs", "--json");
+    snap!(st, "status_seed_001", "status", "seed-001-eval-gate");
+    snap!(
+        st,
+        "status_seed_001_at_30",
+        "status",
+        "seed-001-eval-gate",
+        "--at",
+        "30"
+    );
+    snap!(
+        st,
+        "status_seed_004_tree",
+        "status",
+        "seed-004-phases",
+        "--tree"
+    );
+    snap!(
+        st,
+        "status_seed_004_json",
+        "status",
+        "seed-004-phases",
+        "--json"
+    );
+    snap!(st, "show_rescued", "show", "seed-001-eval-gate", "rescued");
+    snap!(
+        st,
+        "show_rescued_json",
+        "show",
+        "seed-001-eval-gate",
+        "rescued",
+        "--json"
+    );
+    snap!(
+        st,
+        "log_quickstart_implement_gate",
+        "log",
+        "quickstart",
+        "--task",
+        "implement",
+        "--kind",
+        "gate-decided",
+        "--kind",
+        "eval-scored"
+    );
+    snap!(
+        st,
+        "log_seed_000_json",
+        "log",
+        "seed-000-reevaluation",
+        "--from",
+        "9",
+        "--to",
+        "12",
+        "--json"
+    );
+    snap!(
+        st,
+        "replay_seed_000",
+        "replay",
+        "seed-000-reevaluation",
+        "--to",
+        "14"
+    );
+    snap!(st, "stack_seed_002", "stack", "seed-002-supervisor");
+    snap!(
+        st,
+        "stack_seed_002_json",
+        "stack",
+        "seed-002-supervisor",
+        "--at",
+        "20",
+        "--json"
+    );
+    snap!(st, "stages_seed_002", "stages", "seed-002-supervisor");
+    snap!(
+        st,
+        "stages_seed_002_json",
+        "stages",
+        "seed-002-supervisor",
+        "--json"
+    );
+    snap!(st, "audit_seed_001", "audit", "seed-001-eval-gate");
+    snap!(
+        st,
+        "audit_seed_001_json",
+        "audit",
+        "seed-001-eval-gate",
+        "--json"
+    );
+    snap!(
+        st,
+        "diff_seed_004_mid_to_head",
+        "diff",
+        "seed-004-phases@20",
+        "seed-004-phases"
+    );
+    snap!(
+        st,
+        "diff_seed_004_json",
+        "diff",
+        "seed-004-phases@20",
+        "seed-004-phases",
+        "--json"
+    );
+    snap!(st, "verify_all", "verify");
+    snap!(st, "verify_json", "verify", "quickstart", "--json");
+    snap!(st, "digest_quickstart", "digest", "quickstart");
+    snap!(st, "viz_dot", "viz", "seed-004-phases");
+    snap!(
+        st,
+        "viz_mermaid_at_10",
+        "viz",
+        "seed-001-eval-gate",
+        "--format",
+        "mermaid",
+        "--at",
+        "10"
+    );
+}
+
+#[test]
+fn control_commands_record_decisions_with_the_acting_user() {
+    let s = store();
+    let st = s.path();
+    snap!(
+        st,
+        "approve_over_failing_score",
+        "approve",
+        "seed-001-eval-gate",
+        "capped",
+        "--by",
+        "alice"
+    );
+    snap!(st, "audit_after_approval", "audit", "seed-001-eval-gate");
+    snap!(
+        st,
+        "rollback_approval",
+        "rollback",
+        "seed-001-eval-gate",
+        "--to",
+        "63",
+        "--reason",
+        "approval was premature"
+    );
+    snap!(st, "status_after_rollback", "status", "seed-001-eval-gate");
+    snap!(
+        st,
+        "reopen_failed",
+        "reopen",
+        "seed-002-supervisor",
+        "deploy"
+    );
+    snap!(
+        st,
+        "fork",
+        "fork",
+        "seed-001-eval-gate",
+        "--at",
+        "40",
+        "--as",
+        "gate-retry",
+        "--json"
+    );
+    snap!(st, "status_of_fork", "status", "gate-retry");
+    snap!(st, "runs_with_lineage", "runs");
+    // Rejected: nothing recorded, exit 2, a reason and a hint.
+    let out = runlog(st, &["approve", "quickstart", "plan"]);
+    assert_eq!(out.status.code(), Some(2));
+    insta::assert_snapshot!("approve_rejected", stderr(&out));
+}
+
+#[test]
+fn replan_by_hand_applies_a_plan_file() {
+    let s = store();
+    let plan = s.path().join("plan.json");
+    std::fs::write(&plan, r#"{"add": [{"id": "changelog", "run": "bin/agent.sh", "after": ["api"]}], "reason": "release notes"}"#).unwrap();
+    insta::assert_snapshot!(
+        "replan_by_hand",
+        ok(
+            s.path(),
+            &[
+                "replan",
+                "seed-000-reevaluation",
+                "--file",
+                plan.to_str().unwrap()
+            ]
+        )
+    );
+    let bad = s.path().join("bad.json");
+    std::fs::write(&bad, r#"{"cancel": ["api"]}"#).unwrap();
+    let out = runlog(
+        s.path(),
+        &[
+            "replan",
+            "seed-000-reevaluation",
+            "--file",
+            bad.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("task api is done and cannot be cancelled"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn export_and_import_round_trip_to_the_same_head_hash() {
+    let s = store();
+    let file = s.path().join("q.jsonl");
+    ok(
+        s.path(),
+        &["export", "quickstart", "-o", file.to_str().unwrap()],
+    );
+    let other = tempfile::tempdir().unwrap();
+    let out = ok(other.path(), &["import", file.to_str().unwrap(), "--json"]);
+    assert!(out.contains("\"same_head_hash\":true"), "{out}");
+    assert_eq!(
+        ok(other.path(), &["digest", "quickstart"]),
+        ok(s.path(), &["digest", "quickstart"])
+    );
+    let out = runlog(other.path(), &["import", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "importing twice is refused");
+    assert!(stderr(&out).contains("run quickstart already exists"));
+}
+
+#[test]
+fn errors_name_what_was_wrong_and_what_to_do() {
+    let s = store();
+    let st = s.path();
+    let out = runlog(st, &["status", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    insta::assert_snapshot!("unknown_run", stderr(&out));
+    let out = runlog(st, &["status", "quickstart", "--at", "999"]);
+    assert_eq!(out.status.code(), Some(2));
+    insta::assert_snapshot!("seq_past_head", stderr(&out));
+    let out = runlog(st, &["log", "quickstart", "--kind", "exploded"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown event kind"));
+    let out = runlog(&st.join("missing"), &["runs"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no runlog store at"),
+        "{}",
+        stderr(&out)
+    );
+    // The store held by another process: the error says by whom.
+    let mut holder = Command::new(env!("CARGO_BIN_EXE_runlog"))
+        .current_dir(repo())
+        .arg("--store")
+        .arg(st)
+        .args(["emit", "held"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let out = runlog(st, &["status", "quickstart"]);
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("is locked by another runlog process") && err.contains("emit held"),
+        "{err}"
+    );
+    assert!(err.contains("hint:"), "{err}");
+}
+
+#[test]
+fn verify_exits_1_and_names_the_seq_of_damage() {
+    let s = store();
+    let st = s.path().to_path_buf();
+    // Flip one byte inside a stored frame of seed-002, with the store closed.
+    {
+        let db = sled::open(st.join("db")).unwrap();
+        let frames = db
+            .open_tree(runlog_store::backend::sled_db::FRAMES_TREE)
+            .unwrap();
+        let runs = db
+            .open_tree(runlog_store::backend::sled_db::RUNS_TREE)
+            .unwrap();
+        let num = runs.get("seed-002-supervisor").unwrap().unwrap();
+        let (k, v) = frames.scan_prefix(&num[..8]).next().unwrap().unwrap();
+        let mut v = v.to_vec();
+        v[60] ^= 0x20;
+        frames.insert(k, v).unwrap();
+        db.flush().unwrap();
+    }
+    let out = runlog(&st, &["verify", "seed-002-supervisor"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("DAMAGED: corruption at seq 1"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn emit_records_an_orchestrators_commands_through_the_same_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    // Seed 001's gate, told as JSON lines by an orchestrator in another language; line 4 is
+    // out of order (b is not ready) and is rejected without touching anything.
+    let script = r#"{"command":"start-run","run":"orch","workflow":"external","workflow_hash":"0000000000000000000000000000000000000000000000000000000000000000","settings":{"eval_threshold":0.7,"auto_rescue":true,"max_eval_rescues":3,"max_test_retries":3,"max_depth":3,"jobs":1,"history_warn_events":100000},"tasks":[{"id":"a","description":"build a","after":[],"parent":null,"files":[],"destructive":null,"run":null,"test":null,"eval":"judge","requires_testing":false,"stage":null,"retry":{"limit":{"max":3},"budget":{"max_attempts":null,"max_elapsed_ms":null},"delay_ms":0,"backoff":1.0,"timeout_ms":null,"circuit_after":5},"checkpoints":[]},{"id":"b","description":"build b","after":["a"],"parent":null,"files":[],"destructive":null,"run":null,"test":null,"eval":null,"requires_testing":false,"stage":null,"retry":{"limit":{"max":3},"budget":{"max_attempts":null,"max_elapsed_ms":null},"delay_ms":0,"backoff":1.0,"timeout_ms":null,"circuit_after":5},"checkpoints":[]}]}
+{"command":"start-task","task":"a","agent":"claude-1","worktree":"/wt/a"}
+{"command":"submit-task","task":"a","summary":"built a","result":{"files":2},"duration_ms":1200}
+{"command":"start-task","task":"b","agent":null,"worktree":null}
+{"command":"score-eval","task":"a","evaluator":"judge","score":0.5,"dimensions":{"correctness":0.4},"notes":"no tests"}
+{"command":"start-task","task":"a","agent":"claude-1","worktree":"/wt/a"}
+{"command":"submit-task","task":"a","summary":"added tests","result":null,"duration_ms":900}
+{"command":"score-eval","task":"a","evaluator":"judge","score":0.9,"dimensions":{"correctness":0.9},"notes":"good"}
+{"command":"start-task","task":"b","agent":null,"worktree":null}
+{"command":"submit-task","task":"b","summary":"built b","result":null,"duration_ms":300}
+{"command":"finish"}
+"#;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_runlog"))
+        .arg("--store")
+        .arg(dir.path())
+        .args(["emit", "orch", "--json"])
+        .env("RUNLOG_TEST_CLOCK", "1800000000000")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), script.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "one line was rejected: {}",
+        stderr(&out)
+    );
+    insta::assert_snapshot!("emit_results", stdout(&out));
+    insta::assert_snapshot!("emit_board", ok(dir.path(), &["status", "orch"]));
+    insta::assert_snapshot!("emit_audit", ok(dir.path(), &["audit", "orch"]));
+}
