@@ -164,8 +164,16 @@ pub fn diff(store: &Path, a: &str, b: &str, json: bool) -> Result<()> {
     let replay = Replay::new(&log);
     let (ra, sa) = side(a);
     let (rb, sb) = side(b);
-    let pa = replay.project(&ra, sa, None)?;
-    let pb = replay.project(&rb, sb, None)?;
+    let pa = replay.project(
+        &ra,
+        sa,
+        Some(&mut output::replay_progress("replaying the left side")),
+    )?;
+    let pb = replay.project(
+        &rb,
+        sb,
+        Some(&mut output::replay_progress("replaying the right side")),
+    )?;
     let d = diff_sides(
         Side {
             state: &pa.state,

@@ -343,9 +343,21 @@ pub fn clock(ms: u64) -> String {
     format!("{:02}:{:02}:{:02}", (s / 3600) % 24, (s / 60) % 60, s % 60)
 }
 
-/// `runlog log RUN`.
-pub fn log(store: &Path, run: &str, filter: &LogFilter, json: bool) -> Result<()> {
-    let log = open(store)?;
+/// `runlog log RUN`; with `follow`, tails a run being executed (through its runner's socket).
+pub fn log(store: &Path, run: &str, filter: &LogFilter, json: bool, follow: bool) -> Result<()> {
+    let log = match crate::store::open(store, false) {
+        Err(e) if follow && e.message.contains("is locked by another runlog process") => {
+            return crate::live::connect(store, run, filter.from.max(1), &mut |seq, e| {
+                if filter.keeps(&e) && filter.to.is_none_or(|to| seq <= to) {
+                    print_event(seq, &e, json);
+                }
+            });
+        }
+        other => other?,
+    };
+    if follow {
+        eprintln!("note: run {run} is not being executed (no runner holds the store); showing its history");
+    }
     let replay = Replay::new(&log);
     let head = replay.head_seq(run)?;
     for k in &filter.kinds {
@@ -566,7 +578,7 @@ use std::io::IsTerminal;
 /// result per stage.
 pub fn stack(store: &Path, run: &str, at: Option<u64>, json: bool) -> Result<()> {
     let log = open(store)?;
-    let p = Replay::new(&log).project(run, at, None)?;
+    let p = Replay::new(&log).project(run, at, Some(&mut output::replay_progress("replaying")))?;
     let latest = p.stack.all_latest_results();
     if json {
         let entries: Vec<_> = p.stack.newest_first().collect();
@@ -647,7 +659,8 @@ pub fn stages(store: &Path, run: &str, json: bool) -> Result<()> {
 /// `runlog audit RUN`: every eval decision with its flags.
 pub fn audit(store: &Path, run: &str, json: bool) -> Result<()> {
     let log = open(store)?;
-    let p = Replay::new(&log).project(run, None, None)?;
+    let p =
+        Replay::new(&log).project(run, None, Some(&mut output::replay_progress("replaying")))?;
     if json {
         p.audit.entries.iter().for_each(output::json);
         p.audit.out_of_gate.iter().for_each(output::json);

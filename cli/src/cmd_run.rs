@@ -26,6 +26,18 @@ fn next_run_id(log: &dyn EventLog, name: &str) -> Result<String> {
         .unwrap_or_else(|| name.to_owned()))
 }
 
+/// Runs the engine while serving live followers from the store's socket.
+fn drive_serving(log: &runlog_store::Log, store_dir: &Path, engine: Engine<'_>) -> Result<Ended> {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let rt = runtime()?;
+    std::thread::scope(|scope| {
+        scope.spawn(|| crate::live::serve(log, store_dir, &stop));
+        let ended = rt.block_on(engine.drive());
+        stop.store(true, std::sync::atomic::Ordering::Release);
+        ended
+    })
+}
+
 /// `runlog run WORKFLOW`.
 pub fn run(
     store_dir: &Path,
@@ -58,7 +70,7 @@ pub fn run(
     };
     let mut engine = Engine::new(&log, &run, runlog_core::RunState::default(), ctx, &opts);
     engine.start(wf.start_command(RunId::from(run.as_str())))?;
-    let ended = runtime()?.block_on(engine.drive())?;
+    let ended = drive_serving(&log, store_dir, engine)?;
     report(&log, store_dir, &run, &ended, json)
 }
 
@@ -107,7 +119,7 @@ pub fn resume(
         return Ok(None);
     }
     engine.prepare_resume()?;
-    let ended = runtime()?.block_on(engine.drive())?;
+    let ended = drive_serving(&log, store_dir, engine)?;
     report(&log, store_dir, run, &ended, json)
 }
 

@@ -8,6 +8,7 @@ mod cmd_data;
 mod cmd_inspect;
 mod cmd_run;
 mod error;
+mod live;
 mod output;
 mod runner;
 mod store;
@@ -138,6 +139,9 @@ enum Cmd {
         /// Only events of this kind (repeatable), e.g. gate-decided, stage-failed.
         #[arg(long = "kind", value_name = "KIND")]
         kinds: Vec<String>,
+        /// Keep printing events as a running `runlog run` appends them, until it exits.
+        #[arg(long)]
+        follow: bool,
         /// One JSON object per line.
         #[arg(long)]
         json: bool,
@@ -409,6 +413,7 @@ fn main() -> ExitCode {
             to,
             task,
             kinds,
+            follow,
             json,
         } => {
             let filter = cmd_inspect::LogFilter {
@@ -417,7 +422,7 @@ fn main() -> ExitCode {
                 task,
                 kinds,
             };
-            cmd_inspect::log(&store, &run, &filter, json).map(none)
+            cmd_inspect::log(&store, &run, &filter, json, follow).map(none)
         }
         Cmd::Replay {
             run,

@@ -73,3 +73,22 @@ pub fn gate_word(o: &runlog_core::GateOutcome) -> String {
         runlog_core::GateOutcome::Fail => "fail".into(),
     }
 }
+
+/// Progress of a long replay on stderr, when it is a terminal and the history is long enough
+/// to be worth it; the line is cleared at the end.
+pub fn replay_progress(label: &str) -> impl FnMut(u64, u64) + '_ {
+    let tty = std::io::stderr().is_terminal();
+    move |done, total| {
+        if !tty || total < 50_000 {
+            return;
+        }
+        if done >= total {
+            eprint!("\r\x1b[2K");
+        } else {
+            eprint!(
+                "\r\x1b[2K{label}: {done}/{total} events ({}%)",
+                done * 100 / total.max(1)
+            );
+        }
+    }
+}

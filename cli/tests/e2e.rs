@@ -328,3 +328,47 @@ fn an_evaluator_printing_garbage_is_recorded_not_a_crash() {
     let state = Replay::new(&log).head_state("g").unwrap();
     assert_eq!(state.status_of(&"a".into()), Some(TaskStatus::PendingEval));
 }
+
+#[test]
+fn log_follow_tails_a_live_run_through_its_runner() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let wf = slow_workflow(dir.path());
+    let mut runner = runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", "live", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the runner holds the store and serves its socket.
+    let socket = store.join("runlog.sock");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !socket.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let follow = runlog(&store)
+        .args(["log", "live", "--follow", "--json"])
+        .output()
+        .unwrap();
+    assert!(runner.wait().unwrap().success());
+    assert_eq!(follow.status.code(), Some(0), "{}", text(&follow));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&follow.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seqs: Vec<u64> = lines.iter().map(|l| l["seq"].as_u64().unwrap()).collect();
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "every event once, in order"
+    );
+    assert_eq!(
+        lines.last().unwrap()["event"]["type"],
+        "run-finished",
+        "it followed to the end"
+    );
+    assert!(
+        !socket.exists(),
+        "the runner removes its socket when it exits"
+    );
+}

@@ -1,0 +1,151 @@
+//! Live views of a run being executed. The runner owns the store (sled locks it), so it serves
+//! followers over a Unix socket inside the store directory; `runlog log --follow` talks to that
+//! socket when it finds the store locked, instead of going around the lock.
+//!
+//! Protocol: the client sends one JSON line `{"follow": RUN, "from": SEQ}`; the server answers
+//! with one JSON line per event (`{"seq", "at", "event"}`), first the history from `from`, then
+//! every event as it is appended, until the run's runner exits.
+
+use crate::error::{CliError, Result};
+use runlog_core::codec::decode_event;
+use runlog_replay::events;
+use runlog_store::EventLog;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The socket of a store.
+pub fn socket_path(store: &Path) -> PathBuf {
+    store.join("runlog.sock")
+}
+
+#[derive(serde::Deserialize)]
+struct Request {
+    follow: String,
+    #[serde(default)]
+    from: u64,
+}
+
+/// Serves followers until `stop` is set. Failing to serve is never fatal to the run.
+pub fn serve(log: &dyn EventLog, store: &Path, stop: &AtomicBool) {
+    let path = socket_path(store);
+    let _ = std::fs::remove_file(&path);
+    let Ok(listener) = UnixListener::bind(&path) else {
+        return;
+    };
+    if listener.set_nonblocking(true).is_err() {
+        return;
+    }
+    std::thread::scope(|scope| {
+        while !stop.load(Ordering::Acquire) {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    scope.spawn(|| follow(log, stream, stop));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(50))
+                }
+                Err(_) => break,
+            }
+        }
+    });
+    let _ = std::fs::remove_file(&path);
+}
+
+fn line(seq: u64, e: &runlog_core::Event) -> String {
+    serde_json::json!({"seq": seq, "at": e.at, "event": e.kind}).to_string()
+}
+
+fn follow(log: &dyn EventLog, stream: UnixStream, stop: &AtomicBool) {
+    let _ = stream.set_nonblocking(false);
+    let mut request = String::new();
+    let Ok(mut writer) = stream.try_clone() else {
+        return;
+    };
+    if BufReader::new(&stream).read_line(&mut request).is_err() {
+        return;
+    }
+    let Ok(req) = serde_json::from_str::<Request>(&request) else {
+        let _ = writeln!(
+            writer,
+            "{}",
+            serde_json::json!({"error": "expected {\"follow\": RUN, \"from\": SEQ}"})
+        );
+        return;
+    };
+    // Subscribe before reading the history, so nothing appended in between is missed.
+    let live = log.subscribe(Some(&req.follow));
+    let mut last = req.from.saturating_sub(1);
+    let history = events::for_each(
+        log,
+        &req.follow,
+        req.from.max(1),
+        u64::MAX,
+        &mut |seq, _, e| {
+            last = seq;
+            Ok(writeln!(writer, "{}", line(seq, &e)).is_ok())
+        },
+    );
+    if history.is_err() {
+        return;
+    }
+    while !stop.load(Ordering::Acquire) {
+        let Ok(record) = live.recv_timeout(Duration::from_millis(100)) else {
+            continue;
+        };
+        if record.seq <= last {
+            continue;
+        }
+        let Ok(e) = decode_event(&record.body) else {
+            return;
+        };
+        last = record.seq;
+        if writeln!(writer, "{}", line(record.seq, &e)).is_err() {
+            return;
+        }
+    }
+}
+
+/// Follows a run served by its runner; calls `f` for each event line until the runner exits.
+pub fn connect(
+    store: &Path,
+    run: &str,
+    from: u64,
+    f: &mut dyn FnMut(u64, runlog_core::Event),
+) -> Result<()> {
+    let path = socket_path(store);
+    let mut stream = UnixStream::connect(&path).map_err(|e| {
+        CliError::input(format!(
+            "the store {} is in use but its runner does not answer on {}: {e}",
+            store.display(),
+            path.display()
+        ))
+    })?;
+    writeln!(
+        stream,
+        "{}",
+        serde_json::json!({"follow": run, "from": from})
+    )
+    .map_err(|e| CliError::failed(format!("cannot talk to the runner: {e}")))?;
+    for text in BufReader::new(stream).lines() {
+        let Ok(text) = text else { break };
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| CliError::failed(format!("bad line from the runner: {e}")))?;
+        if let Some(err) = v.get("error") {
+            return Err(CliError::input(format!("the runner refused: {err}")));
+        }
+        let seq = v
+            .get("seq")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        let at = v.get("at").cloned().unwrap_or_default();
+        let kind = v.get("event").cloned().unwrap_or_default();
+        let event: runlog_core::Event =
+            serde_json::from_value(serde_json::json!({"at": at, "kind": kind}))
+                .map_err(|e| CliError::failed(format!("bad event from the runner: {e}")))?;
+        f(seq, event);
+    }
+    Ok(())
+}
