@@ -26,6 +26,12 @@ fn next_run_id(log: &dyn EventLog, name: &str) -> Result<String> {
         .unwrap_or_else(|| name.to_owned()))
 }
 
+/// `dir` made absolute: commands run in the workflow's directory, so every path handed to
+/// them (RUNLOG_WORKTREE, RUNLOG_FEEDBACK) must not depend on the current directory.
+fn absolute(dir: &Path) -> std::path::PathBuf {
+    std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf())
+}
+
 /// Runs the engine while serving live followers from the store's socket.
 fn drive_serving(log: &runlog_store::Log, store_dir: &Path, engine: Engine<'_>) -> Result<Ended> {
     let stop = std::sync::atomic::AtomicBool::new(false);
@@ -66,7 +72,7 @@ pub fn run(
     let ctx = Context {
         dir: wf.dir.clone(),
         replan: wf.replan.clone(),
-        work: store_dir.join("worktrees").join(&run),
+        work: absolute(store_dir).join("worktrees").join(&run),
     };
     let mut engine = Engine::new(&log, &run, runlog_core::RunState::default(), ctx, &opts);
     engine.start(wf.start_command(RunId::from(run.as_str())))?;
@@ -111,7 +117,7 @@ pub fn resume(
     let ctx = Context {
         dir,
         replan,
-        work: store_dir.join("worktrees").join(run),
+        work: absolute(store_dir).join("worktrees").join(run),
     };
     let mut engine = Engine::new(&log, run, state, ctx, &opts);
     if engine.succeeded() {

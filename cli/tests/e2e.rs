@@ -372,3 +372,35 @@ fn log_follow_tails_a_live_run_through_its_runner() {
         "the runner removes its socket when it exits"
     );
 }
+
+#[test]
+fn agents_get_absolute_worktree_and_feedback_paths_with_the_default_store() {
+    // The default store is `.runlog` in the current directory, a relative path, while agents
+    // run in the workflow's directory: the paths they get must still point into the store.
+    let dir = tempfile::tempdir().unwrap();
+    let wf = dir.path().join("wf");
+    std::fs::create_dir_all(&wf).unwrap();
+    std::fs::write(
+        wf.join("w.toml"),
+        "name = \"w\"\n[[task]]\nid = \"a\"\nrun = \"echo $RUNLOG_WORKTREE; echo $RUNLOG_FEEDBACK; test -f $RUNLOG_FEEDBACK\"\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_runlog"))
+        .current_dir(dir.path())
+        .env_remove("RUNLOG_STORE")
+        .args(["run", "wf/w.toml", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(dir.path().join(".runlog/worktrees/w-1/a").is_dir(), "the worktree is in the store");
+    assert!(!wf.join(".runlog").exists(), "nothing was created beside the workflow");
+    let log = open(&dir.path().join(".runlog"));
+    let output = events(&log, "w-1")
+        .into_iter()
+        .find_map(|(_, e)| match e.kind {
+            EventKind::OutputRecorded { text, .. } => Some(text),
+            _ => None,
+        })
+        .unwrap();
+    assert!(output.lines().all(|l| Path::new(l).is_absolute()), "{output}");
+}
