@@ -4,8 +4,7 @@
 use crate::error::{CliError, Result};
 use crate::output;
 use crate::runner::clock::Clock;
-use crate::workflow::TaskFile;
-use runlog_core::{Command, CommandKind, Replacement, TaskId};
+use runlog_core::{Command, CommandKind, TaskId};
 use runlog_replay::Replay;
 use std::io::BufRead;
 use std::path::Path;
@@ -92,50 +91,9 @@ pub fn reopen(store: &Path, run: &str, task: &str, by: Option<String>, json: boo
 pub fn replan(store: &Path, run: &str, file: &Path, json: bool) -> Result<()> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| CliError::input(format!("cannot read {}: {e}", file.display())))?;
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Plan {
-        #[serde(default)]
-        cancel: Vec<String>,
-        #[serde(default)]
-        add: Vec<TaskFile>,
-        #[serde(default)]
-        replaces: std::collections::BTreeMap<String, String>,
-        #[serde(default)]
-        reason: String,
-    }
-    let plan: Plan = serde_json::from_str(&text).map_err(|e| {
-        CliError::input(format!("{}: {e}", file.display()))
-            .with_hint("a plan is {\"cancel\": [ids], \"add\": [tasks as in a workflow], \"replaces\": {\"new\": \"old\"}, \"reason\": \"...\"}")
-    })?;
-    let mut add = Vec::new();
-    for t in &plan.add {
-        let is_group = plan.add.iter().any(|c| c.parent.as_deref() == Some(&t.id));
-        add.push(t.to_spec(is_group).map_err(|(field, m)| {
-            CliError::input(format!(
-                "{}: task {:?}, field {field}: {m}",
-                file.display(),
-                t.id
-            ))
-        })?);
-    }
-    let kind = CommandKind::RevisePlan {
-        cancel: plan.cancel.into_iter().map(TaskId).collect(),
-        add,
-        replaces: plan
-            .replaces
-            .into_iter()
-            .map(|(new, old)| Replacement {
-                old: TaskId(old),
-                new: TaskId(new),
-            })
-            .collect(),
-        reason: if plan.reason.is_empty() {
-            format!("revised by hand by {}", actor(None))
-        } else {
-            plan.reason
-        },
-    };
+    let kind =
+        crate::workflow::parse_revision(&text, &format!("revised by hand by {}", actor(None)))
+            .map_err(|e| CliError::input(format!("{}: {e}", file.display())))?;
     record(store, run, kind, json)
 }
 

@@ -193,48 +193,7 @@ pub fn diff(store: &Path, a: &str, b: &str, json: bool) -> Result<()> {
         println!("  no differences");
     }
     for t in &d.tasks {
-        let mut parts = Vec::new();
-        match t.presence {
-            runlog_replay::diff::Presence::LeftOnly => parts.push("only on the left".to_owned()),
-            runlog_replay::diff::Presence::RightOnly => parts.push("added on the right".to_owned()),
-            runlog_replay::diff::Presence::Both => {}
-        }
-        if let Some((x, y)) = t.status {
-            parts.push(format!(
-                "{} → {}",
-                x.map_or("-", |s| s.name()),
-                y.map_or("-", |s| s.name())
-            ));
-        }
-        if let Some((x, y)) = t.attempts {
-            parts.push(format!("attempts {x} → {y}"));
-        }
-        if let Some((x, y)) = t.rescues {
-            parts.push(format!("rescues {x} → {y}"));
-        }
-        if let Some((x, y)) = t.test_failures {
-            parts.push(format!("test failures {x} → {y}"));
-        }
-        if let Some((x, y)) = t.score {
-            parts.push(format!(
-                "score {} → {}",
-                x.map_or("-".into(), |v| v.to_string()),
-                y.map_or("-".into(), |v| v.to_string())
-            ));
-        }
-        for (name, dd) in &t.dimensions {
-            parts.push(format!(
-                "{name} {}",
-                dd.delta.map_or_else(
-                    || format!("{:?} → {:?}", dd.left, dd.right),
-                    |v| format!("{v:+}")
-                )
-            ));
-        }
-        if !t.replaced_by.is_empty() {
-            parts.push(format!("replaced by {}", output::join(&t.replaced_by)));
-        }
-        println!("  {:<20} {}", t.task, parts.join("; "));
+        println!("  {:<20} {}", t.task, output::task_changes(t).join("; "));
     }
     for s in &d.stages {
         println!(

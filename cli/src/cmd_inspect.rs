@@ -540,26 +540,11 @@ pub fn replay_steps(
         }
         println!("{seq:>6}  {:<20} {}", e.kind.name(), describe(&e.kind));
         for t in &changes.tasks {
-            let mut parts = Vec::new();
-            if let Some((a, b)) = t.status {
-                parts.push(format!(
-                    "{} → {}",
-                    a.map_or("-", |s| s.name()),
-                    b.map_or("-", |s| s.name())
-                ));
-            }
-            if let Some((a, b)) = t.attempts {
-                parts.push(format!("attempt {a} → {b}"));
-            }
-            if let Some((a, b)) = t.rescues {
-                parts.push(format!("rescues {a} → {b}"));
-            }
-            if let Some((_, Some(b))) = t.score {
-                parts.push(format!("score {b}"));
-            }
-            if !parts.is_empty() {
-                println!("          {}: {}", t.task, parts.join(", "));
-            }
+            println!(
+                "          {}: {}",
+                t.task,
+                output::task_changes(t).join(", ")
+            );
         }
         if interactive {
             eprint!("  [enter: next, q: quit] ");

@@ -160,6 +160,13 @@ fn report(
         ),
         other => (format!("{other:?}").to_lowercase(), String::new()),
     };
+    let warn_at = ended.state.settings.history_warn_events;
+    let history_warning = (s.events > warn_at).then(|| {
+        format!(
+            "run {run} has {} events, past its history_warn_events of {warn_at}: replays from the start slow down; fork from a recent seq or export and archive it",
+            s.events
+        )
+    });
     let store_flag = if store_dir == Path::new(".runlog") {
         String::new()
     } else {
@@ -175,6 +182,7 @@ fn report(
             "test_failures": s.test_failures,
             "replans": s.replans,
             "events": s.events,
+            "history_warning": history_warning,
             "duration_ms": ended.elapsed.as_millis() as u64,
         });
         println!("{out}");
@@ -194,6 +202,9 @@ fn report(
             "  rescues {}, test retries {}, stage failures {}, replans {}, events {}",
             s.rescues, s.test_failures, s.stage_failures, s.replans, s.events
         );
+        if let Some(w) = &history_warning {
+            println!("  warning: {w}");
+        }
         println!("inspect it:");
         println!("  runlog{store_flag} status {run}");
         println!("  runlog{store_flag} log {run}");

@@ -92,3 +92,50 @@ pub fn replay_progress(label: &str) -> impl FnMut(u64, u64) + '_ {
         }
     }
 }
+
+/// What changed for one task in a diff, as short phrases.
+pub fn task_changes(t: &runlog_replay::diff::TaskDiff) -> Vec<String> {
+    use runlog_replay::diff::Presence;
+    let mut parts = Vec::new();
+    match t.presence {
+        Presence::LeftOnly => parts.push("not in the right".to_owned()),
+        Presence::RightOnly => parts.push("added".to_owned()),
+        Presence::Both => {}
+    }
+    if let Some((x, y)) = t.status {
+        parts.push(format!(
+            "{} → {}",
+            x.map_or("-", |s| s.name()),
+            y.map_or("-", |s| s.name())
+        ));
+    }
+    if let Some((x, y)) = t.attempts {
+        parts.push(format!("attempts {x} → {y}"));
+    }
+    if let Some((x, y)) = t.rescues {
+        parts.push(format!("rescues {x} → {y}"));
+    }
+    if let Some((x, y)) = t.test_failures {
+        parts.push(format!("test failures {x} → {y}"));
+    }
+    if let Some((x, y)) = t.score {
+        parts.push(format!(
+            "score {} → {}",
+            x.map_or("-".into(), |v| v.to_string()),
+            y.map_or("-".into(), |v| v.to_string())
+        ));
+    }
+    for (name, d) in &t.dimensions {
+        parts.push(format!(
+            "{name} {}",
+            d.delta.map_or_else(
+                || format!("{:?} → {:?}", d.left, d.right),
+                |v| format!("{v:+}")
+            )
+        ));
+    }
+    if !t.replaced_by.is_empty() {
+        parts.push(format!("replaced by {}", join(&t.replaced_by)));
+    }
+    parts
+}

@@ -309,3 +309,48 @@ fn retry_strategy(r: &RetryFile) -> Result<RetryStrategy, String> {
         circuit_after: r.circuit_after.unwrap_or(d.circuit_after),
     })
 }
+
+/// A plan revision as a replan command prints it and `runlog replan --file` reads it:
+/// `{"cancel": [ids], "add": [tasks, as in a workflow], "replaces": {"new": "old"}, "reason": "..."}`.
+pub fn parse_revision(text: &str, default_reason: &str) -> Result<CommandKind, String> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Plan {
+        #[serde(default)]
+        cancel: Vec<String>,
+        #[serde(default)]
+        add: Vec<TaskFile>,
+        #[serde(default)]
+        replaces: std::collections::BTreeMap<String, String>,
+        #[serde(default)]
+        reason: String,
+    }
+    let plan: Plan = serde_json::from_str(text.trim()).map_err(|e| {
+        format!("not a plan ({e}); expected {{\"cancel\": [...], \"add\": [...], \"replaces\": {{\"new\": \"old\"}}, \"reason\": \"...\"}}")
+    })?;
+    let mut add = Vec::new();
+    for t in &plan.add {
+        let is_group = plan.add.iter().any(|c| c.parent.as_deref() == Some(&t.id));
+        add.push(
+            t.to_spec(is_group)
+                .map_err(|(field, m)| format!("added task {:?}, field {field}: {m}", t.id))?,
+        );
+    }
+    Ok(CommandKind::RevisePlan {
+        cancel: plan.cancel.into_iter().map(TaskId).collect(),
+        add,
+        replaces: plan
+            .replaces
+            .into_iter()
+            .map(|(new, old)| runlog_core::Replacement {
+                old: TaskId(old),
+                new: TaskId(new),
+            })
+            .collect(),
+        reason: if plan.reason.is_empty() {
+            default_reason.to_owned()
+        } else {
+            plan.reason
+        },
+    })
+}

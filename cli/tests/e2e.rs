@@ -392,8 +392,14 @@ fn agents_get_absolute_worktree_and_feedback_paths_with_the_default_store() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(dir.path().join(".runlog/worktrees/w-1/a").is_dir(), "the worktree is in the store");
-    assert!(!wf.join(".runlog").exists(), "nothing was created beside the workflow");
+    assert!(
+        dir.path().join(".runlog/worktrees/w-1/a").is_dir(),
+        "the worktree is in the store"
+    );
+    assert!(
+        !wf.join(".runlog").exists(),
+        "nothing was created beside the workflow"
+    );
     let log = open(&dir.path().join(".runlog"));
     let output = events(&log, "w-1")
         .into_iter()
@@ -402,5 +408,8 @@ fn agents_get_absolute_worktree_and_feedback_paths_with_the_default_store() {
             _ => None,
         })
         .unwrap();
-    assert!(output.lines().all(|l| Path::new(l).is_absolute()), "{output}");
+    assert!(
+        output.lines().all(|l| Path::new(l).is_absolute()),
+        "{output}"
+    );
 }

@@ -8,14 +8,13 @@ pub mod protocol;
 pub mod view;
 
 use crate::error::{CliError, ExitKind, Result};
-use crate::workflow::TaskFile;
 use clock::Clock;
 use process::Outcome;
 use runlog_core::evolve::evolve_in_place;
 use runlog_core::projections::Board;
 use runlog_core::{
-    decide, Command, CommandKind, Event, Hash, Readiness, Rejection, Replacement, RunOutcome,
-    RunState, RunStatus, TaskId, TaskStatus,
+    decide, Command, CommandKind, Event, Hash, Readiness, Rejection, RunOutcome, RunState,
+    RunStatus, TaskId, TaskStatus,
 };
 use runlog_replay::control::append;
 use runlog_store::EventLog;
@@ -571,50 +570,13 @@ impl<'l> Engine<'l> {
         .map(|_| ())
     }
 
-    /// Reads the replanner's answer: `{"cancel": [...], "add": [task...], "replaces": {"new": "old"}, "reason": "..."}`.
+    /// Reads the replanner's answer (see [`crate::workflow::parse_revision`]).
     fn revision(&self, out: &Outcome) -> std::result::Result<CommandKind, String> {
         if !out.succeeded() {
             return Err(format!("the replan command {}", out.failure_text().0));
         }
-        #[derive(serde::Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Plan {
-            #[serde(default)]
-            cancel: Vec<String>,
-            #[serde(default)]
-            add: Vec<TaskFile>,
-            #[serde(default)]
-            replaces: std::collections::BTreeMap<String, String>,
-            #[serde(default)]
-            reason: String,
-        }
-        let plan: Plan = serde_json::from_str(out.stdout.trim())
-            .map_err(|e| format!("the replan command's output is not a plan ({e}); expected {{\"cancel\": [...], \"add\": [...], \"replaces\": {{\"new\": \"old\"}}, \"reason\": \"...\"}}"))?;
-        let mut add = Vec::new();
-        for t in &plan.add {
-            let is_group = plan.add.iter().any(|c| c.parent.as_deref() == Some(&t.id));
-            add.push(
-                t.to_spec(is_group)
-                    .map_err(|(field, m)| format!("added task {:?}, field {field}: {m}", t.id))?,
-            );
-        }
-        Ok(CommandKind::RevisePlan {
-            cancel: plan.cancel.into_iter().map(TaskId).collect(),
-            add,
-            replaces: plan
-                .replaces
-                .into_iter()
-                .map(|(new, old)| Replacement {
-                    old: TaskId(old),
-                    new: TaskId(new),
-                })
-                .collect(),
-            reason: if plan.reason.is_empty() {
-                "revised by the replan command".into()
-            } else {
-                plan.reason
-            },
-        })
+        crate::workflow::parse_revision(&out.stdout, "revised by the replan command")
+            .map_err(|e| format!("the replan command's output is {e}"))
     }
 
     fn abort_all(&mut self) {
