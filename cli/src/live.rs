@@ -91,8 +91,19 @@ fn follow(log: &dyn EventLog, stream: UnixStream, stop: &AtomicBool) {
     if history.is_err() {
         return;
     }
-    while !stop.load(Ordering::Acquire) {
-        let Ok(record) = live.recv_timeout(Duration::from_millis(100)) else {
+    loop {
+        // Records are published before the runner returns, so once `stop` is set whatever is
+        // left is already queued: drain it, then close.
+        let stopping = stop.load(Ordering::Acquire);
+        let next = if stopping {
+            live.try_recv().ok()
+        } else {
+            live.recv_timeout(Duration::from_millis(100)).ok()
+        };
+        let Some(record) = next else {
+            if stopping {
+                return;
+            }
             continue;
         };
         if record.seq <= last {

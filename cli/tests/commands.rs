@@ -340,7 +340,18 @@ fn errors_name_what_was_wrong_and_what_to_do() {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Wait until the holder has the store (it records itself as the owner once it does).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_to_string(st.join("owner"))
+        .unwrap_or_default()
+        .contains("emit held")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the holder never opened the store"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let out = runlog(st, &["status", "quickstart"]);
     holder.kill().unwrap();
     holder.wait().unwrap();

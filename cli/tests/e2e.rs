@@ -153,7 +153,19 @@ fn slow_workflow(dir: &Path) -> PathBuf {
     path
 }
 
-/// The seq of the first event of `kind` after `from`, if any.
+/// Polls `ready` until it holds (at most 30 s: a loaded CI machine is slow, not stuck).
+fn wait_for(ready: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ready() {
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for the runner"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// All events of a run with their seqs.
 fn events(log: &Log, run: &str) -> Vec<(u64, runlog_core::Event)> {
     let head = log.head(run).unwrap().unwrap().seq;
     Replay::new(log).events(run, 1, head).unwrap()
@@ -170,8 +182,14 @@ fn kill_9_then_resume_finishes_the_run_and_redoes_nothing_done() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Let a few tasks finish and others be mid-attempt, then kill -9 the runner.
-    std::thread::sleep(Duration::from_millis(900));
+    // Kill -9 once three agents have finished their work (t2 only starts after t0 is done),
+    // while later tasks are still to run.
+    wait_for(|| {
+        (0..6)
+            .filter(|i| store.join(format!("worktrees/slow/t{i}/done")).exists())
+            .count()
+            >= 3
+    });
     child.kill().unwrap();
     child.wait().unwrap();
     let out = runlog(&store)
@@ -223,7 +241,9 @@ fn a_signal_interrupts_with_exit_130_and_resume_completes() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    // The runner serves its socket once it is driving the run (signal handlers installed).
+    wait_for(|| store.join("runlog.sock").exists());
+    std::thread::sleep(Duration::from_millis(100));
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
     let started = Instant::now();
@@ -342,10 +362,7 @@ fn log_follow_tails_a_live_run_through_its_runner() {
         .unwrap();
     // Wait until the runner holds the store and serves its socket.
     let socket = store.join("runlog.sock");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !socket.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for(|| socket.exists());
     let follow = runlog(&store)
         .args(["log", "live", "--follow", "--json"])
         .output()
