@@ -23,7 +23,7 @@ use std::process::ExitCode;
 /// run is an immutable, hash-chained event: replay any past run, audit every eval decision,
 /// roll back without losing history.
 #[derive(Debug, Parser)]
-#[command(name = "runlog", version, about, long_about = None)]
+#[command(name = "runlog", version)]
 #[command(
     after_help = "Exit codes: 0 success, 1 the run (or what was checked) failed, 2 usage or bad input, 130 interrupted.\n\nStart here:  runlog run fixtures/workflows/quickstart.toml"
 )]
