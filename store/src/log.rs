@@ -129,6 +129,12 @@ impl Log {
         Self::start(Box::new(SharedMemory(backend)), Durability::Durable)
     }
 
+    /// A log over any backend (the seam for other storage engines, and for tests that need a
+    /// disk that fails).
+    pub fn with_backend(backend: Box<dyn Backend>, durability: Durability) -> Result<Self> {
+        Self::start(backend, durability)
+    }
+
     fn start(backend: Box<dyn Backend>, durability: Durability) -> Result<Self> {
         let next_num = backend.max_run_num()? + 1;
         let shared = Arc::new(Shared::new(backend, next_num));

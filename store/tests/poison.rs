@@ -1,0 +1,138 @@
+//! A failed sync poisons the log: the append that hit it is not acknowledged, no later write is
+//! accepted (their durability could not be promised), and what was durable stays readable.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use runlog_store::backend::memory::MemoryBackend;
+use runlog_store::backend::{Backend, RunSlot};
+use runlog_store::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Memory storage whose sync fails once `fail` is set, like a disk returning EIO on fdatasync.
+#[derive(Debug)]
+struct FailingDisk {
+    inner: MemoryBackend,
+    fail: Arc<AtomicBool>,
+}
+
+impl Backend for FailingDisk {
+    fn run_slot(&self, run: &str) -> Result<Option<RunSlot>> {
+        self.inner.run_slot(run)
+    }
+    fn create_run(&self, run: &str, slot: RunSlot) -> Result<()> {
+        self.inner.create_run(run, slot)
+    }
+    fn runs(&self) -> Result<Vec<(String, RunSlot)>> {
+        self.inner.runs()
+    }
+    fn max_run_num(&self) -> Result<u64> {
+        self.inner.max_run_num()
+    }
+    fn insert_frames(&self, frames: Vec<(u64, u64, Vec<u8>)>) -> Result<()> {
+        self.inner.insert_frames(frames)
+    }
+    fn frame_at_or_before(&self, num: u64, seq: u64) -> Result<Option<(u64, Vec<u8>)>> {
+        self.inner.frame_at_or_before(num, seq)
+    }
+    fn scan_frames(
+        &self,
+        num: u64,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(u64, &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        self.inner.scan_frames(num, from, to, f)
+    }
+    fn sync(&self) -> Result<()> {
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(StoreError::Io {
+                what: "fdatasync failed on",
+                path: "/dev/failing".into(),
+                source: std::io::Error::other("EIO"),
+            });
+        }
+        Ok(())
+    }
+    fn put_blob(&self, hash: &[u8; 32], bytes: &[u8]) -> Result<()> {
+        self.inner.put_blob(hash, bytes)
+    }
+    fn get_blob(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>> {
+        self.inner.get_blob(hash)
+    }
+    fn cache_put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.inner.cache_put(key, value)
+    }
+    fn cache_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.inner.cache_get(key)
+    }
+    fn cache_keys(&self, prefix: &[u8]) -> Result<Vec<Vec<u8>>> {
+        self.inner.cache_keys(prefix)
+    }
+    fn size_bytes(&self) -> Result<u64> {
+        self.inner.size_bytes()
+    }
+}
+
+#[test]
+fn a_failed_sync_poisons_the_log_and_later_writes_are_refused() {
+    let fail = Arc::new(AtomicBool::new(false));
+    let disk = FailingDisk {
+        inner: MemoryBackend::default(),
+        fail: Arc::clone(&fail),
+    };
+    let log = Log::with_backend(Box::new(disk), Durability::Durable).unwrap();
+    log.append("r", Some(0), vec![b"durable".to_vec()]).unwrap();
+
+    fail.store(true, Ordering::SeqCst);
+    let err = log
+        .append("r", Some(1), vec![b"lost?".to_vec()])
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Poisoned { ref cause } if cause.contains("EIO")),
+        "{err}"
+    );
+
+    // The disk recovers, but the log does not pretend it did: no write is accepted any more.
+    fail.store(false, Ordering::SeqCst);
+    let err = log.append("r", None, vec![b"after".to_vec()]).unwrap_err();
+    assert!(matches!(err, StoreError::Poisoned { .. }), "{err}");
+    assert!(matches!(log.sync(), Err(StoreError::Poisoned { .. })));
+    assert!(err.hint().unwrap().contains("reopen"));
+
+    // What was acknowledged is still there to read.
+    let first = log.read("r", 1, 1, Direction::Forward).unwrap();
+    assert_eq!(first[0].body, b"durable");
+    assert!(
+        matches!(log.close(), Err(StoreError::Poisoned { .. })),
+        "closing reports the poison too"
+    );
+}
+
+#[test]
+fn a_failed_sync_in_a_group_fails_every_append_of_the_group() {
+    let fail = Arc::new(AtomicBool::new(true));
+    let disk = FailingDisk {
+        inner: MemoryBackend::default(),
+        fail,
+    };
+    let log = Log::with_backend(Box::new(disk), Durability::Durable).unwrap();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|i| {
+                let log = &log;
+                s.spawn(move || log.append(&format!("r{i}"), Some(0), vec![b"x".to_vec()]))
+            })
+            .collect();
+        for h in handles {
+            assert!(
+                matches!(h.join().unwrap(), Err(StoreError::Poisoned { .. })),
+                "no append of a failed group is acknowledged"
+            );
+        }
+    });
+}
