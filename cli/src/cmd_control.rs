@@ -88,12 +88,26 @@ pub fn reopen(store: &Path, run: &str, task: &str, by: Option<String>, json: boo
 }
 
 /// `runlog replan RUN --file PLAN.json`: the same plan format as a replan command prints.
-pub fn replan(store: &Path, run: &str, file: &Path, json: bool) -> Result<()> {
+pub fn replan(store: &Path, run: &str, file: &Path, by: Option<String>, json: bool) -> Result<()> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| CliError::input(format!("cannot read {}: {e}", file.display())))?;
-    let kind =
-        crate::workflow::parse_revision(&text, &format!("revised by hand by {}", actor(None)))
-            .map_err(|e| CliError::input(format!("{}: {e}", file.display())))?;
+    let who = actor(by);
+    let kind = match crate::workflow::parse_revision(&text, "revised by hand") {
+        // The plan revision event has no author field: the acting user goes into its reason.
+        Ok(CommandKind::RevisePlan {
+            cancel,
+            add,
+            replaces,
+            reason,
+        }) => CommandKind::RevisePlan {
+            cancel,
+            add,
+            replaces,
+            reason: format!("{reason} (by {who})"),
+        },
+        Ok(other) => other,
+        Err(e) => return Err(CliError::input(format!("{}: {e}", file.display()))),
+    };
     record(store, run, kind, json)
 }
 

@@ -345,6 +345,9 @@ enum Cmd {
         /// {"cancel": [...], "add": [tasks], "replaces": {"new": "old"}, "reason": "..."}
         #[arg(long, value_name = "PLAN.json")]
         file: PathBuf,
+        /// Who [default: $USER]
+        #[arg(long)]
+        by: Option<String>,
         /// As JSON.
         #[arg(long)]
         json: bool,
@@ -382,8 +385,25 @@ fn none(_: ()) -> Option<error::ExitKind> {
     None
 }
 
+/// Read-only commands die quietly when their reader goes away (`runlog log RUN | head`), as
+/// Unix tools do; Rust ignores SIGPIPE, which turns that into a panic on the next print. The
+/// runner keeps ignoring it: a closed stdout must never kill a run.
+#[allow(unsafe_code)]
+fn quiet_on_broken_pipe() {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    // SAFETY: called at the top of `main`, before any other thread exists, and SIG_DFL installs
+    // no handler code at all.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(
+        cli.command,
+        Cmd::Run { .. } | Cmd::Resume { .. } | Cmd::Emit { .. }
+    ) {
+        quiet_on_broken_pipe();
+    }
     let store = store::dir(cli.store.as_deref());
     let result = match cli.command {
         Cmd::Run {
@@ -470,7 +490,12 @@ fn main() -> ExitCode {
             by,
             json,
         } => cmd_control::reopen(&store, &run, &task, by, json).map(none),
-        Cmd::Replan { run, file, json } => cmd_control::replan(&store, &run, &file, json).map(none),
+        Cmd::Replan {
+            run,
+            file,
+            by,
+            json,
+        } => cmd_control::replan(&store, &run, &file, by, json).map(none),
         Cmd::Emit { run, json } => cmd_control::emit(&store, &run, json).map(none),
         Cmd::Viz { run, format, at } => cmd_data::viz(&store, &run, &format, at).map(none),
     };

@@ -430,3 +430,104 @@ fn agents_get_absolute_worktree_and_feedback_paths_with_the_default_store() {
         "{output}"
     );
 }
+
+#[test]
+fn a_run_paused_for_a_replan_continues_after_a_plan_revised_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let bin = repo().join("fixtures/workflows/bin");
+    // seed-000 without its replan command: the run pauses when the replan is requested.
+    let wf = std::fs::read_to_string(repo().join("fixtures/workflows/seed-000-reevaluation.toml"))
+        .unwrap()
+        .replace("replan = \"bin/replan.sh\"\n", "")
+        .replace("bin/agent.sh", &format!("{}/agent.sh", bin.display()));
+    let path = dir.path().join("wf.toml");
+    std::fs::write(&path, wf).unwrap();
+    let out = runlog(&store)
+        .args(["run", path.to_str().unwrap(), "--run-id", "p", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("paused") && text(&out).contains("runlog replan"),
+        "{}",
+        text(&out)
+    );
+    let plan = dir.path().join("plan.json");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"{{"cancel": ["volume"], "add": [{{"id": "volume2", "run": "{}/agent.sh"}}], "replaces": {{"volume2": "volume"}}, "reason": "by hand"}}"#,
+            bin.display()
+        ),
+    )
+    .unwrap();
+    let out = runlog(&store)
+        .args([
+            "replan",
+            "p",
+            "--file",
+            plan.to_str().unwrap(),
+            "--by",
+            "carol",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = runlog(&store)
+        .args(["resume", "p", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let log = open(&store);
+    let state = Replay::new(&log).head_state("p").unwrap();
+    assert_eq!(
+        state.status_of(&"volume".into()),
+        Some(TaskStatus::Cancelled)
+    );
+    assert_eq!(state.status_of(&"volume2".into()), Some(TaskStatus::Done));
+    assert!(events(&log, "p").iter().any(|(_, e)| matches!(&e.kind, EventKind::PlanRevised { reason, .. } if reason == "by hand (by carol)")));
+}
+
+#[test]
+fn a_reader_closing_the_pipe_ends_a_command_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    // A history far larger than a pipe's buffer, so the writer really meets the closed pipe.
+    let mut script = String::from(
+        r#"{"command":"start-run","run":"big","workflow":"w","workflow_hash":"0000000000000000000000000000000000000000000000000000000000000000","settings":{"eval_threshold":0.7,"auto_rescue":true,"max_eval_rescues":3,"max_test_retries":3,"max_depth":3,"jobs":1,"history_warn_events":100000},"tasks":[]}"#,
+    );
+    script.push('\n');
+    for i in 0..3_000 {
+        script.push_str(&format!("{{\"command\":\"post-message\",\"task\":null,\"from\":\"bot\",\"text\":\"message number {i} with some padding to make the line long\"}}\n"));
+    }
+    let mut emit = runlog(&store)
+        .args(["emit", "big"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(emit.stdin.as_mut().unwrap(), script.as_bytes()).unwrap();
+    drop(emit.stdin.take());
+    assert!(emit.wait().unwrap().success());
+    let mut child = runlog(&store)
+        .args(["log", "big"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    // The reader is gone now (like `runlog log RUN | head -1`).
+    let out = child.wait_with_output().unwrap();
+    assert!(first.contains("run-started"));
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
