@@ -148,16 +148,7 @@ pub fn fork(
     };
     let new = match new {
         Some(n) => n,
-        None => {
-            let runs: Vec<String> = runlog_store::EventLog::runs(&log)?
-                .into_iter()
-                .map(|r| r.run)
-                .collect();
-            (1..)
-                .map(|n| format!("{run}-fork-{n}"))
-                .find(|id| !runs.contains(id))
-                .unwrap_or_else(|| format!("{run}-fork"))
-        }
+        None => crate::store::free_run_id(&log, &format!("{run}-fork"))?,
     };
     let head = replay.fork(run, at, &new, Clock::from_env().now())?;
     if json {

@@ -214,11 +214,7 @@ pub fn diff(store: &Path, a: &str, b: &str, json: bool) -> Result<()> {
 pub fn viz(store: &Path, run: &str, format: &str, at: Option<u64>) -> Result<()> {
     let log = crate::store::open(store, false)?;
     let replay = Replay::new(&log);
-    let seq = match at {
-        Some(s) => s,
-        None => replay.head_seq(run)?,
-    };
-    let state = replay.state_at(run, seq)?;
+    let state = replay.state_at_or_head(run, at)?;
     let board = Board::of(&state);
     let fill = |row: &runlog_core::projections::board::BoardRow| {
         if matches!(row.readiness, Some(runlog_core::Readiness::Blocked { .. })) {

@@ -102,11 +102,8 @@ pub fn runs(store: &Path, json: bool) -> Result<()> {
 pub fn status(store: &Path, run: &str, at: Option<u64>, tree: bool, json: bool) -> Result<()> {
     let log = open(store)?;
     let replay = Replay::new(&log);
-    let seq = match at {
-        Some(s) => s,
-        None => replay.head_seq(run)?,
-    };
-    let state = replay.state_at(run, seq)?;
+    let state = replay.state_at_or_head(run, at)?;
+    let seq = state.seq;
     let board = Board::of(&state);
     if json {
         #[derive(Serialize)]
@@ -345,15 +342,15 @@ pub fn clock(ms: u64) -> String {
 
 /// `runlog log RUN`; with `follow`, tails a run being executed (through its runner's socket).
 pub fn log(store: &Path, run: &str, filter: &LogFilter, json: bool, follow: bool) -> Result<()> {
-    let log = match crate::store::open(store, false) {
-        Err(e) if follow && e.message.contains("is locked by another runlog process") => {
+    let log = match crate::store::open_log(store, false) {
+        Err(runlog_store::StoreError::Locked { .. }) if follow => {
             return crate::live::connect(store, run, filter.from.max(1), &mut |seq, e| {
                 if filter.keeps(&e) && filter.to.is_none_or(|to| seq <= to) {
                     print_event(seq, &e, json);
                 }
             });
         }
-        other => other?,
+        other => other.map_err(|e| crate::store::explain(store, e))?,
     };
     if follow {
         eprintln!("note: run {run} is not being executed (no runner holds the store); showing its history");

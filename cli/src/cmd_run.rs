@@ -16,16 +16,6 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .map_err(|e| CliError::failed(format!("cannot start the async runtime: {e}")))
 }
 
-/// A fresh run id: the workflow name plus the first free counter.
-fn next_run_id(log: &dyn EventLog, name: &str) -> Result<String> {
-    let runs = log.runs()?;
-    let taken = |id: &str| runs.iter().any(|r| r.run == id);
-    Ok((1..)
-        .map(|n| format!("{name}-{n}"))
-        .find(|id| !taken(id))
-        .unwrap_or_else(|| name.to_owned()))
-}
-
 /// `dir` made absolute: commands run in the workflow's directory, so every path handed to
 /// them (RUNLOG_WORKTREE, RUNLOG_FEEDBACK) must not depend on the current directory.
 fn absolute(dir: &Path) -> std::path::PathBuf {
@@ -67,7 +57,7 @@ pub fn run(
             }
             id
         }
-        None => next_run_id(&log, &wf.name)?,
+        None => crate::store::free_run_id(&log, &wf.name)?,
     };
     let ctx = Context {
         dir: wf.dir.clone(),

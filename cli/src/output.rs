@@ -27,7 +27,8 @@ pub fn status_word(row: &BoardRow, color: bool) -> String {
     paint(&word, rgb.filter(|_| color))
 }
 
-fn paint(text: &str, rgb: Option<palette::Rgb>) -> String {
+/// `text` in a colour, or plain.
+pub fn paint(text: &str, rgb: Option<palette::Rgb>) -> String {
     match rgb {
         Some(c) => format!("{}{text}\x1b[0m", c.ansi_fg()),
         None => text.to_owned(),

@@ -12,14 +12,36 @@ pub fn dir(flag: Option<&Path>) -> PathBuf {
 
 /// Opens the store; `create` for commands that start runs.
 pub fn open(dir: &Path, create: bool) -> Result<Log> {
-    Log::open(dir, Options { create, ..Options::default() }).map_err(|e| {
-        let missing = matches!(&e, runlog_store::StoreError::NotAStore { why, .. } if why.contains("does not exist"));
-        let err = CliError::from(e);
-        if missing {
-            CliError::input(format!("no runlog store at {}", dir.display()))
-                .with_hint("run a workflow first (`runlog run WORKFLOW`), or point --store / RUNLOG_STORE at the store")
-        } else {
-            err
-        }
-    })
+    open_log(dir, create).map_err(|e| explain(dir, e))
+}
+
+/// Opens the store, keeping the store's own error (to tell a locked store from others).
+pub fn open_log(dir: &Path, create: bool) -> std::result::Result<Log, runlog_store::StoreError> {
+    Log::open(
+        dir,
+        Options {
+            create,
+            ..Options::default()
+        },
+    )
+}
+
+/// The store's error for a person: a missing store says how to get one.
+pub fn explain(dir: &Path, e: runlog_store::StoreError) -> CliError {
+    if !dir.exists() {
+        return CliError::input(format!("no runlog store at {}", dir.display()))
+            .with_hint("run a workflow first (`runlog run WORKFLOW`), or point --store / RUNLOG_STORE at the store");
+    }
+    CliError::from(e)
+}
+
+/// The first of `PREFIX-1`, `PREFIX-2`... that names no run yet.
+pub fn free_run_id(log: &Log, prefix: &str) -> Result<String> {
+    use runlog_store::EventLog;
+    let runs = log.runs()?;
+    let taken = |id: &str| runs.iter().any(|r| r.run == id);
+    Ok((1..)
+        .map(|n| format!("{prefix}-{n}"))
+        .find(|id| !taken(id))
+        .unwrap_or_else(|| prefix.to_owned()))
 }

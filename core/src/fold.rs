@@ -5,7 +5,7 @@ use crate::event::{Event, EventKind};
 use crate::evolve::evolve_in_place;
 use crate::ids::RunId;
 use crate::state::RunState;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The historical state a control event starts from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,31 +50,57 @@ pub fn apply_in_place(
     evolve_in_place(state, event);
 }
 
+/// The states a single forward pass must keep to resolve the rollbacks in its events: a
+/// rollback's target always precedes it, so one clone per target suffices and nested rollbacks
+/// stay linear.
+#[derive(Debug, Default)]
+pub struct RollbackTargets {
+    targets: BTreeSet<u64>,
+    saved: BTreeMap<u64, RunState>,
+}
+
+impl RollbackTargets {
+    /// The targets of every rollback in `events`.
+    pub fn of(events: &[Event]) -> Self {
+        let targets = events
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::RolledBack { to_seq, .. } => Some(to_seq),
+                _ => None,
+            })
+            .collect();
+        Self {
+            targets,
+            saved: BTreeMap::new(),
+        }
+    }
+
+    /// The state saved after `seq`, for a rollback to it.
+    pub fn state_after(&self, seq: u64) -> Option<RunState> {
+        self.saved.get(&seq).cloned()
+    }
+
+    /// Keeps `state` if a rollback will need it.
+    pub fn passed(&mut self, state: &RunState) {
+        if self.targets.contains(&state.seq) {
+            self.saved.insert(state.seq, state.clone());
+        }
+    }
+}
+
 /// Folds a run's events from the start. Forks start from `parent(run, seq)`.
-///
-/// Rollbacks cost one clone of the state at each rollback target, taken in the single forward
-/// pass (a target always precedes its rollback), so nested rollbacks stay linear.
 pub fn fold_with(
     events: &[Event],
     parent: &mut dyn FnMut(&RunId, u64) -> Option<RunState>,
 ) -> RunState {
-    let targets: std::collections::BTreeSet<u64> = events
-        .iter()
-        .filter_map(|e| match e.kind {
-            EventKind::RolledBack { to_seq, .. } => Some(to_seq),
-            _ => None,
-        })
-        .collect();
-    let mut saved: BTreeMap<u64, RunState> = BTreeMap::new();
+    let mut rollbacks = RollbackTargets::of(events);
     let mut state = RunState::default();
     for event in events {
-        state = apply(state, event, &mut |base| match base {
-            Base::This(seq) => saved.get(&seq).cloned(),
+        apply_in_place(&mut state, event, &mut |base| match base {
+            Base::This(seq) => rollbacks.state_after(seq),
             Base::Parent(run, seq) => parent(run, seq),
         });
-        if targets.contains(&state.seq) {
-            saved.insert(state.seq, state.clone());
-        }
+        rollbacks.passed(&state);
     }
     state
 }

@@ -3,8 +3,8 @@
 
 use crate::command::{Command, CommandKind};
 use crate::decide::decide;
-use crate::event::{Event, EventKind};
-use crate::fold::{apply, fold};
+use crate::event::Event;
+use crate::fold::{apply_in_place, state_at, Base};
 use crate::ids::{AgentId, Hash, RunId, StageId, TaskId, Timestamp};
 use crate::rejection::Rejection;
 use crate::settings::{RetryStrategy, Settings};
@@ -12,6 +12,16 @@ use crate::spec::TaskSpec;
 use crate::state::RunState;
 use crate::value::Value;
 use std::collections::BTreeMap;
+
+/// Applies `event` to `state` and appends it to `events`; a rollback's base state is the fold of
+/// the events up to its target (history held in memory, as scripts and tests do).
+pub fn record(state: &mut RunState, events: &mut Vec<Event>, event: Event) {
+    apply_in_place(state, &event, &mut |base| match base {
+        Base::This(seq) => Some(state_at(events, seq)),
+        Base::Parent(..) => None,
+    });
+    events.push(event);
+}
 
 /// Scripts start at this time and advance one second per command.
 pub const T0: u64 = 1_700_000_000_000;
@@ -59,13 +69,7 @@ impl Script {
 
     /// Records an event as is.
     pub fn push(&mut self, event: Event) {
-        let rollback = matches!(event.kind, EventKind::RolledBack { .. });
-        self.state = apply(std::mem::take(&mut self.state), &event, &mut |_| None);
-        self.events.push(event);
-        // A rollback needs history: refold from the start.
-        if rollback {
-            self.state = fold(&self.events);
-        }
+        record(&mut self.state, &mut self.events, event);
     }
 
     /// Issues a command through `decide` (skipped once a command was rejected).

@@ -128,6 +128,14 @@ impl<'l> Replay<'l> {
         self.fold(run, base, from, seq, schedule)
     }
 
+    /// The state after `at`, or at the head when `at` is `None` (a `--at SEQ` option).
+    pub fn state_at_or_head(&self, run: &str, at: Option<u64>) -> Result<RunState> {
+        match at {
+            Some(seq) => self.state_at(run, seq),
+            None => self.head_state(run),
+        }
+    }
+
     /// The state at the head.
     pub fn head_state(&self, run: &str) -> Result<RunState> {
         let head = self.head_seq(run)?;

@@ -274,9 +274,17 @@ fn commit(shared: &Shared, batch: Vec<Msg>, durability: Durability) -> bool {
                 expected,
                 bodies,
                 reply,
-            } => match stage(shared, &mut heads, &run, expected, &bodies, &mut frames) {
-                Ok((head, prev)) => {
-                    let records = keep_records.then(|| records_of(&run, head.seq, prev, bodies));
+            } => match stage(
+                shared,
+                &mut heads,
+                &run,
+                expected,
+                &bodies,
+                &mut frames,
+                keep_records,
+            ) {
+                Ok((head, hashes)) => {
+                    let records = keep_records.then(|| records_of(&run, head.seq, hashes, bodies));
                     staged.push(Staged {
                         reply,
                         head,
@@ -347,7 +355,8 @@ fn stage(
     expected: Option<u64>,
     bodies: &[Vec<u8>],
     frames: &mut Vec<(u64, u64, Vec<u8>)>,
-) -> Result<(Head, ChainHash)> {
+    keep_hashes: bool,
+) -> Result<(Head, Vec<ChainHash>)> {
     let current = match heads.get(run) {
         Some(h) => Some(*h),
         None => shared.load_head(run)?,
@@ -384,7 +393,8 @@ fn stage(
             }
         }
     };
-    let prev = head.hash;
+    // Each record's chain hash, for subscribers (computed here once, by the frame builder).
+    let mut hashes = Vec::with_capacity(if keep_hashes { bodies.len() } else { 0 });
     let mut builder = FrameBuilder::new(head.hash);
     let mut first = head.seq + 1;
     for body in bodies {
@@ -410,6 +420,9 @@ fn stage(
             Some(h) => builder.push(body, Stored::Spilled(h)),
             None => builder.push(body, Stored::Inline(body)),
         }
+        if keep_hashes {
+            hashes.push(builder.hash());
+        }
     }
     head.seq = first + builder.len() as u64 - 1;
     head.hash = builder.hash();
@@ -420,25 +433,27 @@ fn stage(
             seq: head.seq,
             hash: head.hash,
         },
-        prev,
+        hashes,
     ))
 }
 
-/// The records of an append ending at `last_seq`, with their chain hashes from `prev` on.
-fn records_of(run: &str, last_seq: u64, prev: ChainHash, bodies: Vec<Vec<u8>>) -> Vec<Record> {
+/// The records of an append ending at `last_seq`, with the chain hashes `stage` kept.
+fn records_of(
+    run: &str,
+    last_seq: u64,
+    hashes: Vec<ChainHash>,
+    bodies: Vec<Vec<u8>>,
+) -> Vec<Record> {
     let first = last_seq + 1 - bodies.len() as u64;
-    let mut hash = prev;
     bodies
         .into_iter()
+        .zip(hashes)
         .enumerate()
-        .map(|(i, body)| {
-            hash = frame::link(&hash, &body);
-            Record {
-                run: run.to_owned(),
-                seq: first + i as u64,
-                hash,
-                body,
-            }
+        .map(|(i, (body, hash))| Record {
+            run: run.to_owned(),
+            seq: first + i as u64,
+            hash,
+            body,
         })
         .collect()
 }

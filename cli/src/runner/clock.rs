@@ -38,6 +38,14 @@ impl Clock {
         }
     }
 
+    /// Now, without advancing a fixed clock (for comparisons, not for recording).
+    pub fn peek(&self) -> Timestamp {
+        match self {
+            Clock::Real => self.now(),
+            Clock::Fixed(t) => Timestamp(t.load(Ordering::SeqCst)),
+        }
+    }
+
     /// How long something took, as recorded: measured, or a fixed second.
     pub fn duration_ms(&self, measured: Duration) -> u64 {
         match self {

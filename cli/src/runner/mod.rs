@@ -48,6 +48,32 @@ pub struct Context {
     pub work: PathBuf,
 }
 
+/// Which of a task's commands a process runs.
+#[derive(Debug, Clone, Copy)]
+enum Job {
+    Agent,
+    Tests,
+    Eval,
+}
+
+impl Job {
+    fn command(self, spec: &runlog_core::TaskSpec) -> Option<&str> {
+        match self {
+            Job::Agent => spec.run.as_deref(),
+            Job::Tests => spec.test.as_deref(),
+            Job::Eval => spec.eval.as_deref(),
+        }
+    }
+
+    fn done(self, task: TaskId, out: Outcome) -> Done {
+        match self {
+            Job::Agent => Done::Agent(task, out),
+            Job::Tests => Done::Tests(task, out),
+            Job::Eval => Done::Eval(task, out),
+        }
+    }
+}
+
 #[derive(Debug)]
 enum Done {
     Agent(TaskId, Outcome),
@@ -250,7 +276,7 @@ impl<'l> Engine<'l> {
                 }
             }
         }
-        let now = self.clock_peek();
+        let now = self.clock.peek();
         for id in self.state.order.clone() {
             if self.busy.len() >= self.jobs() {
                 break;
@@ -262,9 +288,9 @@ impl<'l> Engine<'l> {
                 continue;
             };
             match t.status {
-                TaskStatus::Testing => self.spawn_tests(&id),
+                TaskStatus::Testing => self.spawn(&id, Job::Tests),
                 TaskStatus::PendingEval if t.spec.eval.is_some() && t.eval_error.is_none() => {
-                    self.spawn_eval(&id)
+                    self.spawn(&id, Job::Eval)
                 }
                 TaskStatus::Open | TaskStatus::InProgress | TaskStatus::TestFailed
                     if !replan_pending =>
@@ -287,19 +313,12 @@ impl<'l> Engine<'l> {
                         agent: None,
                         worktree: None,
                     })?;
-                    self.spawn_agent(&id);
+                    self.spawn(&id, Job::Agent);
                 }
                 _ => {}
             }
         }
         Ok(())
-    }
-
-    fn clock_peek(&self) -> runlog_core::Timestamp {
-        match &self.clock {
-            Clock::Real => self.clock.now(),
-            Clock::Fixed(t) => runlog_core::Timestamp(t.load(std::sync::atomic::Ordering::SeqCst)),
-        }
     }
 
     /// The environment every command of a task sees.
@@ -328,54 +347,22 @@ impl<'l> Engine<'l> {
         ]
     }
 
-    fn spawn(
-        &mut self,
-        id: &TaskId,
-        cmd: String,
-        stdin: Option<String>,
-        wrap: fn(TaskId, Outcome) -> Done,
-    ) {
+    /// Starts one of a task's commands; its outcome comes back as a `Done`.
+    fn spawn(&mut self, id: &TaskId, job: Job) {
+        let Some(task) = self.state.task(id) else {
+            return;
+        };
+        let cmd = job.command(&task.spec).unwrap_or("true").to_owned();
+        let timeout = self.state.strategy_for(task).timeout_ms;
         let env = self.env_for(id);
-        let timeout = self
-            .state
-            .task(id)
-            .map(|t| self.state.strategy_for(t))
-            .and_then(|s| s.timeout_ms);
         let dir = self.ctx.dir.clone();
         let tx = self.tx.clone();
         let task = id.clone();
         let handle = tokio::spawn(async move {
-            let out = process::run(&cmd, &dir, &env, stdin, timeout).await;
-            let _ = tx.send(wrap(task, out));
+            let out = process::run(&cmd, &dir, &env, None, timeout).await;
+            let _ = tx.send(job.done(task, out));
         });
         self.busy.insert(id.clone(), handle);
-    }
-
-    fn spawn_agent(&mut self, id: &TaskId) {
-        let cmd = self
-            .state
-            .task(id)
-            .and_then(|t| t.spec.run.clone())
-            .unwrap_or_else(|| "true".into());
-        self.spawn(id, cmd, None, Done::Agent);
-    }
-
-    fn spawn_tests(&mut self, id: &TaskId) {
-        let cmd = self
-            .state
-            .task(id)
-            .and_then(|t| t.spec.test.clone())
-            .unwrap_or_else(|| "true".into());
-        self.spawn(id, cmd, None, Done::Tests);
-    }
-
-    fn spawn_eval(&mut self, id: &TaskId) {
-        let cmd = self
-            .state
-            .task(id)
-            .and_then(|t| t.spec.eval.clone())
-            .unwrap_or_default();
-        self.spawn(id, cmd, None, Done::Eval);
     }
 
     fn spawn_replan(&mut self, cmd: String) -> Result<()> {

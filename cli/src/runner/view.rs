@@ -15,10 +15,7 @@ pub struct View {
 }
 
 fn paint(color: bool, status: TaskStatus, text: &str) -> String {
-    match (color, palette::colour(status)) {
-        (true, Some(c)) => format!("{}{text}\x1b[0m", c.ansi_fg()),
-        _ => text.to_owned(),
-    }
+    crate::output::paint(text, palette::colour(status).filter(|_| color))
 }
 
 impl View {

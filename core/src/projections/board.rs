@@ -86,15 +86,6 @@ impl Board {
     pub fn row(&self, id: &TaskId) -> Option<&BoardRow> {
         self.rows.iter().find(|r| &r.id == id)
     }
-
-    /// Ids of the rows in a status.
-    pub fn with_status(&self, status: TaskStatus) -> Vec<&TaskId> {
-        self.rows
-            .iter()
-            .filter(|r| r.status == status)
-            .map(|r| &r.id)
-            .collect()
-    }
 }
 
 fn row(state: &RunState, id: &TaskId, depth: u32) -> Option<BoardRow> {

@@ -12,9 +12,8 @@ pub mod stack;
 pub mod summary;
 
 use crate::event::Event;
-use crate::fold::{apply_in_place, Base};
+use crate::fold::{apply_in_place, Base, RollbackTargets};
 use crate::state::RunState;
-use std::collections::{BTreeMap, BTreeSet};
 
 pub use audit::EvalAudit;
 pub use board::Board;
@@ -57,23 +56,14 @@ impl Projections {
 
 /// Projects a run's events from the start (a fork's parent is unknown here and starts empty).
 pub fn project(events: &[Event]) -> Projections {
-    let targets: BTreeSet<u64> = events
-        .iter()
-        .filter_map(|e| match e.kind {
-            crate::event::EventKind::RolledBack { to_seq, .. } => Some(to_seq),
-            _ => None,
-        })
-        .collect();
-    let mut saved: BTreeMap<u64, RunState> = BTreeMap::new();
+    let mut rollbacks = RollbackTargets::of(events);
     let mut p = Projections::default();
     for event in events {
         p.observe(event, &mut |base| match base {
-            Base::This(seq) => saved.get(&seq).cloned(),
+            Base::This(seq) => rollbacks.state_after(seq),
             Base::Parent(..) => None,
         });
-        if targets.contains(&p.state.seq) {
-            saved.insert(p.state.seq, p.state.clone());
-        }
+        rollbacks.passed(&p.state);
     }
     p.finish()
 }

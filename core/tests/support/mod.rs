@@ -46,16 +46,7 @@ pub fn given_run_with(settings: Settings, tasks: Vec<TaskSpec>) -> Given {
 
 impl Given {
     fn push(&mut self, event: Event) {
-        self.state =
-            runlog_core::fold::apply(std::mem::take(&mut self.state), &event, &mut |_| None);
-        self.events.push(event);
-        // Rollbacks need history: refold from the start when one is in the stream.
-        if matches!(
-            self.events.last().map(|e| &e.kind),
-            Some(EventKind::RolledBack { .. })
-        ) {
-            self.state = fold(&self.events);
-        }
+        record(&mut self.state, &mut self.events, event);
     }
 
     /// Applies a command that must be accepted.
