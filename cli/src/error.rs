@@ -1,8 +1,14 @@
-//! The binary's one error type: a message, a hint, and the exit code it maps to.
+//! The binary's one error type: a message, the typed error behind it, a hint in the command
+//! line's own words, and the exit code it maps to. Libraries say what went wrong; this layer
+//! says which `runlog` command or flag to reach for.
 //!
 //! Exit codes: 0 success; 1 the thing asked about failed (the run failed, verify found damage);
 //! 2 usage or bad input; 130 interrupted.
 
+use crate::runner::{RunnerError, WorkflowError};
+use runlog_core::Rejection;
+use runlog_replay::ReplayError;
+use runlog_store::StoreError;
 use std::fmt;
 
 /// How an error ends the process.
@@ -36,24 +42,40 @@ pub struct CliError {
     pub message: String,
     /// What to do.
     pub hint: Option<String>,
+    /// The typed error this came from, kept for its chain of causes.
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
 
 impl CliError {
     /// Bad input (exit 2).
     pub fn input(message: impl Into<String>) -> Self {
-        Self {
-            kind: ExitKind::Input,
-            message: message.into(),
-            hint: None,
-        }
+        Self::new(ExitKind::Input, message)
     }
 
     /// A failure of the thing asked about (exit 1).
     pub fn failed(message: impl Into<String>) -> Self {
+        Self::new(ExitKind::Failed, message)
+    }
+
+    fn new(kind: ExitKind, message: impl Into<String>) -> Self {
         Self {
-            kind: ExitKind::Failed,
+            kind,
             message: message.into(),
             hint: None,
+            source: None,
+        }
+    }
+
+    fn wrap(
+        kind: ExitKind,
+        hint: Option<String>,
+        e: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            kind,
+            message: e.to_string(),
+            hint,
+            source: Some(Box::new(e)),
         }
     }
 
@@ -61,6 +83,22 @@ impl CliError {
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
+    }
+
+    /// Prints the error, the causes its message does not already say, and the hint.
+    pub fn report(&self) {
+        eprintln!("error: {}", self.message);
+        let mut cause = self.source.as_deref().and_then(|s| s.source());
+        while let Some(c) = cause {
+            let text = c.to_string();
+            if !self.message.contains(&text) {
+                eprintln!("  caused by: {text}");
+            }
+            cause = c.source();
+        }
+        if let Some(h) = &self.hint {
+            eprintln!("  hint: {h}");
+        }
     }
 }
 
@@ -70,56 +108,133 @@ impl fmt::Display for CliError {
     }
 }
 
-impl std::error::Error for CliError {}
-
-impl From<runlog_store::StoreError> for CliError {
-    fn from(e: runlog_store::StoreError) -> Self {
-        Self {
-            kind: CliError::from_store_kind(&e),
-            hint: e.hint(),
-            message: e.to_string(),
-        }
+impl std::error::Error for CliError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|s| s as &(dyn std::error::Error + 'static))
     }
 }
 
-impl From<runlog_replay::ReplayError> for CliError {
-    fn from(e: runlog_replay::ReplayError) -> Self {
-        use runlog_replay::ReplayError as R;
-        let kind = match &e {
-            R::UnknownRun { .. }
-            | R::SeqPastHead { .. }
-            | R::RunExists { .. }
-            | R::Import { .. }
-            | R::Rejected(_) => ExitKind::Input,
-            R::Store(s) => CliError::from_store_kind(s),
-            _ => ExitKind::Failed,
+/// A rejection's hint, with the command that does what it suggests.
+pub fn rejection_hint(r: &Rejection) -> String {
+    match r {
+        Rejection::RunNotStarted => "start the run first (`runlog run WORKFLOW`)".into(),
+        Rejection::RunInterrupted => "resume the run first (`runlog resume RUN`)".into(),
+        Rejection::UnknownTask { .. } => "list the tasks with `runlog status RUN`".into(),
+        Rejection::ReplanPending { .. } => {
+            "revise the plan (`runlog replan RUN --file PLAN.json`)".into()
+        }
+        Rejection::RunFinished => {
+            "roll the run back (`runlog rollback`) or fork it (`runlog fork`) to continue from an earlier point".into()
+        }
+        other => other.hint(),
+    }
+}
+
+fn store_hint(e: &StoreError) -> Option<String> {
+    match e {
+        StoreError::Locked { .. } => Some(
+            "wait for that process to finish, or point --store / RUNLOG_STORE at another directory"
+                .into(),
+        ),
+        StoreError::NotAStore { .. } => {
+            Some("choose an empty or new directory for --store".into())
+        }
+        StoreError::Damaged { .. } => Some(
+            "run `runlog verify` for the full report; export the intact prefix with `runlog export`"
+                .into(),
+        ),
+        other => other.hint(),
+    }
+}
+
+fn store_exit(e: &StoreError) -> ExitKind {
+    match e {
+        StoreError::Locked { .. }
+        | StoreError::NotAStore { .. }
+        | StoreError::NewerFormat { .. }
+        | StoreError::Invalid(_) => ExitKind::Input,
+        _ => ExitKind::Failed,
+    }
+}
+
+fn replay_hint(e: &ReplayError) -> Option<String> {
+    match e {
+        ReplayError::UnknownRun { .. } => Some("list the runs with `runlog runs`".into()),
+        ReplayError::RunExists { .. } => Some("choose another id (`--as NEW`)".into()),
+        ReplayError::Decode { .. } => Some("run `runlog verify` on the run".into()),
+        ReplayError::ReaderStopped { .. } => {
+            Some("run `runlog verify` on the run and try again".into())
+        }
+        ReplayError::Import { .. } => Some("the file must be a `runlog export` of one run".into()),
+        ReplayError::Store(s) => store_hint(s),
+        ReplayError::Rejected(r) => Some(rejection_hint(r)),
+        other => other.hint(),
+    }
+}
+
+fn replay_exit(e: &ReplayError) -> ExitKind {
+    match e {
+        ReplayError::UnknownRun { .. }
+        | ReplayError::SeqPastHead { .. }
+        | ReplayError::RunExists { .. }
+        | ReplayError::Import { .. }
+        | ReplayError::Rejected(_) => ExitKind::Input,
+        ReplayError::Store(s) => store_exit(s),
+        _ => ExitKind::Failed,
+    }
+}
+
+impl From<StoreError> for CliError {
+    fn from(e: StoreError) -> Self {
+        Self::wrap(store_exit(&e), store_hint(&e), e)
+    }
+}
+
+impl From<ReplayError> for CliError {
+    fn from(e: ReplayError) -> Self {
+        Self::wrap(replay_exit(&e), replay_hint(&e), e)
+    }
+}
+
+impl From<Rejection> for CliError {
+    fn from(r: Rejection) -> Self {
+        Self::wrap(ExitKind::Input, Some(rejection_hint(&r)), r)
+    }
+}
+
+impl From<WorkflowError> for CliError {
+    fn from(e: WorkflowError) -> Self {
+        let hint = match &e {
+            WorkflowError::Read { .. } => "pass the path of a workflow .toml file".into(),
+            WorkflowError::Syntax { .. } | WorkflowError::Field { .. } => {
+                "see the workflow format in README.md (\"Workflow format\")".into()
+            }
+            WorkflowError::Plan { rejection, .. } => rejection_hint(rejection),
         };
-        Self {
-            kind,
-            hint: e.hint(),
-            message: e.to_string(),
-        }
+        Self::wrap(ExitKind::Input, Some(hint), e)
     }
 }
 
-impl CliError {
-    fn from_store_kind(e: &runlog_store::StoreError) -> ExitKind {
+impl From<RunnerError> for CliError {
+    fn from(e: RunnerError) -> Self {
         match e {
-            runlog_store::StoreError::Locked { .. }
-            | runlog_store::StoreError::NotAStore { .. }
-            | runlog_store::StoreError::NewerFormat { .. }
-            | runlog_store::StoreError::Invalid(_) => ExitKind::Input,
-            _ => ExitKind::Failed,
-        }
-    }
-}
-
-impl From<runlog_core::Rejection> for CliError {
-    fn from(r: runlog_core::Rejection) -> Self {
-        Self {
-            kind: ExitKind::Input,
-            hint: Some(r.hint()),
-            message: r.to_string(),
+            RunnerError::Workflow(w) => (*w).into(),
+            RunnerError::Log(r) => r.into(),
+            RunnerError::Refused(_) => Self::wrap(
+                ExitKind::Failed,
+                Some(
+                    "this is a runlog bug; the log is intact: `runlog resume` continues the run"
+                        .into(),
+                ),
+                e,
+            ),
+            other => Self::wrap(
+                ExitKind::Failed,
+                Some("the log is intact: `runlog resume` continues the run".into()),
+                other,
+            ),
         }
     }
 }

@@ -439,3 +439,37 @@ fn emit_records_an_orchestrators_commands_through_the_same_rules() {
     insta::assert_snapshot!("emit_board", ok(dir.path(), &["status", "orch"]));
     insta::assert_snapshot!("emit_audit", ok(dir.path(), &["audit", "orch"]));
 }
+
+#[test]
+fn emit_decides_each_line_on_the_state_a_rollback_left() {
+    let dir = tempfile::tempdir().unwrap();
+    // start-run (seqs 1-2), start-task a (3-4), roll back to 2, start a again: it is open
+    // again after the rollback, so its attempt 1 starts afresh.
+    let script = r#"{"command":"start-run","run":"rb","workflow":"external","workflow_hash":"0000000000000000000000000000000000000000000000000000000000000000","settings":{"eval_threshold":0.7,"auto_rescue":true,"max_eval_rescues":3,"max_test_retries":3,"max_depth":3,"jobs":1,"history_warn_events":100000},"tasks":[{"id":"a","description":"build a","after":[],"parent":null,"files":[],"destructive":null,"run":null,"test":null,"eval":null,"requires_testing":false,"stage":null,"retry":{"limit":{"max":3},"budget":{"max_attempts":null,"max_elapsed_ms":null},"delay_ms":0,"backoff":1.0,"timeout_ms":null,"circuit_after":5},"checkpoints":[]}]}
+{"command":"start-task","task":"a","agent":null,"worktree":null}
+{"command":"rollback","to_seq":2,"reason":"try again","by":"orchestrator"}
+{"command":"start-task","task":"a","agent":null,"worktree":null}
+"#;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_runlog"))
+        .arg("--store")
+        .arg(dir.path())
+        .args(["emit", "rb", "--json"])
+        .env("RUNLOG_TEST_CLOCK", "1800000000000")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), script.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    let results = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{results}{}", stderr(&out));
+    let last: serde_json::Value = serde_json::from_str(results.lines().last().unwrap()).unwrap();
+    assert_eq!(last["ok"], true, "{results}");
+    assert_eq!(last["events"][0], "task-started");
+    let status = ok(dir.path(), &["status", "rb", "--json"]);
+    let board: serde_json::Value = serde_json::from_str(status.trim()).unwrap();
+    assert_eq!(board["board"]["rows"][0]["status"], "in-progress");
+    assert_eq!(board["board"]["rows"][0]["attempt"], 1);
+}

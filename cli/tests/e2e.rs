@@ -531,3 +531,44 @@ fn a_reader_closing_the_pipe_ends_a_command_quietly() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_retry_behind_a_circuit_that_opened_meanwhile_ends_the_run_as_failed_not_as_a_bug() {
+    // b's failure opens the shared circuit while a waits for its retry: the retry must not be
+    // proposed (decide would refuse it); the run ends with a blocked behind the circuit.
+    let dir = tempfile::tempdir().unwrap();
+    let wf = dir.path().join("circuit.toml");
+    std::fs::write(
+        &wf,
+        "name = \"circuit\"\n\
+         [[task]]\nid = \"a\"\nrun = \"exit 1\"\nstage = \"dev\"\nrequires_testing = false\nretry = { max = 5, delay_ms = 1500, circuit_after = 2 }\n\
+         [[task]]\nid = \"b\"\nrun = \"sleep 0.5; exit 1\"\nstage = \"dev\"\nrequires_testing = false\nretry = { max = 5, delay_ms = 1500, circuit_after = 2 }\n",
+    )
+    .unwrap();
+    let store = dir.path().join("store");
+    let out = runlog(&store)
+        .args([
+            "run",
+            wf.to_str().unwrap(),
+            "--quiet",
+            "--run-id",
+            "c1",
+            "--jobs",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(!said.contains("runlog bug"), "{said}");
+    let state = Replay::new(&open(&store)).head_state("c1").unwrap();
+    assert!(
+        matches!(
+            &state.status,
+            runlog_core::RunStatus::Finished(runlog_core::RunOutcome::Failed { blocked, .. })
+                if !blocked.is_empty()
+        ),
+        "{:?}",
+        state.status
+    );
+}

@@ -40,6 +40,17 @@ pub enum RunOutcome {
     },
 }
 
+impl RunOutcome {
+    /// The outcome word: `succeeded`, `failed` or `paused`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            RunOutcome::Succeeded => "succeeded",
+            RunOutcome::Failed { .. } => "failed",
+            RunOutcome::Paused { .. } => "paused",
+        }
+    }
+}
+
 /// What the eval gate decided for one score.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -380,48 +391,64 @@ pub enum EventKind {
     },
 }
 
-impl EventKind {
-    /// The kebab-case name of the variant, as used by `--kind` filters and JSON.
-    pub fn name(&self) -> &'static str {
-        match self {
-            EventKind::RunStarted { .. } => "run-started",
-            EventKind::RunFinished { .. } => "run-finished",
-            EventKind::RunInterrupted { .. } => "run-interrupted",
-            EventKind::Forked { .. } => "forked",
-            EventKind::RolledBack { .. } => "rolled-back",
-            EventKind::TaskAdded { .. } => "task-added",
-            EventKind::ReplanRequested { .. } => "replan-requested",
-            EventKind::PlanRevised { .. } => "plan-revised",
-            EventKind::TaskStarted { .. } => "task-started",
-            EventKind::TaskSubmitted { .. } => "task-submitted",
-            EventKind::TestsStarted { .. } => "tests-started",
-            EventKind::TestsPassed { .. } => "tests-passed",
-            EventKind::TestsFailed { .. } => "tests-failed",
-            EventKind::EvalScored { .. } => "eval-scored",
-            EventKind::GateDecided { .. } => "gate-decided",
-            EventKind::TaskApproved { .. } => "task-approved",
-            EventKind::TaskRejected { .. } => "task-rejected",
-            EventKind::TaskFailed { .. } => "task-failed",
-            EventKind::TaskCancelled { .. } => "task-cancelled",
-            EventKind::TaskReopened { .. } => "task-reopened",
-            EventKind::CheckpointReached { .. } => "checkpoint-reached",
-            EventKind::TaskClassified { .. } => "task-classified",
-            EventKind::MessagePosted { .. } => "message-posted",
-            EventKind::StageStarted { .. } => "stage-started",
-            EventKind::StageCompleted { .. } => "stage-completed",
-            EventKind::StageFailed { .. } => "stage-failed",
-            EventKind::RetryScheduled { .. } => "retry-scheduled",
-            EventKind::CircuitOpened { .. } => "circuit-opened",
-            EventKind::CircuitClosed { .. } => "circuit-closed",
-            EventKind::StrategySet { .. } => "strategy-set",
-            EventKind::PendingValidation { .. } => "pending-validation",
-            EventKind::EvalErrored { .. } => "eval-errored",
-            EventKind::RunResumed { .. } => "run-resumed",
-            EventKind::ReplanLoopDetected { .. } => "replan-loop-detected",
-            EventKind::OutputRecorded { .. } => "output-recorded",
-        }
-    }
+/// Writes [`EventKind::name`] and [`EventKind::NAMES`] from one table, so a new variant needs
+/// one line here (the exhaustive match refuses to compile without it) for its name to work
+/// everywhere: `--kind` filters, JSON, the web view.
+macro_rules! event_names {
+    ($($variant:ident => $name:literal,)*) => {
+        impl EventKind {
+            /// Every variant's kebab-case name, in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$($name),*];
 
+            /// The kebab-case name of the variant, as used by `--kind` filters and JSON.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(EventKind::$variant { .. } => $name,)*
+                }
+            }
+        }
+    };
+}
+
+event_names! {
+    RunStarted => "run-started",
+    RunFinished => "run-finished",
+    RunInterrupted => "run-interrupted",
+    Forked => "forked",
+    RolledBack => "rolled-back",
+    TaskAdded => "task-added",
+    ReplanRequested => "replan-requested",
+    PlanRevised => "plan-revised",
+    TaskStarted => "task-started",
+    TaskSubmitted => "task-submitted",
+    TestsStarted => "tests-started",
+    TestsPassed => "tests-passed",
+    TestsFailed => "tests-failed",
+    EvalScored => "eval-scored",
+    GateDecided => "gate-decided",
+    TaskApproved => "task-approved",
+    TaskRejected => "task-rejected",
+    TaskFailed => "task-failed",
+    TaskCancelled => "task-cancelled",
+    TaskReopened => "task-reopened",
+    CheckpointReached => "checkpoint-reached",
+    TaskClassified => "task-classified",
+    MessagePosted => "message-posted",
+    StageStarted => "stage-started",
+    StageCompleted => "stage-completed",
+    StageFailed => "stage-failed",
+    RetryScheduled => "retry-scheduled",
+    CircuitOpened => "circuit-opened",
+    CircuitClosed => "circuit-closed",
+    StrategySet => "strategy-set",
+    PendingValidation => "pending-validation",
+    EvalErrored => "eval-errored",
+    RunResumed => "run-resumed",
+    ReplanLoopDetected => "replan-loop-detected",
+    OutputRecorded => "output-recorded",
+}
+
+impl EventKind {
     /// The task this event is about, if it is about one.
     pub fn task(&self) -> Option<&TaskId> {
         match self {

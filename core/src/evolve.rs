@@ -10,7 +10,7 @@ use crate::state::{
 };
 
 /// Applies `event` to `state`. For `RolledBack` and `Forked` the caller passes the historical
-/// base state (see [`crate::fold::apply`]); here they only record their marker.
+/// base state (see `fold::apply`); here they only record their marker.
 pub fn evolve(mut state: RunState, event: &Event) -> RunState {
     evolve_in_place(&mut state, event);
     state

@@ -11,21 +11,24 @@
 pub mod codec;
 pub mod command;
 pub mod decide;
+pub mod dispatch;
 pub mod event;
 pub mod evolve;
 pub mod feedback;
 pub mod files;
 pub mod fold;
 pub mod ids;
-pub mod palette;
 pub mod plan;
 pub mod projections;
 pub mod rejection;
+#[cfg(feature = "testkit")]
 pub mod scenarios;
+#[cfg(feature = "testkit")]
 pub mod script;
 pub mod settings;
 pub mod spec;
 pub mod state;
+#[cfg(feature = "testkit")]
 pub mod synthetic;
 pub mod value;
 

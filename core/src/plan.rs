@@ -3,14 +3,10 @@
 
 use crate::ids::{Hash, TaskId};
 use crate::rejection::Rejection;
-use crate::settings::{RetryLimit, RetryStrategy, Settings};
+use crate::settings::{RetryLimit, RetryStrategy, Settings, MAX_NESTING};
 use crate::spec::TaskSpec;
 use crate::state::{RunState, TaskStatus};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// A hard bound on walks up and down the hierarchy, so that even a hand-made log with a parent
-/// cycle cannot make a fold loop. `max_depth` (a setting, checked by `decide`) is far below it.
-pub const MAX_NESTING: u32 = 64;
 
 /// Checks the settings are in range.
 pub fn validate_settings(s: &Settings) -> Result<(), Rejection> {

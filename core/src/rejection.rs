@@ -219,15 +219,16 @@ fn join(ids: &[TaskId]) -> String {
 }
 
 impl Rejection {
-    /// What the caller may do instead, in one sentence.
+    /// What the caller may do instead, in one sentence that names no interface's syntax (a
+    /// front end adds its own, e.g. the CLI's command line).
     pub fn hint(&self) -> String {
         match self {
-            Rejection::RunNotStarted => "start the run first (`runlog run WORKFLOW`)".into(),
+            Rejection::RunNotStarted => "start the run first".into(),
             Rejection::RunAlreadyStarted => "choose another run id, or fork this run".into(),
             Rejection::RunFinished => "roll the run back or fork it to continue from an earlier point".into(),
-            Rejection::RunInterrupted => "resume the run first (`runlog resume RUN`)".into(),
+            Rejection::RunInterrupted => "resume the run first".into(),
             Rejection::NotInterrupted => "only an interrupted run can be resumed".into(),
-            Rejection::UnknownTask { .. } => "list the tasks with `runlog status RUN`".into(),
+            Rejection::UnknownTask { .. } => "list the run's tasks".into(),
             Rejection::DuplicateTask { .. } => "give the new task another id".into(),
             Rejection::UnknownDependency { .. } | Rejection::UnknownParent { .. } => {
                 "add the missing task first or fix the id".into()
@@ -241,7 +242,7 @@ impl Rejection {
             ),
             Rejection::NotReady { .. } => "wait until its dependencies are done".into(),
             Rejection::Blocked { .. } => "reopen or replace the failed dependencies".into(),
-            Rejection::ReplanPending { .. } => "revise the plan (`runlog replan RUN --file PLAN.json`)".into(),
+            Rejection::ReplanPending { .. } => "revise the plan".into(),
             Rejection::CircuitOpen { .. } => "close the circuit once the cause is fixed".into(),
             Rejection::IsGroup { .. } => "start its children instead".into(),
             Rejection::AlreadyRunning { .. } => "wait for the attempt to finish, or interrupt the run".into(),

@@ -114,3 +114,7 @@ impl RetryStrategy {
         }
     }
 }
+
+/// A hard bound on walks up and down the hierarchy, so that even a hand-made log with a parent
+/// cycle cannot make a fold loop. `max_depth` (a setting, checked by `decide`) is far below it.
+pub const MAX_NESTING: u32 = 64;

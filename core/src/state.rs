@@ -78,6 +78,19 @@ pub enum RunStatus {
     Finished(RunOutcome),
 }
 
+impl RunStatus {
+    /// The status word people and scripts see (`finished`, not the outcome: see
+    /// [`RunOutcome::name`]).
+    pub fn name(&self) -> &'static str {
+        match self {
+            RunStatus::NotStarted => "not-started",
+            RunStatus::Running => "running",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Finished(_) => "finished",
+        }
+    }
+}
+
 /// Identity of the run.
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
 pub struct RunInfo {
@@ -272,7 +285,7 @@ pub struct RunState {
     pub children: BTreeMap<TaskId, Vec<TaskId>>,
     /// Tasks that list each task in their `after` (reverse dependencies).
     pub dependents: BTreeMap<TaskId, Vec<TaskId>>,
-    /// Stage health by stage (hashed; [`crate::projections::health`] sorts).
+    /// Stage health by stage (hashed; `projections::health` sorts).
     pub stages: HashMap<StageId, StageHealth>,
     /// The replan being waited for.
     pub replan: Option<PendingReplan>,
@@ -306,7 +319,7 @@ impl RunState {
     fn status_at_depth(&self, id: &TaskId, depth: u32) -> Option<TaskStatus> {
         let task = self.tasks.get(id)?;
         let children = match self.children.get(id) {
-            Some(c) if !c.is_empty() && depth <= crate::plan::MAX_NESTING => c,
+            Some(c) if !c.is_empty() && depth <= crate::settings::MAX_NESTING => c,
             _ => return Some(task.status),
         };
         if task.status == TaskStatus::Cancelled {
@@ -333,7 +346,7 @@ impl RunState {
         let mut out = Vec::new();
         let mut stack: Vec<(TaskId, u32)> = vec![(id.clone(), 0)];
         while let Some((current, depth)) = stack.pop() {
-            if depth > crate::plan::MAX_NESTING {
+            if depth > crate::settings::MAX_NESTING {
                 continue;
             }
             for child in self.children.get(&current).into_iter().flatten() {
@@ -363,7 +376,7 @@ impl RunState {
             deps.extend(task.spec.after.iter().cloned());
             current = task.spec.parent.clone();
             hops += 1;
-            if hops > crate::plan::MAX_NESTING {
+            if hops > crate::settings::MAX_NESTING {
                 break;
             }
         }
@@ -413,7 +426,7 @@ impl RunState {
         let mut roots = vec![task.clone()];
         let mut current = self.tasks.get(task).and_then(|t| t.spec.parent.clone());
         while let Some(p) = current {
-            if roots.len() as u32 > crate::plan::MAX_NESTING {
+            if roots.len() as u32 > crate::settings::MAX_NESTING {
                 break;
             }
             current = self.tasks.get(&p).and_then(|t| t.spec.parent.clone());
@@ -424,7 +437,7 @@ impl RunState {
             for d in self.dependents.get(root).into_iter().flatten() {
                 let mut stack = vec![(d.clone(), 0u32)];
                 while let Some((id, depth)) = stack.pop() {
-                    if depth <= crate::plan::MAX_NESTING {
+                    if depth <= crate::settings::MAX_NESTING {
                         stack.extend(
                             self.children
                                 .get(&id)

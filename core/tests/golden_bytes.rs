@@ -321,6 +321,21 @@ fn there_is_one_sample_per_variant() {
 }
 
 #[test]
+fn every_variant_has_one_name_everywhere() {
+    let samples = samples();
+    let names: Vec<&str> = samples.iter().map(EventKind::name).collect();
+    assert_eq!(
+        names,
+        EventKind::NAMES,
+        "NAMES lists every variant, in order"
+    );
+    for kind in &samples {
+        let json = serde_json::to_value(kind).unwrap();
+        assert_eq!(json["type"], kind.name(), "the JSON tag is the name");
+    }
+}
+
+#[test]
 fn every_event_variant_encodes_to_its_golden_bytes() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/events.hex");
     let now = rendered();

@@ -1,7 +1,8 @@
 //! Property tests over random command sequences: decide never panics, a task never starts
 //! before every dependency is done, no task is done with failing last tests, rescues and test
 //! failures never exceed their caps, the incremental state equals a fresh fold, and every
-//! event survives an encode/decode round trip.
+//! event survives an encode/decode round trip, and whatever the dispatch policy proposes is
+//! what `decide` accepts.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -242,5 +243,51 @@ proptest! {
         let mut expected = state_at(&g.events, to);
         expected.seq = g.state.seq;
         prop_assert_eq!(&g.state, &expected);
+    }
+
+    #[test]
+    fn every_start_the_dispatch_policy_proposes_is_accepted(
+        ops in prop::collection::vec(op(), 1..120),
+        waits in prop::collection::vec(0u64..4_000, 120),
+        busy_mask in any::<u8>(),
+    ) {
+        // Backoff and a circuit shared by two tasks, so retries come due while it opens.
+        let slow = RetryStrategy {
+            limit: RetryLimit::Max(5),
+            delay_ms: 1_500,
+            backoff: 1.0,
+            circuit_after: 2,
+            ..RetryStrategy::default()
+        };
+        let mut tasks = plan();
+        for t in tasks.iter_mut().filter(|t| t.id.as_str() == "c" || t.id.as_str() == "a") {
+            t.stage = Some(StageId::from("shared"));
+            t.retry = slow.clone();
+        }
+        let mut g = given_run_with(settings(), tasks);
+        for (op, wait) in ops.iter().zip(&waits) {
+            let now = Timestamp(g.now + wait);
+            let busy = |id: &TaskId| {
+                let i = IDS.iter().position(|n| *n == id.as_str()).unwrap_or(0);
+                busy_mask & (1 << i) != 0
+            };
+            let cap = dispatch::Capacity { busy: &busy, free: usize::MAX, replanning: false, replan_stopped: false };
+            let plan = dispatch::dispatch(&g.state, now, &cap);
+            for (task, job) in &plan.starts {
+                prop_assert!(!busy(task), "{} proposed while busy", task);
+                if *job == dispatch::Job::Attempt {
+                    let start = CommandKind::StartTask { task: task.clone(), agent: None, worktree: None };
+                    let decided = decide(&g.state, Command::new(now, start));
+                    prop_assert!(decided.is_ok(), "proposed {} but decide said {:?}", task, decided.err());
+                }
+            }
+            if let Some(due) = plan.next_due {
+                prop_assert!(due > now, "a retry due at {:?} is already due at {:?}", due, now);
+            }
+            let cmd = command(op, &g.state);
+            let when = g.when(cmd);
+            g = if when.result.is_ok() { when.then_ok() } else { when.given };
+            g.now += wait;
+        }
     }
 }

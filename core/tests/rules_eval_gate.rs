@@ -97,17 +97,6 @@ fn rescues_are_capped_by_max_eval_rescues_then_the_task_fails() {
 }
 
 #[test]
-fn pending_eval_has_a_distinct_chartreuse_colour_between_yellow_and_green() {
-    let pending = palette::colour(TaskStatus::PendingEval).unwrap();
-    let in_progress = palette::colour(TaskStatus::InProgress).unwrap();
-    let done = palette::colour(TaskStatus::Done).unwrap();
-    assert_ne!(pending, in_progress);
-    assert_ne!(pending, done);
-    assert!(in_progress.hue() < pending.hue() && pending.hue() < done.hue());
-    assert_eq!(TaskStatus::PendingEval.name(), "pending-eval");
-}
-
-#[test]
 fn tasks_done_before_the_gate_existed_stay_done() {
     let g = given([
         EventKind::RunStarted {

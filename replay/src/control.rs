@@ -4,47 +4,27 @@
 use crate::error::{ReplayError, Result};
 use crate::events;
 use crate::history::Replay;
+use crate::session::Session;
 use runlog_core::codec::encode_event;
-use runlog_core::{
-    decide, Command, CommandKind, Event, EventKind, Hash, RunId, RunState, Timestamp,
-};
+use runlog_core::{Command, CommandKind, Event, EventKind, Hash, RunId, Timestamp};
 use runlog_store::{EventLog, Head};
 use serde::Serialize;
 
-/// Appends events to a run whose head is `expected`.
+/// Appends events that were decided elsewhere (a recorded history being rebuilt, a test's
+/// fixture) to a run whose head is `expected`. Live decisions go through [`Session`].
 pub fn append(log: &dyn EventLog, run: &str, expected: u64, events: &[Event]) -> Result<Head> {
     let bodies = events
         .iter()
         .map(encode_event)
         .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|source| ReplayError::Decode {
+        .map_err(|source| ReplayError::Encode {
             run: run.to_owned(),
-            seq: expected + 1,
             source,
         })?;
     Ok(log.append(run, Some(expected), bodies)?)
 }
 
 impl Replay<'_> {
-    /// Decides `cmd` against the run's head state and appends the events. Returns the events
-    /// and the new head; a rejection records nothing.
-    pub fn execute(&self, run: &str, cmd: Command) -> Result<(Vec<Event>, Head)> {
-        let state = self.head_state(run)?;
-        self.execute_on(run, &state, cmd)
-    }
-
-    /// Like [`Replay::execute`] with the state already at hand (it must be the head state).
-    pub fn execute_on(
-        &self,
-        run: &str,
-        state: &RunState,
-        cmd: Command,
-    ) -> Result<(Vec<Event>, Head)> {
-        let events = decide(state, cmd)?;
-        let head = append(self.log(), run, state.seq, &events)?;
-        Ok((events, head))
-    }
-
     /// Rolls the run back to the state after `to_seq` by appending `RolledBack`. Nothing is
     /// deleted; the rollback itself can be rolled back.
     pub fn rollback(
@@ -60,7 +40,7 @@ impl Replay<'_> {
             reason: reason.into(),
             by: by.into(),
         };
-        Ok(self.execute(run, Command::new(at, cmd))?.1)
+        record(Session::existing(self.log(), run)?, Command::new(at, cmd))
     }
 
     /// Starts run `new_run` from the state of `run` after `at_seq`.
@@ -89,8 +69,7 @@ impl Replay<'_> {
             at_seq,
             from_hash,
         };
-        let events = decide(&RunState::default(), Command::new(at, cmd))?;
-        append(self.log(), new_run, 0, &events)
+        record(Session::open(self.log(), new_run)?, Command::new(at, cmd))
     }
 
     /// Where a run comes from and which runs were forked from it.
@@ -114,6 +93,12 @@ impl Replay<'_> {
             children,
         })
     }
+}
+
+/// Records one command through a session; the new head.
+fn record(mut session: Session<'_>, cmd: Command) -> Result<Head> {
+    session.execute(cmd)??;
+    events::head(session.replay().log(), session.run())
 }
 
 /// A fork's origin, read from its first event.

@@ -46,6 +46,15 @@ pub enum ReplayError {
         #[source]
         source: runlog_core::codec::CodecError,
     },
+    /// An event could not be encoded for the log (nothing was written).
+    #[error("cannot encode an event of run {run}: {source}")]
+    Encode {
+        /// The run.
+        run: String,
+        /// Why.
+        #[source]
+        source: runlog_core::codec::CodecError,
+    },
     /// The rules refused the command.
     #[error("{0}")]
     Rejected(#[from] Rejection),
@@ -66,23 +75,23 @@ pub enum ReplayError {
 }
 
 impl ReplayError {
-    /// What to do about it.
+    /// What to do about it, in words that do not depend on the interface (a front end may
+    /// say it in its own syntax).
     pub fn hint(&self) -> Option<String> {
         match self {
-            ReplayError::UnknownRun { .. } => Some("list the runs with `runlog runs`".into()),
+            ReplayError::UnknownRun { .. } => Some("list the runs in the store".into()),
             ReplayError::SeqPastHead { head, .. } => {
                 Some(format!("pick a seq between 1 and {head}"))
             }
-            ReplayError::RunExists { .. } => Some("choose another id (`--as NEW`)".into()),
+            ReplayError::RunExists { .. } => Some("choose another run id".into()),
             ReplayError::Store(e) => e.hint(),
-            ReplayError::Decode { .. } => Some("run `runlog verify` on the run".into()),
+            ReplayError::Decode { .. } => Some("verify the run".into()),
+            ReplayError::Encode { .. } => {
+                Some("this is a runlog bug; nothing was written, so the log is intact".into())
+            }
             ReplayError::Rejected(r) => Some(r.hint()),
-            ReplayError::Import { .. } => {
-                Some("the file must be a `runlog export` of one run".into())
-            }
-            ReplayError::ReaderStopped { .. } => {
-                Some("run `runlog verify` on the run and try again".into())
-            }
+            ReplayError::Import { .. } => Some("the file must be an export of one run".into()),
+            ReplayError::ReaderStopped { .. } => Some("verify the run and try again".into()),
         }
     }
 }

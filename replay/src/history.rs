@@ -163,24 +163,30 @@ impl<'l> Replay<'l> {
         let mut nested: Option<ReplayError> = None;
         let known = self.known_snapshots(run);
         events::for_each(self.log, run, from, to, &mut |_seq, hash, event| {
-            apply_in_place(
-                &mut state,
-                &event,
-                &mut |base| match self.resolve(run, base) {
-                    Ok(s) => Some(s),
-                    Err(e) => {
-                        nested.get_or_insert(e);
-                        None
-                    }
-                },
-            );
+            if let Err(e) = self.apply(run, &mut state, &event) {
+                nested.get_or_insert(e);
+                return Ok(false);
+            }
             self.maybe_snapshot(run, &state, hash, &known, &mut schedule);
-            Ok(nested.is_none())
+            Ok(true)
         })?;
         match nested {
             Some(e) => Err(e),
             None => Ok(state),
         }
+    }
+
+    /// Applies one event of `run` to `state`, resolving a rollback or fork from the log.
+    pub(crate) fn apply(&self, run: &str, state: &mut RunState, event: &Event) -> Result<()> {
+        let mut nested: Option<ReplayError> = None;
+        apply_in_place(state, event, &mut |base| match self.resolve(run, base) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                nested.get_or_insert(e);
+                None
+            }
+        });
+        nested.map_or(Ok(()), Err)
     }
 
     /// Writes a snapshot when one is due (see [`Schedule`]) and not already stored.

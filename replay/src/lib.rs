@@ -13,8 +13,10 @@ pub mod error;
 pub mod events;
 pub mod export;
 pub mod history;
+pub mod session;
 pub mod snapshot;
 pub mod stats;
 
 pub use error::{ReplayError, Result};
 pub use history::{Replay, DEFAULT_SNAPSHOT_EVERY};
+pub use session::{Recorded, Session};

@@ -23,6 +23,16 @@ pub enum DamageKind {
     Corrupt,
 }
 
+impl DamageKind {
+    /// The kebab-case name scripts see: `torn-tail` or `corrupt`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DamageKind::TornTail => "torn-tail",
+            DamageKind::Corrupt => "corrupt",
+        }
+    }
+}
+
 impl Damage {
     pub(crate) fn corrupt(seq: u64, reason: impl Into<String>) -> Self {
         Self {
@@ -133,18 +143,20 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// What the user can do about it.
+    /// What the user can do about it, in words that do not depend on the interface.
     pub fn hint(&self) -> Option<String> {
         match self {
-            StoreError::Locked { .. } => Some(
-                "wait for that process to finish, or point --store / RUNLOG_STORE at another directory".into(),
-            ),
-            StoreError::NotAStore { .. } => Some("choose an empty or new directory for --store".into()),
+            StoreError::Locked { .. } => {
+                Some("wait for that process to finish, or use another store directory".into())
+            }
+            StoreError::NotAStore { .. } => {
+                Some("choose an empty or new directory for the store".into())
+            }
             StoreError::NewerFormat { .. } => Some("upgrade runlog to read this store".into()),
             StoreError::Conflict { .. } => Some("re-read the run and retry on the new head".into()),
-            StoreError::Damaged { .. } => {
-                Some("run `runlog verify` for the full report; export the intact prefix with `runlog export`".into())
-            }
+            StoreError::Damaged { .. } => Some(
+                "verify the store for the full report; export the intact prefix of the run".into(),
+            ),
             StoreError::Poisoned { .. } => Some("check the disk, then reopen the store".into()),
             _ => None,
         }

@@ -10,6 +10,7 @@
 //! memory.
 
 pub mod backend;
+mod chain;
 pub mod error;
 pub mod frame;
 pub mod layout;

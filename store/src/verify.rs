@@ -1,9 +1,9 @@
 //! Verification: walk every frame of a run from the genesis hash, checking framing, seq
 //! continuity, each record's checksum and the chain across frames.
 
+use crate::chain::{ChainWalker, WalkError};
 use crate::error::{DamageKind, Result};
 use crate::frame;
-use crate::log::{ChainWalker, WalkError};
 use crate::types::{Head, VerifyReport};
 use crate::writer::Shared;
 

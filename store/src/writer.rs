@@ -4,9 +4,9 @@
 //! records to subscribers. A failed sync poisons the store: no write is acknowledged after it.
 
 use crate::backend::{Backend, RunSlot};
+use crate::chain::{head_from_backend, RunHead};
 use crate::error::{Result, StoreError};
 use crate::frame::{self, ChainHash, FrameBuilder, Stored};
-use crate::log::head_from_backend;
 use crate::types::{Durability, Head, Record};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::collections::HashMap;
@@ -30,23 +30,6 @@ pub(crate) enum Msg {
     Sync {
         reply: Sender<Result<()>>,
     },
-}
-
-/// What the writer knows about a run's end.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RunHead {
-    pub num: u64,
-    pub seq: u64,
-    pub hash: ChainHash,
-}
-
-impl RunHead {
-    pub(crate) fn head(&self) -> Option<Head> {
-        (self.seq > 0).then_some(Head {
-            seq: self.seq,
-            hash: self.hash,
-        })
-    }
 }
 
 #[derive(Debug)]

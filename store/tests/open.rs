@@ -77,7 +77,7 @@ fn a_second_open_says_the_store_is_locked_and_by_whom() {
         other => panic!("expected Locked, got {other:?}"),
     }
     assert!(err.to_string().contains(&store.display().to_string()));
-    assert!(err.hint().unwrap().contains("--store"));
+    assert!(err.hint().unwrap().contains("another store directory"));
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! task's new status (pending-eval in chartreuse), and on a terminal a status line of counts
 //! redrawn below them. Plain lines when not a terminal or with --quiet; `NO_COLOR` honoured.
 
-use runlog_core::palette;
+use crate::render::palette;
 use runlog_core::{Event, EventKind, RunState, TaskStatus};
 use std::io::{IsTerminal, Write};
 
@@ -15,7 +15,7 @@ pub struct View {
 }
 
 fn paint(color: bool, status: TaskStatus, text: &str) -> String {
-    crate::output::paint(text, palette::colour(status).filter(|_| color))
+    crate::render::paint(text, palette::colour(status).filter(|_| color))
 }
 
 impl View {
@@ -68,7 +68,7 @@ impl View {
             } => {
                 format!(
                     "◆ {task} scored {score} (threshold {threshold}): {}",
-                    crate::output::gate_word(outcome)
+                    crate::render::gate_word(outcome)
                 )
             }
             EventKind::EvalErrored { error, .. } => format!("! {task} evaluator error: {error}"),

@@ -180,13 +180,19 @@ pub fn outcome(state: &RunState) -> RunOutcome {
         .collect();
     let blocked: Vec<TaskId> = leaves
         .iter()
-        .filter(|t| t.status == TaskStatus::Open)
         .filter(|t| {
-            matches!(state.readiness(&t.spec.id), Readiness::Blocked { .. })
-                || state
-                    .stages
-                    .get(&t.spec.stage_id())
-                    .is_some_and(|s| s.circuit == Circuit::Open)
+            let circuit_open = state
+                .stages
+                .get(&t.spec.stage_id())
+                .is_some_and(|s| s.circuit == Circuit::Open);
+            match t.status {
+                TaskStatus::Open => {
+                    circuit_open || matches!(state.readiness(&t.spec.id), Readiness::Blocked { .. })
+                }
+                // A retry waiting behind a circuit that opened meanwhile.
+                TaskStatus::InProgress | TaskStatus::TestFailed => !t.running && circuit_open,
+                _ => false,
+            }
         })
         .map(|t| t.spec.id.clone())
         .collect();

@@ -14,6 +14,7 @@ use crate::rejection::Rejection;
 use crate::state::{RunState, RunStatus, TaskState, TaskStatus};
 
 pub use control::outcome;
+pub use task::startable;
 
 /// Turns a command into the events that record it, or a rejection saying why it is not allowed.
 pub fn decide(state: &RunState, cmd: Command) -> Result<Vec<Event>, Rejection> {

@@ -15,66 +15,9 @@ pub(super) fn start(
     worktree: Option<String>,
     at: Timestamp,
 ) -> Result<Vec<EventKind>, Rejection> {
-    require_running(state)?;
-    let task = find(state, &id)?;
-    if state.is_group(&id) {
-        return Err(Rejection::IsGroup { task: id });
-    }
-    if let Some(replan) = &state.replan {
-        return Err(Rejection::ReplanPending {
-            after_task: replan.after_task.clone(),
-        });
-    }
+    let task = startable(state, &id, at)?;
     let stage = task.spec.stage_id();
-    if state
-        .stages
-        .get(&stage)
-        .is_some_and(|s| s.circuit == Circuit::Open)
-    {
-        return Err(Rejection::CircuitOpen { stage });
-    }
-    require_status(
-        task,
-        "start",
-        &[
-            TaskStatus::Open,
-            TaskStatus::InProgress,
-            TaskStatus::TestFailed,
-        ],
-    )?;
     let continuing = task.status != TaskStatus::Open;
-    if task.status == TaskStatus::Open {
-        match state.readiness(&id) {
-            Readiness::Ready => {}
-            Readiness::Waiting { on } => {
-                return Err(Rejection::NotReady {
-                    task: id,
-                    waiting_on: on,
-                })
-            }
-            Readiness::Blocked { by } => {
-                return Err(Rejection::Blocked {
-                    task: id,
-                    blocked_by: by,
-                })
-            }
-        }
-    }
-    if task.running {
-        return Err(Rejection::AlreadyRunning {
-            task: id,
-            attempt: task.attempt,
-        });
-    }
-    if let Some(due) = task.retry_due {
-        if at < due {
-            return Err(Rejection::RetryNotDue {
-                task: id,
-                due_ms: due.0,
-                now_ms: at.0,
-            });
-        }
-    }
     let agent = keep_identity(
         task,
         continuing,
@@ -105,6 +48,76 @@ pub(super) fn start(
             attempt,
         },
     ])
+}
+
+/// Whether an attempt of `id` may start at `at` (a first attempt, a retry, a rescue or a test
+/// retry): every rule of starting but the agent's and worktree's identity. The dispatch policy
+/// asks this same question, so what it proposes is what `decide` accepts.
+pub fn startable<'s>(
+    state: &'s RunState,
+    id: &TaskId,
+    at: Timestamp,
+) -> Result<&'s TaskState, Rejection> {
+    require_running(state)?;
+    let task = find(state, id)?;
+    if state.is_group(id) {
+        return Err(Rejection::IsGroup { task: id.clone() });
+    }
+    if let Some(replan) = &state.replan {
+        return Err(Rejection::ReplanPending {
+            after_task: replan.after_task.clone(),
+        });
+    }
+    let stage = task.spec.stage_id();
+    if state
+        .stages
+        .get(&stage)
+        .is_some_and(|s| s.circuit == Circuit::Open)
+    {
+        return Err(Rejection::CircuitOpen { stage });
+    }
+    require_status(
+        task,
+        "start",
+        &[
+            TaskStatus::Open,
+            TaskStatus::InProgress,
+            TaskStatus::TestFailed,
+        ],
+    )?;
+    if task.status == TaskStatus::Open {
+        match state.readiness(id) {
+            Readiness::Ready => {}
+            Readiness::Waiting { on } => {
+                return Err(Rejection::NotReady {
+                    task: id.clone(),
+                    waiting_on: on,
+                })
+            }
+            Readiness::Blocked { by } => {
+                return Err(Rejection::Blocked {
+                    task: id.clone(),
+                    blocked_by: by,
+                })
+            }
+        }
+    }
+    if task.running {
+        return Err(Rejection::AlreadyRunning {
+            task: id.clone(),
+            attempt: task.attempt,
+        });
+    }
+    if let Some(due) = task.retry_due {
+        if at < due {
+            return Err(Rejection::RetryNotDue {
+                task: id.clone(),
+                due_ms: due.0,
+                now_ms: at.0,
+            });
+        }
+    }
+    Ok(task)
 }
 
 /// Seed 001: a retry or rescue continues the same agent in the same worktree. A fresh start

@@ -1,7 +1,7 @@
 //! Workflow files: TOML in, a validated plan out, with errors that name the file, the line,
 //! the field and what is allowed.
 
-use crate::error::CliError;
+use super::error::WorkflowError;
 use runlog_core::settings::{Budget, RetryLimit, RetryStrategy};
 use runlog_core::{
     decide, Command, CommandKind, Hash, RunId, RunState, Settings, StageId, TaskId, TaskSpec,
@@ -139,10 +139,6 @@ pub struct Workflow {
     pub tasks: Vec<TaskSpec>,
 }
 
-fn bad(path: &Path, msg: impl Into<String>) -> CliError {
-    CliError::input(format!("{}: {}", path.display(), msg.into()))
-}
-
 /// The 1-based line where `id = "…"` for a task appears, to point errors at it.
 fn line_of_task(text: &str, id: &str) -> Option<usize> {
     text.lines()
@@ -155,15 +151,14 @@ fn line_of_task(text: &str, id: &str) -> Option<usize> {
 
 impl Workflow {
     /// Reads and validates a workflow file; nothing runs if this fails.
-    pub fn load(path: &Path) -> Result<Self, CliError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            CliError::input(format!("cannot read workflow {}: {e}", path.display()))
-                .with_hint("pass the path of a workflow .toml file")
+    pub fn load(path: &Path) -> Result<Self, WorkflowError> {
+        let text = std::fs::read_to_string(path).map_err(|source| WorkflowError::Read {
+            path: path.to_path_buf(),
+            source,
         })?;
-        let file: WorkflowFile = toml::from_str(&text).map_err(|e| {
-            bad(path, e.to_string().trim_end().to_owned()).with_hint(
-                "see the workflow format in README.md (`runlog run --help` lists the fields)",
-            )
+        let file: WorkflowFile = toml::from_str(&text).map_err(|e| WorkflowError::Syntax {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().to_owned(),
         })?;
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let dir = path
@@ -187,12 +182,17 @@ impl Workflow {
                 .tasks
                 .iter()
                 .any(|c| c.parent.as_deref() == Some(&t.id));
-            let spec = t.to_spec(is_group).map_err(|(field, m)| {
+            let spec = t.to_spec(is_group).map_err(|(field, message)| {
                 let place = match line_of_task(&text, &t.id) {
-                    Some(line) => format!("line {line}, task {:?}, field {field}", t.id),
-                    None => format!("task {:?}, field {field}", t.id),
+                    Some(line) => format!("line {line}, task {:?}, ", t.id),
+                    None => format!("task {:?}, ", t.id),
                 };
-                bad(&path, format!("{place}: {m}"))
+                WorkflowError::Field {
+                    path: path.clone(),
+                    place,
+                    field,
+                    message,
+                }
             })?;
             tasks.push(spec);
         }
@@ -222,7 +222,11 @@ impl Workflow {
                 .and_then(|t| line_of_task(&text, &t))
                 .map(|l| format!("line {l}: "))
                 .unwrap_or_default();
-            return Err(bad(&wf.path, format!("{place}{r}")).with_hint(r.hint()));
+            return Err(WorkflowError::Plan {
+                path: wf.path,
+                place,
+                rejection: Box::new(r),
+            });
         }
         Ok(wf)
     }

@@ -1,6 +1,6 @@
 //! Status colours shared by every view (terminal, dot, mermaid), so they cannot drift apart.
 
-use crate::state::TaskStatus;
+use runlog_core::TaskStatus;
 
 /// A 24-bit colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +18,7 @@ impl Rgb {
     }
 
     /// Hue in degrees (0–360), for ordering colours on the wheel.
+    #[cfg(test)]
     pub fn hue(self) -> f64 {
         let (r, g, b) = (
             f64::from(self.0) / 255.0,
@@ -69,5 +70,21 @@ pub fn colour(status: TaskStatus) -> Option<Rgb> {
         TaskStatus::Done => Some(DONE),
         TaskStatus::Failed => Some(FAILED),
         TaskStatus::Cancelled => Some(CANCELLED),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pending_eval_has_a_distinct_chartreuse_colour_between_yellow_and_green() {
+        let pending = colour(TaskStatus::PendingEval).unwrap();
+        let in_progress = colour(TaskStatus::InProgress).unwrap();
+        let done = colour(TaskStatus::Done).unwrap();
+        assert_ne!(pending, in_progress);
+        assert_ne!(pending, done);
+        assert!(in_progress.hue() < pending.hue() && pending.hue() < done.hue());
+        assert_eq!(TaskStatus::PendingEval.name(), "pending-eval");
     }
 }

@@ -1,6 +1,12 @@
-//! Shared output: status colours (the palette of runlog-core), `NO_COLOR`, JSON printing.
+//! Everything the CLI prints for people: status words and colours (one [`palette`]), events in
+//! words, tables' helpers, graphs, JSON lines, progress. Commands decide what to show; this
+//! module decides how it looks.
 
-use runlog_core::palette;
+pub mod event;
+pub mod palette;
+pub mod summary;
+pub mod viz;
+
 use runlog_core::projections::board::BoardRow;
 use runlog_core::Readiness;
 use serde::Serialize;

@@ -1,0 +1,114 @@
+//! `runlog audit RUN`: every eval decision with the threshold in force and its flags.
+
+use super::Ctx;
+use crate::error::Result;
+use crate::render;
+use runlog_replay::Replay;
+
+/// Arguments of `runlog audit`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The run.
+    run: String,
+}
+
+/// Prints each eval decision, then the decisions taken outside the gate.
+pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+    let run = a.run.as_str();
+    let log = ctx.open()?;
+    let p =
+        Replay::new(&log).project(run, None, Some(&mut render::replay_progress("replaying")))?;
+    if ctx.json {
+        p.audit.entries.iter().for_each(render::json);
+        p.audit.out_of_gate.iter().for_each(render::json);
+        return Ok(());
+    }
+    println!(
+        "eval audit of {run}: {} evals, {} flagged",
+        p.audit.entries.len(),
+        p.audit.flagged().count()
+    );
+    for e in &p.audit.entries {
+        let decision = match (&e.decision, e.threshold) {
+            (Some(d), Some(t)) => format!("{} at threshold {t}", render::gate_word(d)),
+            _ => "no decision".into(),
+        };
+        let consequence = match &e.consequence {
+            Some(runlog_core::projections::audit::Consequence::Done { ready, at_seq }) => {
+                if ready.is_empty() {
+                    format!("done at seq {at_seq}")
+                } else {
+                    format!("done at seq {at_seq}; ready: {}", render::join(ready))
+                }
+            }
+            Some(runlog_core::projections::audit::Consequence::Rescue { n }) => {
+                format!("rescue {n}")
+            }
+            Some(runlog_core::projections::audit::Consequence::Failed) => "failed".into(),
+            None => String::new(),
+        };
+        println!(
+            "{:>6}  {:<18} attempt {} score {} {decision} → {consequence}{}",
+            e.seq,
+            e.task.as_str(),
+            e.attempt,
+            e.score,
+            if e.rolled_back { " (rolled back)" } else { "" }
+        );
+        let dims: Vec<String> = e
+            .dimensions
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        if !dims.is_empty() {
+            println!("          dimensions: {}", dims.join(", "));
+        }
+        if !e.notes.is_empty() {
+            println!("          notes: {}", render::event::first_line(&e.notes));
+        }
+        for f in &e.flags {
+            let text = match f {
+                runlog_core::projections::audit::AuditFlag::NearThreshold { margin } => {
+                    format!("near the threshold (margin {margin})")
+                }
+                runlog_core::projections::audit::AuditFlag::MissingDimensions { missing }
+                    if missing.is_empty() =>
+                {
+                    "no dimensions".into()
+                }
+                runlog_core::projections::audit::AuditFlag::MissingDimensions { missing } => {
+                    format!("missing dimensions: {}", missing.join(", "))
+                }
+                runlog_core::projections::audit::AuditFlag::ApprovedOverFailingScore {
+                    by,
+                    seq,
+                } => format!("approved by {by} at seq {seq} over this failing score"),
+            };
+            println!("          ⚑ {text}");
+        }
+    }
+    for o in &p.audit.out_of_gate {
+        match o {
+            runlog_core::projections::audit::OutOfGate::Approved { seq, task, by, .. } => {
+                println!("{seq:>6}  {:<18} approved by {by}", task.as_str())
+            }
+            runlog_core::projections::audit::OutOfGate::Rejected {
+                seq,
+                task,
+                by,
+                reopen,
+                reason,
+            } => {
+                println!(
+                    "{seq:>6}  {:<18} rejected by {by}{}: {reason}",
+                    task.as_str(),
+                    if *reopen { " (reopened)" } else { "" }
+                )
+            }
+            runlog_core::projections::audit::OutOfGate::EvalError {
+                seq, task, error, ..
+            } => println!("{seq:>6}  {:<18} evaluator error: {error}", task.as_str()),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,83 @@
+//! `runlog emit RUN`: commands as JSON lines on stdin, each decided on the state the lines
+//! before it left and recorded on its own; a rejected line records nothing and is reported,
+//! the next lines go on.
+
+use super::Ctx;
+use crate::error::{CliError, Result};
+use crate::render;
+use crate::runner::clock::Clock;
+use runlog_core::{Command, CommandKind};
+use runlog_replay::Session;
+use std::io::BufRead;
+
+/// Arguments of `runlog emit`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The run (created by a start-run line if new).
+    run: String,
+}
+
+/// Reads stdin to its end; exit 1 if any line was rejected.
+pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+    let log = ctx.open_or_create()?;
+    let mut session = Session::open(&log, &a.run)?;
+    let clock = Clock::from_env();
+    let mut rejected = 0usize;
+    for (i, line) in std::io::stdin().lock().lines().enumerate() {
+        let n = i + 1;
+        let line = line.map_err(|e| CliError::input(format!("stdin line {n}: {e}")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let cmd = match serde_json::from_str::<Command>(&line) {
+            Ok(c) => c,
+            Err(_) => match serde_json::from_str::<CommandKind>(&line) {
+                Ok(kind) => Command::new(clock.now(), kind),
+                Err(e) => {
+                    rejected += 1;
+                    report(ctx.json, n, Err(format!("not a command: {e}")));
+                    continue;
+                }
+            },
+        };
+        match session.execute(cmd)? {
+            Ok(recorded) => report(
+                ctx.json,
+                n,
+                Ok((
+                    recorded.head_seq().unwrap_or(session.state().seq),
+                    recorded.events.iter().map(|(_, e)| e.kind.name()).collect(),
+                )),
+            ),
+            Err(r) => {
+                rejected += 1;
+                report(
+                    ctx.json,
+                    n,
+                    Err(format!("{r} ({})", crate::error::rejection_hint(&r))),
+                );
+            }
+        }
+    }
+    if rejected > 0 {
+        return Err(CliError::failed(format!(
+            "{rejected} command(s) rejected; the others were recorded"
+        )));
+    }
+    Ok(())
+}
+
+fn report(json: bool, line: usize, outcome: std::result::Result<(u64, Vec<&str>), String>) {
+    match (json, outcome) {
+        (true, Ok((seq, events))) => render::json(
+            &serde_json::json!({"line": line, "ok": true, "head_seq": seq, "events": events}),
+        ),
+        (true, Err(why)) => {
+            render::json(&serde_json::json!({"line": line, "ok": false, "rejected": why}))
+        }
+        (false, Ok((seq, events))) => {
+            println!("line {line}: recorded {} (head {seq})", events.join(", "))
+        }
+        (false, Err(why)) => println!("line {line}: rejected: {why}"),
+    }
+}

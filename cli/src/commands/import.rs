@@ -1,0 +1,41 @@
+//! `runlog import FILE [--as NEW]`.
+
+use super::Ctx;
+use crate::error::{CliError, Result};
+use crate::render;
+use runlog_replay::export::import as import_run;
+use std::path::PathBuf;
+
+/// Arguments of `runlog import`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The export file.
+    file: PathBuf,
+    /// Import under another id.
+    #[arg(long = "as", value_name = "NEW")]
+    new: Option<String>,
+}
+
+/// Imports a `runlog export` file: it is re-encoded and its chain recomputed.
+pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+    let log = ctx.open_or_create()?;
+    let f = std::fs::File::open(&a.file)
+        .map_err(|e| CliError::input(format!("cannot read {}: {e}", a.file.display())))?;
+    let imported = import_run(&log, &mut std::io::BufReader::new(f), a.new.as_deref())?;
+    if ctx.json {
+        render::json(&imported);
+    } else {
+        println!(
+            "imported {} events as run {} (head {}{})",
+            imported.events,
+            imported.run,
+            imported.head_hash,
+            if imported.same_head_hash {
+                ", same as the export"
+            } else {
+                "; another id, another chain"
+            }
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,76 @@
+//! `runlog log RUN`: the event history; with `--follow`, tails a run being executed (through
+//! its runner's socket).
+
+use super::Ctx;
+use crate::error::{CliError, Result};
+use crate::render::event::print_event;
+use runlog_core::{Event, EventKind};
+use runlog_replay::Replay;
+
+/// Arguments of `runlog log`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The run.
+    run: String,
+    /// First seq.
+    #[arg(long, default_value_t = 1)]
+    from: u64,
+    /// Last seq [default: the head]
+    #[arg(long)]
+    to: Option<u64>,
+    /// Only events about this task.
+    #[arg(long)]
+    task: Option<String>,
+    /// Only events of this kind (repeatable), e.g. gate-decided, stage-failed.
+    #[arg(long = "kind", value_name = "KIND")]
+    kinds: Vec<String>,
+    /// Keep printing events as a running `runlog run` appends them, until it exits.
+    #[arg(long)]
+    follow: bool,
+}
+
+impl Args {
+    /// Whether an event passes the filters.
+    fn keeps(&self, seq: u64, e: &Event) -> bool {
+        self.to.is_none_or(|to| seq <= to)
+            && self
+                .task
+                .as_deref()
+                .is_none_or(|t| e.kind.task().is_some_and(|id| id.as_str() == t))
+            && (self.kinds.is_empty() || self.kinds.iter().any(|k| k == e.kind.name()))
+    }
+}
+
+/// Prints the events that pass the filters.
+pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+    for k in &a.kinds {
+        if !EventKind::NAMES.contains(&k.as_str()) {
+            return Err(CliError::input(format!("unknown event kind {k:?}"))
+                .with_hint(format!("kinds: {}", EventKind::NAMES.join(", "))));
+        }
+    }
+    let run = a.run.as_str();
+    let log = match crate::store::open_log(&ctx.store, false) {
+        Err(runlog_store::StoreError::Locked { .. }) if a.follow => {
+            return crate::live::connect(&ctx.store, run, a.from.max(1), &mut |seq, e| {
+                if a.keeps(seq, &e) {
+                    print_event(seq, &e, ctx.json);
+                }
+            });
+        }
+        other => other.map_err(|e| crate::store::explain(&ctx.store, e))?,
+    };
+    if a.follow {
+        eprintln!("note: run {run} is not being executed (no runner holds the store); showing its history");
+    }
+    let replay = Replay::new(&log);
+    let head = replay.head_seq(run)?;
+    let to = a.to.unwrap_or(head).min(head);
+    runlog_replay::events::for_each(&log, run, a.from.max(1), to, &mut |seq, _, e| {
+        if a.keeps(seq, &e) {
+            print_event(seq, &e, ctx.json);
+        }
+        Ok(true)
+    })?;
+    Ok(())
+}

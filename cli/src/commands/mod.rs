@@ -1,0 +1,213 @@
+//! One module per command: each has a `clap::Args` struct and one function. This file lists
+//! them with their help (the order `runlog --help` shows) and routes a parsed command to its
+//! module.
+
+mod approve;
+mod audit;
+mod control;
+mod diff;
+mod digest;
+mod emit;
+mod export;
+mod fork;
+mod import;
+mod log;
+mod reject;
+mod reopen;
+mod replan;
+mod replay;
+mod resume;
+mod rollback;
+mod run;
+mod runs;
+mod show;
+mod stack;
+mod stages;
+mod status;
+mod verify;
+mod viz;
+
+use crate::error::{ExitKind, Result};
+use clap::Subcommand;
+use runlog_store::Log;
+use std::path::PathBuf;
+
+/// What every command gets besides its own arguments: the global options.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    /// The store directory.
+    pub store: PathBuf,
+    /// `--json`: machine-readable output.
+    pub json: bool,
+}
+
+impl Ctx {
+    /// Opens the store, which must exist.
+    pub fn open(&self) -> Result<Log> {
+        crate::store::open(&self.store, false)
+    }
+
+    /// Opens the store, creating it if needed (commands that start or import runs).
+    pub fn open_or_create(&self) -> Result<Log> {
+        crate::store::open(&self.store, true)
+    }
+}
+
+/// Every command.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a workflow file to the end, recording every transition.
+    ///
+    /// Agents, tests and evaluators run with `sh -c` in the workflow file's directory, each in
+    /// its own process group, with RUNLOG_RUN, RUNLOG_TASK, RUNLOG_ATTEMPT, RUNLOG_RESCUE,
+    /// RUNLOG_WORKTREE and RUNLOG_FEEDBACK set. Ctrl-C stops cleanly; `runlog resume` continues.
+    /// With --json the closing summary is one JSON object.
+    ///
+    /// Example: runlog run fixtures/workflows/quickstart.toml
+    #[command(
+        after_help = "Exit codes: 0 every task done, 1 the run failed or paused, 2 bad workflow, 130 interrupted."
+    )]
+    Run(run::Args),
+    /// Continue an interrupted, crashed or paused run from its log.
+    ///
+    /// Attempts that were running when it stopped are retried with the same agent identity and
+    /// worktree; nothing done is redone.
+    ///
+    /// Example: runlog resume quickstart-1
+    Resume(resume::Args),
+    /// List the runs in the store with their status, size and lineage.
+    ///
+    /// Example: runlog runs --json
+    Runs(runs::Args),
+    /// The task board of a run, at its head or at any past seq.
+    ///
+    /// Statuses: open, in-progress, testing, test-failed, pending-eval, done, failed,
+    /// cancelled; an open task whose dependency failed shows as blocked.
+    ///
+    /// Example: runlog status quickstart-1 --at 20 --tree
+    Status(status::Args),
+    /// One task's whole story: attempts, tests, evals, rescues, messages, checkpoints.
+    ///
+    /// Example: runlog show quickstart-1 implement
+    Show(show::Args),
+    /// The event history of a run, one event per line with its seq.
+    ///
+    /// Example: runlog log quickstart-1 --task implement --kind gate-decided
+    Log(log::Args),
+    /// Step through a run's history: each event and what it changed on the board.
+    ///
+    /// Example: runlog replay quickstart-1 --to 30 --step
+    Replay(replay::Args),
+    /// The supervisor state stack (newest first) and the latest result per stage.
+    ///
+    /// Example: runlog stack seed-002-supervisor-1 --at 30
+    Stack(stack::Args),
+    /// Stage health: executions, durations, failures in a row, circuits.
+    ///
+    /// Example: runlog stages seed-002-supervisor-1
+    Stages(stages::Args),
+    /// Every eval decision: score, dimensions, threshold in force, decision, consequence, flags.
+    ///
+    /// Example: runlog audit seed-001-eval-gate-1
+    Audit(audit::Args),
+    /// Return a run to the state after SEQ by appending a rollback; nothing is deleted.
+    ///
+    /// Example: runlog rollback quickstart-1 --to 20 --reason "the eval ran on a stale build"
+    Rollback(rollback::Args),
+    /// Start a new run from a run's state after SEQ; continue it with `runlog resume`.
+    ///
+    /// Example: runlog fork quickstart-1 --at 20 --as quickstart-retry
+    Fork(fork::Args),
+    /// Compare two runs, or two points of one run (RUN@SEQ), by task.
+    ///
+    /// Example: runlog diff quickstart-1@20 quickstart-1
+    Diff(diff::Args),
+    /// Check checksums and the hash chain of one run or of all; exit 1 names the first bad seq.
+    ///
+    /// Example: runlog verify quickstart-1
+    Verify(verify::Args),
+    /// Print a run's digest (head seq and chain hash) to keep elsewhere, or check one.
+    ///
+    /// Example: runlog digest quickstart-1 > q1.digest; runlog digest quickstart-1 --check q1.digest
+    Digest(digest::Args),
+    /// Export a run as JSON lines (stdout, or -o FILE).
+    ///
+    /// Example: runlog export quickstart-1 -o quickstart-1.jsonl
+    Export(export::Args),
+    /// Import an exported run; the same run id reproduces the same head hash.
+    ///
+    /// Example: runlog import quickstart-1.jsonl --as quickstart-1-copy
+    Import(import::Args),
+    /// Approve a task waiting in pending-eval (or failed by the gate), bypassing the gate.
+    ///
+    /// Example: runlog approve seed-001-eval-gate-1 capped --by alice
+    Approve(approve::Args),
+    /// Reject a task waiting in pending-eval: failed, or open again with --reopen.
+    ///
+    /// Example: runlog reject quickstart-1 docs --reopen --reason "wrong file"
+    Reject(reject::Args),
+    /// Put a failed task back to open (triage); `runlog resume` runs it again.
+    ///
+    /// Example: runlog reopen seed-002-supervisor-1 deploy
+    Reopen(reopen::Args),
+    /// Revise a run's plan from a JSON file (the replan command's format).
+    ///
+    /// Example: runlog replan seed-000-1 --file plan.json
+    Replan(replan::Args),
+    /// Record commands given as JSON lines on stdin, through the same rules as the runner.
+    ///
+    /// Each line is a command, e.g. {"command":"start-task","task":"a","agent":null,"worktree":null},
+    /// optionally wrapped as {"at": MS, "kind": {...}}. Every line is decided on its own, on the
+    /// state the lines before it left (a rollback included): a rejected line records nothing and
+    /// is reported; the exit is 1 if any was rejected.
+    ///
+    /// Example: my-orchestrator | runlog emit my-run --json
+    Emit(emit::Args),
+    /// The task graph with status colours, as Graphviz dot or Mermaid.
+    ///
+    /// With --json: {"run", "seq", "format", "graph"}.
+    ///
+    /// Example: runlog viz quickstart-1 --format mermaid
+    Viz(viz::Args),
+}
+
+impl Command {
+    /// Commands that only read: they end quietly on a closed pipe (`runlog log RUN | head`).
+    /// The others must never die of one (a run, or input still to record).
+    pub fn reads_only(&self) -> bool {
+        !matches!(
+            self,
+            Command::Run(_) | Command::Resume(_) | Command::Emit(_)
+        )
+    }
+
+    /// Runs the command. `Ok(Some(kind))` ends with that exit code without an error message.
+    pub fn execute(self, ctx: &Ctx) -> Result<Option<ExitKind>> {
+        let done = |r: Result<()>| r.map(|()| None);
+        match self {
+            Command::Run(a) => run::run(a, ctx),
+            Command::Resume(a) => resume::run(a, ctx),
+            Command::Runs(a) => done(runs::run(a, ctx)),
+            Command::Status(a) => done(status::run(a, ctx)),
+            Command::Show(a) => done(show::run(a, ctx)),
+            Command::Log(a) => done(log::run(a, ctx)),
+            Command::Replay(a) => done(replay::run(a, ctx)),
+            Command::Stack(a) => done(stack::run(a, ctx)),
+            Command::Stages(a) => done(stages::run(a, ctx)),
+            Command::Audit(a) => done(audit::run(a, ctx)),
+            Command::Rollback(a) => done(rollback::run(a, ctx)),
+            Command::Fork(a) => done(fork::run(a, ctx)),
+            Command::Diff(a) => done(diff::run(a, ctx)),
+            Command::Verify(a) => done(verify::run(a, ctx)),
+            Command::Digest(a) => done(digest::run(a, ctx)),
+            Command::Export(a) => done(export::run(a, ctx)),
+            Command::Import(a) => done(import::run(a, ctx)),
+            Command::Approve(a) => done(approve::run(a, ctx)),
+            Command::Reject(a) => done(reject::run(a, ctx)),
+            Command::Reopen(a) => done(reopen::run(a, ctx)),
+            Command::Replan(a) => done(replan::run(a, ctx)),
+            Command::Emit(a) => done(emit::run(a, ctx)),
+            Command::Viz(a) => done(viz::run(a, ctx)),
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! `runlog rollback RUN --to SEQ --reason TEXT`.
+
+use super::control::{actor, record};
+use super::Ctx;
+use crate::error::Result;
+use runlog_core::CommandKind;
+
+/// Arguments of `runlog rollback`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The run.
+    run: String,
+    /// The seq whose state to return to.
+    #[arg(long, value_name = "SEQ")]
+    to: u64,
+    /// Why (kept in the log).
+    #[arg(long)]
+    reason: String,
+    /// Who [default: $USER]
+    #[arg(long)]
+    by: Option<String>,
+}
+
+/// Appends a rollback: the state after it is the state after `--to`; nothing is deleted.
+pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+    let kind = CommandKind::Rollback {
+        to_seq: a.to,
+        reason: a.reason,
+        by: actor(a.by),
+    };
+    record(ctx, &a.run, kind)
+}

@@ -1,0 +1,114 @@
+//! `runlog run WORKFLOW`, and what `resume` shares with it: driving an engine while its store's
+//! socket serves live followers, and the closing summary.
+
+use super::Ctx;
+use crate::error::{CliError, ExitKind, Result};
+use crate::render;
+use crate::runner::{Context, Ended, Engine, RunOptions, Workflow};
+use runlog_core::RunId;
+use runlog_store::EventLog;
+use std::path::{Path, PathBuf};
+
+/// Arguments of `runlog run`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The workflow file (TOML).
+    workflow: PathBuf,
+    /// The run's id [default: the workflow name plus a counter]
+    #[arg(long, value_name = "ID")]
+    run_id: Option<String>,
+    /// Tasks at once [default: the workflow's settings.jobs]
+    #[arg(long)]
+    jobs: Option<u32>,
+    /// Plain lines, no live view.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// Validates the workflow (nothing runs if it is wrong), starts the run and drives it.
+pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
+    let wf = Workflow::load(&a.workflow)?;
+    let log = ctx.open_or_create()?;
+    let run = match a.run_id {
+        Some(id) => {
+            if log.head(&id)?.is_some() {
+                return Err(CliError::input(format!(
+                    "run {id} already exists in {}",
+                    ctx.store.display()
+                ))
+                .with_hint(format!(
+                    "resume it with `runlog resume {id}`, or choose another --run-id"
+                )));
+            }
+            id
+        }
+        None => crate::store::free_run_id(&log, &wf.name)?,
+    };
+    let context = Context {
+        dir: wf.dir.clone(),
+        replan: wf.replan.clone(),
+        work: work_dir(&ctx.store, &run),
+    };
+    let opts = RunOptions {
+        quiet: a.quiet,
+        jobs: a.jobs,
+    };
+    let mut engine = Engine::new(&log, &run, runlog_core::RunState::default(), context, &opts);
+    engine.start(wf.start_command(RunId::from(run.as_str())))?;
+    let ended = drive_serving(&log, &ctx.store, engine)?;
+    finish(&log, ctx, &run, &ended)
+}
+
+/// Where a run's worktrees and feedback files live: `STORE/worktrees/RUN`, absolute, because
+/// commands run in the workflow's directory and must not depend on the current one.
+pub(super) fn work_dir(store: &Path, run: &str) -> PathBuf {
+    std::path::absolute(store)
+        .unwrap_or_else(|_| store.to_path_buf())
+        .join("worktrees")
+        .join(run)
+}
+
+/// Runs the engine while serving live followers from the store's socket.
+pub(super) fn drive_serving(
+    log: &runlog_store::Log,
+    store_dir: &Path,
+    engine: Engine<'_>,
+) -> Result<Ended> {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::failed(format!("cannot start the async runtime: {e}")))?;
+    std::thread::scope(|scope| {
+        scope.spawn(|| crate::live::serve(log, store_dir, &stop));
+        let ended = rt.block_on(engine.drive());
+        stop.store(true, std::sync::atomic::Ordering::Release);
+        Ok(ended?)
+    })
+}
+
+/// Prints the closing summary; the exit code says how the run ended.
+pub(super) fn finish(
+    log: &dyn EventLog,
+    ctx: &Ctx,
+    run: &str,
+    ended: &Ended,
+) -> Result<Option<ExitKind>> {
+    let p = runlog_replay::Replay::new(log).project(run, None, None)?;
+    render::summary::print(
+        &p.summary,
+        &ended.state,
+        ended.elapsed,
+        run,
+        &ctx.store,
+        ctx.json,
+    );
+    Ok(if ended.interrupted {
+        Some(ExitKind::Interrupted)
+    } else if ended.succeeded() {
+        None
+    } else {
+        Some(ExitKind::Failed)
+    })
+}

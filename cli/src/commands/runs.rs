@@ -1,0 +1,89 @@
+//! `runlog runs`: every run in the store with its status, size and lineage.
+
+use super::Ctx;
+use crate::error::Result;
+use crate::render;
+use runlog_replay::Replay;
+use runlog_store::EventLog;
+use serde::Serialize;
+
+/// Arguments of `runlog runs`.
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+/// Lists the runs; a run whose head cannot be read is listed as damaged.
+pub fn run(_: Args, ctx: &Ctx) -> Result<()> {
+    let log = ctx.open()?;
+    let replay = Replay::new(&log);
+    #[derive(Serialize)]
+    struct Row {
+        run: String,
+        status: String,
+        outcome: Option<runlog_core::RunOutcome>,
+        events: u64,
+        started_ms: Option<u64>,
+        fork_of: Option<String>,
+        fork_at: Option<u64>,
+        workflow: Option<String>,
+    }
+    let mut rows = Vec::new();
+    for meta in log.runs()? {
+        if meta.head.is_none() {
+            // No readable head: an empty run (skipped) or a damaged one (listed as such).
+            let report = log.verify(&meta.run)?;
+            if report.damage.is_some() {
+                rows.push(Row {
+                    run: meta.run,
+                    status: "damaged".into(),
+                    outcome: None,
+                    events: report.verified,
+                    started_ms: None,
+                    fork_of: None,
+                    fork_at: None,
+                    workflow: None,
+                });
+            }
+            continue;
+        }
+        let state = replay.head_state(&meta.run)?;
+        let outcome = match &state.status {
+            runlog_core::RunStatus::Finished(o) => Some(o.clone()),
+            _ => None,
+        };
+        let status = state.status.name().to_owned();
+        rows.push(Row {
+            run: meta.run,
+            status,
+            outcome,
+            events: state.seq,
+            started_ms: state.run.as_ref().map(|r| r.started_at.0),
+            fork_of: state.fork.as_ref().map(|f| f.from_run.0.clone()),
+            fork_at: state.fork.as_ref().map(|f| f.at_seq),
+            workflow: state.run.as_ref().map(|r| r.workflow.clone()),
+        });
+    }
+    if ctx.json {
+        rows.iter().for_each(render::json);
+        return Ok(());
+    }
+    if rows.is_empty() {
+        println!("no runs in {}", ctx.store.display());
+        return Ok(());
+    }
+    println!(
+        "{:<28} {:<12} {:<10} {:>7}  lineage",
+        "RUN", "STATUS", "OUTCOME", "EVENTS"
+    );
+    for r in rows {
+        let outcome = r.outcome.as_ref().map_or("", runlog_core::RunOutcome::name);
+        let lineage = match (&r.fork_of, r.fork_at) {
+            (Some(p), Some(at)) => format!("fork of {p}@{at}"),
+            _ => String::new(),
+        };
+        println!(
+            "{:<28} {:<12} {:<10} {:>7}  {lineage}",
+            r.run, r.status, outcome, r.events
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,100 @@
+//! `runlog show RUN TASK`: one task's whole story.
+
+use super::Ctx;
+use crate::error::{CliError, Result};
+use crate::render;
+use crate::render::{color, status_word};
+use runlog_core::projections::Board;
+use runlog_core::{Event, TaskId};
+use runlog_replay::Replay;
+use serde::Serialize;
+
+/// Arguments of `runlog show`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The run.
+    run: String,
+    /// The task.
+    task: String,
+}
+
+/// Prints the task's spec, counters and every event about it.
+pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+    let (run, task) = (a.run.as_str(), a.task.as_str());
+    let log = ctx.open()?;
+    let replay = Replay::new(&log);
+    let state = replay.head_state(run)?;
+    let id = TaskId::from(task);
+    let Some(t) = state.task(&id) else {
+        let known: Vec<&str> = state.order.iter().map(TaskId::as_str).collect();
+        return Err(CliError::input(format!("run {run} has no task {task}"))
+            .with_hint(format!("tasks: {}", known.join(", "))));
+    };
+    let board = Board::of(&state);
+    let head = state.seq;
+    let story: Vec<(u64, Event)> = replay
+        .events(run, 1, head)?
+        .into_iter()
+        .filter(|(_, e)| e.kind.task() == Some(&id))
+        .collect();
+    if ctx.json {
+        #[derive(Serialize)]
+        struct Show<'a> {
+            run: &'a str,
+            task: Option<&'a runlog_core::projections::board::BoardRow>,
+            spec: &'a runlog_core::TaskSpec,
+            events: Vec<serde_json::Value>,
+        }
+        let events = story
+            .iter()
+            .map(|(seq, e)| serde_json::json!({"seq": seq, "at": e.at, "event": e.kind}))
+            .collect();
+        render::json(&Show {
+            run,
+            task: board.row(&id),
+            spec: &t.spec,
+            events,
+        });
+        return Ok(());
+    }
+    let c = color();
+    println!(
+        "task {task} of run {run}: {}",
+        board
+            .row(&id)
+            .map(|r| status_word(r, c))
+            .unwrap_or_default()
+    );
+    println!("  {}", t.spec.description);
+    if let Some(run_cmd) = &t.spec.run {
+        println!("  run: {run_cmd}");
+    }
+    if let Some(cmd) = &t.spec.test {
+        println!("  test: {cmd}");
+    }
+    if let Some(cmd) = &t.spec.eval {
+        println!("  eval: {cmd}");
+    }
+    println!(
+        "  attempts {}, rescues {}, test failures {}, checkpoints {}/{}{}",
+        t.attempt,
+        t.rescues,
+        t.test_failures,
+        t.checkpoints.len(),
+        t.spec.checkpoints.len(),
+        t.class
+            .map(|c| format!(", class {}", c.name()))
+            .unwrap_or_default()
+    );
+    if let Some(agent) = &t.agent {
+        println!(
+            "  agent {agent} in worktree {}",
+            t.worktree.clone().unwrap_or_default()
+        );
+    }
+    println!("history:");
+    for (seq, e) in &story {
+        println!("{}", render::event::line(*seq, &e.kind));
+    }
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! `runlog status RUN [--at SEQ] [--tree]`: the task board.
+
+use super::Ctx;
+use crate::error::Result;
+use crate::render;
+use crate::render::{color, join, pad, readiness, status_word};
+use runlog_core::projections::Board;
+use runlog_replay::Replay;
+use serde::Serialize;
+
+/// Arguments of `runlog status`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The run.
+    run: String,
+    /// Show the board as it was after this seq.
+    #[arg(long, value_name = "SEQ")]
+    at: Option<u64>,
+    /// Indent tasks under their groups.
+    #[arg(long)]
+    tree: bool,
+}
+
+/// Prints the board at the head or at `--at`.
+pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+    let run = a.run.as_str();
+    let log = ctx.open()?;
+    let replay = Replay::new(&log);
+    let state = replay.state_at_or_head(run, a.at)?;
+    let seq = state.seq;
+    let board = Board::of(&state);
+    if ctx.json {
+        #[derive(Serialize)]
+        struct Status<'a> {
+            run: &'a str,
+            seq: u64,
+            board: &'a Board,
+        }
+        render::json(&Status {
+            run,
+            seq,
+            board: &board,
+        });
+        return Ok(());
+    }
+    let c = color();
+    let head = replay.head_seq(run)?;
+    let at_text = if seq == head {
+        format!("head, seq {seq}")
+    } else {
+        format!("seq {seq} of {head}")
+    };
+    println!("run {run} at {at_text}");
+    if let Some(after) = &board.paused_for_replan {
+        println!("dispatch paused: replan requested after {after}");
+    }
+    println!(
+        "{:<24} {:<13} {:>7} {:>7} {:>6}  detail",
+        "TASK", "STATUS", "ATTEMPT", "RESCUE", "SCORE"
+    );
+    for row in &board.rows {
+        let indent = if a.tree {
+            "  ".repeat(row.depth.saturating_sub(1) as usize)
+                + if row.depth > 1 { "└ " } else { "" }
+        } else {
+            String::new()
+        };
+        let name = format!("{indent}{}", row.id);
+        let visible = status_word(row, false).len();
+        let mut detail = readiness(&row.readiness);
+        if !row.failed_children.is_empty() {
+            detail = format!("failed below: {}", join(&row.failed_children));
+        }
+        if let Some(note) = &row.note {
+            detail = if detail.is_empty() {
+                note.clone()
+            } else {
+                format!("{detail}; {note}")
+            };
+        }
+        let score = row.score.map(|s| format!("{s:.2}")).unwrap_or_default();
+        println!(
+            "{:<24} {} {:>7} {:>7} {:>6}  {detail}",
+            name,
+            pad(&status_word(row, c), visible, 13),
+            row.attempt,
+            row.rescues,
+            score
+        );
+    }
+    Ok(())
+}

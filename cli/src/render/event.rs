@@ -1,0 +1,156 @@
+//! Events for people: one line each, in words, or as a JSON line.
+
+use super::gate_word;
+use runlog_core::{Event, EventKind};
+use serde::Serialize;
+
+/// One event in words (used by log, show, replay).
+pub fn describe(e: &EventKind) -> String {
+    match e {
+        EventKind::TaskStarted {
+            task,
+            agent,
+            worktree,
+            attempt,
+        } => format!("{task} attempt {attempt} started by {agent} in {worktree}"),
+        EventKind::TaskSubmitted { task, summary } => format!("{task} submitted: {summary}"),
+        EventKind::TestsStarted { task, attempt } => {
+            format!("{task} tests started (attempt {attempt})")
+        }
+        EventKind::TestsPassed { task, .. } => format!("{task} tests passed"),
+        EventKind::TestsFailed { task, details, .. } => {
+            format!("{task} tests failed: {}", first_line(details))
+        }
+        EventKind::EvalScored {
+            task,
+            score,
+            dimensions,
+            notes,
+            ..
+        } => format!(
+            "{task} scored {score} [{}] {notes}",
+            dimensions
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        EventKind::GateDecided {
+            task,
+            score,
+            threshold,
+            outcome,
+        } => {
+            format!(
+                "{task} gate: {score} vs threshold {threshold} → {}",
+                gate_word(outcome)
+            )
+        }
+        EventKind::StageCompleted {
+            stage,
+            task,
+            duration_ms,
+            retry_count,
+            result,
+        } => {
+            format!("stage {stage} ({task}) completed in {duration_ms} ms after {retry_count} retries: {}", serde_json::to_string(result).unwrap_or_default())
+        }
+        EventKind::StageFailed {
+            stage,
+            task,
+            error,
+            error_type,
+            retry_count,
+            ..
+        } => {
+            format!(
+                "stage {stage} ({task}) failed [{error_type}] (retry {retry_count}): {}",
+                first_line(error)
+            )
+        }
+        EventKind::OutputRecorded {
+            task,
+            stream,
+            bytes,
+            blob,
+            ..
+        } => format!(
+            "{task} {stream}: {bytes} bytes{}",
+            blob.map(|b| format!(" (blob {})", &b.to_hex()[..12]))
+                .unwrap_or_default()
+        ),
+        other => serde_json::to_value(other)
+            .ok()
+            .and_then(|v| v.as_object().cloned())
+            .map(|mut o| {
+                o.remove("type");
+                o.iter()
+                    .map(|(k, v)| format!("{k}={}", compact(v)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default(),
+    }
+}
+
+fn compact(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => first_line(s),
+        other => {
+            let s = other.to_string();
+            if s.chars().count() > 120 {
+                format!("{}…", s.chars().take(120).collect::<String>())
+            } else {
+                s
+            }
+        }
+    }
+}
+
+pub fn first_line(s: &str) -> String {
+    let line = s
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    if line.chars().count() > 140 {
+        format!("{}…", line.chars().take(140).collect::<String>())
+    } else {
+        line.to_owned()
+    }
+}
+
+/// Prints one event.
+pub fn print_event(seq: u64, e: &Event, json: bool) {
+    if json {
+        #[derive(Serialize)]
+        struct Line<'a> {
+            seq: u64,
+            at: u64,
+            event: &'a EventKind,
+        }
+        super::json(&Line {
+            seq,
+            at: e.at.0,
+            event: &e.kind,
+        });
+    } else {
+        println!(
+            "{seq:>6}  {}  {:<20} {}",
+            clock(e.at.0),
+            e.kind.name(),
+            describe(&e.kind)
+        );
+    }
+}
+
+/// `HH:MM:SS` (UTC) of a timestamp.
+pub fn clock(ms: u64) -> String {
+    let s = ms / 1000;
+    format!("{:02}:{:02}:{:02}", (s / 3600) % 24, (s / 60) % 60, s % 60)
+}
+
+/// `seq  kind  description`: an event in a task's story or a replay step.
+pub fn line(seq: u64, kind: &EventKind) -> String {
+    format!("{seq:>6}  {:<20} {}", kind.name(), describe(kind))
+}

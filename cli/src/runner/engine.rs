@@ -1,0 +1,548 @@
+//! The engine: one loop owns a run's session (its head state and the one write path); every
+//! transition goes through `decide` and is appended (durably) before the engine acts on it.
+//! What to start comes from the pure dispatch policy in `runlog-core`; agents, tests,
+//! evaluators and the replan command run as processes on tokio tasks and report back over a
+//! channel.
+
+use super::clock::Clock;
+use super::error::RunnerError;
+use super::process::{self, Outcome};
+use super::protocol;
+use super::signals::Signals;
+use super::view::View;
+use runlog_core::dispatch::{dispatch, Capacity, Job};
+use runlog_core::projections::Board;
+use runlog_core::{
+    Command, CommandKind, Event, Hash, Rejection, RunOutcome, RunState, RunStatus, TaskId,
+};
+use runlog_replay::{Replay, Session};
+use runlog_store::EventLog;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// Shorthand.
+pub type Result<T> = std::result::Result<T, RunnerError>;
+
+/// Output longer than this goes to the blob area; the event keeps its beginning.
+const INLINE_OUTPUT: usize = 4_096;
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Plain lines only.
+    pub quiet: bool,
+    /// Override the workflow's `jobs`.
+    pub jobs: Option<u32>,
+}
+
+/// Where the workflow's commands run and how plans are revised.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// The workflow file's directory.
+    pub dir: PathBuf,
+    /// The replan command.
+    pub replan: Option<String>,
+    /// Where worktrees and feedback files live: `STORE/worktrees/RUN`.
+    pub work: PathBuf,
+}
+
+/// The command line of a task's job and the message its end sends back.
+fn command_of(job: Job, spec: &runlog_core::TaskSpec) -> Option<&str> {
+    match job {
+        Job::Attempt => spec.run.as_deref(),
+        Job::Tests => spec.test.as_deref(),
+        Job::Eval => spec.eval.as_deref(),
+    }
+}
+
+fn done_of(job: Job, task: TaskId, out: Outcome) -> Done {
+    match job {
+        Job::Attempt => Done::Agent(task, out),
+        Job::Tests => Done::Tests(task, out),
+        Job::Eval => Done::Eval(task, out),
+    }
+}
+
+#[derive(Debug)]
+enum Done {
+    Agent(TaskId, Outcome),
+    Tests(TaskId, Outcome),
+    Eval(TaskId, Outcome),
+    Replan(Outcome),
+}
+
+/// How a run ended, for the caller's summary.
+#[derive(Debug)]
+pub struct Ended {
+    /// The final state.
+    pub state: RunState,
+    /// A signal stopped it (the run is interrupted, not finished).
+    pub interrupted: bool,
+    /// Wall time of this invocation.
+    pub elapsed: std::time::Duration,
+}
+
+impl Ended {
+    /// Every task done.
+    pub fn succeeded(&self) -> bool {
+        matches!(
+            self.state.status,
+            RunStatus::Finished(RunOutcome::Succeeded)
+        )
+    }
+}
+
+/// The runner.
+pub struct Engine<'l> {
+    session: Session<'l>,
+    ctx: Context,
+    clock: Clock,
+    view: View,
+    jobs_override: Option<u32>,
+    busy: HashMap<TaskId, JoinHandle<()>>,
+    replanning: Option<JoinHandle<()>>,
+    replan_gave_up: bool,
+    tx: mpsc::UnboundedSender<Done>,
+    rx: mpsc::UnboundedReceiver<Done>,
+}
+
+impl std::fmt::Debug for Engine<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("run", &self.session.run())
+            .field("seq", &self.session.state().seq)
+            .finish()
+    }
+}
+
+impl<'l> Engine<'l> {
+    /// A runner for `run`, whose state is `state` (the head).
+    pub fn new(
+        log: &'l dyn EventLog,
+        run: &str,
+        state: RunState,
+        ctx: Context,
+        opts: &RunOptions,
+    ) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Self {
+            session: Session::at(Replay::new(log), run, state),
+            ctx,
+            clock: Clock::from_env(),
+            view: View::new(opts.quiet),
+            jobs_override: opts.jobs,
+            busy: HashMap::new(),
+            replanning: None,
+            replan_gave_up: false,
+            tx,
+            rx,
+        }
+    }
+
+    /// Processes at once: `--jobs`, else the run's setting (read from the state, which only
+    /// has the workflow's settings once the run started).
+    fn jobs(&self) -> usize {
+        self.jobs_override
+            .unwrap_or(self.state().settings.jobs)
+            .max(1) as usize
+    }
+
+    fn state(&self) -> &RunState {
+        self.session.state()
+    }
+
+    fn run(&self) -> &str {
+        self.session.run()
+    }
+
+    /// Decides and records a command through the session; the view shows each event.
+    fn try_execute(
+        &mut self,
+        kind: CommandKind,
+    ) -> Result<std::result::Result<Vec<(u64, Event)>, Rejection>> {
+        let view = &self.view;
+        let recorded = self
+            .session
+            .execute_observed(Command::new(self.clock.now(), kind), &mut |_, e, state| {
+                view.event(e, state)
+            })?;
+        Ok(recorded.map(|r| r.events))
+    }
+
+    fn execute(&mut self, kind: CommandKind) -> Result<Vec<(u64, Event)>> {
+        self.try_execute(kind)?
+            .map_err(|r| RunnerError::Refused(Box::new(r)))
+    }
+
+    /// Starts a run of a workflow.
+    pub fn start(&mut self, start: CommandKind) -> Result<()> {
+        self.execute(start).map(|_| ())
+    }
+
+    /// Makes an interrupted, crashed or paused run runnable again.
+    pub fn prepare_resume(&mut self) -> Result<()> {
+        if self.state().status == RunStatus::Running {
+            // Nothing recorded how the last runner stopped (kill -9, power loss): say so, which
+            // also abandons the attempts it had running; they are retried below.
+            self.execute(CommandKind::Interrupt {
+                reason: "the runner stopped without recording it; resuming".into(),
+            })?;
+        }
+        if self.succeeded() {
+            return Ok(());
+        }
+        self.execute(CommandKind::Resume {
+            reason: "runlog resume".into(),
+        })
+        .map(|_| ())
+    }
+
+    /// Whether the run already succeeded.
+    pub fn succeeded(&self) -> bool {
+        matches!(
+            self.state().status,
+            RunStatus::Finished(RunOutcome::Succeeded)
+        )
+    }
+
+    /// Runs until every task is resolved or nothing more can happen; a signal interrupts.
+    pub async fn drive(mut self) -> Result<Ended> {
+        let started = Instant::now();
+        let mut signals = Signals::new()?;
+        loop {
+            let next_due = self.dispatch()?;
+            if self.busy.is_empty() && self.replanning.is_none() {
+                match next_due {
+                    Some(due) => {
+                        tokio::select! {
+                            _ = self.clock.sleep_until(due) => continue,
+                            _ = signals.recv() => return self.interrupt(started),
+                        }
+                    }
+                    None => return self.finish(started),
+                }
+            }
+            tokio::select! {
+                Some(done) = self.rx.recv() => self.handle(done)?,
+                _ = signals.recv() => return self.interrupt(started),
+                _ = self.clock.sleep_until(next_due.unwrap_or_default()), if next_due.is_some() => {}
+            }
+        }
+    }
+
+    /// Starts what the dispatch policy proposes; returns when the next retry comes due.
+    fn dispatch(&mut self) -> Result<Option<runlog_core::Timestamp>> {
+        let busy = &self.busy;
+        let cap = Capacity {
+            busy: &|id| busy.contains_key(id),
+            free: self.jobs().saturating_sub(busy.len()),
+            replanning: self.replanning.is_some(),
+            replan_stopped: self.replan_gave_up,
+        };
+        let plan = dispatch(self.state(), self.clock.peek(), &cap);
+        if plan.replan {
+            match self.ctx.replan.clone() {
+                Some(cmd) => self.spawn_replan(cmd)?,
+                None => {
+                    self.replan_gave_up = true;
+                    self.view.say("⏸ a replan was requested and the workflow has no `replan` command: pausing");
+                }
+            }
+        }
+        for (id, job) in plan.starts {
+            if job == Job::Attempt {
+                self.execute(CommandKind::StartTask {
+                    task: id.clone(),
+                    agent: None,
+                    worktree: None,
+                })?;
+            }
+            self.spawn(&id, job);
+        }
+        Ok(plan.next_due)
+    }
+
+    /// The environment every command of a task sees.
+    fn env_for(&self, id: &TaskId) -> Vec<(String, String)> {
+        let Some(t) = self.state().task(id) else {
+            return Vec::new();
+        };
+        let worktree = t.worktree.clone().unwrap_or_else(|| id.0.clone());
+        let worktree = if Path::new(&worktree).is_absolute() {
+            PathBuf::from(worktree)
+        } else {
+            self.ctx.work.join(worktree)
+        };
+        let _ = std::fs::create_dir_all(&worktree);
+        let feedback = self.ctx.work.join(format!("{}.feedback", id.0));
+        // The feedback file always exists; empty when there is nothing to say.
+        let _ = std::fs::write(&feedback, t.feedback.clone().unwrap_or_default());
+        vec![
+            ("RUNLOG_RUN".into(), self.run().to_owned()),
+            ("RUNLOG_TASK".into(), id.0.clone()),
+            ("RUNLOG_ATTEMPT".into(), t.attempt.to_string()),
+            ("RUNLOG_RESCUE".into(), t.rescues.to_string()),
+            ("RUNLOG_WORKTREE".into(), worktree.display().to_string()),
+            ("RUNLOG_FEEDBACK".into(), feedback.display().to_string()),
+            ("RUNLOG_STAGE".into(), t.spec.stage_id().0),
+        ]
+    }
+
+    /// Starts one of a task's commands; its outcome comes back as a `Done`.
+    fn spawn(&mut self, id: &TaskId, job: Job) {
+        let Some(task) = self.state().task(id) else {
+            return;
+        };
+        let cmd = command_of(job, &task.spec).unwrap_or("true").to_owned();
+        let timeout = self.state().strategy_for(task).timeout_ms;
+        let env = self.env_for(id);
+        let dir = self.ctx.dir.clone();
+        let tx = self.tx.clone();
+        let task = id.clone();
+        let handle = tokio::spawn(async move {
+            let out = process::run(&cmd, &dir, &env, None, timeout).await;
+            let _ = tx.send(done_of(job, task, out));
+        });
+        self.busy.insert(id.clone(), handle);
+    }
+
+    fn spawn_replan(&mut self, cmd: String) -> Result<()> {
+        let board = serde_json::to_string(&Board::of(self.state())).map_err(RunnerError::Board)?;
+        let env = vec![("RUNLOG_RUN".to_owned(), self.run().to_owned())];
+        let dir = self.ctx.dir.clone();
+        let tx = self.tx.clone();
+        self.view.say("↺ running the replan command");
+        self.replanning = Some(tokio::spawn(async move {
+            let out = process::run(&cmd, &dir, &env, Some(board), None).await;
+            let _ = tx.send(Done::Replan(out));
+        }));
+        Ok(())
+    }
+
+    /// Keeps a command's output: inline when small, in the blob area when large.
+    fn record_output(&mut self, id: &TaskId, what: &str, out: &Outcome) -> Result<()> {
+        for (stream, text) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            if text.trim().is_empty() {
+                continue;
+            }
+            let (inline, blob) = if text.len() > INLINE_OUTPUT {
+                let hash = self
+                    .session
+                    .replay()
+                    .log()
+                    .put_blob(text.as_bytes())
+                    .map_err(RunnerError::Output)?;
+                let mut cut = INLINE_OUTPUT;
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                (text.get(..cut).unwrap_or("").to_owned(), Some(Hash(hash)))
+            } else {
+                (text.clone(), None)
+            };
+            self.execute(CommandKind::RecordOutput {
+                task: id.clone(),
+                stream: format!("{what}.{stream}"),
+                text: inline,
+                blob,
+                bytes: text.len() as u64,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, done: Done) -> Result<()> {
+        match done {
+            Done::Agent(id, out) => {
+                self.busy.remove(&id);
+                self.record_output(&id, "agent", &out)?;
+                let duration_ms = self.clock.duration_ms(out.duration);
+                if !out.succeeded() {
+                    let (error, error_type) = out.failure_text();
+                    return self
+                        .execute(CommandKind::FailStage {
+                            task: id,
+                            error,
+                            error_type: error_type.into(),
+                            duration_ms,
+                        })
+                        .map(|_| ());
+                }
+                let report = protocol::agent_report(&out.stdout);
+                for name in report.checkpoints {
+                    self.execute(CommandKind::ReachCheckpoint {
+                        task: id.clone(),
+                        name,
+                    })?;
+                }
+                for class in report.classes {
+                    if let Err(r) = self.try_execute(CommandKind::Classify {
+                        task: id.clone(),
+                        class,
+                    })? {
+                        self.note(&id, format!("classification {} refused: {r}", class.name()))?;
+                    }
+                }
+                let agent = self
+                    .state()
+                    .task(&id)
+                    .and_then(|t| t.agent.clone())
+                    .map_or_else(|| "agent".into(), |a| a.0);
+                for text in report.messages {
+                    self.execute(CommandKind::PostMessage {
+                        task: Some(id.clone()),
+                        from: agent.clone(),
+                        text,
+                    })?;
+                }
+                for problem in report.problems {
+                    self.note(&id, problem)?;
+                }
+                let submit = CommandKind::SubmitTask {
+                    task: id.clone(),
+                    summary: report.summary,
+                    result: report.result,
+                    duration_ms,
+                };
+                match self.try_execute(submit)? {
+                    Ok(_) => Ok(()),
+                    Err(r @ Rejection::CheckpointsMissing { .. }) => self
+                        .execute(CommandKind::FailStage {
+                            task: id,
+                            error: r.to_string(),
+                            error_type: "checkpoints".into(),
+                            duration_ms,
+                        })
+                        .map(|_| ()),
+                    Err(r) => Err(RunnerError::Refused(Box::new(r))),
+                }
+            }
+            Done::Tests(id, out) => {
+                self.busy.remove(&id);
+                self.record_output(&id, "test", &out)?;
+                let details = match out.succeeded() {
+                    true => {
+                        process::tail(&out.stdout, 500).unwrap_or_else(|| "tests passed".into())
+                    }
+                    false => {
+                        let (why, _) = out.failure_text();
+                        let text = format!("{}\n{}", out.stdout, out.stderr);
+                        format!("{why}\n{}", process::tail(&text, 2_000).unwrap_or_default())
+                    }
+                };
+                self.execute(CommandKind::RecordTests {
+                    task: id,
+                    passed: out.succeeded(),
+                    details,
+                })
+                .map(|_| ())
+            }
+            Done::Eval(id, out) => {
+                self.busy.remove(&id);
+                self.record_output(&id, "eval", &out)?;
+                let evaluator = self
+                    .state()
+                    .task(&id)
+                    .and_then(|t| t.spec.eval.clone())
+                    .unwrap_or_default();
+                let parsed = if out.succeeded() {
+                    protocol::evaluation(&out.stdout)
+                } else {
+                    Err(format!("the evaluator {}", out.failure_text().0))
+                };
+                let kind = match parsed {
+                    Ok(e) => CommandKind::ScoreEval {
+                        task: id,
+                        evaluator,
+                        score: e.score,
+                        dimensions: e.dimensions,
+                        notes: e.notes,
+                    },
+                    Err(error) => CommandKind::RecordEvalError {
+                        task: id,
+                        evaluator,
+                        error,
+                    },
+                };
+                self.execute(kind).map(|_| ())
+            }
+            Done::Replan(out) => {
+                self.replanning = None;
+                match self.revision(&out) {
+                    Ok(kind) => match self.try_execute(kind)? {
+                        Ok(_) => Ok(()),
+                        Err(r) => {
+                            self.give_up_replan(format!("the replanner's plan was refused: {r}"))
+                        }
+                    },
+                    Err(why) => self.give_up_replan(why),
+                }
+            }
+        }
+    }
+
+    fn give_up_replan(&mut self, why: String) -> Result<()> {
+        self.replan_gave_up = true;
+        self.view.say(&format!("⏸ {why}"));
+        self.execute(CommandKind::PostMessage {
+            task: None,
+            from: "runlog".into(),
+            text: why,
+        })
+        .map(|_| ())
+    }
+
+    fn note(&mut self, id: &TaskId, text: String) -> Result<()> {
+        self.execute(CommandKind::PostMessage {
+            task: Some(id.clone()),
+            from: "runlog".into(),
+            text,
+        })
+        .map(|_| ())
+    }
+
+    /// Reads the replanner's answer (see [`super::workflow::parse_revision`]).
+    fn revision(&self, out: &Outcome) -> std::result::Result<CommandKind, String> {
+        if !out.succeeded() {
+            return Err(format!("the replan command {}", out.failure_text().0));
+        }
+        super::workflow::parse_revision(&out.stdout, "revised by the replan command")
+            .map_err(|e| format!("the replan command's output is {e}"))
+    }
+
+    fn abort_all(&mut self) {
+        // Dropping a job's future kills its process group (see `process`).
+        for (_, handle) in self.busy.drain() {
+            handle.abort();
+        }
+        if let Some(h) = self.replanning.take() {
+            h.abort();
+        }
+    }
+
+    fn interrupt(mut self, started: Instant) -> Result<Ended> {
+        self.abort_all();
+        self.view.done();
+        self.execute(CommandKind::Interrupt {
+            reason: "interrupted (signal); `runlog resume` continues".into(),
+        })?;
+        Ok(Ended {
+            state: self.session.into_state(),
+            interrupted: true,
+            elapsed: started.elapsed(),
+        })
+    }
+
+    fn finish(mut self, started: Instant) -> Result<Ended> {
+        self.view.done();
+        self.execute(CommandKind::Finish)?;
+        Ok(Ended {
+            state: self.session.into_state(),
+            interrupted: false,
+            elapsed: started.elapsed(),
+        })
+    }
+}

@@ -1,0 +1,82 @@
+//! What can stop the runner, apart from the run's own outcome (a failed task is not an error).
+
+use runlog_core::Rejection;
+use runlog_replay::ReplayError;
+use runlog_store::StoreError;
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// Everything the runner can fail with. The log stays intact in every case: what was recorded
+/// was recorded whole, and `resume` continues from it.
+#[derive(Debug, Error)]
+pub enum RunnerError {
+    /// The workflow file cannot be read or is not valid; nothing ran.
+    #[error(transparent)]
+    Workflow(#[from] Box<WorkflowError>),
+    /// Reading or writing the run's log failed.
+    #[error(transparent)]
+    Log(#[from] ReplayError),
+    /// The blob area failed while keeping a large output.
+    #[error("cannot keep a command's output: {0}")]
+    Output(#[source] StoreError),
+    /// The runner proposed something the rules refuse: a defect in the runner.
+    #[error("the runner issued a command the rules refused: {0}")]
+    Refused(#[source] Box<Rejection>),
+    /// The board could not be encoded for the replan command.
+    #[error("cannot encode the board for the replan command: {0}")]
+    Board(#[source] serde_json::Error),
+    /// The process environment refused something the runner needs.
+    #[error("cannot {what}: {source}")]
+    System {
+        /// What was being done.
+        what: &'static str,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A workflow file that cannot run, with where in it.
+#[derive(Debug, Error)]
+pub enum WorkflowError {
+    /// The file cannot be read.
+    #[error("cannot read workflow {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not valid TOML, or a field the format does not have (toml's message names the line).
+    #[error("{}: {message}", path.display())]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// toml's message.
+        message: String,
+    },
+    /// A field's value is not allowed.
+    #[error("{}: {place}field {field}: {message}", path.display())]
+    Field {
+        /// The file.
+        path: PathBuf,
+        /// `line N, task "ID", ` when known.
+        place: String,
+        /// The field.
+        field: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// The plan breaks a rule of the engine (ids, dependencies, cycles, depth, settings).
+    #[error("{}: {place}{rejection}", path.display())]
+    Plan {
+        /// The file.
+        path: PathBuf,
+        /// `line N: ` when known.
+        place: String,
+        /// The rule.
+        #[source]
+        rejection: Box<Rejection>,
+    },
+}
