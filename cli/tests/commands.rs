@@ -71,6 +71,23 @@ fn ok(store: &Path, args: &[&str]) -> String {
     stdout(&out)
 }
 
+/// `runlog emit RUN --json` with `script` on stdin.
+fn emit(store: &Path, run: &str, script: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_runlog"))
+        .arg("--store")
+        .arg(store)
+        .args(["emit", run, "--json"])
+        .env("RUNLOG_TEST_CLOCK", "1800000000000")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), script.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    child.wait_with_output().unwrap()
+}
+
 macro_rules! snap {
     ($store:expr, $name:literal, $($arg:expr),+) => {
         insta::assert_snapshot!($name, ok($store, &[$($arg),+]));
@@ -416,19 +433,7 @@ fn emit_records_an_orchestrators_commands_through_the_same_rules() {
 {"command":"submit-task","task":"b","summary":"built b","result":null,"duration_ms":300}
 {"command":"finish"}
 "#;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_runlog"))
-        .arg("--store")
-        .arg(dir.path())
-        .args(["emit", "orch", "--json"])
-        .env("RUNLOG_TEST_CLOCK", "1800000000000")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(child.stdin.as_mut().unwrap(), script.as_bytes()).unwrap();
-    drop(child.stdin.take());
-    let out = child.wait_with_output().unwrap();
+    let out = emit(dir.path(), "orch", script);
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -450,19 +455,7 @@ fn emit_decides_each_line_on_the_state_a_rollback_left() {
 {"command":"rollback","to_seq":2,"reason":"try again","by":"orchestrator"}
 {"command":"start-task","task":"a","agent":null,"worktree":null}
 "#;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_runlog"))
-        .arg("--store")
-        .arg(dir.path())
-        .args(["emit", "rb", "--json"])
-        .env("RUNLOG_TEST_CLOCK", "1800000000000")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(child.stdin.as_mut().unwrap(), script.as_bytes()).unwrap();
-    drop(child.stdin.take());
-    let out = child.wait_with_output().unwrap();
+    let out = emit(dir.path(), "rb", script);
     let results = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{results}{}", stderr(&out));
     let last: serde_json::Value = serde_json::from_str(results.lines().last().unwrap()).unwrap();
@@ -472,4 +465,44 @@ fn emit_decides_each_line_on_the_state_a_rollback_left() {
     let board: serde_json::Value = serde_json::from_str(status.trim()).unwrap();
     assert_eq!(board["board"]["rows"][0]["status"], "in-progress");
     assert_eq!(board["board"]["rows"][0]["attempt"], 1);
+}
+
+#[test]
+fn every_printing_command_honours_json_and_a_failed_export_says_why() {
+    let dir = store();
+    let st = dir.path();
+    for args in [
+        vec!["digest", "quickstart", "--json"],
+        vec!["viz", "quickstart", "--json"],
+        vec!["viz", "quickstart", "--format", "mermaid", "--json"],
+    ] {
+        let out = ok(st, &args);
+        let v: serde_json::Value = serde_json::from_str(out.trim())
+            .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}): {out}"));
+        assert!(v.is_object(), "{args:?}: {out}");
+    }
+    let export = tempfile::tempdir().unwrap();
+    let file = export.path().join("q.jsonl");
+    let out = ok(
+        st,
+        &[
+            "export",
+            "quickstart",
+            "-o",
+            file.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["events"], 50);
+    // A full disk is the destination's fault, not an import error at "line 0".
+    if Path::new("/dev/full").exists() {
+        let out = runlog(st, &["export", "quickstart", "-o", "/dev/full"]);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("cannot write"), "{}", stderr(&out));
+        assert!(!stderr(&out).contains("import"), "{}", stderr(&out));
+    }
+    let bad = runlog(st, &["viz", "quickstart", "--format", "svg"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("dot") && stderr(&bad).contains("mermaid"));
 }

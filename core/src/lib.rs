@@ -7,40 +7,77 @@
 //! health, the eval audit, the run summary.
 //!
 //! Nothing here does I/O, reads a clock or starts a thread: time arrives inside commands.
+//!
+//! ```
+//! use runlog_core::{decide, fold, Command, CommandKind, Hash, RunId, Settings, TaskSpec,
+//!                   TaskStatus, Timestamp};
+//!
+//! let mut spec = TaskSpec::new("build", "build the parser");
+//! spec.run = Some("./agent.sh".into());
+//! spec.requires_testing = false;
+//! let start = Command::new(Timestamp(1_000), CommandKind::StartRun {
+//!     run: RunId::from("r1"),
+//!     workflow: "example".into(),
+//!     workflow_hash: Hash::of(b"example"),
+//!     settings: Settings::default(),
+//!     tasks: vec![spec],
+//! });
+//! let mut events = decide(&Default::default(), start).expect("a valid plan");
+//! let state = fold(&events);
+//! let go = Command::new(Timestamp(2_000), CommandKind::StartTask {
+//!     task: "build".into(),
+//!     agent: None,
+//!     worktree: None,
+//! });
+//! events.extend(decide(&state, go).expect("build is ready"));
+//! assert_eq!(fold(&events).status_of(&"build".into()), Some(TaskStatus::InProgress));
+//! // Starting it twice is a typed rejection, never a panic.
+//! let again = Command::new(Timestamp(3_000), CommandKind::StartTask {
+//!     task: "build".into(),
+//!     agent: None,
+//!     worktree: None,
+//! });
+//! assert!(decide(&fold(&events), again).is_err());
+//! ```
 
 pub mod codec;
-pub mod command;
-pub mod decide;
+mod command;
+mod decide;
 pub mod dispatch;
-pub mod event;
-pub mod evolve;
-pub mod feedback;
-pub mod files;
+mod event;
+mod evolve;
+mod feedback;
+mod files;
 pub mod fold;
-pub mod ids;
-pub mod plan;
+mod ids;
+mod plan;
 pub mod projections;
-pub mod rejection;
+mod rejection;
 #[cfg(feature = "testkit")]
 pub mod scenarios;
 #[cfg(feature = "testkit")]
 pub mod script;
-pub mod settings;
-pub mod spec;
-pub mod state;
+mod settings;
+mod spec;
+mod state;
 #[cfg(feature = "testkit")]
 pub mod synthetic;
-pub mod value;
+mod value;
 
 pub use command::{Command, CommandKind};
-pub use decide::decide;
-pub use decide::outcome;
+pub use decide::{decide, outcome, startable};
 pub use event::{Event, EventKind, GateOutcome, Replacement, RunOutcome};
-pub use evolve::evolve;
+pub use evolve::{evolve, evolve_in_place};
+pub use feedback::eval_feedback;
+pub use files::{is_destructive, paths_in, touched_files};
 pub use fold::{fold, fold_with, state_at};
 pub use ids::{AgentId, Hash, RunId, StageId, TaskId, Timestamp};
+pub use plan::plan_hash;
 pub use rejection::Rejection;
-pub use settings::{Budget, RetryLimit, RetryStrategy, Settings};
+pub use settings::{Budget, RetryLimit, RetryStrategy, Settings, MAX_NESTING, MAX_RETRY_DELAY_MS};
 pub use spec::{TaskClass, TaskSpec};
-pub use state::{Readiness, RunState, RunStatus, TaskState, TaskStatus};
-pub use value::Value;
+pub use state::{
+    Circuit, ForkOrigin, PendingReplan, Readiness, RunInfo, RunState, RunStatus, StageHealth,
+    TaskState, TaskStatus,
+};
+pub use value::{Value, MAX_DEPTH as MAX_VALUE_DEPTH};

@@ -64,7 +64,7 @@ fn a_deeply_nested_value_is_an_error_not_a_stack_overflow() {
     assert!(r.is_err());
     // 64 levels are fine.
     let mut ok = Vec::new();
-    for _ in 0..value::MAX_DEPTH {
+    for _ in 0..MAX_VALUE_DEPTH {
         ok.extend_from_slice(&[5, 1]);
     }
     ok.push(0);

@@ -9,8 +9,8 @@
     clippy::indexing_slicing
 )]
 
-use runlog_core::event::{EventKind, GateOutcome, Replacement, RunOutcome};
 use runlog_core::*;
+use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
 const VARIANTS: usize = 35;

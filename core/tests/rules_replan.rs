@@ -269,12 +269,12 @@ fn a_revision_may_not_cancel_finished_tasks_or_reuse_ids() {
 #[test]
 fn paths_are_found_in_descriptions() {
     assert_eq!(
-        files::paths_in("Extract VolumeAnalyst from lib/analysts.py, then update src/main.rs."),
+        paths_in("Extract VolumeAnalyst from lib/analysts.py, then update src/main.rs."),
         vec!["lib/analysts.py".to_owned(), "src/main.rs".to_owned()]
     );
     assert_eq!(
-        files::paths_in("Edit app.py (see e.g. the docs)"),
+        paths_in("Edit app.py (see e.g. the docs)"),
         vec!["app.py".to_owned()]
     );
-    assert!(files::paths_in("version 1.2 released at https://x.io/a.py").is_empty());
+    assert!(paths_in("version 1.2 released at https://x.io/a.py").is_empty());
 }

@@ -11,7 +11,7 @@
 mod support;
 use runlog_core::projections::stack::StackState;
 use runlog_core::projections::{health, project, SupervisorStack};
-use runlog_core::state::Circuit;
+use runlog_core::Circuit;
 use runlog_core::*;
 use support::*;
 
@@ -273,7 +273,7 @@ fn backoff_grows_geometrically_and_is_capped() {
         (s.delay_before(1), s.delay_before(2), s.delay_before(3)),
         (100, 300, 900)
     );
-    assert_eq!(s.delay_before(200), settings::MAX_RETRY_DELAY_MS);
+    assert_eq!(s.delay_before(200), MAX_RETRY_DELAY_MS);
 }
 
 #[test]

@@ -64,6 +64,15 @@ pub enum ReplayError {
         /// The run.
         run: String,
     },
+    /// Writing an export failed (the destination, not the run, is at fault).
+    #[error("cannot write the export of run {run}: {source}")]
+    ExportWrite {
+        /// The run.
+        run: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
     /// An export file is not valid.
     #[error("import line {line}: {reason}")]
     Import {
@@ -91,6 +100,9 @@ impl ReplayError {
             }
             ReplayError::Rejected(r) => Some(r.hint()),
             ReplayError::Import { .. } => Some("the file must be an export of one run".into()),
+            ReplayError::ExportWrite { .. } => {
+                Some("check the destination (disk space, permissions) and export again".into())
+            }
             ReplayError::ReaderStopped { .. } => Some("verify the run and try again".into()),
         }
     }

@@ -51,9 +51,9 @@ pub fn export(log: &dyn EventLog, run: &str, out: &mut dyn Write) -> Result<Head
         head_seq: head.seq,
         head_hash: Hash(head.hash).to_hex(),
     };
-    let io = |e: std::io::Error| ReplayError::Import {
-        line: 0,
-        reason: format!("cannot write the export: {e}"),
+    let io = |source: std::io::Error| ReplayError::ExportWrite {
+        run: run.to_owned(),
+        source,
     };
     serde_json::to_writer(&mut *out, &header).map_err(|e| io(e.into()))?;
     out.write_all(b"\n").map_err(io)?;

@@ -8,14 +8,29 @@
 //! published to subscribers.
 //! [`Log::open`] opens the sled store in a directory; [`Log::memory`] keeps the same contract in
 //! memory.
+//!
+//! ```
+//! use runlog_store::{Direction, EventLog, Log, StoreError};
+//!
+//! let log = Log::memory()?;
+//! // A new run's head is 0: the first append expects it, the next expects 2.
+//! let head = log.append("r1", Some(0), vec![b"first".to_vec(), b"second".to_vec()])?;
+//! assert_eq!(head.seq, 2);
+//! let stale = log.append("r1", Some(1), vec![b"late".to_vec()]);
+//! assert!(matches!(stale, Err(StoreError::Conflict { .. })));
+//! let records = log.read("r1", 1, 2, Direction::Forward)?;
+//! assert_eq!(records[1].body, b"second");
+//! assert!(log.verify("r1")?.is_ok());
+//! # Ok::<(), StoreError>(())
+//! ```
 
 pub mod backend;
 mod chain;
-pub mod error;
+mod error;
 pub mod frame;
 pub mod layout;
 mod log;
-pub mod types;
+mod types;
 mod verify;
 pub mod wal;
 mod writer;

@@ -28,8 +28,8 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     );
     for r in rows {
         let circuit = match r.circuit {
-            runlog_core::state::Circuit::Closed => "closed",
-            runlog_core::state::Circuit::Open => "OPEN",
+            runlog_core::Circuit::Closed => "closed",
+            runlog_core::Circuit::Open => "OPEN",
         };
         println!(
             "{:<20} {:>5} {:>5} {:>5} {:>10} {:>7}  {circuit}{}",

@@ -19,18 +19,12 @@ pub fn color() -> bool {
 
 /// A status word, coloured (blocked open tasks in dim red).
 pub fn status_word(row: &BoardRow, color: bool) -> String {
-    let blocked = matches!(row.readiness, Some(Readiness::Blocked { .. }));
-    let word = if blocked {
-        "blocked".to_owned()
+    let word = if palette::is_blocked(row) {
+        "blocked"
     } else {
-        row.status.name().to_owned()
+        row.status.name()
     };
-    let rgb = if blocked {
-        Some(palette::BLOCKED)
-    } else {
-        palette::colour(row.status)
-    };
-    paint(&word, rgb.filter(|_| color))
+    paint(word, palette::of_row(row).filter(|_| color))
 }
 
 /// `text` in a colour, or plain.

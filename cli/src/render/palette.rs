@@ -1,6 +1,7 @@
 //! Status colours shared by every view (terminal, dot, mermaid), so they cannot drift apart.
 
-use runlog_core::TaskStatus;
+use runlog_core::projections::board::BoardRow;
+use runlog_core::{Readiness, TaskStatus};
 
 /// A 24-bit colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +71,20 @@ pub fn colour(status: TaskStatus) -> Option<Rgb> {
         TaskStatus::Done => Some(DONE),
         TaskStatus::Failed => Some(FAILED),
         TaskStatus::Cancelled => Some(CANCELLED),
+    }
+}
+
+/// Whether a board row shows as blocked: an open task whose dependency failed or was cancelled.
+pub fn is_blocked(row: &BoardRow) -> bool {
+    matches!(row.readiness, Some(Readiness::Blocked { .. }))
+}
+
+/// The colour of a board row: its status's, or dim red when it is blocked.
+pub fn of_row(row: &BoardRow) -> Option<Rgb> {
+    if is_blocked(row) {
+        Some(BLOCKED)
+    } else {
+        colour(row.status)
     }
 }
 

@@ -3,15 +3,11 @@
 use super::palette;
 use runlog_core::projections::board::BoardRow;
 use runlog_core::projections::Board;
-use runlog_core::{Readiness, RunState};
+use runlog_core::RunState;
 use std::fmt::Write;
 
 fn fill(row: &BoardRow) -> String {
-    if matches!(row.readiness, Some(Readiness::Blocked { .. })) {
-        palette::BLOCKED.hex()
-    } else {
-        palette::colour(row.status).map_or_else(|| "#ffffff".to_owned(), |c| c.hex())
-    }
+    palette::of_row(row).map_or_else(|| "#ffffff".to_owned(), |c| c.hex())
 }
 
 fn quote(s: &str) -> String {

@@ -2,11 +2,11 @@
 //! the field and what is allowed.
 
 use super::error::WorkflowError;
-use runlog_core::settings::{Budget, RetryLimit, RetryStrategy};
 use runlog_core::{
     decide, Command, CommandKind, Hash, RunId, RunState, Settings, StageId, TaskId, TaskSpec,
     Timestamp,
 };
+use runlog_core::{Budget, RetryLimit, RetryStrategy};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
