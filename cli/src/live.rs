@@ -5,6 +5,10 @@
 //! Protocol: the client sends one JSON line `{"follow": RUN, "from": SEQ}`; the server answers
 //! with one JSON line per event (`{"seq", "at", "event"}`), first the history from `from`, then
 //! every event as it is appended, until the run's runner exits.
+//!
+//! A follower never holds up the run: a write that cannot go out within [`WRITE_TIMEOUT`] (a
+//! reader that stopped reading, `runlog log --follow RUN | less`) or a follower more than
+//! [`MAX_LAG`] events behind is disconnected, and the client says where to continue from.
 
 use crate::error::{CliError, Result};
 use runlog_core::codec::decode_event;
@@ -15,6 +19,15 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+/// How long one line may take to reach a follower before it is dropped.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a new connection may take to send its request.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Events a follower may fall behind the run before it is dropped (bounds what is queued for it).
+const MAX_LAG: usize = 10_000;
 
 /// The socket of a store.
 pub fn socket_path(store: &Path) -> PathBuf {
@@ -59,13 +72,34 @@ fn line(seq: u64, e: &runlog_core::Event) -> String {
 }
 
 fn follow(log: &dyn EventLog, stream: UnixStream, stop: &AtomicBool) {
-    let _ = stream.set_nonblocking(false);
+    if follow_until_dropped(log, stream, stop) == Err(Dropped) {
+        eprintln!(
+            "note: a `runlog log --follow` reader fell behind (stopped reading?) and was disconnected; the run goes on"
+        );
+    }
+}
+
+/// A follower too slow to keep.
+#[derive(Debug, PartialEq, Eq)]
+struct Dropped;
+
+fn follow_until_dropped(
+    log: &dyn EventLog,
+    stream: UnixStream,
+    stop: &AtomicBool,
+) -> std::result::Result<(), Dropped> {
+    let configured = stream.set_nonblocking(false).is_ok()
+        && stream.set_read_timeout(Some(REQUEST_TIMEOUT)).is_ok()
+        && stream.set_write_timeout(Some(WRITE_TIMEOUT)).is_ok();
+    if !configured {
+        return Ok(());
+    }
     let mut request = String::new();
     let Ok(mut writer) = stream.try_clone() else {
-        return;
+        return Ok(());
     };
     if BufReader::new(&stream).read_line(&mut request).is_err() {
-        return;
+        return Ok(());
     }
     let Ok(req) = serde_json::from_str::<Request>(&request) else {
         let _ = writeln!(
@@ -73,11 +107,12 @@ fn follow(log: &dyn EventLog, stream: UnixStream, stop: &AtomicBool) {
             "{}",
             serde_json::json!({"error": "expected {\"follow\": RUN, \"from\": SEQ}"})
         );
-        return;
+        return Ok(());
     };
     // Subscribe before reading the history, so nothing appended in between is missed.
     let live = log.subscribe(Some(&req.follow));
     let mut last = req.from.saturating_sub(1);
+    let mut written = true;
     let history = events::for_each(
         log,
         &req.follow,
@@ -85,11 +120,15 @@ fn follow(log: &dyn EventLog, stream: UnixStream, stop: &AtomicBool) {
         u64::MAX,
         &mut |seq, _, e| {
             last = seq;
-            Ok(writeln!(writer, "{}", line(seq, &e)).is_ok())
+            written = writeln!(writer, "{}", line(seq, &e)).is_ok() && live.len() <= MAX_LAG;
+            Ok(written)
         },
     );
+    if !written {
+        return Err(Dropped);
+    }
     if history.is_err() {
-        return;
+        return Ok(());
     }
     loop {
         // Records are published before the runner returns, so once `stop` is set whatever is
@@ -102,7 +141,7 @@ fn follow(log: &dyn EventLog, stream: UnixStream, stop: &AtomicBool) {
         };
         let Some(record) = next else {
             if stopping {
-                return;
+                return Ok(());
             }
             continue;
         };
@@ -110,16 +149,18 @@ fn follow(log: &dyn EventLog, stream: UnixStream, stop: &AtomicBool) {
             continue;
         }
         let Ok(e) = decode_event(&record.body) else {
-            return;
+            return Ok(());
         };
         last = record.seq;
-        if writeln!(writer, "{}", line(record.seq, &e)).is_err() {
-            return;
+        if writeln!(writer, "{}", line(record.seq, &e)).is_err() || live.len() > MAX_LAG {
+            return Err(Dropped);
         }
     }
 }
 
 /// Follows a run served by its runner; calls `f` for each event line until the runner exits.
+/// A stream that ends before the run did (this reader was dropped for falling behind, or the
+/// runner died) is an error that says where to continue from.
 pub fn connect(
     store: &Path,
     run: &str,
@@ -140,6 +181,7 @@ pub fn connect(
         serde_json::json!({"follow": run, "from": from})
     )
     .map_err(|e| CliError::failed(format!("cannot talk to the runner: {e}")))?;
+    let (mut last, mut ended) = (from.saturating_sub(1), false);
     for text in BufReader::new(stream).lines() {
         let Ok(text) = text else { break };
         let v: serde_json::Value = serde_json::from_str(&text)
@@ -156,7 +198,22 @@ pub fn connect(
         let event: runlog_core::Event =
             serde_json::from_value(serde_json::json!({"at": at, "kind": kind}))
                 .map_err(|e| CliError::failed(format!("bad event from the runner: {e}")))?;
+        ended = matches!(
+            event.kind,
+            runlog_core::EventKind::RunFinished { .. }
+                | runlog_core::EventKind::RunInterrupted { .. }
+        );
+        last = seq;
         f(seq, event);
     }
-    Ok(())
+    if ended {
+        return Ok(());
+    }
+    Err(CliError::failed(format!(
+        "the runner closed the stream after seq {last}, before run {run} ended: this reader fell behind and was disconnected, or the runner stopped"
+    ))
+    .with_hint(format!(
+        "continue with `runlog log {run} --from {} --follow`",
+        last + 1
+    )))
 }

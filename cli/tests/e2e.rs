@@ -10,54 +10,20 @@
     clippy::indexing_slicing
 )]
 
+mod common;
+
+use common::{events, open, repo, runlog, text, wait_for};
 use runlog_core::projections::Board;
 use runlog_core::{EventKind, TaskStatus};
 use runlog_replay::Replay;
-use runlog_store::{EventLog, Log, Options};
+use runlog_store::EventLog;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn runlog(store: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_runlog"));
-    c.current_dir(repo())
-        .arg("--store")
-        .arg(store)
-        .env_remove("RUNLOG_STORE")
-        .env("NO_COLOR", "1");
-    c
-}
-
 fn fixed(c: &mut Command) -> &mut Command {
     c.env("RUNLOG_TEST_CLOCK", "1700000000000")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn open(store: &Path) -> Log {
-    // The binary has exited; its lock is gone.
-    Log::open(
-        store,
-        Options {
-            create: false,
-            ..Options::default()
-        },
-    )
-    .unwrap()
 }
 
 #[derive(Serialize)]
@@ -151,24 +117,6 @@ fn slow_workflow(dir: &Path) -> PathBuf {
     }
     std::fs::write(&path, toml).unwrap();
     path
-}
-
-/// Polls `ready` until it holds (at most 30 s: a loaded CI machine is slow, not stuck).
-fn wait_for(ready: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !ready() {
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for the runner"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// All events of a run with their seqs.
-fn events(log: &Log, run: &str) -> Vec<(u64, runlog_core::Event)> {
-    let head = log.head(run).unwrap().unwrap().seq;
-    Replay::new(log).events(run, 1, head).unwrap()
 }
 
 #[test]

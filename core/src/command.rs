@@ -184,6 +184,11 @@ pub enum CommandKind {
         replaces: Vec<Replacement>,
         /// Why.
         reason: String,
+        /// The seq of the state the revision was made from (the board the replan command
+        /// read): replan requests raised after it stay pending, for another revision. `None`:
+        /// it answers every pending request.
+        #[serde(default)]
+        answers: Option<u64>,
     },
     /// Change a stage's retry strategy.
     SetStrategy {

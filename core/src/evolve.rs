@@ -5,8 +5,8 @@ use crate::event::{Event, EventKind, GateOutcome};
 use crate::files::touched_files;
 use crate::ids::{StageId, TaskId};
 use crate::state::{
-    Circuit, ForkOrigin, PendingReplan, RunInfo, RunState, RunStatus, StageHealth, TaskState,
-    TaskStatus,
+    Circuit, ForkOrigin, PendingReplan, ReplanRequest, RunInfo, RunState, RunStatus, StageHealth,
+    TaskState, TaskStatus,
 };
 
 /// Applies `event` to `state`. For `RolledBack` and `Forked` the caller passes the historical
@@ -81,6 +81,14 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
                 touched_files: Vec::new(),
                 affected: Vec::new(),
                 loop_detected: false,
+                requests: Vec::new(),
+            });
+            replan.requests.push(ReplanRequest {
+                seq: state.seq,
+                after_task: after_task.clone(),
+                reason: reason.clone(),
+                touched_files: touched_files.clone(),
+                affected: affected.clone(),
             });
             replan.after_task = after_task.clone();
             replan.reason = reason.clone();

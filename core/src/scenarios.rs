@@ -38,6 +38,7 @@ pub fn seed_000_per_task_reevaluation() -> Result<Vec<Event>, Rejection> {
             new: id("volume2"),
         }],
         reason: "breakout already moved; plan from the current file state".into(),
+        answers: None,
     })
     .and(start("api"))
     .and(submit("api"))

@@ -34,6 +34,18 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
+    /// Every status, in the order a task usually moves through them.
+    pub const ALL: [TaskStatus; 8] = [
+        TaskStatus::Open,
+        TaskStatus::InProgress,
+        TaskStatus::Testing,
+        TaskStatus::TestFailed,
+        TaskStatus::PendingEval,
+        TaskStatus::Done,
+        TaskStatus::Failed,
+        TaskStatus::Cancelled,
+    ];
+
     /// The kebab-case name used in JSON and on screen.
     pub fn name(self) -> &'static str {
         match self {
@@ -244,6 +256,24 @@ pub struct PendingReplan {
     pub affected: Vec<TaskId>,
     /// Set when the replanner answered with a plan seen before.
     pub loop_detected: bool,
+    /// Each request merged into this one, with its seq: a revision made from an earlier state
+    /// answers only the requests it saw.
+    pub requests: Vec<ReplanRequest>,
+}
+
+/// One `ReplanRequested`, as recorded.
+#[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
+pub struct ReplanRequest {
+    /// The seq of its event.
+    pub seq: u64,
+    /// The finished task that triggered it.
+    pub after_task: TaskId,
+    /// Why.
+    pub reason: String,
+    /// Files shared with pending tasks.
+    pub touched_files: Vec<String>,
+    /// The pending tasks that shared them.
+    pub affected: Vec<TaskId>,
 }
 
 /// Whether an open task may start.

@@ -66,6 +66,7 @@ fn dispatch_pauses_until_the_plan_is_revised() {
                 new: id("t2b"),
             }],
             reason: "t1 already split the file".into(),
+            answers: None,
         })
         .then_ok();
     assert_eq!(g.status("t2"), TaskStatus::Cancelled);
@@ -88,6 +89,7 @@ fn dependents_of_a_replaced_task_wait_for_its_replacement() {
                 new: id("t2b"),
             }],
             reason: "replan".into(),
+            answers: None,
         });
     assert_eq!(
         g.state.readiness(&id("t4")),
@@ -166,6 +168,7 @@ fn regenerating_an_earlier_plan_is_reported_as_a_loop() {
         )],
         replaces: vec![],
         reason: "still need VolumeAnalyst".into(),
+        answers: None,
     };
     let g = given_run(tasks)
         .and(CommandKind::RevisePlan {
@@ -173,6 +176,7 @@ fn regenerating_an_earlier_plan_is_reported_as_a_loop() {
             add: vec![],
             replaces: vec![],
             reason: "drop".into(),
+            answers: None,
         })
         .and(revision("again-1"))
         .and(CommandKind::Cancel {
@@ -212,6 +216,7 @@ fn a_replanner_re_adding_done_work_loops_and_the_run_pauses_for_a_person() {
                 new: id("y2"),
             }],
             reason: "fresh file state".into(),
+            answers: None,
         })
         .and(start("y2"))
         .and(submit("y2"));
@@ -226,6 +231,7 @@ fn a_replanner_re_adding_done_work_loops_and_the_run_pauses_for_a_person() {
             add: vec![spec("y3", "Y"), spec("z3", "Z")],
             replaces: vec![],
             reason: "still need Y and Z".into(),
+            answers: None,
         })
         .then_ok();
     assert!(matches!(
@@ -255,6 +261,7 @@ fn a_revision_may_not_cancel_finished_tasks_or_reuse_ids() {
             add: vec![],
             replaces: vec![],
             reason: "x".into(),
+            answers: None,
         })
         .then_rejected_where(|r| matches!(r, Rejection::InvalidRevision { .. }));
     g.when(CommandKind::RevisePlan {
@@ -262,6 +269,7 @@ fn a_revision_may_not_cancel_finished_tasks_or_reuse_ids() {
         add: vec![task("t3")],
         replaces: vec![],
         reason: "x".into(),
+        answers: None,
     })
     .then_rejected(Rejection::DuplicateTask { task: id("t3") });
 }
@@ -277,4 +285,52 @@ fn paths_are_found_in_descriptions() {
         vec!["app.py".to_owned()]
     );
     assert!(paths_in("version 1.2 released at https://x.io/a.py").is_empty());
+}
+
+#[test]
+fn a_request_raised_after_the_board_a_revision_was_made_from_survives_it() {
+    let mut tasks = analysts();
+    tasks.push(TaskSpec {
+        run: Some("agent".into()),
+        destructive: Some(true),
+        files: vec!["lib/api.py".into()],
+        ..TaskSpec::new("t4", "Rewrite the request layer")
+    });
+    let g = given_run(tasks)
+        .and(start("t1"))
+        .and(start("t4"))
+        .and(submit("t1"));
+    // The replan command reads the board now; t4 finishes while it works.
+    let seen = g.state.seq;
+    let g = g.and(submit("t4"));
+    let revise = |cancel: &str, answers: Option<u64>| CommandKind::RevisePlan {
+        cancel: vec![id(cancel)],
+        add: vec![],
+        replaces: vec![],
+        reason: "revised".into(),
+        answers,
+    };
+    let after = g.clone().when(revise("t2", Some(seen))).then_ok();
+    let pending = after
+        .state
+        .replan
+        .as_ref()
+        .expect("t4's request is still pending");
+    assert_eq!(pending.after_task, id("t4"));
+    assert_eq!(pending.affected, vec![id("t3")]);
+    after
+        .clone()
+        .when(start("t3"))
+        .then_rejected(Rejection::ReplanPending {
+            after_task: id("t4"),
+        });
+    let head = after.state.seq;
+    let served = after.when(revise("t3", Some(head))).then_ok();
+    assert!(
+        served.state.replan.is_none(),
+        "a revision from the current board answers it"
+    );
+    // A revision without a board (a person, now) answers every request at once.
+    let by_hand = g.when(revise("t2", None)).then_ok();
+    assert!(by_hand.state.replan.is_none());
 }

@@ -25,21 +25,12 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let text = std::fs::read_to_string(&a.file)
         .map_err(|e| CliError::input(format!("cannot read {}: {e}", a.file.display())))?;
     let who = actor(a.by);
-    let kind = match parse_revision(&text, "revised by hand") {
-        // The plan revision event has no author field: the acting user goes into its reason.
-        Ok(CommandKind::RevisePlan {
-            cancel,
-            add,
-            replaces,
-            reason,
-        }) => CommandKind::RevisePlan {
-            cancel,
-            add,
-            replaces,
-            reason: format!("{reason} (by {who})"),
-        },
-        Ok(other) => other,
-        Err(e) => return Err(CliError::input(format!("{}: {e}", a.file.display()))),
-    };
+    // The plan revision event has no author field: the acting user goes into its reason. A
+    // person revises from the run as it is now, so the revision answers every pending request.
+    let mut kind = parse_revision(&text, "revised by hand", None)
+        .map_err(|e| CliError::input(format!("{}: {e}", a.file.display())))?;
+    if let CommandKind::RevisePlan { reason, .. } = &mut kind {
+        *reason = format!("{reason} (by {who})");
+    }
     record(ctx, &a.run, kind)
 }

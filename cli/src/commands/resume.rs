@@ -1,9 +1,9 @@
 //! `runlog resume RUN`: continue an interrupted, crashed or paused run from its log.
 
-use super::run::{drive_serving, finish, work_dir};
+use super::run::{drive_serving, finish, jobs, work_dir};
 use super::Ctx;
 use crate::error::{ExitKind, Result};
-use crate::runner::{Context, Engine, RunOptions, Workflow};
+use crate::runner::{Context, Engine, RunOptions, RunnerSettings, Workflow};
 use runlog_replay::Replay;
 use std::path::Path;
 
@@ -23,6 +23,7 @@ pub struct Args {
 /// Replays the run, records how the last runner stopped if nothing did, and drives it on.
 pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     let run = a.run.as_str();
+    let jobs = jobs(a.jobs)?;
     let log = ctx.open()?;
     let state = Replay::new(&log).head_state(run)?;
     let path = state
@@ -30,7 +31,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         .as_ref()
         .map(|r| r.workflow.clone())
         .unwrap_or_default();
-    let (dir, replan) = match Workflow::load(Path::new(&path)) {
+    let (dir, runner) = match Workflow::load(Path::new(&path)) {
         Ok(wf) => {
             if state
                 .run
@@ -39,7 +40,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
             {
                 eprintln!("note: {path} changed since the run started; the run keeps its recorded plan and commands");
             }
-            (wf.dir, wf.replan)
+            (wf.dir, wf.runner)
         }
         Err(_) => {
             let dir = Path::new(&path)
@@ -47,17 +48,17 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
                 .map(Path::to_path_buf)
                 .unwrap_or_else(|| ".".into());
             eprintln!("note: cannot read the workflow {path}; resuming with the recorded plan and no replan command");
-            (dir, None)
+            (dir, RunnerSettings::default())
         }
     };
     let context = Context {
         dir,
-        replan,
+        runner,
         work: work_dir(&ctx.store, run),
     };
     let opts = RunOptions {
         quiet: a.quiet,
-        jobs: a.jobs,
+        jobs,
     };
     let mut engine = Engine::new(&log, run, state, context, &opts);
     if engine.succeeded() {

@@ -28,6 +28,7 @@ pub struct Args {
 /// Validates the workflow (nothing runs if it is wrong), starts the run and drives it.
 pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     let wf = Workflow::load(&a.workflow)?;
+    let jobs = jobs(a.jobs)?;
     let log = ctx.open_or_create()?;
     let run = match a.run_id {
         Some(id) => {
@@ -46,17 +47,32 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     };
     let context = Context {
         dir: wf.dir.clone(),
-        replan: wf.replan.clone(),
+        runner: wf.runner.clone(),
         work: work_dir(&ctx.store, &run),
     };
     let opts = RunOptions {
         quiet: a.quiet,
-        jobs: a.jobs,
+        jobs,
     };
     let mut engine = Engine::new(&log, &run, runlog_core::RunState::default(), context, &opts);
     engine.start(wf.start_command(RunId::from(run.as_str())))?;
     let ended = drive_serving(&log, &ctx.store, engine)?;
     finish(&log, ctx, &run, &ended)
+}
+
+/// `--jobs`, checked by the same rule as the workflow's `jobs`.
+pub(super) fn jobs(jobs: Option<u32>) -> Result<Option<u32>> {
+    if let Some(n) = jobs {
+        runlog_core::validate_settings(&runlog_core::Settings {
+            jobs: n,
+            ..runlog_core::Settings::default()
+        })
+        .map_err(|r| {
+            CliError::from(r)
+                .with_hint("pass --jobs 1 or more, or leave it out for the workflow's jobs")
+        })?;
+    }
+    Ok(jobs)
 }
 
 /// Where a run's worktrees and feedback files live: `STORE/worktrees/RUN`, absolute, because

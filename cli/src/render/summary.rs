@@ -1,22 +1,23 @@
-//! The closing summary of `run` and `resume`: how the run ended, its counts, and how to
-//! inspect it.
+//! The closing summary of `run` and `resume`: how the run ended, its counts, what to do next
+//! and how to inspect it. Written with errors ignored: after a hangup the terminal is gone and
+//! the run is already recorded.
 
+use super::join;
 use runlog_core::projections::RunSummary;
-use runlog_core::{RunOutcome, RunState, RunStatus};
+use runlog_core::{RunOutcome, RunState, RunStatus, TaskStatus};
+use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-/// Prints the summary of a run that ended in `state` after `elapsed` (one JSON object with
-/// `json`).
-pub fn print(
-    s: &RunSummary,
-    state: &RunState,
-    elapsed: Duration,
-    run: &str,
-    store_dir: &Path,
-    json: bool,
-) {
-    let count = |name: &str| s.tasks.get(name).copied().unwrap_or(0);
+/// How a run ended, for people and scripts.
+struct Ending {
+    word: String,
+    detail: String,
+    /// Commands that move a run stopped for a person on.
+    next: Vec<String>,
+}
+
+fn ending(state: &RunState, run: &str, cmd: &str) -> Ending {
     let (word, detail) = match &state.status {
         RunStatus::Finished(RunOutcome::Succeeded) => ("succeeded".to_owned(), String::new()),
         RunStatus::Finished(RunOutcome::Failed { failed, blocked }) => (
@@ -34,10 +35,62 @@ pub fn print(
         RunStatus::Finished(RunOutcome::Paused { reason }) => ("paused".to_owned(), reason.clone()),
         RunStatus::Interrupted => (
             "interrupted".to_owned(),
-            format!("resume it with `runlog resume {run}`"),
+            format!("resume it with `{cmd} resume {run}`"),
         ),
         other => (other.name().to_owned(), String::new()),
     };
+    let mut next = Vec::new();
+    if matches!(state.status, RunStatus::Finished(RunOutcome::Paused { .. })) {
+        for t in state.tasks_in_order() {
+            if t.status == TaskStatus::PendingEval {
+                let id = &t.spec.id;
+                next.push(format!(
+                    "{cmd} approve {run} {id}   or   {cmd} reject {run} {id}"
+                ));
+            }
+        }
+        if state.replan.is_some() {
+            next.push(format!("{cmd} replan {run} --file PLAN.json"));
+        }
+        if !next.is_empty() {
+            next.push(format!("then: {cmd} resume {run}"));
+        }
+    }
+    Ending { word, detail, next }
+}
+
+/// "2 done, 1 open": every status some task has, in the order tasks move through them.
+fn task_counts(s: &RunSummary) -> String {
+    let counts: Vec<String> = TaskStatus::ALL
+        .iter()
+        .filter_map(|st| {
+            let n = s.tasks.get(st.name()).copied().unwrap_or(0);
+            (n > 0).then(|| format!("{n} {}", st.name()))
+        })
+        .collect();
+    if counts.is_empty() {
+        "none".into()
+    } else {
+        counts.join(", ")
+    }
+}
+
+/// Prints the summary of a run that ended in `state` after `elapsed` (one JSON object with
+/// `json`).
+pub fn print(
+    s: &RunSummary,
+    state: &RunState,
+    elapsed: Duration,
+    run: &str,
+    store_dir: &Path,
+    json: bool,
+) {
+    let cmd = if store_dir == Path::new(".runlog") {
+        "runlog".to_owned()
+    } else {
+        format!("runlog --store {}", store_dir.display())
+    };
+    let end = ending(state, run, &cmd);
     let warn_at = state.settings.history_warn_events;
     let history_warning = (s.events > warn_at).then(|| {
         format!(
@@ -45,54 +98,46 @@ pub fn print(
             s.events
         )
     });
-    let store_flag = if store_dir == Path::new(".runlog") {
-        String::new()
-    } else {
-        format!(" --store {}", store_dir.display())
-    };
-    if json {
+    let text = if json {
         let out = serde_json::json!({
             "run": run,
-            "outcome": word,
-            "detail": detail,
+            "outcome": end.word,
+            "detail": end.detail,
             "tasks": s.tasks,
             "rescues": s.rescues,
             "test_failures": s.test_failures,
+            "stage_failures": s.stage_failures,
             "replans": s.replans,
             "events": s.events,
+            "next": end.next,
             "history_warning": history_warning,
             "duration_ms": elapsed.as_millis() as u64,
         });
-        super::json(&out);
+        format!("{out}\n")
     } else {
-        println!("run {run} {word} in {:.1}s", elapsed.as_secs_f64());
-        if !detail.is_empty() {
-            println!("  {detail}");
+        let mut t = format!("run {run} {} in {:.1}s\n", end.word, elapsed.as_secs_f64());
+        if !end.detail.is_empty() {
+            t += &format!("  {}\n", end.detail);
         }
-        println!(
-            "  tasks: {} done, {} failed, {} cancelled, {} pending-eval",
-            count("done"),
-            count("failed"),
-            count("cancelled"),
-            count("pending-eval")
-        );
-        println!(
-            "  rescues {}, test retries {}, stage failures {}, replans {}, events {}",
+        t += &format!("  tasks: {}\n", task_counts(s));
+        t += &format!(
+            "  rescues {}, test failures {}, stage failures {}, replans {}, events {}\n",
             s.rescues, s.test_failures, s.stage_failures, s.replans, s.events
         );
         if let Some(w) = &history_warning {
-            println!("  warning: {w}");
+            t += &format!("  warning: {w}\n");
         }
-        println!("inspect it:");
-        println!("  runlog{store_flag} status {run}");
-        println!("  runlog{store_flag} log {run}");
-        println!("  runlog{store_flag} audit {run}");
-    }
-}
-
-fn join(ids: &[runlog_core::TaskId]) -> String {
-    ids.iter()
-        .map(|t| t.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
+        if !end.next.is_empty() {
+            t += "waiting for you:\n";
+            for n in &end.next {
+                t += &format!("  {n}\n");
+            }
+        }
+        t += "inspect it:\n";
+        for what in ["status", "log", "audit"] {
+            t += &format!("  {cmd} {what} {run}\n");
+        }
+        t
+    };
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }

@@ -6,21 +6,24 @@
 
 use super::clock::Clock;
 use super::error::RunnerError;
-use super::process::{self, Outcome};
+use super::process::{self, Outcome, Spec};
 use super::protocol;
 use super::signals::Signals;
 use super::view::View;
+use super::workflow::RunnerSettings;
 use runlog_core::dispatch::{dispatch, Capacity, Job};
 use runlog_core::projections::Board;
 use runlog_core::{
     Command, CommandKind, Event, Hash, Rejection, RunOutcome, RunState, RunStatus, TaskId,
+    TaskStatus,
 };
 use runlog_replay::{Replay, Session};
 use runlog_store::EventLog;
 use std::collections::HashMap;
+use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
-use tokio::sync::mpsc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 /// Shorthand.
@@ -28,6 +31,12 @@ pub type Result<T> = std::result::Result<T, RunnerError>;
 
 /// Output longer than this goes to the blob area; the event keeps its beginning.
 const INLINE_OUTPUT: usize = 4_096;
+
+/// The most of a failed test's output that goes into its feedback (head and tail, whole lines).
+const TEST_FEEDBACK: usize = 8_000;
+
+/// Beyond the grace period, how long an interrupt waits for stopped processes to report.
+const STOP_MARGIN: Duration = Duration::from_secs(3);
 
 /// How to run.
 #[derive(Debug, Clone)]
@@ -43,8 +52,8 @@ pub struct RunOptions {
 pub struct Context {
     /// The workflow file's directory.
     pub dir: PathBuf,
-    /// The replan command.
-    pub replan: Option<String>,
+    /// The replan command, its timeout, the grace before SIGKILL.
+    pub runner: RunnerSettings,
     /// Where worktrees and feedback files live: `STORE/worktrees/RUN`.
     pub work: PathBuf,
 }
@@ -64,6 +73,38 @@ fn done_of(job: Job, task: TaskId, out: Outcome) -> Done {
         Job::Tests => Done::Tests(task, out),
         Job::Eval => Done::Eval(task, out),
     }
+}
+
+/// A process the engine started: its task and the switch that stops it gently.
+struct Running {
+    handle: JoinHandle<()>,
+    stop: watch::Sender<bool>,
+}
+
+impl Running {
+    fn start<F>(job: impl FnOnce(watch::Receiver<bool>) -> F) -> Self
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let (stop, stopped) = watch::channel(false);
+        Self {
+            handle: tokio::spawn(job(stopped)),
+            stop,
+        }
+    }
+
+    fn stop(&self) {
+        // The job may have ended already; then there is nothing to stop.
+        let _ = self.stop.send(true);
+    }
+}
+
+/// The replan command while it runs: the seq of the board it was given and the task whose
+/// request it answers (its output is recorded under that task).
+struct Replanning {
+    running: Running,
+    seen: u64,
+    after: TaskId,
 }
 
 #[derive(Debug)]
@@ -102,8 +143,8 @@ pub struct Engine<'l> {
     clock: Clock,
     view: View,
     jobs_override: Option<u32>,
-    busy: HashMap<TaskId, JoinHandle<()>>,
-    replanning: Option<JoinHandle<()>>,
+    busy: HashMap<TaskId, Running>,
+    replanning: Option<Replanning>,
     replan_gave_up: bool,
     tx: mpsc::UnboundedSender<Done>,
     rx: mpsc::UnboundedReceiver<Done>,
@@ -145,6 +186,8 @@ impl<'l> Engine<'l> {
     /// Processes at once: `--jobs`, else the run's setting (read from the state, which only
     /// has the workflow's settings once the run started).
     fn jobs(&self) -> usize {
+        // Both are checked to be at least 1 (`validate_settings`); max(1) keeps a run going
+        // should an old log hold 0.
         self.jobs_override
             .unwrap_or(self.state().settings.jobs)
             .max(1) as usize
@@ -219,7 +262,7 @@ impl<'l> Engine<'l> {
                     Some(due) => {
                         tokio::select! {
                             _ = self.clock.sleep_until(due) => continue,
-                            _ = signals.recv() => return self.interrupt(started),
+                            _ = signals.recv() => return self.interrupt(started).await,
                         }
                     }
                     None => return self.finish(started),
@@ -227,7 +270,7 @@ impl<'l> Engine<'l> {
             }
             tokio::select! {
                 Some(done) = self.rx.recv() => self.handle(done)?,
-                _ = signals.recv() => return self.interrupt(started),
+                _ = signals.recv() => return self.interrupt(started).await,
                 _ = self.clock.sleep_until(next_due.unwrap_or_default()), if next_due.is_some() => {}
             }
         }
@@ -243,8 +286,9 @@ impl<'l> Engine<'l> {
             replan_stopped: self.replan_gave_up,
         };
         let plan = dispatch(self.state(), self.clock.peek(), &cap);
+        self.stop_cancelled();
         if plan.replan {
-            match self.ctx.replan.clone() {
+            match self.ctx.runner.replan.clone() {
                 Some(cmd) => self.spawn_replan(cmd)?,
                 None => {
                     self.replan_gave_up = true;
@@ -297,29 +341,89 @@ impl<'l> Engine<'l> {
             return;
         };
         let cmd = command_of(job, &task.spec).unwrap_or("true").to_owned();
-        let timeout = self.state().strategy_for(task).timeout_ms;
+        let timeout_ms = self.state().strategy_for(task).timeout_ms;
         let env = self.env_for(id);
         let dir = self.ctx.dir.clone();
+        let grace = self.ctx.runner.grace;
         let tx = self.tx.clone();
         let task = id.clone();
-        let handle = tokio::spawn(async move {
-            let out = process::run(&cmd, &dir, &env, None, timeout).await;
+        let running = Running::start(move |stop| async move {
+            let spec = Spec {
+                cmd: &cmd,
+                dir: &dir,
+                env: &env,
+                stdin: None,
+                timeout_ms,
+                grace,
+            };
+            let out = process::run(spec, stop).await;
             let _ = tx.send(done_of(job, task, out));
         });
-        self.busy.insert(id.clone(), handle);
+        self.busy.insert(id.clone(), running);
     }
 
     fn spawn_replan(&mut self, cmd: String) -> Result<()> {
+        let Some(after) = self.state().replan.as_ref().map(|r| r.after_task.clone()) else {
+            return Ok(());
+        };
         let board = serde_json::to_string(&Board::of(self.state())).map_err(RunnerError::Board)?;
         let env = vec![("RUNLOG_RUN".to_owned(), self.run().to_owned())];
         let dir = self.ctx.dir.clone();
+        let runner = self.ctx.runner.clone();
         let tx = self.tx.clone();
         self.view.say("↺ running the replan command");
-        self.replanning = Some(tokio::spawn(async move {
-            let out = process::run(&cmd, &dir, &env, Some(board), None).await;
+        let running = Running::start(move |stop| async move {
+            let spec = Spec {
+                cmd: &cmd,
+                dir: &dir,
+                env: &env,
+                stdin: Some(board),
+                timeout_ms: Some(
+                    u64::try_from(runner.replan_timeout.as_millis()).unwrap_or(u64::MAX),
+                ),
+                grace: runner.grace,
+            };
+            let out = process::run(spec, stop).await;
             let _ = tx.send(Done::Replan(out));
-        }));
+        });
+        self.replanning = Some(Replanning {
+            running,
+            seen: self.state().seq,
+            after,
+        });
         Ok(())
+    }
+
+    /// Stops the processes of tasks a plan revision cancelled (their tests or evaluator); each
+    /// reports back as stopped and its end is recorded.
+    fn stop_cancelled(&self) {
+        for (id, running) in &self.busy {
+            if self.state().status_of(id) == Some(TaskStatus::Cancelled) {
+                running.stop();
+            }
+        }
+    }
+
+    /// Records what a task's process printed and left behind. `false` when the task was
+    /// cancelled meanwhile: its end is noted and nothing more is decided for it.
+    fn ended(&mut self, id: &TaskId, what: &str, out: &Outcome) -> Result<bool> {
+        self.busy.remove(id);
+        self.record_output(id, what, out)?;
+        if let Some(text) = out.leftovers_text() {
+            self.note(id, format!("the {what} command: {text}"))?;
+        }
+        if self.state().status_of(id) != Some(TaskStatus::Cancelled) {
+            return Ok(true);
+        }
+        let how = match out.failure {
+            Some(process::Failure::Stopped) => "was stopped",
+            _ => "ended",
+        };
+        self.note(
+            id,
+            format!("its {what} command {how}: a plan revision cancelled the task"),
+        )?;
+        Ok(false)
     }
 
     /// Keeps a command's output: inline when small, in the blob area when large.
@@ -357,8 +461,9 @@ impl<'l> Engine<'l> {
     fn handle(&mut self, done: Done) -> Result<()> {
         match done {
             Done::Agent(id, out) => {
-                self.busy.remove(&id);
-                self.record_output(&id, "agent", &out)?;
+                if !self.ended(&id, "agent", &out)? {
+                    return Ok(());
+                }
                 let duration_ms = self.clock.duration_ms(out.duration);
                 if !out.succeeded() {
                     let (error, error_type) = out.failure_text();
@@ -421,18 +526,10 @@ impl<'l> Engine<'l> {
                 }
             }
             Done::Tests(id, out) => {
-                self.busy.remove(&id);
-                self.record_output(&id, "test", &out)?;
-                let details = match out.succeeded() {
-                    true => {
-                        process::tail(&out.stdout, 500).unwrap_or_else(|| "tests passed".into())
-                    }
-                    false => {
-                        let (why, _) = out.failure_text();
-                        let text = format!("{}\n{}", out.stdout, out.stderr);
-                        format!("{why}\n{}", process::tail(&text, 2_000).unwrap_or_default())
-                    }
-                };
+                if !self.ended(&id, "test", &out)? {
+                    return Ok(());
+                }
+                let details = test_details(&out);
                 self.execute(CommandKind::RecordTests {
                     task: id,
                     passed: out.succeeded(),
@@ -441,8 +538,9 @@ impl<'l> Engine<'l> {
                 .map(|_| ())
             }
             Done::Eval(id, out) => {
-                self.busy.remove(&id);
-                self.record_output(&id, "eval", &out)?;
+                if !self.ended(&id, "eval", &out)? {
+                    return Ok(());
+                }
                 let evaluator = self
                     .state()
                     .task(&id)
@@ -470,8 +568,11 @@ impl<'l> Engine<'l> {
                 self.execute(kind).map(|_| ())
             }
             Done::Replan(out) => {
-                self.replanning = None;
-                match self.revision(&out) {
+                let Some(Replanning { seen, after, .. }) = self.replanning.take() else {
+                    return Ok(());
+                };
+                self.record_output(&after, "replan", &out)?;
+                match self.revision(&out, seen) {
                     Ok(kind) => match self.try_execute(kind)? {
                         Ok(_) => Ok(()),
                         Err(r) => {
@@ -505,26 +606,36 @@ impl<'l> Engine<'l> {
     }
 
     /// Reads the replanner's answer (see [`super::workflow::parse_revision`]).
-    fn revision(&self, out: &Outcome) -> std::result::Result<CommandKind, String> {
+    fn revision(&self, out: &Outcome, seen: u64) -> std::result::Result<CommandKind, String> {
         if !out.succeeded() {
             return Err(format!("the replan command {}", out.failure_text().0));
         }
-        super::workflow::parse_revision(&out.stdout, "revised by the replan command")
+        super::workflow::parse_revision(&out.stdout, "revised by the replan command", Some(seen))
             .map_err(|e| format!("the replan command's output is {e}"))
     }
 
-    fn abort_all(&mut self) {
-        // Dropping a job's future kills its process group (see `process`).
-        for (_, handle) in self.busy.drain() {
-            handle.abort();
+    /// Stops every running process gently (SIGTERM, the grace period, SIGKILL) and waits, within
+    /// a bound, for each to end; whatever does not end in time is abandoned, which kills its
+    /// group (see `process`).
+    async fn stop_all(&mut self) {
+        let mut all: Vec<Running> = self.busy.drain().map(|(_, r)| r).collect();
+        all.extend(self.replanning.take().map(|r| r.running));
+        for r in &all {
+            r.stop();
         }
-        if let Some(h) = self.replanning.take() {
-            h.abort();
+        let deadline = Instant::now() + self.ctx.runner.grace + STOP_MARGIN;
+        for mut r in all {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if tokio::time::timeout(left, &mut r.handle).await.is_err() {
+                r.handle.abort();
+            }
         }
     }
 
-    fn interrupt(mut self, started: Instant) -> Result<Ended> {
-        self.abort_all();
+    async fn interrupt(mut self, started: Instant) -> Result<Ended> {
+        self.view
+            .say("⏹ stopping: asking running commands to end (SIGTERM)");
+        self.stop_all().await;
         self.view.done();
         self.execute(CommandKind::Interrupt {
             reason: "interrupted (signal); `runlog resume` continues".into(),
@@ -545,4 +656,26 @@ impl<'l> Engine<'l> {
             elapsed: started.elapsed(),
         })
     }
+}
+
+/// What a test run's record says: the end of its output when it passed; why it failed and its
+/// output (whole lines, head and tail) when it did not, which the retry's feedback shows.
+fn test_details(out: &Outcome) -> String {
+    if out.succeeded() {
+        let said = process::head_and_tail(&out.stdout, 500);
+        return if said.is_empty() {
+            "tests passed".into()
+        } else {
+            said
+        };
+    }
+    let (why, _) = out.failure_text();
+    let printed = match (out.stdout.trim().is_empty(), out.stderr.trim().is_empty()) {
+        (false, false) => format!("{}\n--- stderr ---\n{}", out.stdout.trim_end(), out.stderr),
+        (false, true) => out.stdout.clone(),
+        _ => out.stderr.clone(),
+    };
+    format!("{why}\n{}", process::head_and_tail(&printed, TEST_FEEDBACK))
+        .trim_end()
+        .to_owned()
 }

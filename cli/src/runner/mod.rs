@@ -14,4 +14,4 @@ pub mod workflow;
 
 pub use engine::{Context, Ended, Engine, RunOptions};
 pub use error::{RunnerError, WorkflowError};
-pub use workflow::{parse_revision, Workflow};
+pub use workflow::{parse_revision, RunnerSettings, Workflow};

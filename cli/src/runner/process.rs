@@ -1,27 +1,64 @@
 //! Running one shell command: `sh -c` in the workflow's directory, in a process group of its
-//! own so that a timeout or an interrupt kills everything it started.
+//! own so that a timeout, an interrupt or a cancelled task stops everything it started.
+//!
+//! The command's end is its own exit, not the end of its output: a background child that keeps
+//! stdout open does not keep the attempt running. Whatever is left of the group afterwards is
+//! stopped and reported. Stopping is gentle first (SIGTERM, a grace period, then SIGKILL) so an
+//! agent in the middle of `git commit` can remove its `index.lock`. Output printed before a
+//! timeout or a stop is kept. Standard input is fed while the output is read, so a command that
+//! writes a lot before reading cannot deadlock against us.
 
+use nix::errno::Errno;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// After the group is gone, how long the output pipes may take to reach their end (a process
+/// that left the group with `setsid` may still hold them).
+const DRAIN: Duration = Duration::from_secs(1);
+
+/// How often a stopping group is checked.
+const POLL: Duration = Duration::from_millis(20);
+
+/// One command to run.
+#[derive(Debug, Clone)]
+pub struct Spec<'a> {
+    /// The shell command line.
+    pub cmd: &'a str,
+    /// The directory it runs in.
+    pub dir: &'a Path,
+    /// Extra environment.
+    pub env: &'a [(String, String)],
+    /// Fed to its standard input (else stdin is `/dev/null`).
+    pub stdin: Option<String>,
+    /// Milliseconds before it is stopped as timed out.
+    pub timeout_ms: Option<u64>,
+    /// Between SIGTERM and SIGKILL when it must be stopped.
+    pub grace: Duration,
+}
 
 /// What a command did.
 #[derive(Debug, Clone)]
 pub struct Outcome {
     /// Exit code (`None` when killed by a signal or not started).
     pub code: Option<i32>,
-    /// Standard output.
+    /// Standard output (what it printed before it ended or was stopped).
     pub stdout: String,
-    /// Standard error.
+    /// Standard error (likewise).
     pub stderr: String,
     /// Wall time.
     pub duration: Duration,
-    /// Why it did not run to an exit code: spawn error, timeout.
+    /// Why it did not run to an exit code: spawn error, timeout, stop.
     pub failure: Option<Failure>,
+    /// Processes of its group still running after it exited, and how they were stopped.
+    pub leftovers: Option<Stop>,
 }
 
 /// A command that did not finish on its own.
@@ -29,29 +66,61 @@ pub struct Outcome {
 pub enum Failure {
     /// It could not be started.
     Spawn(String),
-    /// It ran past its timeout and its process group was killed.
+    /// It ran past its timeout and its process group was stopped.
     Timeout(u64),
+    /// The runner stopped it (an interrupt, or its task was cancelled).
+    Stopped,
+}
+
+/// How a process group was stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// It ended within the grace period after SIGTERM.
+    Terminated,
+    /// It outlived the grace period and was sent SIGKILL.
+    Killed,
+}
+
+impl Stop {
+    fn words(self) -> &'static str {
+        match self {
+            Stop::Terminated => "stopped with SIGTERM",
+            Stop::Killed => "killed with SIGKILL after the grace period",
+        }
+    }
 }
 
 impl Outcome {
+    fn failed(failure: Failure, started: Instant) -> Self {
+        Self {
+            code: None,
+            stdout: String::new(),
+            stderr: String::new(),
+            duration: started.elapsed(),
+            failure: Some(failure),
+            leftovers: None,
+        }
+    }
+
     /// Exit 0.
     pub fn succeeded(&self) -> bool {
         self.failure.is_none() && self.code == Some(0)
     }
 
-    /// A one-line description of how it failed.
+    /// A one-line description of how it failed, and its error type.
     pub fn failure_text(&self) -> (String, &'static str) {
         match &self.failure {
             Some(Failure::Spawn(e)) => (format!("could not start: {e}"), "spawn"),
             Some(Failure::Timeout(ms)) => (
-                format!("timed out after {ms} ms; its process group was killed"),
+                format!("timed out after {ms} ms; its process group was stopped"),
                 "timeout",
             ),
+            Some(Failure::Stopped) => ("stopped by the runner".into(), "stopped"),
             None => match self.code {
                 Some(c) => (
                     format!(
                         "exited with code {c}{}",
-                        tail(&self.stderr, 300)
+                        last_line(&self.stderr)
                             .map(|t| format!(": {t}"))
                             .unwrap_or_default()
                     ),
@@ -61,37 +130,77 @@ impl Outcome {
             },
         }
     }
-}
 
-/// The last `max` characters of `text` on one line, if it has any content.
-pub fn tail(text: &str, max: usize) -> Option<String> {
-    let t = text.trim();
-    if t.is_empty() {
-        return None;
+    /// What happened to processes it left behind, for the log.
+    pub fn leftovers_text(&self) -> Option<String> {
+        self.leftovers.map(|s| {
+            format!(
+                "it exited leaving processes of its group running; they were {}",
+                s.words()
+            )
+        })
     }
-    let start = t.char_indices().rev().nth(max).map_or(0, |(i, _)| i);
-    Some(t.get(start..).unwrap_or(t).replace('\n', " | "))
 }
 
-/// Runs `cmd` with `sh -c` in `dir`, with `env`, `stdin` and an optional timeout.
-pub async fn run(
-    cmd: &str,
-    dir: &Path,
-    env: &[(String, String)],
-    stdin: Option<String>,
-    timeout_ms: Option<u64>,
-) -> Outcome {
+/// The last non-empty line of `text`, at most 300 characters.
+fn last_line(text: &str) -> Option<String> {
+    let line = text.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
+    Some(clip_chars(line, 300))
+}
+
+fn clip_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", s.get(..i).unwrap_or(s)),
+        None => s.to_owned(),
+    }
+}
+
+/// `text` cut to about `max` bytes keeping its lines: the head and the tail, with a line saying
+/// how much was left out between them.
+pub fn head_and_tail(text: &str, max: usize) -> String {
+    let text = text.trim_end();
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let half = max / 2;
+    let mut head_end = half;
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let head_end = text
+        .get(..head_end)
+        .and_then(|h| h.rfind('\n'))
+        .unwrap_or(head_end);
+    let mut tail_start = text.len() - half;
+    while !text.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    let tail_start = text
+        .get(tail_start..)
+        .and_then(|t| t.find('\n'))
+        .map_or(tail_start, |i| tail_start + i + 1);
+    let (head, tail) = (
+        text.get(..head_end).unwrap_or(""),
+        text.get(tail_start..).unwrap_or(""),
+    );
+    format!(
+        "{head}\n[… {} bytes left out …]\n{tail}",
+        tail_start.saturating_sub(head_end)
+    )
+}
+
+/// Runs a command to its end, its timeout, or until `stop` turns true.
+pub async fn run(spec: Spec<'_>, mut stop: watch::Receiver<bool>) -> Outcome {
     let started = Instant::now();
     let mut command = Command::new("sh");
     command
         .arg("-c")
-        .arg(cmd)
-        .current_dir(dir)
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
+        .arg(spec.cmd)
+        .current_dir(spec.dir)
+        .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(match spec.stdin {
+            Some(_) => Stdio::piped(),
+            None => Stdio::null(),
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -99,67 +208,169 @@ pub async fn run(
         .kill_on_drop(true);
     let mut child = match command.spawn() {
         Ok(c) => c,
-        Err(e) => {
-            return Outcome {
-                code: None,
-                stdout: String::new(),
-                stderr: String::new(),
-                duration: started.elapsed(),
-                failure: Some(Failure::Spawn(e.to_string())),
-            }
-        }
+        Err(e) => return Outcome::failed(Failure::Spawn(e.to_string()), started),
     };
     let group = child
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .map(Pid::from_raw);
-    let _guard = GroupGuard(group);
-    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        // A command that does not read its stdin is not an error.
-        let _ = pipe.write_all(input.as_bytes()).await;
-        drop(pipe);
-    }
-    let waited = match timeout_ms {
-        Some(ms) => tokio::time::timeout(Duration::from_millis(ms), child.wait_with_output())
-            .await
-            .map_err(|_| ms),
-        None => Ok(child.wait_with_output().await),
+    let mut guard = GroupGuard(group);
+    let feeder = match (spec.stdin, child.stdin.take()) {
+        (Some(input), Some(mut pipe)) => Some(tokio::spawn(async move {
+            // A command that does not read its stdin is not an error.
+            let _ = pipe.write_all(input.as_bytes()).await;
+        })),
+        _ => None,
     };
-    let duration = started.elapsed();
-    match waited {
-        Ok(Ok(out)) => Outcome {
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            duration,
-            failure: None,
+    let stdout = Reader::start(child.stdout.take());
+    let stderr = Reader::start(child.stderr.take());
+    let timeout = spec.timeout_ms.map(Duration::from_millis);
+    let deadline = tokio::time::sleep(timeout.unwrap_or_default());
+    tokio::pin!(deadline);
+    enum End {
+        Exited(Option<i32>),
+        WaitFailed(String),
+        TimedOut(u64),
+        Stopped,
+    }
+    let end = tokio::select! {
+        waited = child.wait() => match waited {
+            Ok(status) => End::Exited(status.code()),
+            Err(e) => End::WaitFailed(e.to_string()),
         },
-        Ok(Err(e)) => Outcome {
-            code: None,
-            stdout: String::new(),
-            stderr: e.to_string(),
-            duration,
-            failure: Some(Failure::Spawn(e.to_string())),
-        },
-        Err(ms) => Outcome {
-            code: None,
-            stdout: String::new(),
-            stderr: String::new(),
-            duration,
-            failure: Some(Failure::Timeout(ms)),
-        },
+        _ = &mut deadline, if timeout.is_some() => End::TimedOut(spec.timeout_ms.unwrap_or_default()),
+        _ = stopped(&mut stop) => End::Stopped,
+    };
+    // Whatever is left of the group is stopped now: the command itself after a timeout or a
+    // stop, or what an exited command left behind.
+    let left = stop_group(group, &mut child, spec.grace).await;
+    let (code, failure, leftovers) = match end {
+        End::Exited(code) => (code, None, left),
+        End::WaitFailed(e) => (None, Some(Failure::Spawn(e)), None),
+        End::TimedOut(ms) => (None, Some(Failure::Timeout(ms)), None),
+        End::Stopped => (None, Some(Failure::Stopped), None),
+    };
+    // The group is gone: nothing for the guard to kill, and its pid may be reused.
+    guard.0 = None;
+    if let Some(f) = feeder {
+        f.abort();
+    }
+    Outcome {
+        code,
+        stdout: stdout.finish().await,
+        stderr: stderr.finish().await,
+        duration: started.elapsed(),
+        failure,
+        leftovers,
     }
 }
 
-/// Kills the command's whole process group when the command is done with or abandoned (a
-/// timeout, an interrupt dropping the future), so no grandchild outlives it.
+/// Resolves once `stop` turns true; never if its sender is gone (nobody can stop it then).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    if stop.wait_for(|s| *s).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Whether any process of the group exists (zombies included).
+fn group_alive(group: Pid) -> bool {
+    !matches!(killpg(group, None), Err(Errno::ESRCH))
+}
+
+/// Stops what is left of `group`: SIGTERM, up to `grace` for it to end, then SIGKILL. `None`
+/// when nothing was left. Reaps `child`, the group's leader, on the way.
+async fn stop_group(group: Option<Pid>, child: &mut Child, grace: Duration) -> Option<Stop> {
+    let group = group?;
+    let _ = child.try_wait();
+    if !group_alive(group) {
+        return None;
+    }
+    let _ = killpg(group, Signal::SIGTERM);
+    let until = Instant::now() + grace;
+    while Instant::now() < until {
+        tokio::time::sleep(POLL).await;
+        let _ = child.try_wait();
+        if !group_alive(group) {
+            return Some(Stop::Terminated);
+        }
+    }
+    let _ = killpg(group, Signal::SIGKILL);
+    let _ = tokio::time::timeout(DRAIN, child.wait()).await;
+    Some(Stop::Killed)
+}
+
+/// Reads one output pipe on its own task into a buffer the caller can take at any time, so
+/// what was printed before a stop is kept even if the pipe never reaches its end.
+struct Reader {
+    buf: Arc<Mutex<Vec<u8>>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Reader {
+    fn start(pipe: Option<impl AsyncRead + Unpin + Send + 'static>) -> Self {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let task = pipe.map(|mut pipe| {
+            let buf = Arc::clone(&buf);
+            tokio::spawn(async move {
+                let mut chunk = vec![0u8; 64 * 1024];
+                while let Ok(n @ 1..) = pipe.read(&mut chunk).await {
+                    if let (Ok(mut b), Some(read)) = (buf.lock(), chunk.get(..n)) {
+                        b.extend_from_slice(read);
+                    }
+                }
+            })
+        });
+        Self { buf, task }
+    }
+
+    /// What was read, once the pipe ended or [`DRAIN`] passed.
+    async fn finish(mut self) -> String {
+        if let Some(task) = self.task.take() {
+            let abort = task.abort_handle();
+            if tokio::time::timeout(DRAIN, task).await.is_err() {
+                abort.abort();
+            }
+        }
+        let bytes = self.buf.lock().map(|b| b.clone()).unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+/// Kills the command's whole process group if the command's future is dropped before it ended
+/// (the runner abandoning it), so no grandchild outlives it.
 struct GroupGuard(Option<Pid>);
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         if let Some(pid) = self.0 {
-            // The group may already be gone; that is the common case.
+            // The group is usually gone already.
             let _ = killpg(pid, Signal::SIGKILL);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_text_keeps_whole_lines_at_both_ends() {
+        let text: String = (0..1000).map(|i| format!("line {i}\n")).collect();
+        let cut = head_and_tail(&text, 200);
+        assert!(cut.len() < 260, "{}", cut.len());
+        assert!(cut.starts_with("line 0\nline 1\n"));
+        assert!(cut.ends_with("line 999"));
+        assert!(cut.contains("bytes left out"));
+        assert!(cut
+            .lines()
+            .all(|l| l.starts_with("line ") || l.starts_with("[…")));
+        assert_eq!(head_and_tail("short\ntext\n", 200), "short\ntext");
+    }
+
+    #[test]
+    fn cutting_never_splits_a_character() {
+        let text = "é".repeat(500);
+        let cut = head_and_tail(&text, 101);
+        assert!(cut.contains("left out"));
     }
 }

@@ -3,7 +3,8 @@
 //! Agents: lines `::checkpoint NAME`, `::classify CLASS`, `::message TEXT`; a JSON object on
 //! its own line becomes the stage result (the last one wins); the last other line is the
 //! summary. Evaluators: `{"score": 0.82, "dimensions": {...}, "notes": "..."}`, possibly inside
-//! prose or a ```json fence, as LLM output is.
+//! prose or a ```json fence, as LLM output is; the last top-level object with a `score` is the
+//! verdict (the agent protocol's "last one wins" too), objects nested in others are not.
 
 use runlog_core::{TaskClass, Value};
 use std::collections::BTreeMap;
@@ -78,32 +79,44 @@ pub struct Evaluation {
     pub notes: String,
 }
 
-/// JSON objects found in free text: fenced ```json blocks first, then any `{` that starts a
-/// parsable object.
-fn json_objects(text: &str) -> Vec<serde_json::Map<String, serde_json::Value>> {
-    let mut found = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find("```") {
-        let after = rest.get(start + 3..).unwrap_or("");
-        let body_start = after.find('\n').map_or(0, |i| i + 1);
-        let Some(end) = after.get(body_start..).and_then(|b| b.find("```")) else {
-            break;
-        };
-        if let Some(block) = after.get(body_start..body_start + end) {
-            if let Ok(serde_json::Value::Object(o)) = serde_json::from_str(block.trim()) {
-                found.push(o);
+/// The byte spans of the top-level JSON objects in free text (prose, ```json fences, JSON
+/// lines), in order. An object inside another is part of it, not one of these. Spans are found
+/// without building the objects, so a long output costs no more memory than itself.
+pub fn object_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut from = 0;
+    while let Some(start) = text.get(from..).and_then(|t| t.find('{')).map(|i| from + i) {
+        let Some(tail) = text.get(start..) else { break };
+        let mut stream =
+            serde_json::Deserializer::from_str(tail).into_iter::<serde::de::IgnoredAny>();
+        match stream.next() {
+            Some(Ok(_)) => {
+                let end = start + stream.byte_offset();
+                spans.push((start, end));
+                from = end;
             }
-        }
-        rest = after.get(body_start + end + 3..).unwrap_or("");
-    }
-    for (i, _) in text.match_indices('{') {
-        let Some(tail) = text.get(i..) else { continue };
-        let mut stream = serde_json::Deserializer::from_str(tail).into_iter::<serde_json::Value>();
-        if let Some(Ok(serde_json::Value::Object(o))) = stream.next() {
-            found.push(o);
+            _ => from = start + 1,
         }
     }
-    found
+    spans
+}
+
+/// The last top-level JSON object in `text` that has one of `keys`, parsed.
+pub fn last_object_with(
+    text: &str,
+    keys: &[&str],
+) -> Option<serde_json::Map<String, serde_json::Value>> {
+    object_spans(text).into_iter().rev().find_map(|(a, b)| {
+        match serde_json::from_str(text.get(a..b)?) {
+            Ok(serde_json::Value::Object(o)) if keys.iter().any(|k| o.contains_key(*k)) => Some(o),
+            _ => None,
+        }
+    })
+}
+
+/// The first `max` characters of `text`, trimmed, for quoting it in an error.
+pub fn beginning(text: &str, max: usize) -> String {
+    text.trim().chars().take(max).collect()
 }
 
 fn unit(what: &str, v: &serde_json::Value) -> Result<f64, String> {
@@ -116,13 +129,13 @@ fn unit(what: &str, v: &serde_json::Value) -> Result<f64, String> {
 
 /// Reads an evaluator's output; the error says what was wrong, for the audit.
 pub fn evaluation(stdout: &str) -> Result<Evaluation, String> {
-    let objects = json_objects(stdout);
-    let Some(obj) = objects.into_iter().find(|o| o.contains_key("score")) else {
+    // The verdict comes last: an example object earlier in the output must not decide the gate.
+    let Some(obj) = last_object_with(stdout, &["score"]) else {
         return Err(match stdout.trim().is_empty() {
             true => "the evaluator printed nothing; expected {\"score\": ..., \"dimensions\": {...}, \"notes\": \"...\"}".into(),
             false => format!(
                 "no JSON object with a \"score\" in the evaluator's output (it began: {:?})",
-                stdout.trim().chars().take(80).collect::<String>()
+                beginning(stdout, 80)
             ),
         });
     };
@@ -175,6 +188,27 @@ mod tests {
         assert_eq!(e.dimensions.get("correctness"), Some(&0.9));
         let prose = "I think {\"score\": 0.4, \"notes\": \"missing tests\"} is fair.";
         assert_eq!(evaluation(prose).unwrap().score, 0.4);
+    }
+
+    #[test]
+    fn the_last_top_level_object_with_a_score_is_the_verdict() {
+        let text = "For example {\"score\": 1.0} would be perfect.\nVerdict:\n```json\n{\"score\": 0.3, \"detail\": {\"score\": 0.9}}\n```\n{\"unrelated\": true}";
+        let e = evaluation(text).unwrap();
+        assert_eq!(e.score, 0.3);
+        let nested_only = "{\"review\": {\"score\": 0.9}}";
+        assert!(evaluation(nested_only)
+            .unwrap_err()
+            .contains("no JSON object"));
+    }
+
+    #[test]
+    fn spans_skip_what_is_not_json_and_do_not_descend() {
+        let text = "a { b {\"x\": {\"y\": 1}} c {\"z\": 2}";
+        let spans: Vec<&str> = object_spans(text)
+            .into_iter()
+            .map(|(a, b)| &text[a..b])
+            .collect();
+        assert_eq!(spans, vec!["{\"x\": {\"y\": 1}}", "{\"z\": 2}"]);
     }
 
     #[test]

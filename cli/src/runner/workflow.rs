@@ -9,6 +9,7 @@ use runlog_core::{
 use runlog_core::{Budget, RetryLimit, RetryStrategy};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// A workflow file as written.
 #[derive(Debug, Clone, Deserialize)]
@@ -44,6 +45,45 @@ pub struct SettingsFile {
     pub replan: Option<String>,
     /// Events after which the run's history is reported as large (default 100,000).
     pub history_warn_events: Option<u64>,
+    /// Milliseconds the replan command may take before it is stopped (default 600,000).
+    pub replan_timeout_ms: Option<u64>,
+    /// Milliseconds between SIGTERM and SIGKILL when a command must be stopped (default 3,000).
+    pub kill_grace_ms: Option<u64>,
+}
+
+/// How the runner treats the workflow's processes. Read from the workflow file each time a run
+/// is driven (`run`, `resume`), not recorded: they change how commands are run, not the plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunnerSettings {
+    /// The command that revises the plan after a replan request (board JSON on stdin).
+    pub replan: Option<String>,
+    /// How long the replan command may take.
+    pub replan_timeout: Duration,
+    /// Between SIGTERM and SIGKILL when a timed-out, cancelled or interrupted command is stopped.
+    pub grace: Duration,
+}
+
+impl Default for RunnerSettings {
+    fn default() -> Self {
+        Self {
+            replan: None,
+            replan_timeout: Duration::from_secs(600),
+            grace: Duration::from_secs(3),
+        }
+    }
+}
+
+impl RunnerSettings {
+    fn of(s: &SettingsFile) -> Self {
+        let d = Self::default();
+        Self {
+            replan: s.replan.clone(),
+            replan_timeout: s
+                .replan_timeout_ms
+                .map_or(d.replan_timeout, Duration::from_millis),
+            grace: s.kill_grace_ms.map_or(d.grace, Duration::from_millis),
+        }
+    }
 }
 
 /// `[[task]]`.
@@ -133,8 +173,8 @@ pub struct Workflow {
     pub name: String,
     /// Settings.
     pub settings: Settings,
-    /// Replan command.
-    pub replan: Option<String>,
+    /// How the runner treats its processes.
+    pub runner: RunnerSettings,
     /// The tasks.
     pub tasks: Vec<TaskSpec>,
 }
@@ -200,7 +240,7 @@ impl Workflow {
             hash: Hash::of(text.as_bytes()),
             name: file.name.clone(),
             settings,
-            replan: file.settings.replan.clone(),
+            runner: RunnerSettings::of(&file.settings),
             tasks,
             dir,
             path,
@@ -315,8 +355,14 @@ fn retry_strategy(r: &RetryFile) -> Result<RetryStrategy, String> {
 }
 
 /// A plan revision as a replan command prints it and `runlog replan --file` reads it:
-/// `{"cancel": [ids], "add": [tasks, as in a workflow], "replaces": {"new": "old"}, "reason": "..."}`.
-pub fn parse_revision(text: &str, default_reason: &str) -> Result<CommandKind, String> {
+/// `{"cancel": [ids], "add": [tasks, as in a workflow], "replaces": {"new": "old"}, "reason": "..."}`,
+/// alone or, as an LLM prints it, inside prose or a ```json fence (the last such object).
+/// `answers`: the seq of the board the plan was made from (see `CommandKind::RevisePlan`).
+pub fn parse_revision(
+    text: &str,
+    default_reason: &str,
+    answers: Option<u64>,
+) -> Result<CommandKind, String> {
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Plan {
@@ -329,9 +375,23 @@ pub fn parse_revision(text: &str, default_reason: &str) -> Result<CommandKind, S
         #[serde(default)]
         reason: String,
     }
-    let plan: Plan = serde_json::from_str(text.trim()).map_err(|e| {
-        format!("not a plan ({e}); expected {{\"cancel\": [...], \"add\": [...], \"replaces\": {{\"new\": \"old\"}}, \"reason\": \"...\"}}")
-    })?;
+    let refuse = |e: serde_json::Error| {
+        format!(
+            "not a plan ({e}); expected {{\"cancel\": [...], \"add\": [...], \"replaces\": {{\"new\": \"old\"}}, \"reason\": \"...\"}}; it began: {:?}",
+            super::protocol::beginning(text, 200)
+        )
+    };
+    let plan: Plan = match serde_json::from_str(text.trim()) {
+        Ok(plan) => plan,
+        Err(whole) => {
+            match super::protocol::last_object_with(text, &["cancel", "add", "replaces"]) {
+                Some(obj) => {
+                    serde_json::from_value(serde_json::Value::Object(obj)).map_err(refuse)?
+                }
+                None => return Err(refuse(whole)),
+            }
+        }
+    };
     let mut add = Vec::new();
     for t in &plan.add {
         let is_group = plan.add.iter().any(|c| c.parent.as_deref() == Some(&t.id));
@@ -356,5 +416,6 @@ pub fn parse_revision(text: &str, default_reason: &str) -> Result<CommandKind, S
         } else {
             plan.reason
         },
+        answers,
     })
 }

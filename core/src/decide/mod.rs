@@ -98,7 +98,8 @@ fn decide_kinds(
             add,
             replaces,
             reason,
-        } => replan::revise(state, cancel, add, replaces, reason),
+            answers,
+        } => replan::revise(state, cancel, add, replaces, reason, answers),
         CommandKind::SetStrategy { stage, strategy } => {
             supervisor::set_strategy(state, stage, strategy)
         }

@@ -91,6 +91,7 @@ pub(super) fn revise(
     add: Vec<TaskSpec>,
     replaces: Vec<Replacement>,
     reason: String,
+    answers: Option<u64>,
 ) -> Result<Vec<EventKind>, Rejection> {
     require_started(state)?;
     let invalid = |reason: String| Err(Rejection::InvalidRevision { reason });
@@ -158,11 +159,50 @@ pub(super) fn revise(
             reason,
         }]);
     }
-    Ok(vec![EventKind::PlanRevised {
+    let mut events = vec![EventKind::PlanRevised {
         cancelled,
         added: add,
         replaces,
         reason,
         plan_hash: hash,
-    }])
+    }];
+    events.extend(unanswered(state, &revised, answers));
+    Ok(events)
+}
+
+/// The requests raised after the state a revision was made from, raised again once the revision
+/// is recorded (which clears the pending replan), so that a second revision serves them. Tasks
+/// the revision cancelled or finished no longer need it; with none left, nothing is raised.
+fn unanswered(before: &RunState, revised: &RunState, answers: Option<u64>) -> Option<EventKind> {
+    let seen = answers?;
+    let later: Vec<_> = before
+        .replan
+        .as_ref()?
+        .requests
+        .iter()
+        .filter(|r| r.seq > seen)
+        .collect();
+    let last = later.last()?;
+    let mut touched_files = BTreeSet::new();
+    let mut affected = BTreeSet::new();
+    for r in &later {
+        touched_files.extend(r.touched_files.iter().cloned());
+        affected.extend(
+            r.affected
+                .iter()
+                .filter(|t| {
+                    revised
+                        .tasks
+                        .get(*t)
+                        .is_some_and(|t| !t.status.is_terminal())
+                })
+                .cloned(),
+        );
+    }
+    (!affected.is_empty()).then(|| EventKind::ReplanRequested {
+        after_task: last.after_task.clone(),
+        reason: last.reason.clone(),
+        touched_files: touched_files.into_iter().collect(),
+        affected: affected.into_iter().collect(),
+    })
 }

@@ -1,0 +1,104 @@
+//! What the end-to-end test files share: the binary, a store, waiting with a bound, the events
+//! a run recorded.
+//!
+//! `RUNLOG_TEST_BIN=/path/to/runlog` runs the tests against another build (an older commit, to
+//! check that a test fails without the fix it comes with).
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use runlog_replay::Replay;
+use runlog_store::{EventLog, Log, Options};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// `runlog --store STORE`, run from the repository's root, without colour.
+pub fn runlog(store: &Path) -> Command {
+    let bin = std::env::var_os("RUNLOG_TEST_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_runlog")),
+        PathBuf::from,
+    );
+    let mut c = Command::new(bin);
+    c.current_dir(repo())
+        .arg("--store")
+        .arg(store)
+        .env_remove("RUNLOG_STORE")
+        .env("NO_COLOR", "1");
+    c
+}
+
+/// Stdout and stderr together, for assertion messages.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The store, once the binary has exited (its lock is gone).
+pub fn open(store: &Path) -> Log {
+    Log::open(
+        store,
+        Options {
+            create: false,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Polls `ready` until it holds (at most 30 s: a loaded CI machine is slow, not stuck).
+pub fn wait_for(ready: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ready() {
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for the runner"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits for a child with a bound: a runner that hangs fails the test instead of hanging it.
+pub fn finish_within(mut child: std::process::Child, limit: Duration, what: &str) -> Output {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("{what}: still running after {limit:?}\n{}", text(&out));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// All events of a run with their seqs.
+pub fn events(log: &Log, run: &str) -> Vec<(u64, runlog_core::Event)> {
+    let head = log.head(run).unwrap().unwrap().seq;
+    Replay::new(log).events(run, 1, head).unwrap()
+}
+
+/// Writes `toml` as `DIR/NAME.toml` and returns its path.
+pub fn workflow(dir: &Path, name: &str, toml: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, toml).unwrap();
+    path
+}
+
+/// `runlog run WF --run-id RUN --quiet` plus `args`, to its end.
+pub fn run(store: &Path, wf: &Path, run: &str, args: &[&str]) -> Output {
+    runlog(store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", run, "--quiet"])
+        .args(args)
+        .output()
+        .unwrap()
+}

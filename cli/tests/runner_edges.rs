@@ -1,0 +1,451 @@
+//! The runner under the conditions users put it in: agents that leave children behind or need
+//! a moment to clean up, tests that time out, evaluators and replanners that talk too much, a
+//! replan racing a finishing task, a follower that stops reading, a closed terminal. Each test
+//! goes through the real binary with real processes and checks what a user would look at: the
+//! exit code, the recorded events, the files the agents left.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod common;
+
+use common::{events, finish_within, open, run, runlog, text, wait_for, workflow};
+use runlog_core::{EventKind, RunState, TaskStatus};
+use runlog_replay::Replay;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+fn head(store: &Path, run: &str) -> RunState {
+    Replay::new(&open(store)).head_state(run).unwrap()
+}
+
+/// Everything of a run's events that `pick` picks something from, in order.
+fn all<T>(store: &Path, run: &str, pick: impl Fn(EventKind) -> Option<T>) -> Vec<T> {
+    events(&open(store), run)
+        .into_iter()
+        .filter_map(|(_, e)| pick(e.kind))
+        .collect()
+}
+
+/// The messages the run recorded, as text.
+fn messages(store: &Path, run: &str) -> Vec<String> {
+    all(store, run, |e| match e {
+        EventKind::MessagePosted { text, .. } => Some(text),
+        _ => None,
+    })
+}
+
+/// Fails unless the run recorded a message containing `needle`.
+fn assert_said(store: &Path, run: &str, needle: &str) {
+    let said = messages(store, run);
+    assert!(
+        said.iter().any(|m| m.contains(needle)),
+        "no message says {needle:?}: {said:?}"
+    );
+}
+
+/// The first thing `pick` picks from a run's events.
+fn first<T>(store: &Path, run: &str, pick: impl Fn(EventKind) -> Option<T>) -> Option<T> {
+    all(store, run, pick).into_iter().next()
+}
+
+/// `runlog run WF --run-id RUN --quiet` in the background, its output captured.
+fn spawn(store: &Path, wf: &Path, run: &str) -> std::process::Child {
+    runlog(store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", run, "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Whether a process is gone (or a zombie nobody reaped yet).
+fn gone(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+        .map_or(true, |stat| stat.split_whitespace().nth(2) == Some("Z"))
+}
+
+#[test]
+fn an_agent_that_exits_leaving_a_background_child_is_done_at_once_and_the_child_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let wf = workflow(
+        dir.path(),
+        "bg",
+        "name = \"bg\"\n[[task]]\nid = \"a\"\nrun = \"echo hi; sleep 300 & echo $! > bg.pid; exit 0\"\nrequires_testing = false\nretry = { max = 0, timeout_ms = 5000 }\n",
+    );
+    let store = dir.path().join("store");
+    let out = run(&store, &wf, "bg", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        head(&store, "bg").status_of(&"a".into()),
+        Some(TaskStatus::Done)
+    );
+    let pid = std::fs::read_to_string(dir.path().join("bg.pid")).unwrap();
+    assert!(
+        gone(&pid),
+        "the background sleep {pid} was stopped with the group"
+    );
+    assert_said(&store, "bg", "leaving processes of its group running");
+}
+
+#[test]
+fn a_timed_out_test_keeps_its_output_and_the_retry_sees_it_line_by_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let wf = workflow(
+        dir.path(),
+        "slowtest",
+        "name = \"slowtest\"\n[settings]\nmax_test_retries = 1\n[[task]]\nid = \"a\"\nrun = \"cp \\\"$RUNLOG_FEEDBACK\\\" feedback-$RUNLOG_ATTEMPT.txt\"\ntest = \"echo checking widgets; echo checking gears; sleep 30\"\nretry = { timeout_ms = 1000 }\n",
+    );
+    let store = dir.path().join("store");
+    let out = run(&store, &wf, "slow", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let feedback = std::fs::read_to_string(dir.path().join("feedback-2.txt")).unwrap();
+    assert!(feedback.contains("timed out"), "{feedback}");
+    assert!(
+        feedback.contains("checking widgets\nchecking gears"),
+        "what the test printed before its timeout, lines kept: {feedback}"
+    );
+}
+
+#[test]
+fn a_failed_tests_feedback_keeps_its_lines_and_both_ends_of_a_long_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let wf = workflow(
+        dir.path(),
+        "longtest",
+        "name = \"longtest\"\n[settings]\nmax_test_retries = 0\n[[task]]\nid = \"a\"\nrun = \"true\"\ntest = \"echo FIRST; seq 1 20000; echo LAST >&2; exit 1\"\n",
+    );
+    let store = dir.path().join("store");
+    let out = run(&store, &wf, "long", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let details = first(&store, "long", |e| match e {
+        EventKind::TestsFailed { details, .. } => Some(details),
+        _ => None,
+    })
+    .unwrap();
+    assert!(details.contains("FIRST\n1\n2\n3\n"), "{details}");
+    assert!(details.contains("19999\n20000\n"), "{details}");
+    assert!(details.contains("LAST"), "{details}");
+    assert!(details.contains("bytes left out"), "{details}");
+    assert!(!details.contains(" | "), "newlines are kept: {details}");
+    assert!(details.len() < 10_000, "capped: {} bytes", details.len());
+}
+
+#[test]
+fn an_example_object_before_the_verdict_does_not_decide_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("judge.sh"),
+        "echo 'A perfect answer would get {\"score\": 1.0}.'\necho 'My verdict:'\necho '{\"score\": 0.2, \"notes\": \"no tests\", \"detail\": {\"score\": 0.9}}'\n",
+    )
+    .unwrap();
+    let wf = workflow(
+        dir.path(),
+        "gate",
+        "name = \"gate\"\n[settings]\nauto_rescue = false\n[[task]]\nid = \"a\"\nrun = \"true\"\neval = \"sh judge.sh\"\nrequires_testing = false\n",
+    );
+    let store = dir.path().join("store");
+    let out = run(&store, &wf, "gate", &[]);
+    let score = first(&store, "gate", |e| match e {
+        EventKind::EvalScored { score, .. } => Some(score),
+        _ => None,
+    });
+    assert_eq!(
+        score,
+        Some(0.2),
+        "the last top-level verdict: {}",
+        text(&out)
+    );
+    assert_ne!(out.status.code(), Some(0), "0.2 is below the threshold");
+}
+
+/// A workflow whose destructive task `d` makes `p` (sharing its file) wait for a revision.
+fn replanned(dir: &Path, replan: &str, extra: &str) -> std::path::PathBuf {
+    std::fs::write(dir.join("replan.sh"), replan).unwrap();
+    workflow(
+        dir,
+        "re",
+        &format!(
+            "name = \"re\"\n[settings]\nreplan = \"sh replan.sh\"\n{extra}\n\
+             [[task]]\nid = \"d\"\nrun = \"true\"\nfiles = [\"f.py\"]\ndestructive = true\nrequires_testing = false\n\
+             [[task]]\nid = \"p\"\nrun = \"true\"\nfiles = [\"f.py\"]\nafter = [\"d\"]\nrequires_testing = false\n"
+        ),
+    )
+}
+
+#[test]
+fn a_revision_cancelling_a_task_whose_tests_run_stops_them_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let wf = replanned(
+        dir.path(),
+        "cat > /dev/null\necho '{\"cancel\": [\"s\", \"p\"], \"reason\": \"not needed\"}'\n",
+        "",
+    );
+    let mut toml = std::fs::read_to_string(&wf).unwrap();
+    toml.push_str(
+        "[[task]]\nid = \"s\"\nrun = \"true\"\ntest = \"sleep 5; touch tests-finished\"\n",
+    );
+    std::fs::write(&wf, toml).unwrap();
+    let store = dir.path().join("store");
+    let out = run(&store, &wf, "re", &["--jobs", "2"]);
+    let said = text(&out);
+    assert!(!said.contains("runlog bug"), "{said}");
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let state = head(&store, "re");
+    assert_eq!(state.status_of(&"s".into()), Some(TaskStatus::Cancelled));
+    assert!(
+        !dir.path().join("tests-finished").exists(),
+        "the cancelled task's tests were stopped"
+    );
+    assert_said(
+        &store,
+        "re",
+        "test command was stopped: a plan revision cancelled the task",
+    );
+}
+
+#[test]
+fn a_replan_request_raised_while_the_replanner_runs_is_served_by_a_second_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    // The first answer takes 3 s, long enough for d2's tests to pass and raise a second request
+    // while it runs; it cancels p only. The second cancels p2.
+    let wf = replanned(
+        dir.path(),
+        "n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count\ncat > /dev/null\n\
+         if [ $n = 1 ]; then sleep 3; echo '{\"cancel\": [\"p\"]}'; else echo '{\"cancel\": [\"p2\"]}'; fi\n",
+        "",
+    );
+    let mut toml = std::fs::read_to_string(&wf).unwrap();
+    toml.push_str(
+        "[[task]]\nid = \"d2\"\nrun = \"true\"\ntest = \"sleep 1\"\nfiles = [\"g.py\"]\ndestructive = true\n\
+         [[task]]\nid = \"p2\"\nrun = \"true\"\nfiles = [\"g.py\"]\nafter = [\"d2\"]\nrequires_testing = false\n",
+    );
+    std::fs::write(&wf, toml).unwrap();
+    let store = dir.path().join("store");
+    let out = run(&store, &wf, "re", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let state = head(&store, "re");
+    assert_eq!(
+        state.status_of(&"p2".into()),
+        Some(TaskStatus::Cancelled),
+        "p2 waited for the second revision instead of running"
+    );
+    let revisions = all(&store, "re", |e| {
+        matches!(e, EventKind::PlanRevised { .. }).then_some(())
+    });
+    assert_eq!(revisions.len(), 2);
+}
+
+#[test]
+fn the_replan_command_gets_a_large_board_while_it_writes_and_may_answer_in_prose() {
+    let dir = tempfile::tempdir().unwrap();
+    // It writes 200 KB to stderr before reading its stdin: fed only after, it would deadlock.
+    let wf = replanned(
+        dir.path(),
+        "head -c 200000 /dev/zero | tr '\\0' x >&2\ncat > board.json\n\
+         echo 'Here is the revised plan:'\necho '```json'\necho '{\"cancel\": [\"p\"], \"reason\": \"p is obsolete\"}'\necho '```'\n",
+        "",
+    );
+    let mut toml = std::fs::read_to_string(&wf).unwrap();
+    let long = "x".repeat(400);
+    for i in 0..250 {
+        toml.push_str(&format!(
+            "[[task]]\nid = \"w{i}\"\ndescription = \"{long}\"\nrun = \"true\"\nafter = [\"p\"]\nrequires_testing = false\n"
+        ));
+    }
+    std::fs::write(&wf, toml).unwrap();
+    let store = dir.path().join("store");
+    let child = spawn(&store, &wf, "re");
+    let out = finish_within(
+        child,
+        Duration::from_secs(120),
+        "the run with a large board",
+    );
+    let board = std::fs::metadata(dir.path().join("board.json"))
+        .unwrap()
+        .len();
+    assert!(
+        board > 65_536,
+        "the board is larger than a pipe: {board} bytes"
+    );
+    assert_eq!(
+        head(&store, "re").status_of(&"p".into()),
+        Some(TaskStatus::Cancelled),
+        "the plan inside prose and a fence was taken: {}",
+        text(&out)
+    );
+    let recorded = all(&store, "re", |e| match e {
+        EventKind::OutputRecorded { stream, .. } => Some(stream),
+        _ => None,
+    });
+    assert!(
+        recorded.contains(&"replan.stdout".to_owned())
+            && recorded.contains(&"replan.stderr".to_owned()),
+        "the replan command's output is recorded: {recorded:?}"
+    );
+}
+
+#[test]
+fn a_replan_command_that_answers_nonsense_or_hangs_pauses_the_run_saying_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let wf = replanned(dir.path(), "cat > /dev/null\necho 'I cannot decide.'\n", "");
+    let store = dir.path().join("store");
+    let out = run(&store, &wf, "nonsense", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_said(&store, "nonsense", "I cannot decide.");
+
+    let dir = tempfile::tempdir().unwrap();
+    let wf = replanned(dir.path(), "sleep 300\n", "replan_timeout_ms = 500\n");
+    let store = dir.path().join("store");
+    let child = spawn(&store, &wf, "hang");
+    let out = finish_within(
+        child,
+        Duration::from_secs(60),
+        "a run with a hanging replanner",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_said(&store, "hang", "timed out");
+}
+
+#[test]
+fn a_timeout_asks_the_agent_to_stop_before_killing_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // The first agent cleans up its lock on SIGTERM; the second ignores SIGTERM and is killed
+    // once the grace period is over.
+    let wf = workflow(
+        dir.path(),
+        "gentle",
+        "name = \"gentle\"\n[settings]\nkill_grace_ms = 500\n\
+         [[task]]\nid = \"polite\"\nrun = \"trap 'rm -f index.lock; exit 143' TERM; touch index.lock; sleep 30 & wait\"\nrequires_testing = false\nretry = { max = 0, timeout_ms = 1000 }\n\
+         [[task]]\nid = \"stubborn\"\nrun = \"trap '' TERM; sleep 30\"\nrequires_testing = false\nretry = { max = 0, timeout_ms = 1000 }\n",
+    );
+    let store = dir.path().join("store");
+    let child = spawn(&store, &wf, "g");
+    let out = finish_within(
+        child,
+        Duration::from_secs(25),
+        "a run whose agents time out",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        !dir.path().join("index.lock").exists(),
+        "SIGTERM came first, so the agent removed its lock"
+    );
+    let state = head(&store, "g");
+    for t in ["polite", "stubborn"] {
+        assert_eq!(state.status_of(&t.into()), Some(TaskStatus::Failed), "{t}");
+    }
+}
+
+#[test]
+fn a_hangup_interrupts_the_run_stops_the_agent_and_resume_continues() {
+    let dir = tempfile::tempdir().unwrap();
+    let wf = workflow(
+        dir.path(),
+        "hup",
+        "name = \"hup\"\n[[task]]\nid = \"a\"\nrun = \"if [ -e ran-once ]; then exit 0; fi; touch ran-once; trap 'touch got-term; exit 143' TERM; sleep 30 & wait\"\nrequires_testing = false\n",
+    );
+    let store = dir.path().join("store");
+    let child = spawn(&store, &wf, "hup");
+    wait_for(|| dir.path().join("ran-once").exists() && store.join("runlog.sock").exists());
+    std::thread::sleep(Duration::from_millis(200));
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    let out = finish_within(child, Duration::from_secs(20), "the runner after SIGHUP");
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert!(
+        dir.path().join("got-term").exists(),
+        "the agent was asked to stop"
+    );
+    let last = events(&open(&store), "hup").pop().unwrap().1;
+    assert!(
+        matches!(last.kind, EventKind::RunInterrupted { .. }),
+        "{last:?}"
+    );
+    let out = runlog(&store)
+        .args(["resume", "hup", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+#[test]
+fn a_follower_that_stops_reading_does_not_hold_up_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // 40 agents each print 8 KB: far more event lines than a socket buffers.
+    let mut toml = String::from("name = \"chatty\"\n[settings]\njobs = 4\n");
+    let mut all = Vec::new();
+    for i in 0..40 {
+        toml.push_str(&format!(
+            "[[task]]\nid = \"t{i}\"\nrun = \"head -c 8000 /dev/zero | tr '\\\\0' x; head -c 8000 /dev/zero | tr '\\\\0' y >&2\"\nrequires_testing = false\n"
+        ));
+        all.push(format!("\"t{i}\""));
+    }
+    toml.push_str(&format!(
+        "[[task]]\nid = \"last\"\nrun = \"sleep 1\"\nafter = [{}]\nrequires_testing = false\n",
+        all.join(", ")
+    ));
+    let wf = workflow(dir.path(), "chatty", &toml);
+    let store = dir.path().join("store");
+    let child = spawn(&store, &wf, "chatty");
+    let socket = store.join("runlog.sock");
+    wait_for(|| socket.exists());
+    let mut follower = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+    use std::io::Write;
+    writeln!(follower, "{{\"follow\": \"chatty\", \"from\": 1}}").unwrap();
+    // The follower never reads.
+    let out = finish_within(
+        child,
+        Duration::from_secs(60),
+        "the runner with a stuck follower",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("fell behind"),
+        "the runner says it dropped the follower: {}",
+        text(&out)
+    );
+    drop(follower);
+}
+
+#[test]
+fn the_summary_of_a_run_waiting_for_a_person_counts_every_task_and_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let wf = workflow(
+        dir.path(),
+        "wait",
+        "name = \"wait\"\n[settings]\nauto_rescue = false\n\
+         [[task]]\nid = \"a\"\nrun = \"true\"\ntest = \"true\"\neval = \"echo no verdict\"\n\
+         [[task]]\nid = \"b\"\nrun = \"true\"\nafter = [\"a\"]\nrequires_testing = false\n",
+    );
+    let store = dir.path().join("store");
+    let out = run(&store, &wf, "w", &[]);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(said.contains("tasks: 1 open, 1 pending-eval"), "{said}");
+    assert!(said.contains("test failures 0"), "{said}");
+    assert!(said.contains("approve w a"), "{said}");
+    assert!(said.contains("reject w a"), "{said}");
+
+    let out = run(&store, &wf, "w0", &["--jobs", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("invalid jobs: must be at least 1"),
+        "the same rule as `jobs = 0` in a workflow: {}",
+        text(&out)
+    );
+    let mut zero = std::fs::read_to_string(&wf).unwrap();
+    zero = zero.replace("auto_rescue = false", "auto_rescue = false\njobs = 0");
+    std::fs::write(&wf, zero).unwrap();
+    let out = run(&store, &wf, "w1", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("invalid jobs: must be at least 1"),
+        "{}",
+        text(&out)
+    );
+}
