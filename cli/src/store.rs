@@ -17,13 +17,18 @@ pub fn open(dir: &Path, create: bool) -> Result<Log> {
 
 /// Opens the store, keeping the store's own error (to tell a locked store from others).
 pub fn open_log(dir: &Path, create: bool) -> std::result::Result<Log, runlog_store::StoreError> {
-    Log::open(
+    let log = Log::open(
         dir,
         Options {
             create,
             ..Options::default()
         },
-    )
+    )?;
+    // What opening set aside after a crash is said once, where a person will see it.
+    for note in log.recovery_notes() {
+        eprintln!("note: {note}");
+    }
+    Ok(log)
 }
 
 /// The store's error for a person: a missing store says how to get one.

@@ -5,6 +5,7 @@
 //! DIR/owner          pid and command of the process that opened it last
 //! DIR/db/            the sled database
 //! DIR/blobs/ab/cd…   content-addressed blobs (blake3), each fsynced before use
+//! DIR/cache/…        the snapshot cache: one checksummed file per entry, never trusted
 //! ```
 
 use crate::error::{Result, StoreError};
@@ -50,12 +51,25 @@ pub fn prepare(dir: &Path, create: bool) -> Result<PathBuf> {
                     why: "it does not exist".into(),
                 });
             }
+            // Every directory this creates, and the one it is created in, gets its new entry
+            // synced: a store whose name can vanish after a power cut holds nothing durable.
+            let mut fresh: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
             fs::create_dir_all(dir).map_err(io("cannot create store directory", dir))?;
             write_synced(
                 &marker,
                 format!("runlog-store format {FORMAT}\n").as_bytes(),
             )?;
             sync_dir(dir)?;
+            fresh.retain(|d| !d.as_os_str().is_empty());
+            for created in fresh {
+                let parent = created.parent().unwrap_or(Path::new("."));
+                let parent = if parent.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    parent
+                };
+                sync_dir(parent)?;
+            }
         }
         Err(e) => return Err(io("cannot read", &marker)(e)),
     }
@@ -115,6 +129,19 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 #[derive(Debug)]
 pub struct BlobDir {
     root: PathBuf,
+    /// Fan-out directories whose entry in `root` (and `root`'s in the store) this process has
+    /// made durable: a blob acknowledged in a directory another thread just created must not
+    /// depend on that thread's directory sync.
+    durable: std::sync::Mutex<std::collections::HashSet<PathBuf>>,
+}
+
+/// Distinguishes temp files of concurrent writers in one process.
+static TEMP_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A temp-file name no other writer (thread or process) uses at the same time.
+pub fn temp_name() -> String {
+    let n = TEMP_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!(".tmp-{}-{n}", std::process::id())
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -126,6 +153,7 @@ impl BlobDir {
     pub fn new(dir: &Path) -> Self {
         Self {
             root: dir.join("blobs"),
+            durable: std::sync::Mutex::new(std::collections::HashSet::new()),
         }
     }
 
@@ -138,18 +166,44 @@ impl BlobDir {
     /// Stores bytes under their hash: temp file, fdatasync, rename, fsync of the directory.
     pub fn put(&self, hash: &[u8; 32], bytes: &[u8]) -> Result<()> {
         let path = self.path(hash);
+        let parent = path.parent().unwrap_or(&self.root).to_path_buf();
         if path.exists() {
+            // Maybe just renamed into place by another writer that has not synced yet.
+            sync_dir(&parent)?;
+            return self.make_durable(&parent);
+        }
+        fs::create_dir_all(&parent).map_err(io("cannot create blob directory", &parent))?;
+        let tmp = parent.join(temp_name());
+        write_synced(&tmp, bytes)?;
+        if let Err(e) = fs::rename(&tmp, &path) {
+            let _ = fs::remove_file(&tmp);
+            return Err(io("cannot move blob into place", &path)(e));
+        }
+        sync_dir(&parent)?;
+        self.make_durable(&parent)
+    }
+
+    /// Makes `parent`'s entry in the blob area, and the blob area's in the store, durable once
+    /// per process (whoever created them).
+    fn make_durable(&self, parent: &Path) -> Result<()> {
+        let known = |d: &Path| {
+            self.durable
+                .lock()
+                .map(|set| set.contains(d))
+                .unwrap_or(false)
+        };
+        if known(parent) {
             return Ok(());
         }
-        let parent = path.parent().unwrap_or(&self.root).to_path_buf();
-        let fresh_parent = !parent.exists();
-        fs::create_dir_all(&parent).map_err(io("cannot create blob directory", &parent))?;
-        let tmp = parent.join(format!(".tmp-{}", std::process::id()));
-        write_synced(&tmp, bytes)?;
-        fs::rename(&tmp, &path).map_err(io("cannot move blob into place", &path))?;
-        sync_dir(&parent)?;
-        if fresh_parent {
-            sync_dir(&self.root)?;
+        sync_dir(&self.root)?;
+        if !known(&self.root) {
+            if let Some(store) = self.root.parent() {
+                sync_dir(store)?;
+            }
+        }
+        if let Ok(mut set) = self.durable.lock() {
+            set.insert(self.root.clone());
+            set.insert(parent.to_path_buf());
         }
         Ok(())
     }
@@ -163,6 +217,105 @@ impl BlobDir {
             Err(e) => Err(io("cannot read blob", &path)(e)),
         }
     }
+}
+
+/// The snapshot cache of a store: one file per entry, outside sled. sled writes pages over
+/// ~128 KiB as files it never fsyncs, and after a power cut an empty one makes it drop the rest
+/// of its log; snapshots are the values that grow that large, so none goes into sled. A cache
+/// needs no fsync: each file carries its key and a checksum, and a torn one reads as absent.
+#[derive(Debug)]
+pub struct CacheDir {
+    root: PathBuf,
+}
+
+/// Keys up to this many bytes name their file in hex; longer ones by their hash.
+const HEX_KEY_MAX: usize = 100;
+
+impl CacheDir {
+    /// The cache under `dir`.
+    pub fn new(dir: &Path) -> Self {
+        Self {
+            root: dir.join("cache"),
+        }
+    }
+
+    fn path(&self, key: &[u8]) -> PathBuf {
+        let name = if key.len() <= HEX_KEY_MAX {
+            hex(key)
+        } else {
+            format!("h-{}", hex(blake3::hash(key).as_bytes()))
+        };
+        self.root.join(name)
+    }
+
+    /// Stores an entry (replacing one with the same key).
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        fs::create_dir_all(&self.root).map_err(io("cannot create", &self.root))?;
+        let mut body = Vec::with_capacity(12 + key.len() + value.len());
+        body.extend_from_slice(&(key.len() as u32).to_be_bytes());
+        body.extend_from_slice(key);
+        body.extend_from_slice(value);
+        let check = *blake3::hash(&body).as_bytes();
+        let tmp = self.root.join(temp_name());
+        let written = fs::File::create(&tmp)
+            .and_then(|mut f| f.write_all(&check[..8]).and_then(|()| f.write_all(&body)))
+            .and_then(|()| fs::rename(&tmp, self.path(key)));
+        if let Err(e) = written {
+            let _ = fs::remove_file(&tmp);
+            return Err(io("cannot write cache entry", &self.root)(e));
+        }
+        Ok(())
+    }
+
+    /// The key and value in a cache file, if it is whole.
+    fn read(path: &Path) -> Option<(Vec<u8>, Vec<u8>)> {
+        let bytes = fs::read(path).ok()?;
+        let (check, body) = (bytes.get(..8)?, bytes.get(8..)?);
+        if check != &blake3::hash(body).as_bytes()[..8] {
+            return None;
+        }
+        let klen = u32::from_be_bytes(body.get(..4)?.try_into().ok()?) as usize;
+        let key = body.get(4..4 + klen)?.to_vec();
+        Some((key, body.get(4 + klen..)?.to_vec()))
+    }
+
+    /// An entry's value; `None` when absent or torn.
+    pub fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
+        Self::read(&self.path(key)).and_then(|(k, v)| (k == key).then_some(v))
+    }
+
+    /// Keys with a prefix, sorted.
+    pub fn keys(&self, prefix: &[u8]) -> Vec<Vec<u8>> {
+        let Ok(entries) = fs::read_dir(&self.root) else {
+            return Vec::new();
+        };
+        let mut keys: Vec<Vec<u8>> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                if name.starts_with(".tmp-") {
+                    return None;
+                }
+                match unhex(&name) {
+                    Some(key) => Some(key),
+                    None => Self::read(&e.path()).map(|(k, _)| k),
+                }
+            })
+            .filter(|k| k.starts_with(prefix))
+            .collect();
+        keys.sort();
+        keys
+    }
+}
+
+fn unhex(name: &str) -> Option<Vec<u8>> {
+    if name.len() % 2 != 0 {
+        return None;
+    }
+    (0..name.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(name.get(i..i + 2)?, 16).ok())
+        .collect()
 }
 
 /// Total bytes of the files under `dir`.

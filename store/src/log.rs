@@ -119,6 +119,12 @@ impl Log {
         Self::start(Box::new(backend), options.durability)
     }
 
+    /// What opening the store had to set aside or repair, in words, for the user to hear
+    /// (e.g. the torn tail of the write-ahead log after a power cut, and where it was kept).
+    pub fn recovery_notes(&self) -> Vec<String> {
+        self.shared.backend.recovery_notes()
+    }
+
     /// A fresh log in memory.
     pub fn memory() -> Result<Self> {
         Self::with_memory(Arc::new(MemoryBackend::default()))

@@ -9,22 +9,32 @@
 //! acknowledged commit is in sled before anyone reads.
 //!
 //! ```text
-//! entry: "W" kind:u8 len:u32be check:[8] payload      check = blake3(kind ‖ payload)[..8]
+//! entry: "V" kind:u8 len:u32be synced:u64be hcheck:[4] check:[8] payload
+//!        hcheck = blake3("V" ‖ kind ‖ len ‖ synced)[..4]    check = blake3(kind ‖ payload)[..8]
+//!        synced = bytes of this WAL known durable (fdatasynced) when the entry was written
 //! kind 1 (run created): num:u64be created_ms:u64be name
 //! kind 2 (frames):      repeated num:u64be first_seq:u64be len:u32be frame
 //! ```
 //!
-//! A crash can leave the last entry incomplete (a torn tail): it was never acknowledged, so it
-//! is dropped. A complete entry with a bad checksum is damage, and opening refuses to guess.
+//! Where the entries stop checking out — a torn or zero-filled tail, an entry lost while a later
+//! one of the same sync survived, a flipped byte — the rest is either damage to acknowledged
+//! data or bytes that were never acknowledged. `synced` tells them apart: if a later valid entry
+//! says the WAL was durable past that point, acknowledged data is damaged and opening refuses,
+//! touching nothing. Otherwise nothing there is known to have been acknowledged: the bytes are
+//! moved aside to `wal.aside-<ms>` (never deleted) and the store opens, saying so. Entries of
+//! the first format ("W", no `synced`) are still read, so a WAL left by an older build replays.
 
 use crate::error::{Damage, Result, StoreError};
-use crate::layout::io;
+use crate::layout::{io, sync_dir, write_synced};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-const MAGIC: u8 = b'W';
-const ENTRY_HEADER: usize = 1 + 1 + 4 + 8;
+const MAGIC: u8 = b'V';
+const ENTRY_HEADER: usize = 1 + 1 + 4 + 8 + 4 + 8;
+/// The first format's magic and header (no `synced`, no header check).
+const MAGIC_V1: u8 = b'W';
+const ENTRY_HEADER_V1: usize = 1 + 1 + 4 + 8;
 /// Checkpoint (flush sled, sync it, truncate the WAL) once the WAL grows past this.
 pub const CHECKPOINT_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -53,7 +63,17 @@ fn checksum(kind: u8, payload: &[u8]) -> [u8; 8] {
     out
 }
 
-fn encode(entry: &Entry) -> Vec<u8> {
+fn header_check(kind: u8, len: u32, synced: u64) -> [u8; 4] {
+    let mut h = blake3::Hasher::new();
+    h.update(&[MAGIC, kind]);
+    h.update(&len.to_be_bytes());
+    h.update(&synced.to_be_bytes());
+    let mut out = [0u8; 4];
+    out.copy_from_slice(&h.finalize().as_bytes()[..4]);
+    out
+}
+
+fn encode(entry: &Entry, synced: u64) -> Vec<u8> {
     let (kind, payload) = match entry {
         Entry::Run {
             name,
@@ -77,10 +97,13 @@ fn encode(entry: &Entry) -> Vec<u8> {
             (2u8, p)
         }
     };
+    let len = payload.len() as u32;
     let mut out = Vec::with_capacity(ENTRY_HEADER + payload.len());
     out.push(MAGIC);
     out.push(kind);
-    out.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&synced.to_be_bytes());
+    out.extend_from_slice(&header_check(kind, len, synced));
     out.extend_from_slice(&checksum(kind, &payload));
     out.extend_from_slice(&payload);
     out
@@ -122,25 +145,72 @@ fn decode_payload(kind: u8, p: &[u8]) -> Option<Entry> {
     }
 }
 
-/// Parses a WAL image: the entries, and where the valid prefix ends (a torn tail is cut off).
+/// The entry at `at`, where it ends and its `synced`, if everything about it checks out.
+fn entry_at(bytes: &[u8], at: usize) -> Option<(Entry, usize, u64)> {
+    if bytes.get(at) != Some(&MAGIC) {
+        return None;
+    }
+    let kind = *bytes.get(at + 1)?;
+    let len = be_u32(bytes, at + 2)?;
+    let synced = be_u64(bytes, at + 6)?;
+    if bytes.get(at + 14..at + 18)? != header_check(kind, len, synced) {
+        return None;
+    }
+    let end = (at + ENTRY_HEADER).checked_add(len as usize)?;
+    let payload = bytes.get(at + ENTRY_HEADER..end)?;
+    if bytes.get(at + 18..at + ENTRY_HEADER)? != checksum(kind, payload) {
+        return None;
+    }
+    Some((decode_payload(kind, payload)?, end, synced))
+}
+
+/// Parses a WAL image: its entries and where the valid prefix ends. Bytes after it were never
+/// shown to be acknowledged (see the module's documentation); damage that a later entry proves
+/// was acknowledged is an error.
 pub fn parse(bytes: &[u8]) -> std::result::Result<(Vec<Entry>, usize), Damage> {
+    if bytes.first() == Some(&MAGIC_V1) {
+        return parse_v1(bytes);
+    }
+    let mut entries = Vec::new();
+    let mut at = 0;
+    while let Some((entry, end, _)) = entry_at(bytes, at) {
+        entries.push(entry);
+        at = end;
+    }
+    let later = (at + 1..bytes.len())
+        .filter(|&pos| bytes.get(pos) == Some(&MAGIC))
+        .filter_map(|pos| entry_at(bytes, pos).map(|(_, _, synced)| (pos, synced)))
+        .find(|&(_, synced)| synced > at as u64);
+    match later {
+        Some((pos, synced)) => Err(Damage::corrupt(
+            0,
+            format!(
+                "write-ahead log entry at byte {at} is damaged, and the entry at byte {pos} shows the log was durable up to byte {synced}: acknowledged data is damaged"
+            ),
+        )),
+        None => Ok((entries, at)),
+    }
+}
+
+/// The first format: a torn last entry is cut off, a bad middle entry is damage.
+fn parse_v1(bytes: &[u8]) -> std::result::Result<(Vec<Entry>, usize), Damage> {
     let mut entries = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
-        let torn = at + ENTRY_HEADER > bytes.len();
+        let torn = at + ENTRY_HEADER_V1 > bytes.len();
         let len = be_u32(bytes, at + 2).map_or(usize::MAX, |l| l as usize);
-        let end = (at + ENTRY_HEADER).checked_add(len);
+        let end = (at + ENTRY_HEADER_V1).checked_add(len);
         if torn || end.is_none_or(|e| e > bytes.len()) {
-            // The last entry was cut short by a crash: it was never acknowledged.
             return Ok((entries, at));
         }
         let end = end.unwrap_or(bytes.len());
         let kind = bytes.get(at + 1).copied().unwrap_or(0);
-        let payload = bytes.get(at + ENTRY_HEADER..end).unwrap_or(&[]);
-        let stored = bytes.get(at + 6..at + ENTRY_HEADER);
-        let entry = (bytes.get(at) == Some(&MAGIC) && stored == Some(&checksum(kind, payload)[..]))
-            .then(|| decode_payload(kind, payload))
-            .flatten();
+        let payload = bytes.get(at + ENTRY_HEADER_V1..end).unwrap_or(&[]);
+        let stored = bytes.get(at + 6..at + ENTRY_HEADER_V1);
+        let entry = (bytes.get(at) == Some(&MAGIC_V1)
+            && stored == Some(&checksum(kind, payload)[..]))
+        .then(|| decode_payload(kind, payload))
+        .flatten();
         match entry {
             Some(e) => entries.push(e),
             None if end == bytes.len() => return Ok((entries, at)),
@@ -156,17 +226,51 @@ pub fn parse(bytes: &[u8]) -> std::result::Result<(Vec<Entry>, usize), Damage> {
     Ok((entries, at))
 }
 
+/// Bytes at the end of the WAL that were moved aside when it was opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetAside {
+    /// Where they are now.
+    pub path: PathBuf,
+    /// Where they began in the WAL.
+    pub offset: u64,
+    /// How many.
+    pub bytes: u64,
+}
+
+impl std::fmt::Display for SetAside {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the write-ahead log ended in {} bytes at byte {} that are not whole entries and were never shown to be acknowledged (a crash during a write leaves such bytes); they were moved to {}",
+            self.bytes,
+            self.offset,
+            self.path.display()
+        )
+    }
+}
+
 /// The open WAL file.
 #[derive(Debug)]
 pub struct Wal {
     path: PathBuf,
     file: File,
     len: u64,
+    /// Bytes known durable: the length at the last successful sync.
+    synced: u64,
+    /// Why it refuses writes: an earlier write failed part way.
+    broken: Option<String>,
 }
 
 impl Wal {
-    /// Opens (creating) the WAL and returns it with the entries to replay.
+    /// Opens (creating) the WAL and returns it with the entries to replay. Bytes after the
+    /// valid entries are moved aside (see [`SetAside`]), never deleted.
     pub fn open(path: &Path) -> Result<(Self, Vec<Entry>)> {
+        Self::open_reporting(path).map(|(wal, entries, _)| (wal, entries))
+    }
+
+    /// [`Wal::open`], also saying what was set aside.
+    pub fn open_reporting(path: &Path) -> Result<(Self, Vec<Entry>, Option<SetAside>)> {
+        let existed = path.exists();
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -174,6 +278,13 @@ impl Wal {
             .truncate(false)
             .open(path)
             .map_err(io("cannot open the write-ahead log", path))?;
+        if !existed {
+            // The first commit is acknowledged after syncing this file only: its directory
+            // entry must be durable before that.
+            if let Some(dir) = path.parent() {
+                sync_dir(dir)?;
+            }
+        }
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)
             .map_err(io("cannot read the write-ahead log", path))?;
@@ -181,9 +292,28 @@ impl Wal {
             run: "(write-ahead log)".into(),
             damage,
         })?;
-        if valid < bytes.len() {
+        let mut aside = None;
+        if let Some(rest) = bytes.get(valid..).filter(|r| !r.is_empty()) {
+            let ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis());
+            let name = format!(
+                "{}.aside-{ms}",
+                path.file_name().and_then(|n| n.to_str()).unwrap_or("wal")
+            );
+            let kept = path.with_file_name(name);
+            write_synced(&kept, rest)?;
+            if let Some(dir) = path.parent() {
+                sync_dir(dir)?;
+            }
             file.set_len(valid as u64)
-                .map_err(io("cannot cut the torn tail of", path))?;
+                .map_err(io("cannot cut the set-aside tail of", path))?;
+            file.sync_all().map_err(io("cannot sync", path))?;
+            aside = Some(SetAside {
+                path: kept,
+                offset: valid as u64,
+                bytes: rest.len() as u64,
+            });
         }
         file.seek(SeekFrom::Start(valid as u64))
             .map_err(io("cannot seek in", path))?;
@@ -192,26 +322,42 @@ impl Wal {
                 path: path.to_path_buf(),
                 file,
                 len: valid as u64,
+                synced: valid as u64,
+                broken: None,
             },
             entries,
+            aside,
         ))
     }
 
-    /// Appends an entry (not yet durable).
+    /// Appends an entry (not yet durable). A failed write leaves the WAL refusing every later
+    /// one: part of the entry may be on disk, and nothing may be acknowledged behind it.
     pub fn append(&mut self, entry: &Entry) -> Result<()> {
-        let bytes = encode(entry);
-        self.file
-            .write_all(&bytes)
-            .map_err(io("cannot write the write-ahead log", &self.path))?;
+        if let Some(cause) = &self.broken {
+            return Err(StoreError::Poisoned {
+                cause: cause.clone(),
+            });
+        }
+        let bytes = encode(entry, self.synced);
+        if let Err(e) = self.file.write_all(&bytes) {
+            let err = io("cannot write the write-ahead log", &self.path)(e);
+            self.broken = Some(err.to_string());
+            // Best effort: cut the partial entry so the file ends on a whole one.
+            let _ = self.file.set_len(self.len);
+            let _ = self.file.seek(SeekFrom::Start(self.len));
+            return Err(err);
+        }
         self.len += bytes.len() as u64;
         Ok(())
     }
 
     /// Makes every appended entry durable.
-    pub fn sync(&self) -> Result<()> {
+    pub fn sync(&mut self) -> Result<()> {
         self.file
             .sync_data()
-            .map_err(io("fdatasync failed on", &self.path))
+            .map_err(io("fdatasync failed on", &self.path))?;
+        self.synced = self.len;
+        Ok(())
     }
 
     /// Bytes in the WAL.
@@ -236,6 +382,7 @@ impl Wal {
             .sync_all()
             .map_err(io("cannot sync", &self.path))?;
         self.len = 0;
+        self.synced = 0;
         Ok(())
     }
 }

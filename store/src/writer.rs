@@ -354,6 +354,18 @@ fn stage(
             });
         }
     }
+    // Blobs first: a body that cannot be stored fails the append before anything of it
+    // (the run's creation, a finished frame) reaches the batch. An append is all or nothing.
+    let mut spilled = Vec::with_capacity(bodies.len());
+    for body in bodies {
+        spilled.push(if body.len() > frame::INLINE_LIMIT {
+            let hash = *blake3::hash(body).as_bytes();
+            shared.backend.put_blob(&hash, body)?;
+            Some(hash)
+        } else {
+            None
+        });
+    }
     let mut head = match current {
         Some(h) => h,
         None => {
@@ -366,9 +378,12 @@ fn stage(
             let created_ms = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as u64);
+            // A failed write here may have left part of an entry in the WAL: nothing after it
+            // may be acknowledged, so the store is poisoned as for a failed sync.
             shared
                 .backend
-                .create_run(run, RunSlot { num, created_ms })?;
+                .create_run(run, RunSlot { num, created_ms })
+                .inspect_err(|e| shared.poison(e.to_string()))?;
             RunHead {
                 num,
                 seq: 0,
@@ -380,26 +395,20 @@ fn stage(
     let mut hashes = Vec::with_capacity(if keep_hashes { bodies.len() } else { 0 });
     let mut builder = FrameBuilder::new(head.hash);
     let mut first = head.seq + 1;
-    for body in bodies {
-        let spilled = if body.len() > frame::INLINE_LIMIT {
-            let hash = *blake3::hash(body).as_bytes();
-            shared.backend.put_blob(&hash, body)?;
-            Some(hash)
-        } else {
-            None
-        };
+    let mut mine = Vec::new();
+    for (body, spilled) in bodies.iter().zip(&spilled) {
         let stored_len = if spilled.is_some() { 32 } else { body.len() };
         if !builder.fits(stored_len) {
             let prev = builder.hash();
             let n = builder.len() as u64;
-            frames.push((
+            mine.push((
                 head.num,
                 first,
                 std::mem::replace(&mut builder, FrameBuilder::new(prev)).finish(),
             ));
             first += n;
         }
-        match &spilled {
+        match spilled {
             Some(h) => builder.push(body, Stored::Spilled(h)),
             None => builder.push(body, Stored::Inline(body)),
         }
@@ -409,7 +418,8 @@ fn stage(
     }
     head.seq = first + builder.len() as u64 - 1;
     head.hash = builder.hash();
-    frames.push((head.num, first, builder.finish()));
+    mine.push((head.num, first, builder.finish()));
+    frames.extend(mine);
     heads.insert(run.to_owned(), head);
     Ok((
         Head {

@@ -1,5 +1,6 @@
 //! A failed sync poisons the log: the append that hit it is not acknowledged, no later write is
-//! accepted (their durability could not be promised), and what was durable stays readable.
+//! accepted (their durability could not be promised), and what was durable stays readable. A
+//! blob that cannot be stored fails its append whole: nothing of it reaches the log.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -13,11 +14,13 @@ use runlog_store::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// Memory storage whose sync fails once `fail` is set, like a disk returning EIO on fdatasync.
-#[derive(Debug)]
+/// Memory storage whose sync fails once `fail` is set, like a disk returning EIO on fdatasync,
+/// and whose blob writes fail once `fail_blobs` is set.
+#[derive(Debug, Default)]
 struct FailingDisk {
     inner: MemoryBackend,
     fail: Arc<AtomicBool>,
+    fail_blobs: Arc<AtomicBool>,
 }
 
 impl Backend for FailingDisk {
@@ -59,6 +62,13 @@ impl Backend for FailingDisk {
         Ok(())
     }
     fn put_blob(&self, hash: &[u8; 32], bytes: &[u8]) -> Result<()> {
+        if self.fail_blobs.load(Ordering::SeqCst) {
+            return Err(StoreError::Io {
+                what: "cannot write blob",
+                path: "/dev/full".into(),
+                source: std::io::Error::other("ENOSPC"),
+            });
+        }
         self.inner.put_blob(hash, bytes)
     }
     fn get_blob(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>> {
@@ -82,8 +92,8 @@ impl Backend for FailingDisk {
 fn a_failed_sync_poisons_the_log_and_later_writes_are_refused() {
     let fail = Arc::new(AtomicBool::new(false));
     let disk = FailingDisk {
-        inner: MemoryBackend::default(),
         fail: Arc::clone(&fail),
+        ..FailingDisk::default()
     };
     let log = Log::with_backend(Box::new(disk), Durability::Durable).unwrap();
     log.append("r", Some(0), vec![b"durable".to_vec()]).unwrap();
@@ -117,8 +127,8 @@ fn a_failed_sync_poisons_the_log_and_later_writes_are_refused() {
 fn a_failed_sync_in_a_group_fails_every_append_of_the_group() {
     let fail = Arc::new(AtomicBool::new(true));
     let disk = FailingDisk {
-        inner: MemoryBackend::default(),
         fail,
+        ..FailingDisk::default()
     };
     let log = Log::with_backend(Box::new(disk), Durability::Durable).unwrap();
     std::thread::scope(|s| {
@@ -135,4 +145,35 @@ fn a_failed_sync_in_a_group_fails_every_append_of_the_group() {
             );
         }
     });
+}
+
+#[test]
+fn a_blob_failing_in_the_middle_of_an_append_leaves_nothing_of_it() {
+    let fail_blobs = Arc::new(AtomicBool::new(false));
+    let disk = FailingDisk {
+        fail_blobs: Arc::clone(&fail_blobs),
+        ..FailingDisk::default()
+    };
+    let log = Log::with_backend(Box::new(disk), Durability::Durable).unwrap();
+    log.append("r", Some(0), vec![b"one".to_vec(), b"two".to_vec()])
+        .unwrap();
+    // Seven bodies fill two frames before the eighth, too large to inline, needs the blob area.
+    let mut bodies: Vec<Vec<u8>> = (0..7).map(|i| vec![b'a' + i; 2_000]).collect();
+    bodies.push(vec![b'z'; 3_000]);
+    fail_blobs.store(true, Ordering::SeqCst);
+    assert!(log.append("r", Some(2), bodies).is_err());
+    fail_blobs.store(false, Ordering::SeqCst);
+    let head = log.append("r", Some(2), vec![b"three".to_vec()]).unwrap();
+    assert_eq!(head.seq, 3);
+    assert!(log.verify("r").unwrap().is_ok(), "{:?}", log.verify("r"));
+    let bodies: Vec<Vec<u8>> = log
+        .read("r", 1, 10, Direction::Forward)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.body)
+        .collect();
+    assert_eq!(
+        bodies,
+        vec![b"one".to_vec(), b"two".to_vec(), b"three".to_vec()]
+    );
 }

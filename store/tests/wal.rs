@@ -1,5 +1,7 @@
-//! The write-ahead log: a torn last entry is dropped, a damaged middle entry refuses to open,
-//! and what it holds is replayed into sled on open.
+//! The write-ahead log: bytes after the last whole entry that were never shown to be
+//! acknowledged are set aside (kept, not deleted) and the store opens; damage a later entry
+//! proves was acknowledged refuses to open and touches nothing; what the WAL holds is replayed
+//! into sled on open. The crash states are built by hand, as a power cut leaves the file.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -27,9 +29,11 @@ fn image() -> (Vec<u8>, Vec<Entry>) {
     ];
     let (mut wal, replay) = Wal::open(&path).unwrap();
     assert!(replay.is_empty());
-    for e in &entries {
-        wal.append(e).unwrap();
-    }
+    // Two entries in one sync (a new run's first commit), then one more in its own sync.
+    wal.append(&entries[0]).unwrap();
+    wal.append(&entries[1]).unwrap();
+    wal.sync().unwrap();
+    wal.append(&entries[2]).unwrap();
     wal.sync().unwrap();
     (std::fs::read(&path).unwrap(), entries)
 }
@@ -54,10 +58,27 @@ fn a_torn_last_entry_is_dropped_at_every_cut() {
 }
 
 #[test]
-fn a_damaged_middle_entry_is_reported_not_skipped() {
+fn damage_a_later_entry_proves_acknowledged_is_reported_not_skipped() {
     let (mut bytes, _) = image();
-    bytes[30] ^= 0x40; // inside the first frames entry, which is followed by another
+    let (_, end_of_first) = parse(&bytes[..40]).unwrap();
+    // Inside the first frames entry; the third entry was written after a sync covering it.
+    bytes[end_of_first + 30] ^= 0x40;
     assert!(parse(&bytes).is_err());
+    // A flipped length byte in the first entry: the same (it once read as a torn tail).
+    let (mut bytes, _) = image();
+    bytes[3] ^= 0x01;
+    assert!(parse(&bytes).is_err());
+}
+
+#[test]
+fn damage_in_the_last_sync_is_not_proven_acknowledged() {
+    let (bytes, entries) = image();
+    let (_, end_of_second) = parse(&bytes[..bytes.len() - 1]).unwrap();
+    let mut damaged = bytes.clone();
+    damaged[end_of_second + 30] ^= 0x40;
+    let (parsed, valid) = parse(&damaged).unwrap();
+    assert_eq!(parsed, entries[..2].to_vec());
+    assert_eq!(valid, end_of_second);
 }
 
 #[test]
@@ -96,4 +117,117 @@ fn opening_replays_the_wal_and_truncates_a_torn_tail() {
         0,
         "a clean close leaves an empty WAL"
     );
+}
+
+/// A store whose process died after `appends` (each `(run, bodies)` one durable commit), with
+/// sled's files gone, so that opening it replays the WAL: returns the store's directory.
+fn crashed(dir: &std::path::Path, appends: &[(&str, usize)]) -> std::path::PathBuf {
+    let store = dir.join("store");
+    {
+        let log = Log::open(&store, Options::default()).unwrap();
+        for (run, n) in appends {
+            let bodies = (0..*n).map(|i| format!("{run}{i}").into_bytes()).collect();
+            log.append(run, None, bodies).unwrap();
+        }
+        std::mem::forget(log);
+    }
+    // The forgotten handle keeps sled's lock in this process: replay into a copy holding the
+    // marker and the WAL but none of sled's files.
+    let copy = dir.join("copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    for f in ["RUNLOG_STORE", "wal"] {
+        std::fs::copy(store.join(f), copy.join(f)).unwrap();
+    }
+    copy
+}
+
+/// Where each entry of a WAL image begins.
+fn entry_starts(bytes: &[u8]) -> Vec<usize> {
+    let mut starts = vec![0];
+    let mut cut = 1;
+    while cut <= bytes.len() {
+        let (_, valid) = parse(&bytes[..cut]).unwrap();
+        if valid > *starts.last().unwrap() {
+            starts.push(valid);
+        }
+        cut += 1;
+    }
+    starts.pop();
+    starts
+}
+
+fn set_aside_files(store: &std::path::Path) -> Vec<Vec<u8>> {
+    std::fs::read_dir(store)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("wal.aside-"))
+        .map(|e| std::fs::read(e.path()).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_zero_filled_tail_is_set_aside_and_the_store_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crashed(dir.path(), &[("r", 3)]);
+    let wal = store.join("wal");
+    let mut bytes = std::fs::read(&wal).unwrap();
+    bytes.extend_from_slice(&[0u8; 64]); // ext4 can extend a file before its data lands
+    std::fs::write(&wal, &bytes).unwrap();
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert_eq!(log.head("r").unwrap().unwrap().seq, 3);
+    let notes = log.recovery_notes();
+    assert!(notes.iter().any(|n| n.contains("64 bytes")), "{notes:?}");
+    drop(log);
+    assert_eq!(set_aside_files(&store), vec![vec![0u8; 64]]);
+}
+
+#[test]
+fn an_unsynced_entry_lost_before_a_later_one_of_the_same_sync_does_not_block_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    // r is committed; then s is created: two entries, one sync. The power cut loses the first
+    // of them while the second survives (the page cache wrote them out of order).
+    let store = crashed(dir.path(), &[("r", 2), ("s", 1)]);
+    let wal = store.join("wal");
+    let mut bytes = std::fs::read(&wal).unwrap();
+    let starts = entry_starts(&bytes);
+    assert_eq!(starts.len(), 4, "run r, frames r, run s, frames s");
+    bytes[starts[2]..starts[3]].fill(0);
+    std::fs::write(&wal, &bytes).unwrap();
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert_eq!(
+        log.head("r").unwrap().unwrap().seq,
+        2,
+        "the acknowledged run"
+    );
+    assert!(log.head("s").unwrap().is_none());
+    assert!(!log.recovery_notes().is_empty());
+}
+
+#[test]
+fn a_flipped_length_byte_never_deletes_an_acknowledged_run() {
+    // Followed by a later commit, the damage is proven acknowledged: opening refuses and the
+    // WAL is left exactly as it was.
+    let dir = tempfile::tempdir().unwrap();
+    let store = crashed(dir.path(), &[("r", 2), ("r", 1)]);
+    let wal = store.join("wal");
+    let mut bytes = std::fs::read(&wal).unwrap();
+    bytes[3] ^= 0x01;
+    std::fs::write(&wal, &bytes).unwrap();
+    assert!(matches!(
+        Log::open(&store, Options::default()),
+        Err(StoreError::Damaged { .. })
+    ));
+    assert_eq!(std::fs::read(&wal).unwrap(), bytes, "nothing was cut");
+    // Alone in the WAL, it cannot be told from a torn write: the bytes are kept aside.
+    let dir = tempfile::tempdir().unwrap();
+    let store = crashed(dir.path(), &[("r", 2)]);
+    let wal = store.join("wal");
+    let mut bytes = std::fs::read(&wal).unwrap();
+    bytes[3] ^= 0x01;
+    std::fs::write(&wal, &bytes).unwrap();
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert!(log.head("r").unwrap().is_none());
+    assert!(!log.recovery_notes().is_empty());
+    drop(log);
+    assert_eq!(set_aside_files(&store), vec![bytes], "every byte is kept");
 }

@@ -51,6 +51,10 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn cache_keys(&self, prefix: &[u8]) -> Result<Vec<Vec<u8>>>;
     /// Bytes the store occupies (on disk, or in memory).
     fn size_bytes(&self) -> Result<u64>;
+    /// What opening had to repair or set aside, in words (nothing for most backends).
+    fn recovery_notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The fixed-width big-endian key of a frame: run number then first seq.

@@ -8,7 +8,7 @@
 
 use super::{frame_key, key_seq, Backend, RunSlot};
 use crate::error::{Result, StoreError};
-use crate::layout::{self, BlobDir};
+use crate::layout::{self, BlobDir, CacheDir};
 use crate::wal::{self, Entry, Wal};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ use std::sync::{Mutex, MutexGuard};
 pub const RUNS_TREE: &str = "runs";
 /// Tree of (run number, first seq) → frame.
 pub const FRAMES_TREE: &str = "frames";
-/// Tree of cache entries (snapshots).
+/// Tree where earlier builds kept the snapshot cache; dropped on open (see [`CacheDir`]).
 pub const CACHE_TREE: &str = "cache";
 
 /// A sled database in a store directory.
@@ -28,10 +28,11 @@ pub struct SledBackend {
     db: sled::Db,
     runs: sled::Tree,
     frames: sled::Tree,
-    cache: sled::Tree,
+    cache: CacheDir,
     db_file: File,
     blobs: BlobDir,
     wal: Mutex<Wal>,
+    notes: Vec<String>,
 }
 
 impl SledBackend {
@@ -46,23 +47,26 @@ impl SledBackend {
         };
         let runs = db.open_tree(RUNS_TREE).map_err(sled_err)?;
         let frames = db.open_tree(FRAMES_TREE).map_err(sled_err)?;
-        let cache = db.open_tree(CACHE_TREE).map_err(sled_err)?;
+        // Snapshots are files now; an older build's cache tree is only a risk.
+        db.drop_tree(CACHE_TREE).map_err(sled_err)?;
         let db_path = sled_path.join("db");
         let db_file = File::open(&db_path).map_err(|source| StoreError::Io {
             what: "cannot open sled's log file for syncing",
             path: db_path,
             source,
         })?;
-        let (wal, replay) = Wal::open(&dir.join("wal"))?;
+        make_sled_files_durable(dir, &sled_path)?;
+        let (wal, replay, aside) = Wal::open_reporting(&dir.join("wal"))?;
         let backend = Self {
             dir: dir.to_path_buf(),
             db,
             runs,
             frames,
-            cache,
+            cache: CacheDir::new(dir),
             db_file,
             blobs: BlobDir::new(dir),
             wal: Mutex::new(wal),
+            notes: aside.iter().map(ToString::to_string).collect(),
         };
         if !replay.is_empty() {
             for entry in replay {
@@ -150,6 +154,25 @@ impl SledBackend {
             source,
         }
     }
+}
+
+/// sled creates `db/`, `db/conf` and `db/db` without syncing them or their directories; the
+/// checkpoint syncs `db/db`'s data, which is worth nothing if its name can vanish.
+fn make_sled_files_durable(dir: &Path, sled_path: &Path) -> Result<()> {
+    for file in ["conf", "db"] {
+        let path = sled_path.join(file);
+        if path.exists() {
+            File::open(&path)
+                .and_then(|f| f.sync_all())
+                .map_err(|source| StoreError::Io {
+                    what: "cannot sync",
+                    path,
+                    source,
+                })?;
+        }
+    }
+    layout::sync_dir(sled_path)?;
+    layout::sync_dir(dir)
 }
 
 /// Stores open in this process. sled releases its lock only when its background threads let
@@ -303,24 +326,19 @@ impl Backend for SledBackend {
     }
 
     fn cache_put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        self.cache.insert(key, value).map_err(|e| self.err(e))?;
-        Ok(())
+        self.cache.put(key, value)
     }
 
     fn cache_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self
-            .cache
-            .get(key)
-            .map_err(|e| self.err(e))?
-            .map(|v| v.to_vec()))
+        Ok(self.cache.get(key))
     }
 
     fn cache_keys(&self, prefix: &[u8]) -> Result<Vec<Vec<u8>>> {
-        let mut out = Vec::new();
-        for item in self.cache.scan_prefix(prefix) {
-            out.push(item.map_err(|e| self.err(e))?.0.to_vec());
-        }
-        Ok(out)
+        Ok(self.cache.keys(prefix))
+    }
+
+    fn recovery_notes(&self) -> Vec<String> {
+        self.notes.clone()
     }
 
     fn size_bytes(&self) -> Result<u64> {

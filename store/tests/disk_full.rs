@@ -1,0 +1,47 @@
+//! A write to the WAL that fails part way (a short write, then the disk is full) poisons the
+//! store, as a failed sync does: nothing may be acknowledged behind a partial entry, and the
+//! store opens afterwards with every acknowledged record.
+//!
+//! The failure is the kernel's own: `RLIMIT_FSIZE` makes writes past a size fail with EFBIG.
+//! The limit is per process, so this file holds this one test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use nix::sys::resource::{getrlimit, setrlimit, Resource};
+use nix::sys::signal::{signal, SigHandler, Signal};
+use runlog_store::*;
+
+#[test]
+fn a_failed_wal_write_poisons_and_loses_nothing_acknowledged() {
+    // Writes past the limit would otherwise kill the process with SIGXFSZ.
+    // SAFETY: sets a signal's disposition to "ignore"; no handler runs any code.
+    #[allow(unsafe_code)]
+    let _ = unsafe { signal(Signal::SIGXFSZ, SigHandler::SigIgn) };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let log = Log::open(&store, Options::default()).unwrap();
+    log.append("a", Some(0), vec![b"acknowledged".to_vec()])
+        .unwrap();
+    let wal_len = std::fs::metadata(store.join("wal")).unwrap().len();
+    let (soft, hard) = getrlimit(Resource::RLIMIT_FSIZE).unwrap();
+    // Room for part of the next entry only: a short write, then EFBIG.
+    setrlimit(Resource::RLIMIT_FSIZE, wal_len + 20, hard).unwrap();
+    let failed = log.append("b", Some(0), vec![b"never acknowledged".to_vec()]);
+    setrlimit(Resource::RLIMIT_FSIZE, soft, hard).unwrap();
+    assert!(failed.is_err(), "{failed:?}");
+    // The disk has room again, but the log does not pretend it is sound.
+    let later = log.append("a", Some(1), vec![b"after".to_vec()]);
+    assert!(
+        matches!(later, Err(StoreError::Poisoned { .. })),
+        "no write is acknowledged behind a failed one: {later:?}"
+    );
+    drop(log);
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert_eq!(log.head("a").unwrap().unwrap().seq, 1);
+    assert!(log.verify("a").unwrap().is_ok());
+    assert!(log.head("b").unwrap().is_none());
+}
