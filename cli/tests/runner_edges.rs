@@ -449,3 +449,47 @@ fn the_summary_of_a_run_waiting_for_a_person_counts_every_task_and_says_what_to_
         text(&out)
     );
 }
+
+#[test]
+fn a_result_nested_too_deep_to_read_back_is_kept_as_text_and_the_run_stays_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = format!("{}1{}", "{\"a\":".repeat(100), "}".repeat(100));
+    std::fs::write(dir.path().join("deep.json"), &deep).unwrap();
+    let wf = workflow(
+        dir.path(),
+        "deep",
+        "name = \"deep\"\n[[task]]\nid = \"a\"\nrun = \"cat deep.json\"\nrequires_testing = false\n",
+    );
+    let store = dir.path().join("store");
+    let out = run(&store, &wf, "deep", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    for cmd in [
+        vec!["status", "deep"],
+        vec!["audit", "deep"],
+        vec!["stack", "deep"],
+        vec!["verify", "deep"],
+    ] {
+        let out = runlog(&store).args(&cmd).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{cmd:?}: {}", text(&out));
+    }
+    assert_said(&store, "deep", "kept as text");
+}
+
+#[test]
+fn verify_reports_an_event_no_command_can_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    {
+        let log = runlog_store::Log::open(&store, runlog_store::Options::default()).unwrap();
+        use runlog_store::EventLog;
+        log.append("x", Some(0), vec![b"not an event".to_vec()])
+            .unwrap();
+    }
+    let out = runlog(&store).args(["verify", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("seq 1 does not decode as an event"),
+        "{}",
+        text(&out)
+    );
+}

@@ -28,14 +28,25 @@ pub enum CodecError {
         /// Bytes given.
         len: usize,
     },
-    /// The event could not be encoded (it exceeds the size limit).
+    /// The event could not be encoded (a value nested too deeply).
     #[error("cannot encode event: {0}")]
     Encode(#[source] bincode::error::EncodeError),
+    /// The event encodes to more bytes than an event may have.
+    #[error("an event of {len} bytes is larger than the {} MiB an event may be", MAX_EVENT_BYTES >> 20)]
+    TooLarge {
+        /// Its size.
+        len: usize,
+    },
 }
 
 /// Encodes an event into a fresh buffer.
 pub fn encode_event(event: &Event) -> Result<Vec<u8>, CodecError> {
-    bincode::encode_to_vec(event, config()).map_err(CodecError::Encode)
+    let bytes = bincode::encode_to_vec(event, config()).map_err(CodecError::Encode)?;
+    // The decoder's limit, checked here: whatever encodes decodes back.
+    if bytes.len() > MAX_EVENT_BYTES {
+        return Err(CodecError::TooLarge { len: bytes.len() });
+    }
+    Ok(bytes)
 }
 
 /// Decodes exactly one event from `bytes`. Never panics, whatever the bytes.

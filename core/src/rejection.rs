@@ -209,6 +209,16 @@ pub enum Rejection {
         /// The stage.
         stage: StageId,
     },
+    /// A value nests deeper than the log can read back.
+    #[error("the result of task {task} nests {depth} levels deep; at most {max} can be recorded")]
+    ValueTooDeep {
+        /// The task.
+        task: TaskId,
+        /// How deep it is.
+        depth: usize,
+        /// The limit.
+        max: usize,
+    },
 }
 
 fn join(ids: &[TaskId]) -> String {
@@ -236,6 +246,7 @@ impl Rejection {
             Rejection::DependencyCycle { .. } => "remove one of the `after` edges on the cycle".into(),
             Rejection::TooDeep { .. } => "flatten the hierarchy or raise settings.max_depth".into(),
             Rejection::InvalidSetting { .. } => "fix the value in the workflow file".into(),
+            Rejection::ValueTooDeep { .. } => "flatten the result, or submit it as text".into(),
             Rejection::WrongStatus { allowed, .. } => format!(
                 "this is allowed when the task is {}",
                 allowed.iter().map(|s| s.name()).collect::<Vec<_>>().join(" or ")

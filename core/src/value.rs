@@ -47,6 +47,21 @@ impl Value {
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
+
+    /// How deeply lists and maps nest in it (0 for a scalar).
+    pub fn depth(&self) -> usize {
+        match self {
+            Value::List(l) => 1 + l.iter().map(Value::depth).max().unwrap_or(0),
+            Value::Map(m) => 1 + m.values().map(Value::depth).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// Whether it can be recorded and read back: decoding refuses values nested deeper than
+    /// [`MAX_DEPTH`], so encoding and every rule that records a value refuse them first.
+    pub fn fits(&self) -> bool {
+        self.depth() <= MAX_DEPTH
+    }
 }
 
 impl From<serde_json::Value> for Value {
@@ -96,32 +111,46 @@ const TAG_MAP: u8 = 6;
 
 impl Encode for Value {
     fn encode<E: Encoder>(&self, e: &mut E) -> Result<(), EncodeError> {
-        match self {
-            Value::Null => TAG_NULL.encode(e),
-            Value::Bool(b) => {
-                TAG_BOOL.encode(e)?;
-                b.encode(e)
-            }
-            Value::Int(i) => {
-                TAG_INT.encode(e)?;
-                i.encode(e)
-            }
-            Value::Float(f) => {
-                TAG_FLOAT.encode(e)?;
-                f.encode(e)
-            }
-            Value::Str(s) => {
-                TAG_STR.encode(e)?;
-                s.encode(e)
-            }
-            Value::List(l) => {
-                TAG_LIST.encode(e)?;
-                l.encode(e)
-            }
-            Value::Map(m) => {
-                TAG_MAP.encode(e)?;
-                m.encode(e)
-            }
+        encode_at_depth(self, e, 0)
+    }
+}
+
+/// Mirrors [`decode_at_depth`]'s limit, so that whatever encodes decodes back.
+fn encode_at_depth<E: Encoder>(v: &Value, e: &mut E, depth: usize) -> Result<(), EncodeError> {
+    if depth > MAX_DEPTH {
+        return Err(EncodeError::Other("value nested deeper than 64 levels"));
+    }
+    match v {
+        Value::Null => TAG_NULL.encode(e),
+        Value::Bool(b) => {
+            TAG_BOOL.encode(e)?;
+            b.encode(e)
+        }
+        Value::Int(i) => {
+            TAG_INT.encode(e)?;
+            i.encode(e)
+        }
+        Value::Float(f) => {
+            TAG_FLOAT.encode(e)?;
+            f.encode(e)
+        }
+        Value::Str(s) => {
+            TAG_STR.encode(e)?;
+            s.encode(e)
+        }
+        Value::List(l) => {
+            TAG_LIST.encode(e)?;
+            (l.len() as u64).encode(e)?;
+            l.iter()
+                .try_for_each(|item| encode_at_depth(item, e, depth + 1))
+        }
+        Value::Map(m) => {
+            TAG_MAP.encode(e)?;
+            (m.len() as u64).encode(e)?;
+            m.iter().try_for_each(|(k, item)| {
+                k.encode(e)?;
+                encode_at_depth(item, e, depth + 1)
+            })
         }
     }
 }

@@ -357,3 +357,20 @@ fn a_long_synthetic_run_folds_to_every_task_done() {
         "some test retries happen"
     );
 }
+
+#[test]
+fn a_result_nested_deeper_than_the_log_can_read_back_is_refused() {
+    let deep = (0..MAX_VALUE_DEPTH + 1).fold(Value::Int(1), |v, _| Value::List(vec![v]));
+    let g = given_run(vec![task("a")]).and(start("a"));
+    g.when(CommandKind::SubmitTask {
+        task: TaskId::from("a"),
+        summary: "done".into(),
+        result: deep,
+        duration_ms: 1,
+    })
+    .then_rejected(Rejection::ValueTooDeep {
+        task: TaskId::from("a"),
+        depth: MAX_VALUE_DEPTH + 1,
+        max: MAX_VALUE_DEPTH,
+    });
+}

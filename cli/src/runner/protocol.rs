@@ -9,6 +9,10 @@
 use runlog_core::{TaskClass, Value};
 use std::collections::BTreeMap;
 
+/// The largest stage result recorded as a value (an event holds it; the agent's whole output is
+/// kept in the blob area anyway).
+const MAX_RESULT_BYTES: usize = 1 << 20;
+
 /// What an agent's stdout said.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentReport {
@@ -48,9 +52,28 @@ pub fn agent_report(stdout: &str) -> AgentReport {
             }
         } else if let Some(rest) = t.strip_prefix("::message ") {
             r.messages.push(rest.trim().to_owned());
+        } else if t.starts_with('{') && t.len() > MAX_RESULT_BYTES {
+            r.problems.push(format!(
+                "a stage result of {} bytes is larger than the {} KiB a result may be; it stays in the agent's recorded output",
+                t.len(),
+                MAX_RESULT_BYTES >> 10
+            ));
         } else if t.starts_with('{') {
             match serde_json::from_str::<serde_json::Value>(t) {
-                Ok(v @ serde_json::Value::Object(_)) => r.result = Value::from(v),
+                Ok(v @ serde_json::Value::Object(_)) => {
+                    let value = Value::from(v);
+                    if value.fits() {
+                        r.result = value;
+                    } else {
+                        // Recorded as a value it could never be read back: keep it as text.
+                        r.problems.push(format!(
+                            "the stage result nests {} levels deep, more than the {} runlog can read back; it is kept as text",
+                            value.depth(),
+                            runlog_core::MAX_VALUE_DEPTH
+                        ));
+                        r.result = Value::Str(t.to_owned());
+                    }
+                }
                 _ => r.summary = clip(t),
             }
         } else if !t.is_empty() {
@@ -178,6 +201,14 @@ mod tests {
         assert_eq!(r.result.get("files"), Some(&Value::Int(3)));
         assert_eq!(r.summary, "done splitting");
         assert_eq!(r.problems.len(), 1);
+    }
+
+    #[test]
+    fn a_result_too_deep_to_read_back_is_kept_as_text() {
+        let deep = format!("{}1{}", "{\"a\":".repeat(100), "}".repeat(100));
+        let r = agent_report(&deep);
+        assert_eq!(r.result, Value::Str(deep));
+        assert!(r.problems[0].contains("kept as text"), "{:?}", r.problems);
     }
 
     #[test]

@@ -151,6 +151,13 @@ pub(super) fn submit(
     require_running(state)?;
     let task = find(state, &id)?;
     require_running_attempt(task, "submit")?;
+    if !result.fits() {
+        return Err(Rejection::ValueTooDeep {
+            task: id,
+            depth: result.depth(),
+            max: crate::value::MAX_DEPTH,
+        });
+    }
     let missing = task.missing_checkpoints();
     if !missing.is_empty() {
         return Err(Rejection::CheckpointsMissing { task: id, missing });
