@@ -493,3 +493,35 @@ fn verify_reports_an_event_no_command_can_read() {
         text(&out)
     );
 }
+
+#[test]
+fn agents_left_running_by_a_killed_runner_are_stopped_before_resume_retries_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // The first attempt records its pid and works for a long time; the retry finishes at once.
+    let wf = workflow(
+        dir.path(),
+        "orphan",
+        "name = \"orphan\"\n[[task]]\nid = \"a\"\nrun = \"if [ -e first.pid ]; then exit 0; fi; echo $$ > first.pid; sleep 60\"\nrequires_testing = false\n",
+    );
+    let store = dir.path().join("store");
+    let mut child = spawn(&store, &wf, "orphan");
+    let pid_file = dir.path().join("first.pid");
+    wait_for(|| std::fs::read_to_string(&pid_file).is_ok_and(|p| p.ends_with('\n')));
+    child.kill().unwrap(); // SIGKILL: the runner cannot stop its agent
+    child.wait().unwrap();
+    let first = std::fs::read_to_string(&pid_file).unwrap();
+    assert!(
+        !gone(&first),
+        "kill -9 of the runner leaves its agent running"
+    );
+    let out = runlog(&store)
+        .args(["resume", "orphan", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        gone(&first),
+        "resume stopped the agent {first} before retrying"
+    );
+    assert_said(&store, "orphan", "left running by a runner that stopped");
+}

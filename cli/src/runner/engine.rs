@@ -228,11 +228,24 @@ impl<'l> Engine<'l> {
     /// Makes an interrupted, crashed or paused run runnable again.
     pub fn prepare_resume(&mut self) -> Result<()> {
         if self.state().status == RunStatus::Running {
-            // Nothing recorded how the last runner stopped (kill -9, power loss): say so, which
-            // also abandons the attempts it had running; they are retried below.
+            // Nothing recorded how the last runner stopped (kill -9, power loss): its agents
+            // may still run, in groups of their own. Stop them before anything is retried in
+            // their worktrees, then say so, which also abandons their attempts.
+            let stopped = process::stop_leftover_groups(
+                &self.groups_dir(),
+                self.run(),
+                self.ctx.runner.grace,
+            );
             self.execute(CommandKind::Interrupt {
                 reason: "the runner stopped without recording it; resuming".into(),
             })?;
+            for text in stopped {
+                self.execute(CommandKind::PostMessage {
+                    task: None,
+                    from: "runlog".into(),
+                    text,
+                })?;
+            }
         }
         if self.succeeded() {
             return Ok(());
@@ -241,6 +254,11 @@ impl<'l> Engine<'l> {
             reason: "runlog resume".into(),
         })
         .map(|_| ())
+    }
+
+    /// Where the process groups of this run's commands are listed while they run.
+    fn groups_dir(&self) -> PathBuf {
+        self.ctx.work.join(".groups")
     }
 
     /// Whether the run already succeeded.
@@ -345,6 +363,7 @@ impl<'l> Engine<'l> {
         let env = self.env_for(id);
         let dir = self.ctx.dir.clone();
         let grace = self.ctx.runner.grace;
+        let groups = self.groups_dir();
         let tx = self.tx.clone();
         let task = id.clone();
         let running = Running::start(move |stop| async move {
@@ -355,6 +374,7 @@ impl<'l> Engine<'l> {
                 stdin: None,
                 timeout_ms,
                 grace,
+                groups: Some(&groups),
             };
             let out = process::run(spec, stop).await;
             let _ = tx.send(done_of(job, task, out));
@@ -370,6 +390,7 @@ impl<'l> Engine<'l> {
         let env = vec![("RUNLOG_RUN".to_owned(), self.run().to_owned())];
         let dir = self.ctx.dir.clone();
         let runner = self.ctx.runner.clone();
+        let groups = self.groups_dir();
         let tx = self.tx.clone();
         self.view.say("↺ running the replan command");
         let running = Running::start(move |stop| async move {
@@ -382,6 +403,7 @@ impl<'l> Engine<'l> {
                     u64::try_from(runner.replan_timeout.as_millis()).unwrap_or(u64::MAX),
                 ),
                 grace: runner.grace,
+                groups: Some(&groups),
             };
             let out = process::run(spec, stop).await;
             let _ = tx.send(Done::Replan(out));

@@ -11,7 +11,7 @@
 use nix::errno::Errno;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -42,6 +42,8 @@ pub struct Spec<'a> {
     pub timeout_ms: Option<u64>,
     /// Between SIGTERM and SIGKILL when it must be stopped.
     pub grace: Duration,
+    /// Where its process group is listed while it runs (see [`stop_leftover_groups`]).
+    pub groups: Option<&'a Path>,
 }
 
 /// What a command did.
@@ -215,6 +217,10 @@ pub async fn run(spec: Spec<'_>, mut stop: watch::Receiver<bool>) -> Outcome {
         .and_then(|id| i32::try_from(id).ok())
         .map(Pid::from_raw);
     let mut guard = GroupGuard(group);
+    let listed = match (spec.groups, group) {
+        (Some(dir), Some(g)) => list_group(dir, g),
+        _ => None,
+    };
     let feeder = match (spec.stdin, child.stdin.take()) {
         (Some(input), Some(mut pipe)) => Some(tokio::spawn(async move {
             // A command that does not read its stdin is not an error.
@@ -252,6 +258,9 @@ pub async fn run(spec: Spec<'_>, mut stop: watch::Receiver<bool>) -> Outcome {
     };
     // The group is gone: nothing for the guard to kill, and its pid may be reused.
     guard.0 = None;
+    if let Some(file) = listed {
+        let _ = std::fs::remove_file(file);
+    }
     if let Some(f) = feeder {
         f.abort();
     }
@@ -270,6 +279,72 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
     if stop.wait_for(|s| *s).await.is_err() {
         std::future::pending::<()>().await;
     }
+}
+
+/// Lists a running group as a file named by its id, so that a runner killed with -9 (whose
+/// agents, in groups of their own, outlive it) leaves a trace the next one can act on.
+fn list_group(dir: &Path, group: Pid) -> Option<PathBuf> {
+    std::fs::create_dir_all(dir).ok()?;
+    let file = dir.join(group.as_raw().to_string());
+    std::fs::write(&file, b"").ok()?;
+    Some(file)
+}
+
+/// Whether a live process of `group` runs for `run` (its environment says `RUNLOG_RUN=run`):
+/// a listed group id may have been reused by an unrelated process since.
+fn group_runs_for(group: i32, run: &str) -> bool {
+    let wanted = format!("RUNLOG_RUN={run}");
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    procs.flatten().any(|p| {
+        let path = p.path();
+        let in_group = std::fs::read_to_string(path.join("stat")).is_ok_and(|stat| {
+            // Fields after the command name (which may hold spaces): state, ppid, pgrp.
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(2).map(str::to_owned))
+                == Some(group.to_string())
+        });
+        in_group
+            && std::fs::read(path.join("environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == wanted.as_bytes()))
+    })
+}
+
+/// Stops the process groups a previous runner of `run` listed in `dir` and left running (it
+/// was killed with -9, or the machine's power failed mid-run): SIGTERM, `grace`, SIGKILL. One
+/// line per group stopped, for the log.
+pub fn stop_leftover_groups(dir: &Path, run: &str, grace: Duration) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut said = Vec::new();
+    for entry in entries.flatten() {
+        let listed = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok());
+        if let Some(id) = listed.filter(|id| *id > 1 && group_runs_for(*id, run)) {
+            let group = Pid::from_raw(id);
+            let _ = killpg(group, Signal::SIGTERM);
+            let until = Instant::now() + grace;
+            while Instant::now() < until && group_alive(group) {
+                std::thread::sleep(POLL);
+            }
+            let how = if group_alive(group) {
+                let _ = killpg(group, Signal::SIGKILL);
+                Stop::Killed
+            } else {
+                Stop::Terminated
+            };
+            said.push(format!(
+                "process group {id}, left running by a runner that stopped without recording it, was {}",
+                how.words()
+            ));
+        }
+        let _ = std::fs::remove_file(entry.path());
+    }
+    said
 }
 
 /// Whether any process of the group exists (zombies included).
