@@ -1,27 +1,14 @@
 //! `runlog approve RUN TASK`.
 
-use super::control::{actor, record};
+use super::control::TaskDecision;
 use super::Ctx;
 use crate::error::Result;
-use runlog_core::{CommandKind, TaskId};
+use runlog_core::CommandKind;
 
 /// Arguments of `runlog approve`.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// The run.
-    run: String,
-    /// The task.
-    task: String,
-    /// Who [default: $USER]
-    #[arg(long)]
-    by: Option<String>,
-}
+pub type Args = TaskDecision;
 
 /// Overrules the gate: the task is done, the audit flags it.
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
-    let kind = CommandKind::Approve {
-        task: TaskId::from(a.task),
-        by: actor(a.by),
-    };
-    record(ctx, &a.run, kind)
+    a.record(ctx, |task, by| CommandKind::Approve { task, by })
 }

@@ -5,7 +5,7 @@ use super::Ctx;
 use crate::error::Result;
 use crate::render;
 use crate::runner::clock::Clock;
-use runlog_core::{Command, CommandKind};
+use runlog_core::{Command, CommandKind, TaskId};
 use runlog_replay::Session;
 
 /// Who is acting: `--by`, else `$USER`, else "unknown".
@@ -27,4 +27,24 @@ pub fn record(ctx: &Ctx, run: &str, kind: CommandKind) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The arguments of a person's decision about one task (`approve`, `reopen`).
+#[derive(Debug, clap::Args)]
+pub struct TaskDecision {
+    /// The run.
+    run: String,
+    /// The task.
+    task: String,
+    /// Who [default: $USER]
+    #[arg(long)]
+    by: Option<String>,
+}
+
+impl TaskDecision {
+    /// Records the command `make` builds from the task and who decided.
+    pub fn record(self, ctx: &Ctx, make: impl FnOnce(TaskId, String) -> CommandKind) -> Result<()> {
+        let kind = make(TaskId::from(self.task), actor(self.by));
+        record(ctx, &self.run, kind)
+    }
 }
