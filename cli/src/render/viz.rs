@@ -32,23 +32,12 @@ pub fn dot(run: &str, state: &RunState, board: &Board) -> String {
             fill(row)
         );
     }
-    for t in state.tasks_in_order() {
-        for dep in &t.spec.after {
-            let _ = writeln!(
-                out,
-                "  \"{}\" -> \"{}\";",
-                quote(dep.as_str()),
-                quote(t.spec.id.as_str())
-            );
-        }
-        if let Some(p) = &t.spec.parent {
-            let _ = writeln!(
-                out,
-                "  \"{}\" -> \"{}\" [style=dashed, arrowhead=none];",
-                quote(p.as_str()),
-                quote(t.spec.id.as_str())
-            );
-        }
+    for (from, to, edge) in edges(state) {
+        let style = match edge {
+            Edge::After => "",
+            Edge::Parent => " [style=dashed, arrowhead=none]",
+        };
+        let _ = writeln!(out, "  \"{}\" -> \"{}\"{style};", quote(from), quote(to));
     }
     out.push_str("}\n");
     out
@@ -68,23 +57,37 @@ pub fn mermaid(state: &RunState, board: &Board) -> String {
         );
         let _ = writeln!(out, "  style {} fill:{}", node(row.id.as_str()), fill(row));
     }
-    for t in state.tasks_in_order() {
-        for dep in &t.spec.after {
-            let _ = writeln!(
-                out,
-                "  {} --> {}",
-                node(dep.as_str()),
-                node(t.spec.id.as_str())
-            );
-        }
-        if let Some(p) = &t.spec.parent {
-            let _ = writeln!(
-                out,
-                "  {} -.- {}",
-                node(p.as_str()),
-                node(t.spec.id.as_str())
-            );
-        }
+    for (from, to, edge) in edges(state) {
+        let arrow = match edge {
+            Edge::After => "-->",
+            Edge::Parent => "-.-",
+        };
+        let _ = writeln!(out, "  {} {arrow} {}", node(from), node(to));
     }
     out
+}
+
+/// How two tasks are linked in the graph.
+enum Edge {
+    /// The second waits for the first.
+    After,
+    /// The first is the second's group.
+    Parent,
+}
+
+/// Every link of the plan, in plan order: each task's dependencies, then its group.
+fn edges(state: &RunState) -> impl Iterator<Item = (&str, &str, Edge)> {
+    state.tasks_in_order().flat_map(|t| {
+        let to = t.spec.id.as_str();
+        t.spec
+            .after
+            .iter()
+            .map(move |dep| (dep.as_str(), to, Edge::After))
+            .chain(
+                t.spec
+                    .parent
+                    .iter()
+                    .map(move |p| (p.as_str(), to, Edge::Parent)),
+            )
+    })
 }
