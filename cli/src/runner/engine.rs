@@ -231,11 +231,18 @@ impl<'l> Engine<'l> {
             // Nothing recorded how the last runner stopped (kill -9, power loss): its agents
             // may still run, in groups of their own. Stop them before anything is retried in
             // their worktrees, then say so, which also abandons their attempts.
-            let stopped = process::stop_leftover_groups(
-                &self.groups_dir(),
-                self.run(),
-                self.ctx.runner.grace,
-            );
+            let stopped = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build()
+                .map_err(|source| RunnerError::System {
+                    what: "start a runtime to stop the previous runner's processes",
+                    source,
+                })?
+                .block_on(process::stop_leftover_groups(
+                    &self.groups_dir(),
+                    self.run(),
+                    self.ctx.runner.grace,
+                ));
             self.execute(CommandKind::Interrupt {
                 reason: "the runner stopped without recording it; resuming".into(),
             })?;

@@ -314,7 +314,7 @@ fn group_runs_for(group: i32, run: &str) -> bool {
 /// Stops the process groups a previous runner of `run` listed in `dir` and left running (it
 /// was killed with -9, or the machine's power failed mid-run): SIGTERM, `grace`, SIGKILL. One
 /// line per group stopped, for the log.
-pub fn stop_leftover_groups(dir: &Path, run: &str, grace: Duration) -> Vec<String> {
+pub async fn stop_leftover_groups(dir: &Path, run: &str, grace: Duration) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -325,18 +325,7 @@ pub fn stop_leftover_groups(dir: &Path, run: &str, grace: Duration) -> Vec<Strin
             .to_str()
             .and_then(|n| n.parse::<i32>().ok());
         if let Some(id) = listed.filter(|id| *id > 1 && group_runs_for(*id, run)) {
-            let group = Pid::from_raw(id);
-            let _ = killpg(group, Signal::SIGTERM);
-            let until = Instant::now() + grace;
-            while Instant::now() < until && group_alive(group) {
-                std::thread::sleep(POLL);
-            }
-            let how = if group_alive(group) {
-                let _ = killpg(group, Signal::SIGKILL);
-                Stop::Killed
-            } else {
-                Stop::Terminated
-            };
+            let how = terminate(Pid::from_raw(id), grace, || {}).await;
             said.push(format!(
                 "process group {id}, left running by a runner that stopped without recording it, was {}",
                 how.words()
@@ -360,18 +349,30 @@ async fn stop_group(group: Option<Pid>, child: &mut Child, grace: Duration) -> O
     if !group_alive(group) {
         return None;
     }
+    let stop = terminate(group, grace, || {
+        let _ = child.try_wait();
+    })
+    .await;
+    if stop == Stop::Killed {
+        let _ = tokio::time::timeout(DRAIN, child.wait()).await;
+    }
+    Some(stop)
+}
+
+/// The one way a group is stopped: SIGTERM, up to `grace` for it to end (calling `reap`
+/// between checks, so a leader that is our child does not linger as a zombie), then SIGKILL.
+async fn terminate(group: Pid, grace: Duration, mut reap: impl FnMut()) -> Stop {
     let _ = killpg(group, Signal::SIGTERM);
     let until = Instant::now() + grace;
     while Instant::now() < until {
         tokio::time::sleep(POLL).await;
-        let _ = child.try_wait();
+        reap();
         if !group_alive(group) {
-            return Some(Stop::Terminated);
+            return Stop::Terminated;
         }
     }
     let _ = killpg(group, Signal::SIGKILL);
-    let _ = tokio::time::timeout(DRAIN, child.wait()).await;
-    Some(Stop::Killed)
+    Stop::Killed
 }
 
 /// Reads one output pipe on its own task into a buffer the caller can take at any time, so
