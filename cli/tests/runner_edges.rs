@@ -342,7 +342,16 @@ fn a_timeout_asks_the_agent_to_stop_before_killing_it() {
 }
 
 #[test]
-fn a_hangup_interrupts_the_run_stops_the_agent_and_resume_continues() {
+fn a_hangup_or_sigterm_interrupts_the_run_stops_the_agent_and_resume_continues() {
+    for signal in [
+        nix::sys::signal::Signal::SIGHUP,
+        nix::sys::signal::Signal::SIGTERM,
+    ] {
+        interrupted_by(signal);
+    }
+}
+
+fn interrupted_by(signal: nix::sys::signal::Signal) {
     let dir = tempfile::tempdir().unwrap();
     let wf = workflow(
         dir.path(),
@@ -354,9 +363,13 @@ fn a_hangup_interrupts_the_run_stops_the_agent_and_resume_continues() {
     wait_for(|| dir.path().join("ran-once").exists() && store.join("runlog.sock").exists());
     std::thread::sleep(Duration::from_millis(200));
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
-    let out = finish_within(child, Duration::from_secs(20), "the runner after SIGHUP");
-    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    nix::sys::signal::kill(pid, signal).unwrap();
+    let out = finish_within(
+        child,
+        Duration::from_secs(20),
+        "the runner after the signal",
+    );
+    assert_eq!(out.status.code(), Some(130), "{signal}: {}", text(&out));
     assert!(
         dir.path().join("got-term").exists(),
         "the agent was asked to stop"
@@ -497,11 +510,12 @@ fn verify_reports_an_event_no_command_can_read() {
 #[test]
 fn agents_left_running_by_a_killed_runner_are_stopped_before_resume_retries_them() {
     let dir = tempfile::tempdir().unwrap();
-    // The first attempt records its pid and works for a long time; the retry finishes at once.
+    // The first attempt starts a worker that the parent-death signal (sent to the agent's shell
+    // only) does not reach and records its pid; the retry finishes at once.
     let wf = workflow(
         dir.path(),
         "orphan",
-        "name = \"orphan\"\n[[task]]\nid = \"a\"\nrun = \"if [ -e first.pid ]; then exit 0; fi; echo $$ > first.pid; sleep 60\"\nrequires_testing = false\n",
+        "name = \"orphan\"\n[[task]]\nid = \"a\"\nrun = \"if [ -e first.pid ]; then exit 0; fi; sleep 60 & echo $! > first.pid; wait\"\nrequires_testing = false\n",
     );
     let store = dir.path().join("store");
     let mut child = spawn(&store, &wf, "orphan");
@@ -524,4 +538,79 @@ fn agents_left_running_by_a_killed_runner_are_stopped_before_resume_retries_them
         "resume stopped the agent {first} before retrying"
     );
     assert_said(&store, "orphan", "left running by a runner that stopped");
+}
+
+#[test]
+fn an_agent_dies_with_its_runner_killed_with_sigkill_without_waiting_for_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let wf = workflow(
+        dir.path(),
+        "pdeath",
+        "name = \"pdeath\"\n[[task]]\nid = \"a\"\nrun = \"echo $$ > agent.pid; exec sleep 60\"\nrequires_testing = false\n",
+    );
+    let store = dir.path().join("store");
+    let mut child = spawn(&store, &wf, "pdeath");
+    let pid_file = dir.path().join("agent.pid");
+    wait_for(|| std::fs::read_to_string(&pid_file).is_ok_and(|p| p.ends_with('\n')));
+    let agent = std::fs::read_to_string(&pid_file).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    wait_for(|| gone(&agent));
+}
+
+/// Bytes under `dir`, recursively.
+fn disk_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir).unwrap().flatten().fold(0, |sum, e| {
+        let meta = e.metadata().unwrap();
+        sum + if meta.is_dir() {
+            disk_bytes(&e.path())
+        } else {
+            meta.len()
+        }
+    })
+}
+
+#[test]
+fn an_agent_printing_200_mb_keeps_the_head_and_tail_and_its_report_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let wf = workflow(
+        dir.path(),
+        "loud",
+        "name = \"loud\"\n[[task]]\nid = \"a\"\nrun = \"echo FIRST; head -c 200000000 /dev/zero | tr '\\\\0' x; echo; echo '::checkpoint printed'; echo '{\\\"lines\\\": 1}'\"\nrequires_testing = false\ncheckpoints = [\"printed\"]\n",
+    );
+    let store = dir.path().join("store");
+    let out = run(&store, &wf, "loud", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let state = head(&store, "loud");
+    assert_eq!(state.status_of(&"a".into()), Some(TaskStatus::Done));
+    let stored = disk_bytes(&store);
+    assert!(
+        stored < 40_000_000,
+        "the store keeps the capped output, not 200 MB: {stored} bytes"
+    );
+    assert_said(&store, "loud", "bytes in the middle were left out");
+    let recorded = first(&store, "loud", |e| match e {
+        EventKind::OutputRecorded {
+            stream,
+            text,
+            blob,
+            bytes,
+            ..
+        } if stream == "agent.stdout" => Some((text, blob, bytes)),
+        _ => None,
+    })
+    .unwrap();
+    assert!(recorded.0.starts_with("FIRST\nxxx"), "the head is kept");
+    assert!(recorded.1.is_some(), "large output goes to the blob area");
+    assert!(recorded.2 <= 16 * 1024 * 1024 + 200, "{}", recorded.2);
+    let log = runlog(&store)
+        .args(["log", "loud", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(log.status.code(), Some(0), "{}", text(&log));
+    assert!(
+        log.stdout.len() < 100_000,
+        "log --json references the blob instead of inlining it: {} bytes",
+        log.stdout.len()
+    );
 }

@@ -370,6 +370,7 @@ impl<'l> Engine<'l> {
         let env = self.env_for(id);
         let dir = self.ctx.dir.clone();
         let grace = self.ctx.runner.grace;
+        let output_cap = self.ctx.runner.output_cap;
         let groups = self.groups_dir();
         let tx = self.tx.clone();
         let task = id.clone();
@@ -382,6 +383,7 @@ impl<'l> Engine<'l> {
                 timeout_ms,
                 grace,
                 groups: Some(&groups),
+                output_cap,
             };
             let out = process::run(spec, stop).await;
             let _ = tx.send(done_of(job, task, out));
@@ -411,6 +413,7 @@ impl<'l> Engine<'l> {
                 ),
                 grace: runner.grace,
                 groups: Some(&groups),
+                output_cap: runner.output_cap,
             };
             let out = process::run(spec, stop).await;
             let _ = tx.send(Done::Replan(out));
@@ -457,7 +460,18 @@ impl<'l> Engine<'l> {
 
     /// Keeps a command's output: inline when small, in the blob area when large.
     fn record_output(&mut self, id: &TaskId, what: &str, out: &Outcome) -> Result<()> {
-        for (stream, text) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        let streams = [("stdout", &out.stdout), ("stderr", &out.stderr)];
+        for ((stream, text), left_out) in streams.into_iter().zip(out.left_out) {
+            if left_out > 0 {
+                self.note(
+                    id,
+                    format!(
+                        "the {what} command's {stream} was larger than output_cap_bytes ({}): {left_out} bytes in the middle were left out, the first and last {} bytes are kept",
+                        self.ctx.runner.output_cap,
+                        self.ctx.runner.output_cap / 2
+                    ),
+                )?;
+            }
             if text.trim().is_empty() {
                 continue;
             }

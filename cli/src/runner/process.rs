@@ -44,6 +44,8 @@ pub struct Spec<'a> {
     pub grace: Duration,
     /// Where its process group is listed while it runs (see [`stop_leftover_groups`]).
     pub groups: Option<&'a Path>,
+    /// Bytes kept of each output stream: the first half and the last half of what it printed.
+    pub output_cap: usize,
 }
 
 /// What a command did.
@@ -61,6 +63,9 @@ pub struct Outcome {
     pub failure: Option<Failure>,
     /// Processes of its group still running after it exited, and how they were stopped.
     pub leftovers: Option<Stop>,
+    /// Bytes of standard output and standard error left out between the head and the tail kept
+    /// (beyond the output cap).
+    pub left_out: [u64; 2],
 }
 
 /// A command that did not finish on its own.
@@ -101,6 +106,7 @@ impl Outcome {
             duration: started.elapsed(),
             failure: Some(failure),
             leftovers: None,
+            left_out: [0, 0],
         }
     }
 
@@ -208,6 +214,7 @@ pub async fn run(spec: Spec<'_>, mut stop: watch::Receiver<bool>) -> Outcome {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    die_with_parent(&mut command);
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => return Outcome::failed(Failure::Spawn(e.to_string()), started),
@@ -228,8 +235,8 @@ pub async fn run(spec: Spec<'_>, mut stop: watch::Receiver<bool>) -> Outcome {
         })),
         _ => None,
     };
-    let stdout = Reader::start(child.stdout.take());
-    let stderr = Reader::start(child.stderr.take());
+    let stdout = Reader::start(child.stdout.take(), spec.output_cap);
+    let stderr = Reader::start(child.stderr.take(), spec.output_cap);
     let timeout = spec.timeout_ms.map(Duration::from_millis);
     let deadline = tokio::time::sleep(timeout.unwrap_or_default());
     tokio::pin!(deadline);
@@ -264,13 +271,36 @@ pub async fn run(spec: Spec<'_>, mut stop: watch::Receiver<bool>) -> Outcome {
     if let Some(f) = feeder {
         f.abort();
     }
+    let (stdout, out_left) = stdout.finish().await;
+    let (stderr, err_left) = stderr.finish().await;
     Outcome {
         code,
-        stdout: stdout.finish().await,
-        stderr: stderr.finish().await,
+        stdout,
+        stderr,
         duration: started.elapsed(),
         failure,
         leftovers,
+        left_out: [out_left, err_left],
+    }
+}
+
+/// Asks the kernel to send the command SIGTERM when the runner dies, even by SIGKILL, which
+/// gives the runner no chance to stop it. It reaches the command's own process only: what that
+/// starts is left for `resume` to stop through the group listing ([`stop_leftover_groups`]).
+fn die_with_parent(command: &mut Command) {
+    let parent = nix::unistd::getpid();
+    // SAFETY: the closure runs in the forked child before exec and calls only prctl and
+    // getppid, both async-signal-safe system calls; it allocates nothing and takes no locks.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGTERM)?;
+            // The runner may have died between fork and prctl: then nothing will signal us.
+            if nix::unistd::getppid() != parent {
+                return Err(std::io::Error::other("the runner exited"));
+            }
+            Ok(())
+        });
     }
 }
 
@@ -378,37 +408,97 @@ async fn terminate(group: Pid, grace: Duration, mut reap: impl FnMut()) -> Stop 
 /// Reads one output pipe on its own task into a buffer the caller can take at any time, so
 /// what was printed before a stop is kept even if the pipe never reaches its end.
 struct Reader {
-    buf: Arc<Mutex<Vec<u8>>>,
+    kept: Arc<Mutex<Capped>>,
     task: Option<JoinHandle<()>>,
 }
 
 impl Reader {
-    fn start(pipe: Option<impl AsyncRead + Unpin + Send + 'static>) -> Self {
-        let buf = Arc::new(Mutex::new(Vec::new()));
+    fn start(pipe: Option<impl AsyncRead + Unpin + Send + 'static>, cap: usize) -> Self {
+        let kept = Arc::new(Mutex::new(Capped::new(cap)));
         let task = pipe.map(|mut pipe| {
-            let buf = Arc::clone(&buf);
+            let kept = Arc::clone(&kept);
             tokio::spawn(async move {
                 let mut chunk = vec![0u8; 64 * 1024];
                 while let Ok(n @ 1..) = pipe.read(&mut chunk).await {
-                    if let (Ok(mut b), Some(read)) = (buf.lock(), chunk.get(..n)) {
-                        b.extend_from_slice(read);
+                    if let (Ok(mut k), Some(read)) = (kept.lock(), chunk.get(..n)) {
+                        k.push(read);
                     }
                 }
             })
         });
-        Self { buf, task }
+        Self { kept, task }
     }
 
-    /// What was read, once the pipe ended or [`DRAIN`] passed.
-    async fn finish(mut self) -> String {
+    /// What was kept, once the pipe ended or [`DRAIN`] passed, and how many bytes were left out.
+    async fn finish(mut self) -> (String, u64) {
         if let Some(task) = self.task.take() {
             let abort = task.abort_handle();
             if tokio::time::timeout(DRAIN, task).await.is_err() {
                 abort.abort();
             }
         }
-        let bytes = self.buf.lock().map(|b| b.clone()).unwrap_or_default();
-        String::from_utf8_lossy(&bytes).into_owned()
+        self.kept
+            .lock()
+            .map(|k| k.text())
+            .unwrap_or_else(|_| (String::new(), 0))
+    }
+}
+
+/// At most `cap` bytes of a stream: its first half and its last half, so an agent that prints
+/// gigabytes costs bounded memory and disk while its report (printed last) is still read.
+#[derive(Debug)]
+struct Capped {
+    head: Vec<u8>,
+    /// The most recent bytes beyond the head; trimmed to half the cap whenever it reaches twice
+    /// that, so trimming costs O(1) per byte over time.
+    tail: Vec<u8>,
+    half: usize,
+    printed: u64,
+}
+
+impl Capped {
+    fn new(cap: usize) -> Self {
+        Self {
+            head: Vec::new(),
+            tail: Vec::new(),
+            half: (cap / 2).max(1),
+            printed: 0,
+        }
+    }
+
+    fn push(&mut self, mut bytes: &[u8]) {
+        self.printed += bytes.len() as u64;
+        let room = self.half.saturating_sub(self.head.len()).min(bytes.len());
+        let (to_head, rest) = bytes.split_at(room);
+        self.head.extend_from_slice(to_head);
+        bytes = rest;
+        self.tail.extend_from_slice(bytes);
+        if self.tail.len() >= 2 * self.half {
+            let excess = self.tail.len() - self.half;
+            self.tail.drain(..excess);
+        }
+    }
+
+    /// The kept text (with a line saying how much was left out between head and tail) and the
+    /// number of bytes left out.
+    fn text(&self) -> (String, u64) {
+        let tail = self
+            .tail
+            .get(self.tail.len().saturating_sub(self.half)..)
+            .unwrap_or(&[]);
+        let left_out = self.printed - (self.head.len() + tail.len()) as u64;
+        if left_out == 0 {
+            let mut all = self.head.clone();
+            all.extend_from_slice(tail);
+            return (String::from_utf8_lossy(&all).into_owned(), 0);
+        }
+        let text = format!(
+            "{}\n[… {left_out} bytes left out: the output cap keeps the first and last {} bytes …]\n{}",
+            String::from_utf8_lossy(&self.head),
+            self.half,
+            String::from_utf8_lossy(tail)
+        );
+        (text, left_out)
     }
 }
 
@@ -441,6 +531,21 @@ mod tests {
             .lines()
             .all(|l| l.starts_with("line ") || l.starts_with("[…")));
         assert_eq!(head_and_tail("short\ntext\n", 200), "short\ntext");
+    }
+
+    #[test]
+    fn capped_output_keeps_the_first_and_last_half_and_counts_the_rest() {
+        let mut kept = Capped::new(10);
+        for chunk in [&b"abc"[..], b"defgh", b"ijklmnop", b"qrstuvwxyz"] {
+            kept.push(chunk);
+        }
+        let (text, left_out) = kept.text();
+        assert_eq!(left_out, 16);
+        assert!(text.starts_with("abcde\n[… 16 bytes left out"), "{text}");
+        assert!(text.ends_with("…]\nvwxyz"), "{text}");
+        let mut small = Capped::new(10);
+        small.push(b"0123456789");
+        assert_eq!(small.text(), ("0123456789".to_owned(), 0));
     }
 
     #[test]

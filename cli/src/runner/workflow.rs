@@ -49,6 +49,9 @@ pub struct SettingsFile {
     pub replan_timeout_ms: Option<u64>,
     /// Milliseconds between SIGTERM and SIGKILL when a command must be stopped (default 3,000).
     pub kill_grace_ms: Option<u64>,
+    /// Bytes kept of each output stream of a command (default 16 MiB): the first and the last
+    /// half of what it printed, with the size of what was left out.
+    pub output_cap_bytes: Option<u64>,
 }
 
 /// How the runner treats the workflow's processes. Read from the workflow file each time a run
@@ -61,7 +64,12 @@ pub struct RunnerSettings {
     pub replan_timeout: Duration,
     /// Between SIGTERM and SIGKILL when a timed-out, cancelled or interrupted command is stopped.
     pub grace: Duration,
+    /// Bytes kept of each output stream of a command.
+    pub output_cap: usize,
 }
+
+/// The smallest `output_cap_bytes`: below it the head and tail could not hold an agent's report.
+pub const MIN_OUTPUT_CAP: u64 = 4 * 1024;
 
 impl Default for RunnerSettings {
     fn default() -> Self {
@@ -69,6 +77,7 @@ impl Default for RunnerSettings {
             replan: None,
             replan_timeout: Duration::from_secs(600),
             grace: Duration::from_secs(3),
+            output_cap: 16 * 1024 * 1024,
         }
     }
 }
@@ -82,6 +91,9 @@ impl RunnerSettings {
                 .replan_timeout_ms
                 .map_or(d.replan_timeout, Duration::from_millis),
             grace: s.kill_grace_ms.map_or(d.grace, Duration::from_millis),
+            output_cap: s
+                .output_cap_bytes
+                .map_or(d.output_cap, |b| usize::try_from(b).unwrap_or(usize::MAX)),
         }
     }
 }
@@ -216,6 +228,14 @@ impl Workflow {
             jobs: s.jobs.unwrap_or(d.jobs),
             history_warn_events: s.history_warn_events.unwrap_or(d.history_warn_events),
         };
+        if let Some(cap) = s.output_cap_bytes.filter(|c| *c < MIN_OUTPUT_CAP) {
+            return Err(WorkflowError::Field {
+                path,
+                place: "[settings], ".into(),
+                field: "output_cap_bytes",
+                message: format!("{cap} is too small: at least {MIN_OUTPUT_CAP} bytes"),
+            });
+        }
         let mut tasks = Vec::new();
         for t in &file.tasks {
             let is_group = file
