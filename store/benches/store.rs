@@ -280,6 +280,7 @@ fn main() {
                 interval: std::time::Duration::from_millis(100),
             },
             create: true,
+            ..Options::default()
         };
         let log = Log::open(&fresh(&root, "runlog-buffered"), opts).unwrap();
         let t = Instant::now();

@@ -92,6 +92,9 @@ pub struct Options {
     pub durability: Durability,
     /// Create the store if the directory is missing or empty.
     pub create: bool,
+    /// Checkpoint (sled flushed and synced, the write-ahead log emptied) once the write-ahead
+    /// log grows past this many bytes. Small values exercise checkpoints in crash tests.
+    pub checkpoint_bytes: u64,
 }
 
 impl Default for Options {
@@ -99,6 +102,7 @@ impl Default for Options {
         Self {
             durability: Durability::Durable,
             create: true,
+            checkpoint_bytes: crate::wal::CHECKPOINT_BYTES,
         }
     }
 }
@@ -115,7 +119,7 @@ pub struct Log {
 impl Log {
     /// Opens the sled store in `dir`.
     pub fn open(dir: &Path, options: Options) -> Result<Self> {
-        let backend = SledBackend::open(dir, options.create)?;
+        let backend = SledBackend::open(dir, options.create, options.checkpoint_bytes)?;
         Self::start(Box::new(backend), options.durability)
     }
 

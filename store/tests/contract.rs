@@ -297,6 +297,7 @@ fn sled_buffered() -> (Log, tempfile::TempDir) {
             interval: Duration::from_millis(20),
         },
         create: true,
+        ..Options::default()
     };
     let log = Log::open(&dir.path().join("store"), opts).unwrap();
     (log, dir)

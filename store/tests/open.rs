@@ -42,6 +42,7 @@ fn buffered_appends_are_synced_on_close() {
             interval: Duration::from_secs(3600),
         },
         create: true,
+        ..Options::default()
     };
     let log = Log::open(&store, opts).unwrap();
     log.append("r", Some(0), vec![b"x".to_vec(); 100]).unwrap();

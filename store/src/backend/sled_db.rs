@@ -9,7 +9,7 @@
 use super::{frame_key, key_seq, Backend, RunSlot};
 use crate::error::{Result, StoreError};
 use crate::layout::{self, BlobDir, CacheDir};
-use crate::wal::{self, Entry, Wal};
+use crate::wal::{Entry, Wal};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -33,11 +33,13 @@ pub struct SledBackend {
     blobs: BlobDir,
     wal: Mutex<Wal>,
     notes: Vec<String>,
+    checkpoint_bytes: u64,
 }
 
 impl SledBackend {
-    /// Opens (creating when asked) the store in `dir`.
-    pub fn open(dir: &Path, create: bool) -> Result<Self> {
+    /// Opens (creating when asked) the store in `dir`; it checkpoints when the write-ahead log
+    /// grows past `checkpoint_bytes`.
+    pub fn open(dir: &Path, create: bool, checkpoint_bytes: u64) -> Result<Self> {
         let sled_path = layout::prepare(dir, create)?;
         let db = open_sled(dir, &sled_path)?;
         layout::write_owner(dir);
@@ -67,6 +69,7 @@ impl SledBackend {
             blobs: BlobDir::new(dir),
             wal: Mutex::new(wal),
             notes: aside.iter().map(ToString::to_string).collect(),
+            checkpoint_bytes,
         };
         if !replay.is_empty() {
             for entry in replay {
@@ -139,7 +142,7 @@ impl SledBackend {
     fn log_and_apply(&self, entry: Entry) -> Result<()> {
         let mut wal = self.wal();
         wal.append(&entry)?;
-        let full = wal.len() > wal::CHECKPOINT_BYTES;
+        let full = wal.len() > self.checkpoint_bytes;
         drop(wal);
         self.apply(entry)?;
         if full {
