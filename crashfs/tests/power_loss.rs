@@ -9,7 +9,7 @@
 //!
 //! `RUNLOG_POWER_CYCLES` (default 200 in release, 5 unoptimised) and `RUNLOG_POWER_SEED` choose the work; a finding names
 //! the seed and cycle to replay it. Needs /dev/fuse and fusermount3 (Debian's fuse3, which
-//! `.ci/run` installs); `RUNLOG_REQUIRE_FUSE=1` (set by `.ci/run`) makes their absence a failure.
+//! `.ci/run` installs); `RUNLOG_REQUIRE_MOUNTS=1` (set by `.ci/run`) makes their absence a failure.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -205,12 +205,12 @@ fn acknowledged_events_survive_power_loss_at_any_point() {
     let scratch = tempfile::tempdir().unwrap();
     if let Some(why) = fuse_missing(scratch.path()) {
         assert!(
-            std::env::var("RUNLOG_REQUIRE_FUSE").as_deref() != Ok("1"),
+            std::env::var("RUNLOG_REQUIRE_MOUNTS").as_deref() != Ok("1"),
             "the power-loss test needs FUSE: {why}"
         );
         eprintln!(
             "SKIPPED the power-loss test: {why}. Install Debian's fuse3 and run as root \
-             (bash .ci/run does), or set RUNLOG_REQUIRE_FUSE=1 to make this a failure."
+             (bash .ci/run does), or set RUNLOG_REQUIRE_MOUNTS=1 to make this a failure."
         );
         return;
     }

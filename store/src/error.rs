@@ -142,9 +142,47 @@ pub enum StoreError {
     },
 }
 
+/// Whether an OS error means the disk (or the quota, or the file size limit) is full.
+fn full(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc_codes::ENOSPC | libc_codes::EDQUOT | libc_codes::EFBIG)
+    )
+}
+
+/// The three errno values that mean "no room", as Linux numbers them.
+mod libc_codes {
+    pub const EFBIG: i32 = 27;
+    pub const ENOSPC: i32 = 28;
+    pub const EDQUOT: i32 = 122;
+}
+
 impl StoreError {
+    /// Whether this failed for want of space: appends work again (after reopening the store)
+    /// once space is freed, and nothing acknowledged was lost.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            StoreError::Io { source, .. } => full(source),
+            StoreError::Sled {
+                source: sled::Error::Io(e),
+                ..
+            } => full(e),
+            StoreError::Poisoned { cause } => {
+                cause.contains("No space left on device") || cause.contains("File too large")
+            }
+            _ => false,
+        }
+    }
+
     /// What the user can do about it, in words that do not depend on the interface.
     pub fn hint(&self) -> Option<String> {
+        if self.is_disk_full() {
+            return Some(
+                "the disk holding the store is full: free space, then run the command again \
+                 (every acknowledged event is kept; the store refuses writes until it is reopened)"
+                    .into(),
+            );
+        }
         match self {
             StoreError::Locked { .. } => {
                 Some("wait for that process to finish, or use another store directory".into())
