@@ -208,6 +208,12 @@ impl Workflow {
             path: path.to_path_buf(),
             source,
         })?;
+        Self::parse(&text, path)
+    }
+
+    /// Validates a workflow file's text; `path` names it in errors and anchors its commands.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, WorkflowError> {
+        let text = text.to_owned();
         let file: WorkflowFile = toml::from_str(&text).map_err(|e| WorkflowError::Syntax {
             path: path.to_path_buf(),
             message: e.to_string().trim_end().to_owned(),

@@ -1,0 +1,136 @@
+//! What the fuzz targets run (`fuzz/`), and what `cargo test` replays their corpora through
+//! (`tests/fuzz_corpus.rs`): every parser of bytes that an agent, a file, a script or the disk
+//! hands runlog. Each returns normally on any input, and panics only when an invariant breaks
+//! (an event that encodes but does not decode back the same, say): that panic is the finding.
+
+#![allow(clippy::panic)]
+
+use crate::runner::{protocol, Workflow};
+use runlog_core::codec::{decode_event, encode_event, CodecError};
+use runlog_core::{decide, evolve, Command, CommandKind, RunState, Timestamp};
+use runlog_store::{EventLog, Log};
+use std::path::Path;
+
+/// A fuzz target's body: any bytes in, a panic only when an invariant breaks.
+pub type Target = fn(&[u8]);
+
+/// The fuzz targets by name, as `fuzz/fuzz_targets/NAME.rs` and `fuzz/corpus/NAME/` call them.
+pub const TARGETS: &[(&str, Target)] = &[
+    ("event_decode", event_decode),
+    ("frame_decode", frame_decode),
+    ("wal_replay", wal_replay),
+    ("import_lines", import_lines),
+    ("workflow_toml", workflow_toml),
+    ("evaluator_output", evaluator_output),
+    ("agent_output", agent_output),
+    ("command_json", command_json),
+];
+
+/// An event body from the disk: whatever decodes re-encodes to bytes that decode and encode
+/// to the same bytes again (bytes, not values: a NaN threshold is never equal to itself).
+pub fn event_decode(data: &[u8]) {
+    if let Ok(event) = decode_event(data) {
+        let bytes = encode_event(&event).unwrap_or_else(|e| panic!("decoded, not encodable: {e}"));
+        let again = decode_event(&bytes).unwrap_or_else(|e| panic!("encoded, not decodable: {e}"));
+        let bytes_again =
+            encode_event(&again).unwrap_or_else(|e| panic!("decoded, not encodable: {e}"));
+        assert_eq!(bytes, bytes_again, "an event changed on the way round");
+    }
+}
+
+/// A frame from sled: walking it either fails with a damage report or yields its records.
+pub fn frame_decode(data: &[u8]) {
+    let first_seq = 1;
+    let _ = runlog_store::frame::walk(data, first_seq, |_, _| Ok(()), |_| false);
+}
+
+/// A write-ahead log image: parsing never reads past the bytes and its valid prefix is within
+/// them; the prefix parses again to the same entries.
+pub fn wal_replay(data: &[u8]) {
+    if let Ok((entries, valid)) = runlog_store::wal::parse(data) {
+        assert!(
+            valid <= data.len(),
+            "valid prefix {valid} past {}",
+            data.len()
+        );
+        if let Some(prefix) = data.get(..valid) {
+            if let Ok((again, _)) = runlog_store::wal::parse(prefix) {
+                assert_eq!(
+                    again.len(),
+                    entries.len(),
+                    "the valid prefix parses differently"
+                );
+            }
+        }
+    }
+}
+
+/// An export file given to `runlog import`: into a fresh log; what is imported verifies.
+pub fn import_lines(data: &[u8]) {
+    let Ok(log) = Log::memory() else { return };
+    let mut input = std::io::BufReader::new(data);
+    if let Ok(imported) = runlog_replay::export::import(&log, &mut input, None) {
+        let report = log
+            .verify(&imported.run)
+            .unwrap_or_else(|e| panic!("imported, not verifiable: {e}"));
+        assert!(
+            report.is_ok(),
+            "an imported run fails verification: {report:?}"
+        );
+    }
+}
+
+/// A workflow file: accepted or refused with an error, never a panic.
+pub fn workflow_toml(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = Workflow::parse(text, Path::new("fuzz.toml"));
+    }
+}
+
+/// What an evaluator printed.
+pub fn evaluator_output(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(verdict) = protocol::evaluation(&text) {
+        assert!(
+            verdict.score.is_finite(),
+            "a verdict with score {}",
+            verdict.score
+        );
+    }
+}
+
+/// What an agent printed: its report, and what the replanner's answer parses to.
+pub fn agent_output(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let _ = protocol::agent_report(&text);
+    let _ = crate::runner::parse_revision(&text, "fuzz", None);
+}
+
+/// Lines given to `runlog emit`: each decided on the state the lines before it left; the
+/// events they make apply and encode.
+pub fn command_json(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let mut state = RunState::default();
+    for line in text.lines() {
+        let cmd = match serde_json::from_str::<Command>(line) {
+            Ok(c) => c,
+            Err(_) => match serde_json::from_str::<CommandKind>(line) {
+                Ok(kind) => Command::new(Timestamp(0), kind),
+                Err(_) => continue,
+            },
+        };
+        let Ok(events) = decide(&state, cmd) else {
+            continue;
+        };
+        for event in &events {
+            state = evolve(state, event);
+            let bytes = encode_event(event);
+            assert!(
+                bytes.is_ok() || matches!(bytes, Err(CodecError::TooLarge { .. })),
+                "a decided event does not encode: {bytes:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! The `runlog` command line as a library: the binary is [`main`]; [`fuzz`] holds the parsers
+//! of what outside programs and files hand runlog, as the fuzz targets and their corpus replay
+//! call them.
+//!
+//! Exit codes: 0 success; 1 the run (or the thing checked) failed; 2 usage or bad input;
+//! 130 interrupted.
+
+mod commands;
+mod error;
+pub mod fuzz;
+mod live;
+mod render;
+mod runner;
+mod store;
+
+use clap::Parser;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// runlog: an event-sourced workflow engine for AI-agent task pipelines. Every transition of a
+/// run is an immutable, hash-chained event: replay any past run, audit every eval decision,
+/// roll back without losing history.
+#[derive(Debug, Parser)]
+#[command(name = "runlog", version)]
+#[command(
+    after_help = "Exit codes: 0 success, 1 the run (or what was checked) failed, 2 usage or bad input, 130 interrupted.\n\nStart here:  runlog run fixtures/workflows/quickstart.toml"
+)]
+struct Cli {
+    /// The store directory [default: .runlog in the current directory]
+    #[arg(long, global = true, env = "RUNLOG_STORE", value_name = "DIR")]
+    store: Option<PathBuf>,
+    /// Machine-readable output: one JSON object per line (statuses as kebab-case words, every
+    /// event with its seq).
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: commands::Command,
+}
+
+/// Read-only commands die quietly when their reader goes away (`runlog log RUN | head`), as
+/// Unix tools do; Rust ignores SIGPIPE, which turns that into a panic on the next print. The
+/// runner keeps ignoring it: a closed stdout must never kill a run.
+#[allow(unsafe_code)]
+fn quiet_on_broken_pipe() {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    // SAFETY: called at the top of `main`, before any other thread exists, and SIG_DFL installs
+    // no handler code at all.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
+}
+
+/// The `runlog` binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if cli.command.reads_only() {
+        quiet_on_broken_pipe();
+    }
+    let ctx = commands::Ctx {
+        store: store::dir(cli.store.as_deref()),
+        json: cli.json,
+    };
+    match cli.command.execute(&ctx) {
+        Ok(None) => ExitCode::SUCCESS,
+        Ok(Some(kind)) => ExitCode::from(kind.code()),
+        Err(e) => {
+            e.report();
+            ExitCode::from(e.kind.code())
+        }
+    }
+}
