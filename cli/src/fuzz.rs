@@ -7,7 +7,7 @@
 
 use crate::runner::{protocol, Workflow};
 use runlog_core::codec::{decode_event, encode_event, CodecError};
-use runlog_core::{decide, evolve, Command, CommandKind, RunState, Timestamp};
+use runlog_core::{decide, evolve, RunState, Timestamp};
 use runlog_store::{EventLog, Log};
 use std::path::Path;
 
@@ -114,12 +114,8 @@ pub fn command_json(data: &[u8]) {
     };
     let mut state = RunState::default();
     for line in text.lines() {
-        let cmd = match serde_json::from_str::<Command>(line) {
-            Ok(c) => c,
-            Err(_) => match serde_json::from_str::<CommandKind>(line) {
-                Ok(kind) => Command::new(Timestamp(0), kind),
-                Err(_) => continue,
-            },
+        let Ok(cmd) = crate::commands::emit::parse_line(line, || Timestamp(0)) else {
+            continue;
         };
         let Ok(events) = decide(&state, cmd) else {
             continue;

@@ -34,10 +34,6 @@ pub struct State {
     pub tree: Tree,
     /// Changes served since the mount.
     pub changes: u64,
-    /// Syncs served since the mount.
-    pub syncs: u64,
-    /// Writes since the mount over bytes that were already synced.
-    pub overwrites: u64,
     /// The planned power cut.
     pub cut: Option<Cut>,
     /// What survived, once the power went.
@@ -143,6 +139,20 @@ fn errno(e: Errno) -> fuser::Errno {
     fuser::Errno::from_i32(e)
 }
 
+fn attr(reply: ReplyAttr, r: Result<FileAttr, Errno>) {
+    match r {
+        Ok(attr) => reply.attr(&TTL, &attr),
+        Err(e) => reply.error(errno(e)),
+    }
+}
+
+fn entry(reply: ReplyEntry, r: Result<FileAttr, Errno>) {
+    match r {
+        Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
+        Err(e) => reply.error(errno(e)),
+    }
+}
+
 fn empty(reply: ReplyEmpty, r: Result<(), Errno>) {
     match r {
         Ok(()) => reply.ok(),
@@ -153,21 +163,12 @@ fn empty(reply: ReplyEmpty, r: Result<(), Errno>) {
 impl Filesystem for CrashFs {
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let s = self.lock();
-        match s
-            .tree
-            .lookup(parent.0, &name.to_owned())
-            .and_then(|ino| Self::attr(&s.tree, ino))
-        {
-            Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
-            Err(e) => reply.error(errno(e)),
-        }
+        let found = s.tree.lookup(parent.0, &name.to_owned());
+        entry(reply, found.and_then(|ino| Self::attr(&s.tree, ino)));
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        match Self::attr(&self.lock().tree, ino.0) {
-            Ok(attr) => reply.attr(&TTL, &attr),
-            Err(e) => reply.error(errno(e)),
-        }
+        attr(reply, Self::attr(&self.lock().tree, ino.0));
     }
 
     fn setattr(
@@ -193,10 +194,7 @@ impl Filesystem for CrashFs {
             Some(len) => s.change().and_then(|()| s.tree.truncate(ino.0, len)),
             None => Ok(()),
         };
-        match done.and_then(|()| Self::attr(&s.tree, ino.0)) {
-            Ok(attr) => reply.attr(&TTL, &attr),
-            Err(e) => reply.error(errno(e)),
-        }
+        attr(reply, done.and_then(|()| Self::attr(&s.tree, ino.0)));
     }
 
     fn mkdir(
@@ -208,10 +206,7 @@ impl Filesystem for CrashFs {
         _umask: u32,
         reply: ReplyEntry,
     ) {
-        match self.make(parent, name, true, mode) {
-            Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
-            Err(e) => reply.error(errno(e)),
-        }
+        entry(reply, self.make(parent, name, true, mode));
     }
 
     fn create(
@@ -313,14 +308,8 @@ impl Filesystem for CrashFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        let written = {
-            let mut s = self.lock();
-            let w = s.change().and_then(|()| s.tree.write(ino.0, offset, data));
-            s.overwrites += u64::from(w == Ok(true));
-            w
-        };
-        match written {
-            Ok(_) => reply.written(u32::try_from(data.len()).unwrap_or(u32::MAX)),
+        match self.changing(|t| t.write(ino.0, offset, data)) {
+            Ok(()) => reply.written(u32::try_from(data.len()).unwrap_or(u32::MAX)),
             Err(e) => reply.error(errno(e)),
         }
     }
@@ -344,12 +333,7 @@ impl Filesystem for CrashFs {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        let r = {
-            let mut s = self.lock();
-            s.syncs += 1;
-            s.change().and_then(|()| s.tree.sync(ino.0))
-        };
-        empty(reply, r);
+        empty(reply, self.changing(|t| t.sync(ino.0)));
     }
 
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {

@@ -11,7 +11,7 @@ mod model;
 pub use fs::{CrashFs, Cut, State};
 pub use model::{Loss, Rng, Tree};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A mounted crashfs.
@@ -19,7 +19,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub struct Mounted {
     session: fuser::BackgroundSession,
     state: Arc<Mutex<State>>,
-    path: PathBuf,
 }
 
 /// Mounts `tree` at `at` (an existing empty directory), to lose power as `cut` says.
@@ -31,19 +30,10 @@ pub fn mount(tree: Tree, at: &Path, cut: Option<Cut>) -> std::io::Result<Mounted
         .mount_options
         .extend([fuser::MountOption::FSName("crashfs".into())]);
     let session = fuser::spawn_mount(fs, at, &config)?;
-    Ok(Mounted {
-        session,
-        state,
-        path: at.to_path_buf(),
-    })
+    Ok(Mounted { session, state })
 }
 
 impl Mounted {
-    /// The mount point.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// The filesystem's state.
     pub fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())

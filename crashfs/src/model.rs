@@ -181,20 +181,19 @@ impl Tree {
         Ok(())
     }
 
-    /// Writes `bytes` at `offset`. True when it overwrites bytes already synced (what a log
+    /// Writes `bytes` at `offset`, noting when it lands on bytes already synced (what a log
     /// that reuses its segments does, and what a power cut can then leave half done).
-    pub fn write(&mut self, ino: u64, offset: u64, bytes: &[u8]) -> Result<bool, Errno> {
+    pub fn write(&mut self, ino: u64, offset: u64, bytes: &[u8]) -> Result<(), Errno> {
         let change = Change::Write {
             offset,
             bytes: bytes.to_vec(),
         };
         let f = self.file_mut(ino)?;
-        let overwrites = offset < f.durable.len() as u64;
-        f.overwriting |= overwrites;
+        f.overwriting |= offset < f.durable.len() as u64;
         change.apply(&mut f.data);
         f.pending.push(change);
         self.last_written = Some(ino);
-        Ok(overwrites)
+        Ok(())
     }
 
     /// Sets the file's length.
@@ -299,11 +298,6 @@ impl Tree {
             }
         }
         found
-    }
-
-    /// Bytes of file data held now.
-    pub fn bytes(&self) -> u64 {
-        self.nodes.values().map(|n| n.data.len() as u64).sum()
     }
 }
 

@@ -144,17 +144,8 @@ pub enum StoreError {
 
 /// Whether an OS error means the disk (or the quota, or the file size limit) is full.
 fn full(e: &std::io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc_codes::ENOSPC | libc_codes::EDQUOT | libc_codes::EFBIG)
-    )
-}
-
-/// The three errno values that mean "no room", as Linux numbers them.
-mod libc_codes {
-    pub const EFBIG: i32 = 27;
-    pub const ENOSPC: i32 = 28;
-    pub const EDQUOT: i32 = 122;
+    use std::io::ErrorKind::{FileTooLarge, QuotaExceeded, StorageFull};
+    matches!(e.kind(), StorageFull | QuotaExceeded | FileTooLarge)
 }
 
 impl StoreError {

@@ -29,16 +29,13 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         if line.trim().is_empty() {
             continue;
         }
-        let cmd = match serde_json::from_str::<Command>(&line) {
+        let cmd = match parse_line(&line, || clock.now()) {
             Ok(c) => c,
-            Err(_) => match serde_json::from_str::<CommandKind>(&line) {
-                Ok(kind) => Command::new(clock.now(), kind),
-                Err(e) => {
-                    rejected += 1;
-                    report(ctx.json, n, Err(format!("not a command: {e}")));
-                    continue;
-                }
-            },
+            Err(e) => {
+                rejected += 1;
+                report(ctx.json, n, Err(format!("not a command: {e}")));
+                continue;
+            }
         };
         match session.execute(cmd)? {
             Ok(recorded) => report(
@@ -79,5 +76,16 @@ fn report(json: bool, line: usize, outcome: std::result::Result<(u64, Vec<&str>)
             println!("line {line}: recorded {} (head {seq})", events.join(", "))
         }
         (false, Err(why)) => println!("line {line}: rejected: {why}"),
+    }
+}
+
+/// One line of `emit`'s input: a command with its time, or a bare command kind stamped `now`.
+pub(crate) fn parse_line(
+    line: &str,
+    now: impl FnOnce() -> runlog_core::Timestamp,
+) -> serde_json::Result<Command> {
+    match serde_json::from_str::<Command>(line) {
+        Ok(c) => Ok(c),
+        Err(_) => serde_json::from_str::<CommandKind>(line).map(|kind| Command::new(now(), kind)),
     }
 }

@@ -7,7 +7,7 @@ mod audit;
 mod control;
 mod diff;
 mod digest;
-mod emit;
+pub(crate) mod emit;
 mod export;
 mod fork;
 mod import;

@@ -11,6 +11,7 @@
 //! when the store cannot be opened. Bodies are a function of (run, seq), so a reader can tell
 //! a right event from a wrong one without remembering them.
 
+use runlog_crashfs::Rng;
 use runlog_store::{Durability, EventLog, Log, Options};
 use std::io::Write;
 use std::path::PathBuf;
@@ -39,14 +40,6 @@ fn body(run: &str, seq: u64) -> Vec<u8> {
     let b = usize::from(bytes.first().copied().unwrap_or(0));
     let len = if b < 13 { 2100 + b * 100 } else { 100 + b * 4 };
     bytes.iter().copied().cycle().take(len).collect()
-}
-
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// Reports every run: its head, damage, and any body that is not the one appended.
@@ -81,7 +74,7 @@ fn report(log: &Log, out: &Mutex<std::io::Stdout>) -> Result<(), runlog_store::S
 }
 
 fn append_forever(log: &Log, thread: u64, seed: u64, out: &Mutex<std::io::Stdout>) {
-    let mut rng = seed ^ thread.wrapping_mul(0xA076_1D64_78BD_642F);
+    let mut rng = Rng::new(seed ^ thread.wrapping_mul(0xA076_1D64_78BD_642F));
     let prefix = format!("t{thread}-r");
     let mut runs: Vec<(String, u64)> = log
         .runs()
@@ -97,15 +90,15 @@ fn append_forever(log: &Log, thread: u64, seed: u64, out: &Mutex<std::io::Stdout
         .max()
         .map_or(0, |n| n + 1);
     loop {
-        if runs.is_empty() || splitmix(&mut rng) % 40 == 0 {
+        if runs.is_empty() || rng.below(40) == 0 {
             runs.push((format!("{prefix}{next_name}"), 0));
             next_name += 1;
         }
-        let i = (splitmix(&mut rng) % runs.len() as u64) as usize;
+        let i = rng.below(runs.len() as u64) as usize;
         let Some((run, head)) = runs.get_mut(i) else {
             continue;
         };
-        let n = 1 + splitmix(&mut rng) % 3;
+        let n = 1 + rng.below(3);
         let bodies = (*head + 1..=*head + n).map(|s| body(run, s)).collect();
         let expected = (*head > 0).then_some(*head);
         match log.append(run, expected, bodies) {
