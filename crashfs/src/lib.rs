@@ -47,7 +47,13 @@ impl Mounted {
     /// Unmounts: what survived the power cut, or (when the power never went) the files as
     /// they are.
     pub fn unmount(self) -> std::io::Result<Tree> {
-        self.session.umount_and_join()?;
+        match self.session.umount_and_join() {
+            // Seen once in a 2,000-cycle run on Linux 6.18: the kernel had aborted the connection
+            // before the unmount, so the session's last read of /dev/fuse failed. The files
+            // live in `state`, not in the session, so nothing of them is lost.
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionAborted => {}
+            other => other?,
+        }
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let tree = std::mem::take(&mut state.tree);
         Ok(state.survived.take().unwrap_or(tree))
