@@ -150,6 +150,10 @@ fn store_hint(e: &StoreError) -> Option<String> {
 }
 
 fn store_exit(e: &StoreError) -> ExitKind {
+    if e.is_read_only() {
+        // A store path the user cannot write is a bad store path, like one that is not a store.
+        return ExitKind::Input;
+    }
     match e {
         StoreError::Locked { .. }
         | StoreError::NotAStore { .. }
@@ -237,6 +241,16 @@ impl From<RunnerError> for CliError {
             ),
         }
     }
+}
+
+/// A file named on the command line could not be read, written or understood: `what` says which
+/// and why, `hint` what the file should be.
+pub fn bad_file(
+    what: impl std::fmt::Display,
+    path: &std::path::Path,
+    hint: impl Into<String>,
+) -> CliError {
+    CliError::input(format!("{}: {what}", path.display())).with_hint(hint)
 }
 
 /// Shorthand.

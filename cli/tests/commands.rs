@@ -357,6 +357,13 @@ fn errors_name_what_was_wrong_and_what_to_do() {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
+    // emit opens the store at its first command (one the rules refuse is enough) and holds it
+    // while its stdin stays open.
+    std::io::Write::write_all(
+        holder.stdin.as_mut().unwrap(),
+        b"{\"command\":\"finish\"}\n",
+    )
+    .unwrap();
     // Wait until the holder has the store (it records itself as the owner once it does).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !std::fs::read_to_string(st.join("owner"))

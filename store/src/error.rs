@@ -148,16 +148,36 @@ fn full(e: &std::io::Error) -> bool {
     matches!(e.kind(), StorageFull | QuotaExceeded | FileTooLarge)
 }
 
+/// Whether an OS error means the store cannot be written at all.
+fn read_only(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
+    matches!(e.kind(), ReadOnlyFilesystem | PermissionDenied)
+}
+
 impl StoreError {
+    /// The OS error behind this, if a file operation (runlog's or sled's) failed.
+    fn os_error(&self) -> Option<&std::io::Error> {
+        match self {
+            StoreError::Io { source, .. }
+            | StoreError::Sled {
+                source: sled::Error::Io(source),
+                ..
+            } => Some(source),
+            _ => None,
+        }
+    }
+
+    /// Whether the store could not be written: a read-only filesystem or a directory this
+    /// user may not write. Opening writes (the lock, sled's log), even for a command that reads.
+    pub fn is_read_only(&self) -> bool {
+        self.os_error().is_some_and(read_only)
+    }
+
     /// Whether this failed for want of space: appends work again (after reopening the store)
     /// once space is freed, and nothing acknowledged was lost.
     pub fn is_disk_full(&self) -> bool {
         match self {
-            StoreError::Io { source, .. } => full(source),
-            StoreError::Sled {
-                source: sled::Error::Io(e),
-                ..
-            } => full(e),
+            StoreError::Io { .. } | StoreError::Sled { .. } => self.os_error().is_some_and(full),
             StoreError::Poisoned { cause } => {
                 cause.contains("No space left on device") || cause.contains("File too large")
             }
@@ -171,6 +191,13 @@ impl StoreError {
             return Some(
                 "the disk holding the store is full: free space, then run the command again \
                  (every acknowledged event is kept; the store refuses writes until it is reopened)"
+                    .into(),
+            );
+        }
+        if self.is_read_only() {
+            return Some(
+                "runlog writes to its store even to read it (a lock and sled's log): make the \
+                 directory writable, or copy it (`cp -a`) and use the copy"
                     .into(),
             );
         }

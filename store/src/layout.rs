@@ -30,6 +30,12 @@ pub(crate) fn io<'a>(
 
 /// Checks (or creates) the directory and its marker. Returns the sled path.
 pub fn prepare(dir: &Path, create: bool) -> Result<PathBuf> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(StoreError::NotAStore {
+            path: dir.to_path_buf(),
+            why: "it is a file, not a directory".into(),
+        });
+    }
     let marker = dir.join(MARKER);
     match fs::read_to_string(&marker) {
         Ok(text) => check_marker(dir, &text)?,

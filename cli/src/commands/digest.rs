@@ -3,7 +3,7 @@
 //! `--json`: it is the file `--check` reads back.
 
 use super::Ctx;
-use crate::error::{CliError, Result};
+use crate::error::{bad_file, CliError, Result};
 use crate::render;
 use runlog_replay::digest::{check, digest as make_digest, Digest, DigestCheck};
 use std::path::PathBuf;
@@ -18,6 +18,8 @@ pub struct Args {
     check: Option<PathBuf>,
 }
 
+const DIGEST_FILE: &str = "pass a file written by `runlog digest RUN > FILE`";
+
 /// Prints the digest, or checks one (exit 1 when the history differs or is shorter).
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let log = ctx.open()?;
@@ -27,9 +29,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         return Ok(());
     };
     let text = std::fs::read_to_string(&file)
-        .map_err(|e| CliError::input(format!("cannot read {}: {e}", file.display())))?;
+        .map_err(|e| bad_file(format!("cannot read: {e}"), &file, DIGEST_FILE))?;
     let d: Digest = serde_json::from_str(text.trim())
-        .map_err(|e| CliError::input(format!("{} is not a runlog digest: {e}", file.display())))?;
+        .map_err(|e| bad_file(format!("not a runlog digest: {e}"), &file, DIGEST_FILE))?;
     if d.run != run {
         return Err(CliError::input(format!(
             "the digest is for run {}, not {run}",

@@ -17,44 +17,44 @@ pub struct Args {
     run: String,
 }
 
-/// Reads stdin to its end; exit 1 if any line was rejected.
+/// Reads stdin to its end; exit 2 if any line was not a command, else 1 if the rules rejected
+/// any. The store is opened at the first command: lines that are all mistakes create nothing.
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
-    let log = ctx.open_or_create()?;
-    let mut session = Session::open(&log, &a.run)?;
     let clock = Clock::from_env();
-    let mut rejected = 0usize;
-    for (i, line) in std::io::stdin().lock().lines().enumerate() {
-        let n = i + 1;
-        let line = line.map_err(|e| CliError::input(format!("stdin line {n}: {e}")))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let cmd = match parse_line(&line, || clock.now()) {
-            Ok(c) => c,
-            Err(e) => {
-                rejected += 1;
-                report(ctx.json, n, Err(format!("not a command: {e}")));
-                continue;
-            }
-        };
-        match session.execute(cmd)? {
-            Ok(recorded) => report(
-                ctx.json,
-                n,
-                Ok((
-                    recorded.head_seq().unwrap_or(session.state().seq),
-                    recorded.events.iter().map(|(_, e)| e.kind.name()).collect(),
-                )),
-            ),
-            Err(r) => {
-                rejected += 1;
-                report(
+    let mut lines = std::io::stdin().lock().lines().enumerate();
+    let (mut rejected, mut malformed) = (0usize, 0usize);
+    let mut next = || next_command(&mut lines, &clock, ctx.json, &mut malformed);
+    if let Some(first) = next()? {
+        let log = ctx.open_or_create()?;
+        let mut session = Session::open(&log, &a.run)?;
+        let mut command = Some(first);
+        while let Some((n, cmd)) = command {
+            match session.execute(cmd)? {
+                Ok(recorded) => report(
                     ctx.json,
                     n,
-                    Err(format!("{r} ({})", crate::error::rejection_hint(&r))),
-                );
+                    Ok((
+                        recorded.head_seq().unwrap_or(session.state().seq),
+                        recorded.events.iter().map(|(_, e)| e.kind.name()).collect(),
+                    )),
+                ),
+                Err(r) => {
+                    rejected += 1;
+                    report(
+                        ctx.json,
+                        n,
+                        Err(format!("{r} ({})", crate::error::rejection_hint(&r))),
+                    );
+                }
             }
+            command = next()?;
         }
+    }
+    if malformed > 0 {
+        return Err(CliError::input(format!(
+            "{malformed} line(s) were not commands, {rejected} rejected; the others were recorded"
+        ))
+        .with_hint("each line is one JSON command, e.g. {\"command\":\"approve\",\"task\":\"a\",\"by\":\"me\"}; `runlog emit --help` says more"));
     }
     if rejected > 0 {
         return Err(CliError::failed(format!(
@@ -62,6 +62,31 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The next line that is a command, with its line number; blank lines are skipped, lines that
+/// are not commands reported and counted.
+fn next_command(
+    lines: &mut impl Iterator<Item = (usize, std::io::Result<String>)>,
+    clock: &Clock,
+    json: bool,
+    malformed: &mut usize,
+) -> Result<Option<(usize, Command)>> {
+    for (i, line) in lines {
+        let n = i + 1;
+        let line = line.map_err(|e| CliError::input(format!("stdin line {n}: {e}")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match parse_line(&line, || clock.now()) {
+            Ok(cmd) => return Ok(Some((n, cmd))),
+            Err(e) => {
+                *malformed += 1;
+                report(json, n, Err(format!("not a command: {e}")));
+            }
+        }
+    }
+    Ok(None)
 }
 
 fn report(json: bool, line: usize, outcome: std::result::Result<(u64, Vec<&str>), String>) {

@@ -1,7 +1,7 @@
 //! `runlog export RUN [-o FILE]`: a run as JSON lines (a header, then one event per line).
 
 use super::Ctx;
-use crate::error::{CliError, Result};
+use crate::error::{bad_file, CliError, Result};
 use crate::render;
 use runlog_replay::export::export as export_run;
 use std::path::PathBuf;
@@ -24,8 +24,13 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         export_run(&log, run, &mut std::io::stdout().lock())?;
         return Ok(());
     };
-    let file = std::fs::File::create(&path)
-        .map_err(|e| CliError::input(format!("cannot create {}: {e}", path.display())))?;
+    let file = std::fs::File::create(&path).map_err(|e| {
+        bad_file(
+            format!("cannot create: {e}"),
+            &path,
+            "-o takes a file in a directory that exists and that you may write",
+        )
+    })?;
     let mut out = std::io::BufWriter::new(file);
     let h = export_run(&log, run, &mut out)?;
     std::io::Write::flush(&mut out)

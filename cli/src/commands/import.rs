@@ -1,7 +1,7 @@
 //! `runlog import FILE [--as NEW]`.
 
 use super::Ctx;
-use crate::error::{CliError, Result};
+use crate::error::{bad_file, Result};
 use crate::render;
 use runlog_replay::export::import as import_run;
 use std::path::PathBuf;
@@ -18,9 +18,15 @@ pub struct Args {
 
 /// Imports a `runlog export` file: it is re-encoded and its chain recomputed.
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+    // The file first: a missing one must not leave a new empty store behind.
+    let f = std::fs::File::open(&a.file).map_err(|e| {
+        bad_file(
+            format!("cannot read: {e}"),
+            &a.file,
+            "pass a file written by `runlog export RUN -o FILE`",
+        )
+    })?;
     let log = ctx.open_or_create()?;
-    let f = std::fs::File::open(&a.file)
-        .map_err(|e| CliError::input(format!("cannot read {}: {e}", a.file.display())))?;
     let imported = import_run(&log, &mut std::io::BufReader::new(f), a.new.as_deref())?;
     if ctx.json {
         render::json(&imported);

@@ -65,6 +65,14 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     }
     let replay = Replay::new(&log);
     let head = replay.head_seq(run)?;
+    if a.from > head {
+        return Err(runlog_replay::ReplayError::SeqPastHead {
+            run: run.to_owned(),
+            seq: a.from,
+            head,
+        }
+        .into());
+    }
     let to = a.to.unwrap_or(head).min(head);
     runlog_replay::events::for_each(&log, run, a.from.max(1), to, &mut |seq, _, e| {
         if a.keeps(seq, &e) {

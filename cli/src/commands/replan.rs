@@ -2,7 +2,7 @@
 
 use super::control::{actor, record};
 use super::Ctx;
-use crate::error::{CliError, Result};
+use crate::error::{bad_file, Result};
 use crate::runner::parse_revision;
 use runlog_core::CommandKind;
 use std::path::PathBuf;
@@ -20,15 +20,17 @@ pub struct Args {
     by: Option<String>,
 }
 
+const PLAN_FILE: &str = "write the revision as one JSON object; `runlog replan --help` shows one";
+
 /// Records a plan revision written by hand.
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let text = std::fs::read_to_string(&a.file)
-        .map_err(|e| CliError::input(format!("cannot read {}: {e}", a.file.display())))?;
+        .map_err(|e| bad_file(format!("cannot read: {e}"), &a.file, PLAN_FILE))?;
     let who = actor(a.by);
     // The plan revision event has no author field: the acting user goes into its reason. A
     // person revises from the run as it is now, so the revision answers every pending request.
     let mut kind = parse_revision(&text, "revised by hand", None)
-        .map_err(|e| CliError::input(format!("{}: {e}", a.file.display())))?;
+        .map_err(|e| bad_file(e, &a.file, PLAN_FILE))?;
     if let CommandKind::RevisePlan { reason, .. } = &mut kind {
         *reason = format!("{reason} (by {who})");
     }
