@@ -1,6 +1,6 @@
-//! Live views of a run being executed. The runner owns the store (sled locks it), so it serves
-//! followers over a Unix socket inside the store directory; `runlog log --follow` talks to that
-//! socket when it finds the store locked, instead of going around the lock.
+//! Live views of a run being executed: its runner serves followers over a Unix socket of the
+//! run's own in the store directory (`live-HASH.sock`), so `runlog log --follow RUN` finds the
+//! run's runner whichever process owns the store, and knows when the run has none.
 //!
 //! Protocol: the client sends one JSON line `{"follow": RUN, "from": SEQ}`; the server answers
 //! with one JSON line per event (`{"seq", "at", "event"}`), first the history from `from`, then
@@ -29,9 +29,11 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// Events a follower may fall behind the run before it is dropped (bounds what is queued for it).
 const MAX_LAG: usize = 10_000;
 
-/// The socket of a store.
-pub fn socket_path(store: &Path) -> PathBuf {
-    store.join("runlog.sock")
+/// The socket a run's runner serves followers on (run ids may hold any character; a hash of
+/// one always makes a short, valid file name).
+pub fn socket_path(store: &Path, run: &str) -> PathBuf {
+    let hash = blake3::hash(run.as_bytes()).to_hex();
+    store.join(format!("live-{}.sock", hash.get(..16).unwrap_or_default()))
 }
 
 #[derive(serde::Deserialize)]
@@ -42,8 +44,8 @@ struct Request {
 }
 
 /// Serves followers until `stop` is set. Failing to serve is never fatal to the run.
-pub fn serve(log: &dyn EventLog, store: &Path, stop: &AtomicBool) {
-    let path = socket_path(store);
+pub fn serve(log: &dyn EventLog, store: &Path, run: &str, stop: &AtomicBool) {
+    let path = socket_path(store, run);
     let _ = std::fs::remove_file(&path);
     let Ok(listener) = UnixListener::bind(&path) else {
         return;
@@ -159,22 +161,18 @@ fn follow_until_dropped(
 }
 
 /// Follows a run served by its runner; calls `f` for each event line until the runner exits.
-/// A stream that ends before the run did (this reader was dropped for falling behind, or the
-/// runner died) is an error that says where to continue from.
+/// `false` when no runner is executing the run. A stream that ends before the run did (this
+/// reader was dropped for falling behind, or the runner died) is an error that says where to
+/// continue from.
 pub fn connect(
     store: &Path,
     run: &str,
     from: u64,
     f: &mut dyn FnMut(u64, runlog_core::Event),
-) -> Result<()> {
-    let path = socket_path(store);
-    let mut stream = UnixStream::connect(&path).map_err(|e| {
-        CliError::input(format!(
-            "the store {} is in use but its runner does not answer on {}: {e}",
-            store.display(),
-            path.display()
-        ))
-    })?;
+) -> Result<bool> {
+    let Ok(mut stream) = UnixStream::connect(socket_path(store, run)) else {
+        return Ok(false);
+    };
     writeln!(
         stream,
         "{}",
@@ -207,7 +205,7 @@ pub fn connect(
         f(seq, event);
     }
     if ended {
-        return Ok(());
+        return Ok(true);
     }
     Err(CliError::failed(format!(
         "the runner closed the stream after seq {last}, before run {run} ended: this reader fell behind and was disconnected, or the runner stopped"

@@ -1,7 +1,7 @@
 //! Which store a command uses: `--store`, else `RUNLOG_STORE`, else `.runlog/` here.
 
 use crate::error::{CliError, Result};
-use runlog_store::{Log, Options};
+use runlog_store::{Options, Store};
 use std::path::{Path, PathBuf};
 
 /// The store directory chosen.
@@ -10,14 +10,14 @@ pub fn dir(flag: Option<&Path>) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(".runlog"))
 }
 
-/// Opens the store; `create` for commands that start runs.
-pub fn open(dir: &Path, create: bool) -> Result<Log> {
-    open_log(dir, create).map_err(|e| explain(dir, e))
+/// Opens the store (`create` for commands that start runs): by owning it, or through the
+/// runlog process that owns it now.
+pub fn open(dir: &Path, create: bool) -> Result<Store> {
+    open_store(dir, create).map_err(|e| explain(dir, e))
 }
 
-/// Opens the store, keeping the store's own error (to tell a locked store from others).
-pub fn open_log(dir: &Path, create: bool) -> std::result::Result<Log, runlog_store::StoreError> {
-    let log = Log::open(
+fn open_store(dir: &Path, create: bool) -> std::result::Result<Store, runlog_store::StoreError> {
+    let log = Store::open(
         dir,
         Options {
             create,
@@ -41,7 +41,7 @@ pub fn explain(dir: &Path, e: runlog_store::StoreError) -> CliError {
 }
 
 /// The first of `PREFIX-1`, `PREFIX-2`... that names no run yet.
-pub fn free_run_id(log: &Log, prefix: &str) -> Result<String> {
+pub fn free_run_id(log: &Store, prefix: &str) -> Result<String> {
     use runlog_store::EventLog;
     let runs = log.runs()?;
     let taken = |id: &str| runs.iter().any(|r| r.run == id);

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{events, open, repo, runlog, text, wait_for};
+use common::{events, live_socket, open, repo, runlog, text, wait_for};
 use runlog_core::projections::Board;
 use runlog_core::{EventKind, TaskStatus};
 use runlog_replay::Replay;
@@ -190,7 +190,7 @@ fn a_signal_interrupts_with_exit_130_and_resume_completes() {
         .spawn()
         .unwrap();
     // The runner serves its socket once it is driving the run (signal handlers installed).
-    wait_for(|| store.join("runlog.sock").exists());
+    wait_for(|| live_socket(&store).is_some());
     std::thread::sleep(Duration::from_millis(100));
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
@@ -309,8 +309,8 @@ fn log_follow_tails_a_live_run_through_its_runner() {
         .spawn()
         .unwrap();
     // Wait until the runner holds the store and serves its socket.
-    let socket = store.join("runlog.sock");
-    wait_for(|| socket.exists());
+    wait_for(|| live_socket(&store).is_some());
+    let socket = live_socket(&store).unwrap();
     let follow = runlog(&store)
         .args(["log", "live", "--follow", "--json"])
         .output()

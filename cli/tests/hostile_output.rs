@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{runlog, text, workflow};
+use common::{every_reader_answers, runlog, text, workflow};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -58,26 +58,6 @@ fn output(json_key: &'static str) -> impl Strategy<Value = Vec<u8>> {
         })
 }
 
-/// Every command that reads a run back, as a person would call it.
-const READERS: &[&[&str]] = &[
-    &["status", "h"],
-    &["status", "h", "--at", "3"],
-    &["show", "h", "a"],
-    &["log", "h"],
-    &["--json", "log", "h"],
-    &["replay", "h"],
-    &["stack", "h"],
-    &["stages", "h"],
-    &["audit", "h"],
-    &["--json", "audit", "h"],
-    &["diff", "h@3", "h"],
-    &["verify", "h"],
-    &["digest", "h"],
-    &["export", "h"],
-    &["viz", "h"],
-    &["runs"],
-];
-
 fn run_and_read(dir: &Path, agent: &[u8], test: &[u8], test_passes: bool, eval: &[u8]) {
     std::fs::write(dir.join("agent.out"), agent).unwrap();
     std::fs::write(dir.join("test.out"), test).unwrap();
@@ -103,11 +83,7 @@ fn run_and_read(dir: &Path, agent: &[u8], test: &[u8], test_passes: bool, eval: 
         "run: {}",
         text(&out)
     );
-    for args in READERS {
-        let out = runlog(&store).args(*args).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
-        assert!(!text(&out).contains("panicked"), "{args:?}: {}", text(&out));
-    }
+    every_reader_answers(&store, "h", "a", 3);
 }
 
 proptest! {

@@ -140,6 +140,20 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// The process that owned the store stopped answering (it exited or was killed).
+    #[error("the process owning the store at {path} stopped answering: {why}")]
+    OwnerGone {
+        /// The store directory.
+        path: PathBuf,
+        /// What the connection said.
+        why: String,
+    },
+    /// The store's owner reported an error this process has no closer type for.
+    #[error("{message}")]
+    Owner {
+        /// Its message.
+        message: String,
+    },
 }
 
 /// Whether an OS error means the disk (or the quota, or the file size limit) is full.

@@ -28,8 +28,43 @@ pub(crate) fn io<'a>(
     }
 }
 
-/// Checks (or creates) the directory and its marker. Returns the sled path.
+/// The marker being written by a process creating the store (renamed into place when whole).
+const CREATING: &str = "RUNLOG_STORE.creating-";
+
+/// How long to wait for another process that is creating the same store.
+const CREATION_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Checks (or creates) the directory and its marker. Returns the sled path. Many processes may
+/// create the same store at once (twenty `runlog run` in a new directory): the marker appears
+/// whole by a rename, and a directory holding only markers being written is waited for.
 pub fn prepare(dir: &Path, create: bool) -> Result<PathBuf> {
+    let deadline = std::time::Instant::now() + CREATION_WAIT;
+    loop {
+        match prepare_once(dir, create) {
+            // Another process is writing the marker, or wrote it between our two looks.
+            Err(StoreError::NotAStore { .. })
+                if (being_created(dir) || dir.join(MARKER).exists())
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Whether the directory holds nothing but markers other processes are writing.
+fn being_created(dir: &Path) -> bool {
+    fs::read_dir(dir).is_ok_and(|entries| {
+        let names: Vec<String> = entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        !names.is_empty() && names.iter().all(|n| n.starts_with(CREATING))
+    })
+}
+
+fn prepare_once(dir: &Path, create: bool) -> Result<PathBuf> {
     if dir.exists() && !dir.is_dir() {
         return Err(StoreError::NotAStore {
             path: dir.to_path_buf(),
@@ -61,10 +96,15 @@ pub fn prepare(dir: &Path, create: bool) -> Result<PathBuf> {
             // synced: a store whose name can vanish after a power cut holds nothing durable.
             let mut fresh: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
             fs::create_dir_all(dir).map_err(io("cannot create store directory", dir))?;
+            // One name per opener, threads of one process included.
+            static OPENERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = OPENERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let creating = dir.join(format!("{CREATING}{}-{n}", std::process::id()));
             write_synced(
-                &marker,
+                &creating,
                 format!("runlog-store format {FORMAT}\n").as_bytes(),
             )?;
+            fs::rename(&creating, &marker).map_err(io("cannot create", &marker))?;
             sync_dir(dir)?;
             fresh.retain(|d| !d.as_os_str().is_empty());
             for created in fresh {

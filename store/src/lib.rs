@@ -30,6 +30,7 @@ mod error;
 pub mod frame;
 pub mod layout;
 mod log;
+pub mod remote;
 mod types;
 mod verify;
 pub mod wal;
@@ -37,4 +38,5 @@ mod writer;
 
 pub use error::{Damage, DamageKind, Result, StoreError};
 pub use log::{EventLog, Log, Options, MAX_RECORD_BYTES};
+pub use remote::Store;
 pub use types::{Direction, Durability, Head, Record, RecordRef, RunMeta, VerifyReport};

@@ -14,6 +14,17 @@ fn bodies(range: std::ops::Range<u64>) -> Vec<Vec<u8>> {
     range.map(|i| format!("event-{i}").into_bytes()).collect()
 }
 
+/// The first `n` records a subscription delivers (waiting at most 5 s for each), then any
+/// more already there: a subscriber must get exactly what was appended.
+fn take(from: &crossbeam_channel::Receiver<Record>, n: usize) -> Vec<Record> {
+    let mut got: Vec<Record> = (0..n)
+        .map_while(|_| from.recv_timeout(Duration::from_secs(5)).ok())
+        .collect();
+    std::thread::sleep(Duration::from_millis(50));
+    got.extend(from.try_iter());
+    got
+}
+
 fn all(log: &dyn EventLog, run: &str) -> Vec<Record> {
     log.read(run, 1, u64::MAX, Direction::Forward).unwrap()
 }
@@ -119,9 +130,13 @@ mod cases {
         log.append("a", Some(0), bodies(0..3)).unwrap();
         log.append("b", Some(0), bodies(0..1)).unwrap();
         log.append("a", Some(3), bodies(3..4)).unwrap();
-        let got_a: Vec<u64> = only_a.try_iter().map(|r| r.seq).collect();
+        // Delivery may trail the append (through a store's owner it crosses a socket).
+        let got_a: Vec<u64> = take(&only_a, 4).into_iter().map(|r| r.seq).collect();
         assert_eq!(got_a, vec![1, 2, 3, 4]);
-        let got_all: Vec<(String, u64)> = every.try_iter().map(|r| (r.run, r.seq)).collect();
+        let got_all: Vec<(String, u64)> = take(&every, 5)
+            .into_iter()
+            .map(|r| (r.run, r.seq))
+            .collect();
         assert_eq!(got_all.len(), 5);
         assert_eq!(got_all[3], ("b".into(), 1));
         // Delivered records carry the same chain hash as a read.
@@ -306,3 +321,47 @@ fn sled_buffered() -> (Log, tempfile::TempDir) {
 contract!(sled_durable, sled_log());
 contract!(sled_buffered_mode, sled_buffered());
 contract!(memory, (Log::memory().unwrap(), ()));
+
+/// The store opened by the process that owns it (and serves it to others).
+fn store_owner() -> (Store, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("store"), Options::default()).unwrap();
+    assert!(store.is_owner());
+    (store, dir)
+}
+
+/// The store reached through its owner's socket, as a second process reaches it.
+fn store_client() -> (Store, (Store, tempfile::TempDir)) {
+    let (owner, dir) = store_owner();
+    let client = Store::open(&dir.path().join("store"), Options::default()).unwrap();
+    assert!(
+        !client.is_owner(),
+        "a second handle must go through the owner"
+    );
+    (client, (owner, dir))
+}
+
+contract!(store_owning, store_owner());
+contract!(store_through_the_owner, store_client());
+
+/// When the owner goes, a client takes the store over and nothing acknowledged is lost.
+#[test]
+fn a_client_takes_over_when_the_owner_goes() {
+    let (client, (owner, dir)) = store_client();
+    client.append("r", Some(0), bodies(0..5)).unwrap();
+    owner.append("r", Some(5), bodies(5..7)).unwrap();
+    drop(owner);
+    // The next call finds nobody serving, opens the store itself and serves it.
+    assert_eq!(client.append("r", Some(7), bodies(7..8)).unwrap().seq, 8);
+    assert!(client.is_owner());
+    let third = Store::open(&dir.path().join("store"), Options::default()).unwrap();
+    assert!(!third.is_owner());
+    assert_eq!(all(&third, "r").len(), 8);
+    assert_eq!(
+        all(&third, "r")
+            .into_iter()
+            .map(|r| r.body)
+            .collect::<Vec<_>>(),
+        bodies(0..8)
+    );
+}

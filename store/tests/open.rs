@@ -128,3 +128,31 @@ fn a_newer_format_is_refused_with_both_versions() {
         "{err}"
     );
 }
+
+/// Many processes creating one new store at once (twenty `runlog run` in a fresh directory):
+/// every one gets the store, one owns it, the rest reach it through the owner.
+#[test]
+fn many_openers_of_a_new_store_all_get_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let stores: Vec<runlog_store::Store> = std::thread::scope(|s| {
+        let openers: Vec<_> = (0..16)
+            .map(|_| s.spawn(|| runlog_store::Store::open(&path, Options::default())))
+            .collect();
+        openers
+            .into_iter()
+            .map(|o| o.join().unwrap().unwrap())
+            .collect()
+    });
+    assert_eq!(stores.iter().filter(|s| s.is_owner()).count(), 1);
+    let entries: Vec<String> = std::fs::read_dir(&path)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        entries
+            .iter()
+            .all(|n| !n.starts_with("RUNLOG_STORE.creating-")),
+        "{entries:?}"
+    );
+}

@@ -50,18 +50,19 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         }
     }
     let run = a.run.as_str();
-    let log = match crate::store::open_log(&ctx.store, false) {
-        Err(runlog_store::StoreError::Locked { .. }) if a.follow => {
-            return crate::live::connect(&ctx.store, run, a.from.max(1), &mut |seq, e| {
-                if a.keeps(seq, &e) {
-                    print_event(seq, &e, ctx.json);
-                }
-            });
-        }
-        other => other.map_err(|e| crate::store::explain(&ctx.store, e))?,
-    };
+    let log = ctx.open()?;
     if a.follow {
-        eprintln!("note: run {run} is not being executed (no runner holds the store); showing its history");
+        let followed = crate::live::connect(&ctx.store, run, a.from.max(1), &mut |seq, e| {
+            if a.keeps(seq, &e) {
+                print_event(seq, &e, ctx.json);
+            }
+        })?;
+        if followed {
+            return Ok(());
+        }
+        eprintln!(
+            "note: run {run} is not being executed (no runner serves it); showing its history"
+        );
     }
     let replay = Replay::new(&log);
     let head = replay.head_seq(run)?;

@@ -29,7 +29,7 @@ mod viz;
 
 use crate::error::{ExitKind, Result};
 use clap::Subcommand;
-use runlog_store::Log;
+use runlog_store::Store;
 use std::path::PathBuf;
 
 /// What every command gets besides its own arguments: the global options.
@@ -43,12 +43,12 @@ pub struct Ctx {
 
 impl Ctx {
     /// Opens the store, which must exist.
-    pub fn open(&self) -> Result<Log> {
+    pub fn open(&self) -> Result<Store> {
         crate::store::open(&self.store, false)
     }
 
     /// Opens the store, creating it if needed (commands that start or import runs).
-    pub fn open_or_create(&self) -> Result<Log> {
+    pub fn open_or_create(&self) -> Result<Store> {
         crate::store::open(&self.store, true)
     }
 }

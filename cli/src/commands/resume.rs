@@ -66,6 +66,6 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         return Ok(None);
     }
     engine.prepare_resume()?;
-    let ended = drive_serving(&log, &ctx.store, engine)?;
+    let ended = drive_serving(&log, &ctx.store, run, engine)?;
     finish(&log, ctx, run, &ended)
 }

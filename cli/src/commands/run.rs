@@ -56,7 +56,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     };
     let mut engine = Engine::new(&log, &run, runlog_core::RunState::default(), context, &opts);
     engine.start(wf.start_command(RunId::from(run.as_str())))?;
-    let ended = drive_serving(&log, &ctx.store, engine)?;
+    let ended = drive_serving(&log, &ctx.store, &run, engine)?;
     finish(&log, ctx, &run, &ended)
 }
 
@@ -86,8 +86,9 @@ pub(super) fn work_dir(store: &Path, run: &str) -> PathBuf {
 
 /// Runs the engine while serving live followers from the store's socket.
 pub(super) fn drive_serving(
-    log: &runlog_store::Log,
+    log: &runlog_store::Store,
     store_dir: &Path,
+    run: &str,
     engine: Engine<'_>,
 ) -> Result<Ended> {
     let stop = std::sync::atomic::AtomicBool::new(false);
@@ -97,7 +98,7 @@ pub(super) fn drive_serving(
         .build()
         .map_err(|e| CliError::failed(format!("cannot start the async runtime: {e}")))?;
     std::thread::scope(|scope| {
-        scope.spawn(|| crate::live::serve(log, store_dir, &stop));
+        scope.spawn(|| crate::live::serve(log, store_dir, run, &stop));
         let ended = rt.block_on(engine.drive());
         stop.store(true, std::sync::atomic::Ordering::Release);
         Ok(ended?)

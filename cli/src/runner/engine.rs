@@ -79,7 +79,13 @@ fn done_of(job: Job, task: TaskId, out: Outcome) -> Done {
 struct Running {
     handle: JoinHandle<()>,
     stop: watch::Sender<bool>,
+    /// Where its task stood when it started: a decision made elsewhere that moves the task
+    /// (a rollback undoing the attempt, a cancel, an approval) makes its result moot.
+    phase: Option<Phase>,
 }
+
+/// A task's status, attempt and whether an attempt runs: what a process was started for.
+type Phase = (TaskStatus, u32, bool);
 
 impl Running {
     fn start<F>(job: impl FnOnce(watch::Receiver<bool>) -> F) -> Self
@@ -90,12 +96,48 @@ impl Running {
         Self {
             handle: tokio::spawn(job(stopped)),
             stop,
+            phase: None,
         }
     }
 
     fn stop(&self) {
         // The job may have ended already; then there is nothing to stop.
         let _ = self.stop.send(true);
+    }
+}
+
+/// The seqs appended to the engine's run by anyone (its own appends included), from a thread
+/// that blocks on the store's subscription so the engine's loop does not.
+struct Foreign {
+    appended: mpsc::UnboundedReceiver<u64>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Foreign {
+    fn watch(log: &dyn EventLog, run: &str) -> Self {
+        use std::sync::atomic::Ordering;
+        let records = log.subscribe(Some(run));
+        let (tx, appended) = mpsc::unbounded_channel();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let _ = std::thread::Builder::new()
+            .name("runlog-engine-watch".into())
+            .spawn(move || {
+                while !stopped.load(Ordering::Acquire) {
+                    match records.recv_timeout(Duration::from_millis(100)) {
+                        Ok(r) if tx.send(r.seq).is_err() => return,
+                        Ok(_) | Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+                        Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+                    }
+                }
+            });
+        Self { appended, stop }
+    }
+}
+
+impl Drop for Foreign {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Release);
     }
 }
 
@@ -280,6 +322,7 @@ impl<'l> Engine<'l> {
     pub async fn drive(mut self) -> Result<Ended> {
         let started = Instant::now();
         let mut signals = Signals::new()?;
+        let mut foreign = Foreign::watch(self.session.replay().log(), self.run());
         loop {
             let next_due = self.dispatch()?;
             if self.busy.is_empty() && self.replanning.is_none() {
@@ -287,14 +330,17 @@ impl<'l> Engine<'l> {
                     Some(due) => {
                         tokio::select! {
                             _ = self.clock.sleep_until(due) => continue,
+                            Some(seq) = foreign.appended.recv() => self.take_foreign(seq)?,
                             _ = signals.recv() => return self.interrupt(started).await,
                         }
+                        continue;
                     }
                     None => return self.finish(started),
                 }
             }
             tokio::select! {
                 Some(done) = self.rx.recv() => self.handle(done)?,
+                Some(seq) = foreign.appended.recv() => self.take_foreign(seq)?,
                 _ = signals.recv() => return self.interrupt(started).await,
                 _ = self.clock.sleep_until(next_due.unwrap_or_default()), if next_due.is_some() => {}
             }
@@ -311,7 +357,7 @@ impl<'l> Engine<'l> {
             replan_stopped: self.replan_gave_up,
         };
         let plan = dispatch(self.state(), self.clock.peek(), &cap);
-        self.stop_cancelled();
+        self.stop_moved();
         if plan.replan {
             match self.ctx.runner.replan.clone() {
                 Some(cmd) => self.spawn_replan(cmd)?,
@@ -388,6 +434,10 @@ impl<'l> Engine<'l> {
             let out = process::run(spec, stop).await;
             let _ = tx.send(done_of(job, task, out));
         });
+        let running = Running {
+            phase: self.phase(id),
+            ..running
+        };
         self.busy.insert(id.clone(), running);
     }
 
@@ -426,35 +476,59 @@ impl<'l> Engine<'l> {
         Ok(())
     }
 
-    /// Stops the processes of tasks a plan revision cancelled (their tests or evaluator); each
-    /// reports back as stopped and its end is recorded.
-    fn stop_cancelled(&self) {
+    fn phase(&self, id: &TaskId) -> Option<Phase> {
+        let task = self.state().task(id)?;
+        Some((self.state().status_of(id)?, task.attempt, task.running))
+    }
+
+    /// Stops the processes whose task moved since they started: a plan revision cancelled it,
+    /// or someone else's decision (a rollback undoing the attempt) did. Each reports back as
+    /// stopped and its end is recorded.
+    fn stop_moved(&self) {
         for (id, running) in &self.busy {
-            if self.state().status_of(id) == Some(TaskStatus::Cancelled) {
+            if running.phase.is_some() && running.phase != self.phase(id) {
                 running.stop();
             }
         }
     }
 
+    /// Takes in what others appended to the run (`runlog approve`, `rollback`, `emit` from
+    /// another terminal or the API): the state catches up, the view shows it, processes whose
+    /// task it moved stop, and the next dispatch acts on it at once.
+    fn take_foreign(&mut self, seq: u64) -> Result<()> {
+        if seq <= self.state().seq {
+            return Ok(());
+        }
+        let events = self.session.catch_up()?;
+        for (_, e) in &events {
+            self.view.event(e, self.session.state());
+        }
+        self.stop_moved();
+        Ok(())
+    }
+
     /// Records what a task's process printed and left behind. `false` when the task was
     /// cancelled meanwhile: its end is noted and nothing more is decided for it.
     fn ended(&mut self, id: &TaskId, what: &str, out: &Outcome) -> Result<bool> {
-        self.busy.remove(id);
+        let started_for = self.busy.remove(id).and_then(|r| r.phase);
         self.record_output(id, what, out)?;
         if let Some(text) = out.leftovers_text() {
             self.note(id, format!("the {what} command: {text}"))?;
         }
-        if self.state().status_of(id) != Some(TaskStatus::Cancelled) {
+        let now = self.phase(id);
+        if started_for.is_none() || started_for == now {
             return Ok(true);
         }
         let how = match out.failure {
             Some(process::Failure::Stopped) => "was stopped",
             _ => "ended",
         };
-        self.note(
-            id,
-            format!("its {what} command {how}: a plan revision cancelled the task"),
-        )?;
+        let why = if now.is_some_and(|(status, ..)| status == TaskStatus::Cancelled) {
+            "a plan revision cancelled the task"
+        } else {
+            "a decision recorded meanwhile (a rollback, an approval) moved the task on"
+        };
+        self.note(id, format!("its {what} command {how}: {why}"))?;
         Ok(false)
     }
 

@@ -102,3 +102,46 @@ pub fn run(store: &Path, wf: &Path, run: &str, args: &[&str]) -> Output {
         .output()
         .unwrap()
 }
+
+/// The live socket some run's runner serves (`STORE/live-*.sock`), once it is driving the run
+/// with its signal handlers installed.
+pub fn live_socket(store: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(store)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .is_some_and(|n| n.starts_with("live-") && n.ends_with(".sock"))
+        })
+}
+
+/// Every command that reads a run back, as a person would call them, answers with exit 0 and
+/// no panic: `at` is a seq inside the run, `task` one of its tasks.
+pub fn every_reader_answers(store: &Path, run: &str, task: &str, at: u64) {
+    let (at, earlier) = (at.to_string(), format!("{run}@{at}"));
+    let readers: [&[&str]; 16] = [
+        &["runs"],
+        &["status", run],
+        &["status", run, "--at", &at],
+        &["show", run, task],
+        &["log", run],
+        &["--json", "log", run],
+        &["replay", run],
+        &["stack", run],
+        &["stages", run],
+        &["audit", run],
+        &["--json", "audit", run],
+        &["diff", &earlier, run],
+        &["verify", run],
+        &["digest", run],
+        &["export", run],
+        &["viz", run],
+    ];
+    for args in readers {
+        let out = runlog(store).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
+        assert!(!text(&out).contains("panicked"), "{args:?}: {}", text(&out));
+    }
+}

@@ -1,0 +1,210 @@
+//! A live store (issue 10): while a run is running, every command works from another process,
+//! decisions reach the live engine at once, runs share one store, and the store survives its
+//! owner's kill -9. All through the real binary, as a second terminal would use it.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod common;
+
+use common::{every_reader_answers, finish_within, runlog, text, wait_for, workflow};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+fn spawn_run(store: &Path, wf: &Path, run: &str) -> Child {
+    runlog(store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", run, "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A task's status on the board, asked as a second terminal would.
+fn status_of(store: &Path, run: &str, task: &str) -> Option<String> {
+    let out = runlog(store)
+        .args(["--json", "status", run])
+        .output()
+        .unwrap();
+    let board: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    board["board"]["rows"]
+        .as_array()?
+        .iter()
+        .find(|r| r["id"] == task)
+        .and_then(|r| r["status"].as_str())
+        .map(str::to_owned)
+}
+
+/// `a` fails the eval gate (score 0.2, no rescue) and waits for a person; `b` needs `a`; `c` runs until `release-c` exists, so
+/// the run stays live while a person decides.
+const GATE: &str = "name = \"gate\"\n[settings]\nauto_rescue = false\n\
+    [[task]]\nid = \"a\"\nrun = \"true\"\neval = \"echo '{\\\"score\\\": 0.2}'\"\nrequires_testing = false\n\
+    [[task]]\nid = \"b\"\nafter = [\"a\"]\nrun = \"true\"\nrequires_testing = false\n\
+    [[task]]\nid = \"c\"\nrun = \"while [ ! -e release-c ]; do sleep 0.05; done\"\nrequires_testing = false\n";
+
+#[test]
+fn a_second_terminal_reads_and_approves_a_live_run_and_its_engine_acts_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let wf = workflow(dir.path(), "gate", GATE);
+    let store = dir.path().join("store");
+    let runner = spawn_run(&store, &wf, "gate");
+    wait_for(|| status_of(&store, "gate", "a").as_deref() == Some("failed"));
+
+    // Every reader answers while the run is live (the runner owns the store).
+    every_reader_answers(&store, "gate", "a", 2);
+
+    let approve = runlog(&store)
+        .args(["approve", "gate", "a"])
+        .output()
+        .unwrap();
+    assert_eq!(approve.status.code(), Some(0), "{}", text(&approve));
+    // b starts and finishes in the live run while c still runs: no resume, no waiting for c.
+    wait_for(|| status_of(&store, "gate", "b").as_deref() == Some("done"));
+    assert_eq!(
+        status_of(&store, "gate", "c").as_deref(),
+        Some("in-progress")
+    );
+
+    std::fs::write(dir.path().join("release-c"), "").unwrap();
+    let out = finish_within(runner, Duration::from_secs(60), "the gate run");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+#[test]
+fn twenty_runs_share_one_store_each_with_its_own_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = workflow(
+        dir.path(),
+        "ok",
+        "name = \"ok\"\n[[task]]\nid = \"a\"\nrun = \"sleep 0.2\"\nrequires_testing = false\n\
+         [[task]]\nid = \"b\"\nafter = [\"a\"]\nrun = \"true\"\nrequires_testing = false\n",
+    );
+    let bad = workflow(
+        dir.path(),
+        "bad",
+        "name = \"bad\"\n[[task]]\nid = \"a\"\nrun = \"sleep 0.2; exit 3\"\nrequires_testing = false\nretry = { max = 0 }\n",
+    );
+    let store = dir.path().join("store");
+    // Every fifth run fails: each process must report its own run, not another's.
+    let runners: Vec<(String, Child)> = (0..20)
+        .map(|i| {
+            let (wf, name) = if i % 5 == 4 {
+                (&bad, "bad")
+            } else {
+                (&ok, "ok")
+            };
+            let run = format!("{name}-{i}");
+            let child = spawn_run(&store, wf, &run);
+            (run, child)
+        })
+        .collect();
+    for (run, child) in runners {
+        let out = finish_within(child, Duration::from_secs(120), &run);
+        let want = if run.starts_with("bad") { 1 } else { 0 };
+        assert_eq!(out.status.code(), Some(want), "{run}: {}", text(&out));
+        let verify = runlog(&store).args(["verify", &run]).output().unwrap();
+        assert_eq!(verify.status.code(), Some(0), "{run}: {}", text(&verify));
+    }
+    let runs = runlog(&store).args(["--json", "runs"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&runs.stdout).lines().count(), 20);
+}
+
+#[test]
+fn a_run_outlives_the_kill_9_of_the_process_that_owned_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let slow = workflow(
+        dir.path(),
+        "slow",
+        "name = \"slow\"\n[[task]]\nid = \"a\"\nrun = \"if [ -e resumed ]; then exit 0; fi; sleep 30\"\nrequires_testing = false\n",
+    );
+    let steps = workflow(
+        dir.path(),
+        "steps",
+        "name = \"steps\"\n[[task]]\nid = \"a\"\nrun = \"while [ ! -e go ]; do sleep 0.05; done\"\nrequires_testing = false\n\
+         [[task]]\nid = \"b\"\nafter = [\"a\"]\nrun = \"true\"\nrequires_testing = false\n",
+    );
+    let store = dir.path().join("store");
+    let mut owner = spawn_run(&store, &slow, "slow");
+    wait_for(|| status_of(&store, "slow", "a").as_deref() == Some("in-progress"));
+    let second = spawn_run(&store, &steps, "steps");
+    wait_for(|| status_of(&store, "steps", "a").as_deref() == Some("in-progress"));
+    owner.kill().unwrap(); // SIGKILL: the owner cannot hand the store over
+    owner.wait().unwrap();
+    // The second run's next append finds nobody serving the store and takes it over.
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    let out = finish_within(second, Duration::from_secs(60), "the second run");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // The killed owner's run continues where it was.
+    std::fs::write(dir.path().join("resumed"), "").unwrap();
+    let resume = runlog(&store)
+        .args(["resume", "slow", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(resume.status.code(), Some(0), "{}", text(&resume));
+    let verify = runlog(&store).args(["verify", "slow"]).output().unwrap();
+    assert_eq!(verify.status.code(), Some(0), "{}", text(&verify));
+}
+
+#[test]
+fn a_rollback_of_a_live_run_is_applied_by_its_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    // b's first attempt waits forever; once rolled back, its next attempt finishes at once.
+    let wf = workflow(
+        dir.path(),
+        "back",
+        "name = \"back\"\n[[task]]\nid = \"a\"\nrun = \"true\"\nrequires_testing = false\n\
+         [[task]]\nid = \"b\"\nafter = [\"a\"]\nrun = \"if [ -e b-once ]; then exit 0; fi; echo $$ > b-once; while true; do sleep 0.05; done\"\nrequires_testing = false\n",
+    );
+    let store = dir.path().join("store");
+    let runner = spawn_run(&store, &wf, "back");
+    let pid_file = dir.path().join("b-once");
+    wait_for(|| std::fs::read_to_string(&pid_file).is_ok_and(|p| p.ends_with('\n')));
+    // Roll back to just before b started: its running attempt is undone.
+    let log = runlog(&store)
+        .args([
+            "--json",
+            "log",
+            "back",
+            "--task",
+            "b",
+            "--kind",
+            "task-started",
+        ])
+        .output()
+        .unwrap();
+    let started: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&log.stdout).lines().next().unwrap()).unwrap();
+    let before = started["seq"].as_u64().unwrap() - 1;
+    let rollback = runlog(&store)
+        .args([
+            "rollback",
+            "back",
+            "--to",
+            &before.to_string(),
+            "--reason",
+            "redo b",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(rollback.status.code(), Some(0), "{}", text(&rollback));
+    // The engine stops the undone attempt and runs b again, which now finishes.
+    let out = finish_within(runner, Duration::from_secs(60), "the rolled-back run");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let first = std::fs::read_to_string(&pid_file).unwrap();
+    assert!(
+        !Path::new(&format!("/proc/{}", first.trim())).exists()
+            || std::fs::read_to_string(format!("/proc/{}/stat", first.trim()))
+                .is_ok_and(|s| s.split_whitespace().nth(2) == Some("Z")),
+        "the undone attempt's process was stopped"
+    );
+    let said = runlog(&store).args(["log", "back"]).output().unwrap();
+    assert!(
+        text(&said).contains("was stopped: a decision recorded meanwhile"),
+        "{}",
+        text(&said)
+    );
+}

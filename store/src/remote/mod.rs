@@ -1,0 +1,273 @@
+//! One store, many processes. sled lets one process open a store; so the process that opens it
+//! owns it and serves it on a Unix socket in the store directory ([`server`]), and every other
+//! process uses it through that socket ([`client`]). [`Store`] is the handle commands hold: it
+//! finds the owner or becomes it, and when the owner goes (it finished, or was killed) it finds
+//! the next owner or becomes it, and carries on with the call it was making.
+
+mod client;
+mod server;
+mod wire;
+
+pub use server::{socket_path, MAX_CONNECTIONS};
+
+use crate::error::{Result, StoreError};
+use crate::log::{EventLog, Log, Options};
+use crate::types::{Direction, Durability, Head, Record, RecordRef, RunMeta, VerifyReport};
+use client::{Client, Connect};
+use crossbeam_channel::Receiver;
+use server::Server;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+/// How long a process waits for a store's owner to answer or to let go before it says the
+/// store is locked. An owner starting up or exiting takes milliseconds; this is for loaded CI.
+pub const TAKEOVER_WAIT: Duration = Duration::from_secs(15);
+
+/// How the store is reached now.
+#[derive(Debug)]
+enum Reach {
+    /// This process owns the store and serves it.
+    Owner { log: Arc<Log>, _server: Server },
+    /// Another process owns it.
+    Client(Client),
+}
+
+impl Reach {
+    fn log(&self) -> &dyn EventLog {
+        match self {
+            Reach::Owner { log, .. } => &**log,
+            Reach::Client(c) => c,
+        }
+    }
+}
+
+/// A store directory, owned by this process or reached through its owner.
+#[derive(Debug)]
+pub struct Store {
+    dir: PathBuf,
+    options: Options,
+    reach: RwLock<Arc<Reach>>,
+    notes: Vec<String>,
+}
+
+impl Store {
+    /// Opens the store in `dir`: through its owner if it has one, else by owning it.
+    pub fn open(dir: &Path, options: Options) -> Result<Self> {
+        let (reach, notes) = find(dir, options)?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            options,
+            reach: RwLock::new(Arc::new(reach)),
+            notes,
+        })
+    }
+
+    /// What opening the store had to repair (only the owner that opened it knows).
+    pub fn recovery_notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Whether this process owns the store.
+    pub fn is_owner(&self) -> bool {
+        matches!(*self.current(), Reach::Owner { .. })
+    }
+
+    /// Who owns the store, when another process does.
+    pub fn owner(&self) -> Option<String> {
+        match &*self.current() {
+            Reach::Client(c) => Some(c.owner.clone()),
+            Reach::Owner { .. } => None,
+        }
+    }
+
+    fn current(&self) -> Arc<Reach> {
+        self.reach.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// After `lost` stopped answering: the next owner (or this process, owning it now).
+    fn take_over(&self, lost: &Arc<Reach>) -> Result<Arc<Reach>> {
+        let mut reach = self.reach.write().unwrap_or_else(|p| p.into_inner());
+        if Arc::ptr_eq(&reach, lost) {
+            let (found, _) = find(
+                &self.dir,
+                Options {
+                    create: false,
+                    ..self.options
+                },
+            )?;
+            *reach = Arc::new(found);
+        }
+        Ok(reach.clone())
+    }
+
+    /// Calls `f` on the store, again on the next owner if the owner goes meanwhile. Only for
+    /// calls that may safely run twice.
+    fn with<T>(&self, f: impl Fn(&dyn EventLog) -> Result<T>) -> Result<T> {
+        let mut reach = self.current();
+        loop {
+            match f(reach.log()) {
+                Err(StoreError::OwnerGone { .. }) => reach = self.take_over(&reach)?,
+                other => return other,
+            }
+        }
+    }
+}
+
+/// Connects to the store's owner, or opens the store and serves it; waits while an owner is
+/// starting or leaving.
+fn find(dir: &Path, options: Options) -> Result<(Reach, Vec<String>)> {
+    let deadline = Instant::now() + TAKEOVER_WAIT;
+    loop {
+        match Client::connect(dir) {
+            Connect::Connected(c) => return Ok((Reach::Client(c), Vec::new())),
+            Connect::Incompatible(e) => return Err(e),
+            Connect::NoOwner => {}
+        }
+        match Log::open(dir, options) {
+            Ok(log) => {
+                let notes = log.recovery_notes();
+                let log = Arc::new(log);
+                let owner = format!(
+                    "pid {}: {}",
+                    std::process::id(),
+                    std::env::args().collect::<Vec<_>>().join(" ")
+                );
+                let served: Arc<dyn EventLog> = log.clone();
+                let server =
+                    Server::start(served, dir, owner).map_err(|source| StoreError::Io {
+                        what: "cannot serve the store on its socket in",
+                        path: dir.to_path_buf(),
+                        source,
+                    })?;
+                return Ok((
+                    Reach::Owner {
+                        log,
+                        _server: server,
+                    },
+                    notes,
+                ));
+            }
+            Err(e @ StoreError::Locked { .. }) if Instant::now() >= deadline => return Err(e),
+            Err(StoreError::Locked { .. }) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+impl EventLog for Store {
+    fn append(&self, run: &str, expected: Option<u64>, bodies: Vec<Vec<u8>>) -> Result<Head> {
+        let mut reach = self.current();
+        loop {
+            let Reach::Client(client) = &*reach else {
+                return reach.log().append(run, expected, bodies);
+            };
+            match client.append(run, expected, bodies.clone()) {
+                // The answer was lost, not necessarily the append: if the log now holds exactly
+                // these records after `expected`, it went through. The next owner may go too.
+                Err(StoreError::OwnerGone { .. }) => loop {
+                    reach = self.take_over(&reach)?;
+                    match landed(reach.log(), run, expected, &bodies) {
+                        Ok(Some(head)) => return Ok(head),
+                        Ok(None) => break,
+                        Err(StoreError::OwnerGone { .. }) => {}
+                        Err(e) => return Err(e),
+                    }
+                },
+                other => return other,
+            }
+        }
+    }
+
+    fn head(&self, run: &str) -> Result<Option<Head>> {
+        self.with(|l| l.head(run))
+    }
+
+    fn runs(&self) -> Result<Vec<RunMeta>> {
+        self.with(|l| l.runs())
+    }
+
+    fn scan(
+        &self,
+        run: &str,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(RecordRef<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        // Resumes after the last record `f` saw if the owner goes mid-scan.
+        let mut next = from;
+        let mut reach = self.current();
+        loop {
+            let start = next;
+            let mut track = |r: RecordRef<'_>| {
+                next = r.seq + 1;
+                f(r)
+            };
+            match reach.log().scan(run, start, to, &mut track) {
+                Err(StoreError::OwnerGone { .. }) => reach = self.take_over(&reach)?,
+                other => return other,
+            }
+        }
+    }
+
+    fn subscribe(&self, run: Option<&str>) -> Receiver<Record> {
+        self.current().log().subscribe(run)
+    }
+
+    fn verify(&self, run: &str) -> Result<VerifyReport> {
+        self.with(|l| l.verify(run))
+    }
+
+    fn sync(&self) -> Result<()> {
+        self.with(|l| l.sync())
+    }
+
+    fn put_blob(&self, bytes: &[u8]) -> Result<[u8; 32]> {
+        self.with(|l| l.put_blob(bytes))
+    }
+
+    fn get_blob(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>> {
+        self.with(|l| l.get_blob(hash))
+    }
+
+    fn cache_put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.with(|l| l.cache_put(key, value))
+    }
+
+    fn cache_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.with(|l| l.cache_get(key))
+    }
+
+    fn cache_keys(&self, prefix: &[u8]) -> Result<Vec<Vec<u8>>> {
+        self.with(|l| l.cache_keys(prefix))
+    }
+
+    fn size_bytes(&self) -> Result<u64> {
+        self.with(|l| l.size_bytes())
+    }
+
+    fn durability(&self) -> Durability {
+        self.current().log().durability()
+    }
+}
+
+/// The head after `bodies`, if the log holds exactly them right after `expected`.
+fn landed(
+    log: &dyn EventLog,
+    run: &str,
+    expected: Option<u64>,
+    bodies: &[Vec<u8>],
+) -> Result<Option<Head>> {
+    let Some(expected) = expected else {
+        return Ok(None);
+    };
+    let Some(head) = log.head(run)? else {
+        return Ok(None);
+    };
+    if head.seq != expected + bodies.len() as u64 {
+        return Ok(None);
+    }
+    let found = log.read(run, expected + 1, head.seq, Direction::Forward)?;
+    let same = found.len() == bodies.len() && found.iter().zip(bodies).all(|(r, b)| &r.body == b);
+    Ok(same.then_some(head))
+}
