@@ -208,3 +208,38 @@ fn a_rollback_of_a_live_run_is_applied_by_its_engine() {
         text(&said)
     );
 }
+
+#[test]
+fn ctrl_c_in_one_terminal_interrupts_only_its_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let wait = |name: &str| {
+        workflow(
+            dir.path(),
+            name,
+            &format!("name = \"{name}\"\n[[task]]\nid = \"a\"\nrun = \"while [ ! -e go-{name} ]; do sleep 0.05; done\"\nrequires_testing = false\n"),
+        )
+    };
+    let (first, second) = (wait("first"), wait("second"));
+    let store = dir.path().join("store");
+    // The first runner owns the store; Ctrl-C reaches it, not the second.
+    let owner = spawn_run(&store, &first, "first");
+    wait_for(|| status_of(&store, "first", "a").as_deref() == Some("in-progress"));
+    let other = spawn_run(&store, &second, "second");
+    wait_for(|| status_of(&store, "second", "a").as_deref() == Some("in-progress"));
+    let pid = nix::unistd::Pid::from_raw(owner.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = finish_within(owner, Duration::from_secs(60), "the interrupted run");
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    // The other run goes on, now owning the store itself, and ends on its own.
+    std::fs::write(dir.path().join("go-second"), "").unwrap();
+    let out = finish_within(other, Duration::from_secs(60), "the other run");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let runs = runlog(&store).args(["runs"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&runs.stdout).into_owned();
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("first") && l.contains("interrupted")),
+        "{listed}"
+    );
+}

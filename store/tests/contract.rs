@@ -365,3 +365,18 @@ fn a_client_takes_over_when_the_owner_goes() {
         bodies(0..8)
     );
 }
+
+/// A subscription through the owner carries on with the next owner: nothing missed, nothing
+/// twice (a running engine keeps hearing decisions after its store changed hands).
+#[test]
+fn a_subscription_survives_a_change_of_owner() {
+    let (client, (owner, _dir)) = store_client();
+    let appended = client.subscribe(Some("r"));
+    owner.append("r", Some(0), bodies(0..2)).unwrap();
+    assert_eq!(take(&appended, 2).len(), 2);
+    owner.append("r", Some(2), bodies(2..3)).unwrap();
+    drop(owner);
+    client.append("r", Some(3), bodies(3..5)).unwrap();
+    let seqs: Vec<u64> = take(&appended, 3).into_iter().map(|r| r.seq).collect();
+    assert_eq!(seqs, vec![3, 4, 5]);
+}

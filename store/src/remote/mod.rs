@@ -45,20 +45,52 @@ impl Reach {
 /// A store directory, owned by this process or reached through its owner.
 #[derive(Debug)]
 pub struct Store {
+    route: Arc<Route>,
+    notes: Vec<String>,
+}
+
+/// How this process reaches a store now, shared with the threads that follow subscriptions
+/// across a change of owner.
+#[derive(Debug)]
+struct Route {
     dir: PathBuf,
     options: Options,
     reach: RwLock<Arc<Reach>>,
-    notes: Vec<String>,
+}
+
+impl Route {
+    fn current(&self) -> Arc<Reach> {
+        self.reach.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// After `lost` stopped answering: the next owner (or this process, owning it now).
+    fn take_over(&self, lost: &Arc<Reach>) -> Result<Arc<Reach>> {
+        let mut reach = self.reach.write().unwrap_or_else(|p| p.into_inner());
+        if Arc::ptr_eq(&reach, lost) {
+            let (found, _) = find(
+                &self.dir,
+                Options {
+                    create: false,
+                    ..self.options
+                },
+            )?;
+            *reach = Arc::new(found);
+        }
+        Ok(reach.clone())
+    }
 }
 
 impl Store {
     /// Opens the store in `dir`: through its owner if it has one, else by owning it.
     pub fn open(dir: &Path, options: Options) -> Result<Self> {
         let (reach, notes) = find(dir, options)?;
-        Ok(Self {
+        let route = Route {
             dir: dir.to_path_buf(),
             options,
             reach: RwLock::new(Arc::new(reach)),
+        };
+        Ok(Self {
+            route: Arc::new(route),
             notes,
         })
     }
@@ -82,23 +114,11 @@ impl Store {
     }
 
     fn current(&self) -> Arc<Reach> {
-        self.reach.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.route.current()
     }
 
-    /// After `lost` stopped answering: the next owner (or this process, owning it now).
     fn take_over(&self, lost: &Arc<Reach>) -> Result<Arc<Reach>> {
-        let mut reach = self.reach.write().unwrap_or_else(|p| p.into_inner());
-        if Arc::ptr_eq(&reach, lost) {
-            let (found, _) = find(
-                &self.dir,
-                Options {
-                    create: false,
-                    ..self.options
-                },
-            )?;
-            *reach = Arc::new(found);
-        }
-        Ok(reach.clone())
+        self.route.take_over(lost)
     }
 
     /// Calls `f` on the store, again on the next owner if the owner goes meanwhile. Only for
@@ -211,7 +231,17 @@ impl EventLog for Store {
     }
 
     fn subscribe(&self, run: Option<&str>) -> Receiver<Record> {
-        self.current().log().subscribe(run)
+        let reach = self.current();
+        if let Reach::Owner { log, .. } = &*reach {
+            return log.subscribe(run);
+        }
+        let first = reach.log().subscribe(run);
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let (route, run) = (self.route.clone(), run.map(str::to_owned));
+        let _ = std::thread::Builder::new()
+            .name("runlog-subscription-route".into())
+            .spawn(move || follow_owners(&route, reach, first, run.as_deref(), &tx));
+        rx
     }
 
     fn verify(&self, run: &str) -> Result<VerifyReport> {
@@ -270,4 +300,49 @@ fn landed(
     let found = log.read(run, expected + 1, head.seq, Direction::Forward)?;
     let same = found.len() == bodies.len() && found.iter().zip(bodies).all(|(r, b)| &r.body == b);
     Ok(same.then_some(head))
+}
+
+/// Forwards a subscription through whichever process owns the store: when the owner goes, the
+/// next one (or this process) is subscribed to, and for one run what was appended in between is
+/// read back, so the subscriber misses nothing and sees nothing twice.
+fn follow_owners(
+    route: &Route,
+    mut reach: Arc<Reach>,
+    mut source: Receiver<Record>,
+    run: Option<&str>,
+    to: &crossbeam_channel::Sender<Record>,
+) {
+    let mut last = 0u64;
+    loop {
+        for record in source.iter() {
+            if run.is_some() && record.seq <= last {
+                continue;
+            }
+            last = record.seq;
+            if to.send(record).is_err() {
+                return;
+            }
+        }
+        // The owner went (a pause keeps a subscription that keeps failing from spinning).
+        std::thread::sleep(Duration::from_millis(10));
+        let Ok(next) = route.take_over(&reach) else {
+            return;
+        };
+        reach = next;
+        source = reach.log().subscribe(run);
+        if let Some(run) = run {
+            let Ok(missed) = reach
+                .log()
+                .read(run, last + 1, u64::MAX, Direction::Forward)
+            else {
+                return;
+            };
+            for record in missed {
+                last = record.seq;
+                if to.send(record).is_err() {
+                    return;
+                }
+            }
+        }
+    }
 }
