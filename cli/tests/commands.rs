@@ -517,3 +517,40 @@ fn every_printing_command_honours_json_and_a_failed_export_says_why() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("dot") && stderr(&bad).contains("mermaid"));
 }
+
+#[test]
+fn emit_starts_a_run_from_the_short_form_with_a_workflow_files_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"{"command": "start-run", "run": "short", "tasks": [{"id": "a"}, {"id": "b", "after": ["a"]}]}
+{"command":"start-task","task":"a","agent":"me","worktree":null}
+{"command":"submit-task","task":"a","summary":"did a","result":null,"duration_ms":5}
+"#;
+    let out = emit(dir.path(), "short", script);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let board: serde_json::Value =
+        serde_json::from_str(&ok(dir.path(), &["status", "short", "--json"])).unwrap();
+    let rows = board["board"]["rows"].as_array().unwrap();
+    let status: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap(), r["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(status, vec![("a", "done"), ("b", "open")]);
+    // The defaults are a workflow file's: the same eval threshold and rescue rules.
+    let started = ok(
+        dir.path(),
+        &["log", "short", "--json", "--kind", "run-started"],
+    );
+    assert!(started.contains("\"eval_threshold\":0.7"), "{started}");
+    // A short start-run with a field a task does not have says which.
+    let bad = emit(
+        dir.path(),
+        "other",
+        r#"{"command": "start-run", "run": "other", "tasks": [{"id": "a", "bogus": 1}]}"#,
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stdout(&bad).contains("unknown field `bogus`"),
+        "{}",
+        stdout(&bad)
+    );
+}

@@ -6,6 +6,7 @@ use super::Ctx;
 use crate::error::{CliError, Result};
 use crate::render;
 use crate::runner::clock::Clock;
+use crate::runner::Workflow;
 use runlog_core::{Command, CommandKind};
 use runlog_replay::Session;
 use std::io::BufRead;
@@ -104,13 +105,21 @@ fn report(json: bool, line: usize, outcome: std::result::Result<(u64, Vec<&str>)
     }
 }
 
-/// One line of `emit`'s input: a command with its time, or a bare command kind stamped `now`.
+/// One line of `emit`'s input: a command with its time, or a bare command kind stamped `now`; a
+/// start-run may be written short, with a workflow file's defaults ([`Workflow::short_start`]).
 pub(crate) fn parse_line(
     line: &str,
     now: impl FnOnce() -> runlog_core::Timestamp,
-) -> serde_json::Result<Command> {
-    match serde_json::from_str::<Command>(line) {
-        Ok(c) => Ok(c),
-        Err(_) => serde_json::from_str::<CommandKind>(line).map(|kind| Command::new(now(), kind)),
+) -> std::result::Result<Command, String> {
+    if let Ok(c) = serde_json::from_str::<Command>(line) {
+        return Ok(c);
     }
+    let kind = match serde_json::from_str::<CommandKind>(line) {
+        Ok(kind) => kind,
+        Err(e) => match Workflow::short_start(line) {
+            Some(short) => short.map_err(|e| e.to_string())?,
+            None => return Err(e.to_string()),
+        },
+    };
+    Ok(Command::new(now(), kind))
 }

@@ -157,9 +157,12 @@ pub enum Command {
     /// Record commands given as JSON lines on stdin, through the same rules as the runner.
     ///
     /// Each line is a command, e.g. {"command":"start-task","task":"a","agent":null,"worktree":null},
-    /// optionally wrapped as {"at": MS, "kind": {...}}. Every line is decided on its own, on the
-    /// state the lines before it left (a rollback included): a rejected line records nothing and
-    /// is reported; the exit is 1 if any was rejected.
+    /// optionally wrapped as {"at": MS, "kind": {...}}. A run starts short, with a workflow
+    /// file's defaults: {"command":"start-run","run":"r1","tasks":[{"id":"a"},{"id":"b","after":["a"]}]}
+    /// (optional "workflow" name and "settings" as in a workflow file; tasks need no "run").
+    /// Every line is decided on its own, on the state the lines before it left (a rollback
+    /// included): a rejected line records nothing and is reported; the exit is 1 if the rules
+    /// rejected any, 2 if a line was not a command.
     ///
     /// Example: my-orchestrator | runlog emit my-run --json
     Emit(emit::Args),

@@ -11,6 +11,16 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Whether a task must say the command that does it: in a file the runner runs, yes; in a
+/// start-run command an orchestrator emits, no (it does the work and records it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commands {
+    /// Every task that is not a group has `run`.
+    Required,
+    /// Tasks may leave `run` out.
+    Optional,
+}
+
 /// A workflow file as written.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -20,8 +30,8 @@ pub struct WorkflowFile {
     /// Settings.
     #[serde(default)]
     pub settings: SettingsFile,
-    /// Tasks.
-    #[serde(default, rename = "task")]
+    /// Tasks (`[[task]]` in a file, `"tasks"` in a start-run command).
+    #[serde(default, rename = "task", alias = "tasks")]
     pub tasks: Vec<TaskFile>,
 }
 
@@ -213,11 +223,53 @@ impl Workflow {
 
     /// Validates a workflow file's text; `path` names it in errors and anchors its commands.
     pub fn parse(text: &str, path: &Path) -> Result<Self, WorkflowError> {
-        let text = text.to_owned();
-        let file: WorkflowFile = toml::from_str(&text).map_err(|e| WorkflowError::Syntax {
+        let file: WorkflowFile = toml::from_str(text).map_err(|e| WorkflowError::Syntax {
             path: path.to_path_buf(),
             message: e.to_string().trim_end().to_owned(),
         })?;
+        Self::from_file(&file, text, path, Commands::Required)
+    }
+
+    /// A start-run command as a person or an orchestrator writes it, with the defaults of a
+    /// workflow file: `{"command": "start-run", "run": "r1", "tasks": [{"id": "a"}]}`, plus
+    /// optional `"workflow"` (its name, default the run id) and `"settings"`. Tasks need no
+    /// `run` command: whoever emits the run's commands does the work. `None` when `line` is
+    /// not a start-run command at all.
+    pub fn short_start(line: &str) -> Option<Result<CommandKind, WorkflowError>> {
+        let serde_json::Value::Object(mut obj) = serde_json::from_str(line).ok()? else {
+            return None;
+        };
+        if obj.remove("command")? != "start-run" {
+            return None;
+        }
+        let path = Path::new("start-run");
+        let syntax = |message: String| WorkflowError::Syntax {
+            path: path.to_path_buf(),
+            message,
+        };
+        let Some(serde_json::Value::String(run)) = obj.remove("run") else {
+            return Some(Err(syntax(
+                "a start-run command needs \"run\": \"ID\"".into(),
+            )));
+        };
+        let name = obj
+            .remove("workflow")
+            .unwrap_or_else(|| serde_json::Value::String(run.clone()));
+        obj.insert("name".into(), name);
+        Some(
+            serde_json::from_value::<WorkflowFile>(serde_json::Value::Object(obj))
+                .map_err(|e| syntax(e.to_string()))
+                .and_then(|file| Self::from_file(&file, line, path, Commands::Optional))
+                .map(|wf| wf.start_command(RunId::from(run.as_str()))),
+        )
+    }
+
+    fn from_file(
+        file: &WorkflowFile,
+        text: &str,
+        path: &Path,
+        commands: Commands,
+    ) -> Result<Self, WorkflowError> {
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let dir = path
             .parent()
@@ -248,8 +300,8 @@ impl Workflow {
                 .tasks
                 .iter()
                 .any(|c| c.parent.as_deref() == Some(&t.id));
-            let spec = t.to_spec(is_group).map_err(|(field, message)| {
-                let place = match line_of_task(&text, &t.id) {
+            let spec = t.to_spec(is_group, commands).map_err(|(field, message)| {
+                let place = match line_of_task(text, &t.id) {
                     Some(line) => format!("line {line}, task {:?}, ", t.id),
                     None => format!("task {:?}, ", t.id),
                 };
@@ -285,7 +337,7 @@ impl Workflow {
                 _ => None,
             };
             let place = task
-                .and_then(|t| line_of_task(&text, &t))
+                .and_then(|t| line_of_task(text, &t))
                 .map(|l| format!("line {l}: "))
                 .unwrap_or_default();
             return Err(WorkflowError::Plan {
@@ -324,12 +376,16 @@ impl Workflow {
 impl TaskFile {
     /// The spec this task declares; `is_group` when other tasks name it as their parent.
     /// Errors name the field.
-    pub fn to_spec(&self, is_group: bool) -> Result<TaskSpec, (&'static str, String)> {
+    pub fn to_spec(
+        &self,
+        is_group: bool,
+        commands: Commands,
+    ) -> Result<TaskSpec, (&'static str, String)> {
         let retry = match &self.retry {
             None => RetryStrategy::default(),
             Some(r) => retry_strategy(r).map_err(|m| ("retry", m))?,
         };
-        if self.run.is_none() && !is_group {
+        if self.run.is_none() && !is_group && commands == Commands::Required {
             return Err((
                 "run",
                 "a task needs a `run` command unless it is a group (has children)".into(),
@@ -422,7 +478,7 @@ pub fn parse_revision(
     for t in &plan.add {
         let is_group = plan.add.iter().any(|c| c.parent.as_deref() == Some(&t.id));
         add.push(
-            t.to_spec(is_group)
+            t.to_spec(is_group, Commands::Required)
                 .map_err(|(field, m)| format!("added task {:?}, field {field}: {m}", t.id))?,
         );
     }
