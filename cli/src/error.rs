@@ -135,7 +135,7 @@ pub fn rejection_hint(r: &Rejection) -> String {
 fn store_hint(e: &StoreError) -> Option<String> {
     match e {
         StoreError::Locked { .. } => Some(
-            "wait for that process to finish, or point --store / RUNLOG_STORE at another directory"
+            "processes of the same runlog share a store; this one is held by another version (or by a process that does not answer): use that version, wait for it to exit, or point --store / RUNLOG_STORE elsewhere"
                 .into(),
         ),
         StoreError::NotAStore { .. } => {

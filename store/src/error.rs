@@ -216,9 +216,10 @@ impl StoreError {
             );
         }
         match self {
-            StoreError::Locked { .. } => {
-                Some("wait for that process to finish, or use another store directory".into())
-            }
+            StoreError::Locked { .. } => Some(
+                "use the runlog version that holds the store, wait for it to exit, or use another store directory"
+                    .into(),
+            ),
             StoreError::NotAStore { .. } => {
                 Some("choose an empty or new directory for the store".into())
             }

@@ -346,3 +346,45 @@ fn follow_owners(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+    use std::os::unix::net::UnixListener;
+
+    /// A store served by a runlog that speaks another protocol is the one "locked" left: it
+    /// says which version holds it, at once, instead of waiting for it to go.
+    #[test]
+    fn an_owner_of_another_protocol_is_named_not_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store");
+        drop(Log::open(&path, Options::default()).unwrap());
+        let listener = UnixListener::bind(server::socket_path(&path)).unwrap();
+        let other = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let _: wire::Request = wire::receive(&mut stream).unwrap();
+            let hello = wire::Response::Hello {
+                protocol: wire::PROTOCOL + 1,
+                version: "9.9.9".into(),
+                owner: "pid 1: runlog run".into(),
+            };
+            wire::send(&mut stream, &hello).unwrap();
+        });
+        let started = Instant::now();
+        let err = Store::open(&path, Options::default()).unwrap_err();
+        other.join().unwrap();
+        assert!(started.elapsed() < TAKEOVER_WAIT);
+        match err {
+            StoreError::Locked { owner: Some(o), .. } => {
+                assert!(o.contains("runlog 9.9.9"), "{o}");
+                assert!(
+                    o.contains(&format!("protocol {}", wire::PROTOCOL + 1)),
+                    "{o}"
+                );
+            }
+            other => panic!("expected the other version to be named, got {other:?}"),
+        }
+    }
+}
