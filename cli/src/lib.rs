@@ -11,6 +11,7 @@ pub mod fuzz;
 mod live;
 mod render;
 mod runner;
+mod serve;
 mod store;
 
 use clap::Parser;

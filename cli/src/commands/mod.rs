@@ -19,7 +19,7 @@ mod replay;
 mod resume;
 mod rollback;
 mod run;
-mod runs;
+pub(crate) mod runs;
 mod show;
 mod stack;
 mod stages;
@@ -166,6 +166,16 @@ pub enum Command {
     ///
     /// Example: my-orchestrator | runlog emit my-run --json
     Emit(emit::Args),
+    /// Own the store and serve its HTTP/JSON API (/v1) until Ctrl-C or SIGTERM.
+    ///
+    /// On STORE/api.sock (mode 0600) always; on TCP with --http ADDR (loopback, or any address
+    /// with --token-file). Resources: GET /v1/runs, /v1/runs/RUN[?at=SEQ],
+    /// /v1/runs/RUN/events[?from&to&task&kind], /v1/runs/RUN/stream (Server-Sent Events,
+    /// resumable with Last-Event-ID), /v1/runs/RUN/audit; POST /v1/runs/RUN/commands (one JSON
+    /// command, as emit takes it). The OpenAPI document: GET /v1/openapi.json.
+    ///
+    /// Example: runlog serve --http 127.0.0.1:7700
+    Serve(crate::serve::Args),
     /// The task graph with status colours, as Graphviz dot or Mermaid.
     ///
     /// With --json: {"run", "seq", "format", "graph"}.
@@ -180,7 +190,7 @@ impl Command {
     pub fn reads_only(&self) -> bool {
         !matches!(
             self,
-            Command::Run(_) | Command::Resume(_) | Command::Emit(_)
+            Command::Run(_) | Command::Resume(_) | Command::Emit(_) | Command::Serve(_)
         )
     }
 
@@ -211,6 +221,7 @@ impl Command {
             Command::Replan(a) => done(replan::run(a, ctx)),
             Command::Emit(a) => done(emit::run(a, ctx)),
             Command::Viz(a) => done(viz::run(a, ctx)),
+            Command::Serve(a) => done(crate::serve::run(a, ctx)),
         }
     }
 }

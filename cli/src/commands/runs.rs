@@ -11,21 +11,22 @@ use serde::Serialize;
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
-/// Lists the runs; a run whose head cannot be read is listed as damaged.
-pub fn run(_: Args, ctx: &Ctx) -> Result<()> {
-    let log = ctx.open()?;
-    let replay = Replay::new(&log);
-    #[derive(Serialize)]
-    struct Row {
-        run: String,
-        status: String,
-        outcome: Option<runlog_core::RunOutcome>,
-        events: u64,
-        started_ms: Option<u64>,
-        fork_of: Option<String>,
-        fork_at: Option<u64>,
-        workflow: Option<String>,
-    }
+/// One run as `runs` lists it (and the API's `GET /v1/runs`).
+#[derive(Debug, Serialize)]
+pub(crate) struct Row {
+    run: String,
+    status: String,
+    outcome: Option<runlog_core::RunOutcome>,
+    events: u64,
+    started_ms: Option<u64>,
+    fork_of: Option<String>,
+    fork_at: Option<u64>,
+    workflow: Option<String>,
+}
+
+/// Every run in the store; a run whose head cannot be read is listed as damaged.
+pub(crate) fn rows(log: &dyn EventLog) -> Result<Vec<Row>> {
+    let replay = Replay::new(log);
     let mut rows = Vec::new();
     for meta in log.runs()? {
         if meta.head.is_none() {
@@ -62,6 +63,13 @@ pub fn run(_: Args, ctx: &Ctx) -> Result<()> {
             workflow: state.run.as_ref().map(|r| r.workflow.clone()),
         });
     }
+    Ok(rows)
+}
+
+/// Lists the runs.
+pub fn run(_: Args, ctx: &Ctx) -> Result<()> {
+    let log = ctx.open()?;
+    let rows = rows(&log)?;
     if ctx.json {
         rows.iter().for_each(render::json);
         return Ok(());

@@ -120,20 +120,32 @@ pub fn first_line(s: &str) -> String {
     }
 }
 
-/// Prints one event.
-pub fn print_event(seq: u64, e: &Event, json: bool) {
-    if json {
-        #[derive(Serialize)]
-        struct Line<'a> {
-            seq: u64,
-            at: u64,
-            event: &'a EventKind,
-        }
-        super::json(&Line {
+/// An event as JSON shows it (`log --json`, the API): its seq, time and kind.
+#[derive(Debug, Serialize)]
+pub struct EventLine<'a> {
+    /// Its seq in the run.
+    pub seq: u64,
+    /// When, in ms since the epoch.
+    pub at: u64,
+    /// What happened.
+    pub event: &'a EventKind,
+}
+
+impl<'a> EventLine<'a> {
+    /// The line of one event.
+    pub fn of(seq: u64, e: &'a Event) -> Self {
+        Self {
             seq,
             at: e.at.0,
             event: &e.kind,
-        });
+        }
+    }
+}
+
+/// Prints one event.
+pub fn print_event(seq: u64, e: &Event, json: bool) {
+    if json {
+        super::json(&EventLine::of(seq, e));
     } else {
         println!(
             "{seq:>6}  {}  {:<20} {}",

@@ -1,0 +1,357 @@
+//! The routes of `/v1` and their handlers. Reads answer from the store as the CLI's `--json`
+//! does (the same shapes); commands go through the same rules as `runlog emit`.
+
+use super::errors::ApiError;
+use super::stream;
+use crate::commands::emit::parse_line;
+use crate::render::event::EventLine;
+use crate::runner::clock::Clock;
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use runlog_core::projections::Board;
+use runlog_core::EventKind;
+use runlog_replay::{Replay, Session};
+use runlog_store::Store;
+use serde::Deserialize;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The largest request body (one command; a start-run with its whole plan fits).
+const MAX_BODY: usize = 1 << 20;
+
+/// Requests served at once per listener; more wait.
+const MAX_REQUESTS: usize = 64;
+
+/// The longest a request may take (the event stream is not a request that ends).
+const REQUEST_TIME: Duration = Duration::from_secs(30);
+
+/// The most events one page of `GET /v1/runs/{run}/events` holds.
+const MAX_PAGE: u64 = 10_000;
+
+const COMMAND_HINT: &str = "send one JSON command, as `runlog emit` takes it, e.g. {\"command\":\"approve\",\"task\":\"a\",\"by\":\"me\"}";
+
+const OPENAPI_PATH: &str = "/v1/openapi.json";
+const RUNS: &str = "/v1/runs";
+const RUN: &str = "/v1/runs/{run}";
+const EVENTS: &str = "/v1/runs/{run}/events";
+const STREAM: &str = "/v1/runs/{run}/stream";
+const AUDIT: &str = "/v1/runs/{run}/audit";
+const COMMANDS: &str = "/v1/runs/{run}/commands";
+
+/// Every path the router serves, with its method: the OpenAPI document must list exactly these.
+#[cfg(test)]
+const ROUTES: &[(&str, &str)] = &[
+    ("get", OPENAPI_PATH),
+    ("get", RUNS),
+    ("get", RUN),
+    ("get", EVENTS),
+    ("get", STREAM),
+    ("get", AUDIT),
+    ("post", COMMANDS),
+];
+
+/// The OpenAPI document (checked against [`ROUTES`] by a test).
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+#[derive(Clone)]
+struct Api {
+    store: Arc<Store>,
+    token: Option<Arc<str>>,
+}
+
+/// The API over `store`; with `token`, every request must carry it.
+pub fn router(store: Arc<Store>, token: Option<Arc<str>>) -> Router {
+    let api = Api { store, token };
+    let bounded = Router::new()
+        .route(OPENAPI_PATH, get(openapi))
+        .route(RUNS, get(runs))
+        .route(RUN, get(board))
+        .route(EVENTS, get(events))
+        .route(AUDIT, get(audit))
+        .route(COMMANDS, post(command))
+        .layer(
+            tower::ServiceBuilder::new()
+                .layer(axum::error_handling::HandleErrorLayer::new(
+                    |_: tower::BoxError| async {
+                        ApiError::unavailable(
+                            "the request took too long",
+                            "ask for less (a page of events), or try again",
+                        )
+                    },
+                ))
+                .layer(tower::timeout::TimeoutLayer::new(REQUEST_TIME)),
+        );
+    bounded
+        .route(STREAM, get(stream_events))
+        .fallback(|| async {
+            ApiError::not_found("no such resource", "GET /v1/openapi.json lists them")
+        })
+        .layer(axum::middleware::from_fn_with_state(api.clone(), authorize))
+        .layer(tower::limit::ConcurrencyLimitLayer::new(MAX_REQUESTS))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(api)
+}
+
+/// An extractor of axum's whose refusal is answered as JSON `{error, hint}`, like every other
+/// error of the API.
+macro_rules! refused_as_json {
+    ($(#[$doc:meta])* $name:ident, $inner:ident, $hint:expr) => {
+        $(#[$doc])*
+        struct $name<T>(T);
+
+        impl<T, S> FromRequestParts<S> for $name<T>
+        where
+            T: serde::de::DeserializeOwned + Send,
+            S: Send + Sync,
+        {
+            type Rejection = ApiError;
+
+            async fn from_request_parts(
+                parts: &mut axum::http::request::Parts,
+                state: &S,
+            ) -> Result<Self, Self::Rejection> {
+                $inner::<T>::from_request_parts(parts, state)
+                    .await
+                    .map(|$inner(v)| $name(v))
+                    .map_err(|e| ApiError::bad(e.body_text(), $hint))
+            }
+        }
+    };
+}
+
+refused_as_json!(
+    /// A query string.
+    Q,
+    Query,
+    "GET /v1/openapi.json lists each resource's parameters"
+);
+refused_as_json!(
+    /// A path parameter (a run id that is not UTF-8, say).
+    P,
+    Path,
+    "a run id is a UTF-8 path segment"
+);
+
+/// Compares in time that does not depend on where the bytes differ.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn authorize(State(api): State<Api>, request: Request, next: Next) -> Response {
+    if let Some(token) = &api.token {
+        let sent = request
+            .headers()
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if !sent.is_some_and(|s| same_secret(s.as_bytes(), token.as_bytes())) {
+            return ApiError::unauthorized().into_response();
+        }
+    }
+    next.run(request).await
+}
+
+/// Runs `f` on the store off the async threads (the store's calls block).
+async fn blocking<T: Send + 'static>(
+    api: &Api,
+    f: impl FnOnce(&Store) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let store = api.store.clone();
+    tokio::task::spawn_blocking(move || f(&store))
+        .await
+        .map_err(|e| ApiError::internal(format!("the request's worker failed: {e}")))?
+}
+
+async fn openapi() -> impl IntoResponse {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        OPENAPI,
+    )
+}
+
+async fn runs(State(api): State<Api>) -> Result<impl IntoResponse, ApiError> {
+    let rows = blocking(&api, |s| Ok(crate::commands::runs::rows(s)?)).await?;
+    Ok(Json(rows))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct At {
+    at: Option<u64>,
+}
+
+async fn board(
+    State(api): State<Api>,
+    P(run): P<String>,
+    Q(q): Q<At>,
+) -> Result<impl IntoResponse, ApiError> {
+    let body = blocking(&api, move |s| {
+        let state = Replay::new(s)
+            .state_at_or_head(&run, q.at)
+            .map_err(crate::error::CliError::from)?;
+        Ok(serde_json::json!({
+            "run": run,
+            "seq": state.seq,
+            "status": state.status.name(),
+            "board": Board::of(&state),
+        }))
+    })
+    .await?;
+    Ok(Json(body))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EventsQuery {
+    from: Option<u64>,
+    to: Option<u64>,
+    task: Option<String>,
+    kind: Option<String>,
+}
+
+async fn events(
+    State(api): State<Api>,
+    P(run): P<String>,
+    Q(q): Q<EventsQuery>,
+) -> Result<impl IntoResponse, ApiError> {
+    if let Some(kind) = q.kind.as_deref() {
+        if !EventKind::NAMES.contains(&kind) {
+            return Err(ApiError::bad(
+                format!("unknown event kind {kind:?}"),
+                format!("kinds: {}", EventKind::NAMES.join(", ")),
+            ));
+        }
+    }
+    let body = blocking(&api, move |s| {
+        let replay = Replay::new(s);
+        let head = replay
+            .head_seq(&run)
+            .map_err(crate::error::CliError::from)?;
+        let from = q.from.unwrap_or(1).max(1);
+        let to =
+            q.to.unwrap_or(head)
+                .min(head)
+                .min(from.saturating_add(MAX_PAGE - 1));
+        let mut lines = Vec::new();
+        runlog_replay::events::for_each(s, &run, from, to, &mut |seq, _, e| {
+            let task_ok = q
+                .task
+                .as_deref()
+                .is_none_or(|t| e.kind.task().is_some_and(|id| id.as_str() == t));
+            let kind_ok = q.kind.as_deref().is_none_or(|k| k == e.kind.name());
+            if task_ok && kind_ok {
+                lines.push(serde_json::to_value(EventLine::of(seq, &e)).unwrap_or_default());
+            }
+            Ok(true)
+        })
+        .map_err(crate::error::CliError::from)?;
+        let next = (to < head.min(q.to.unwrap_or(head))).then_some(to + 1);
+        Ok(serde_json::json!({"run": run, "head": head, "events": lines, "next": next}))
+    })
+    .await?;
+    Ok(Json(body))
+}
+
+async fn audit(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoResponse, ApiError> {
+    let body = blocking(&api, move |s| {
+        let p = Replay::new(s)
+            .project(&run, None, None)
+            .map_err(crate::error::CliError::from)?;
+        Ok(serde_json::json!({"run": run, "audit": p.audit, "summary": p.summary}))
+    })
+    .await?;
+    Ok(Json(body))
+}
+
+async fn command(
+    State(api): State<Api>,
+    P(run): P<String>,
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<impl IntoResponse, ApiError> {
+    let body = body.map_err(|e| ApiError::with_status(e.status(), e.body_text(), COMMAND_HINT))?;
+    let text = std::str::from_utf8(&body)
+        .map_err(|e| ApiError::bad(format!("the body is not UTF-8: {e}"), COMMAND_HINT))?;
+    let cmd = parse_line(text.trim(), || Clock::from_env().now())
+        .map_err(|e| ApiError::bad(format!("not a command: {e}"), COMMAND_HINT))?;
+    let body = blocking(&api, move |s| {
+        let mut session = Session::open(s, &run).map_err(crate::error::CliError::from)?;
+        let recorded = session
+            .execute(cmd)
+            .map_err(crate::error::CliError::from)??;
+        let events: Vec<serde_json::Value> = recorded
+            .events
+            .iter()
+            .map(|(seq, e)| serde_json::to_value(EventLine::of(*seq, e)).unwrap_or_default())
+            .collect();
+        Ok(serde_json::json!({
+            "run": run,
+            "head": recorded.head_seq().unwrap_or(session.state().seq),
+            "events": events,
+        }))
+    })
+    .await?;
+    Ok((StatusCode::OK, Json(body)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct From {
+    from: Option<u64>,
+}
+
+async fn stream_events(
+    State(api): State<Api>,
+    P(run): P<String>,
+    Q(q): Q<From>,
+    headers: HeaderMap,
+) -> Result<impl IntoResponse, ApiError> {
+    let after = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let from = after.map_or(q.from.unwrap_or(1), |seq| seq + 1);
+    let known = {
+        let run = run.clone();
+        blocking(&api, move |s| {
+            Replay::new(s)
+                .head_seq(&run)
+                .map_err(crate::error::CliError::from)?;
+            Ok(())
+        })
+    };
+    known.await?;
+    Ok(stream::events(api.store.clone(), run, from))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    /// The document lists exactly the routes the router serves, each with its method.
+    #[test]
+    fn the_openapi_document_matches_the_routes() {
+        let doc: serde_json::Value = serde_json::from_str(super::OPENAPI).unwrap();
+        let documented: std::collections::BTreeSet<(String, String)> = doc["paths"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .flat_map(|(path, item)| {
+                item.as_object()
+                    .unwrap()
+                    .keys()
+                    .map(|m| (m.clone(), path.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let served: std::collections::BTreeSet<(String, String)> = super::ROUTES
+            .iter()
+            .map(|(m, p)| ((*m).to_owned(), (*p).to_owned()))
+            .collect();
+        assert_eq!(documented, served);
+        assert_eq!(doc["openapi"], "3.1.0");
+    }
+}

@@ -1,0 +1,115 @@
+//! `runlog serve`: a long-lived owner of the store with an HTTP/JSON API under `/v1`, on a Unix
+//! socket in the store directory (`api.sock`, mode 0600) and, with `--http`, on TCP (loopback
+//! unless a bearer token is required with `--token-file`). Every request is bounded: body
+//! size, requests at once, time per request (the event stream excepted); a slow client never
+//! holds up a run, whose engine runs elsewhere.
+
+mod api;
+mod errors;
+mod stream;
+
+use crate::commands::Ctx;
+use crate::error::{CliError, Result};
+use runlog_store::Store;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Arguments of `runlog serve`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Also serve the API on TCP at this address, e.g. 127.0.0.1:7700.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// A file holding the bearer token TCP clients must send (`Authorization: Bearer TOKEN`);
+    /// required for any address that is not loopback.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+}
+
+/// The API socket in a store directory.
+pub fn socket_path(store: &std::path::Path) -> PathBuf {
+    store.join("api.sock")
+}
+
+/// Serves until SIGINT or SIGTERM.
+pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+    let token = match (&a.http, &a.token_file) {
+        (_, Some(file)) => {
+            let text = std::fs::read_to_string(file).map_err(|e| {
+                crate::error::bad_file(
+                    format!("cannot read: {e}"),
+                    file,
+                    "--token-file takes a file holding the token",
+                )
+            })?;
+            let token = text.trim().to_owned();
+            if token.len() < 16 {
+                return Err(CliError::input("the token is shorter than 16 characters")
+                    .with_hint("write a long random token, e.g. `openssl rand -hex 32 > token`"));
+            }
+            Some(token)
+        }
+        (Some(addr), None) if !addr.ip().is_loopback() => {
+            return Err(CliError::input(format!(
+                "serving on {addr}, not a loopback address, needs a token"
+            ))
+            .with_hint("pass --token-file FILE; clients send `Authorization: Bearer TOKEN`"))
+        }
+        _ => None,
+    };
+    let store = Arc::new(ctx.open_or_create()?);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::failed(format!("cannot start the async runtime: {e}")))?;
+    rt.block_on(serve(store, ctx.store.clone(), a.http, token))
+}
+
+async fn serve(
+    store: Arc<Store>,
+    dir: PathBuf,
+    http: Option<SocketAddr>,
+    token: Option<String>,
+) -> Result<()> {
+    let path = socket_path(&dir);
+    let _ = std::fs::remove_file(&path);
+    let unix = tokio::net::UnixListener::bind(&path)
+        .map_err(|e| CliError::failed(format!("cannot listen on {}: {e}", path.display())))?;
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .map_err(|e| CliError::failed(format!("cannot restrict {}: {e}", path.display())))?;
+    let app = api::router(store.clone(), None);
+    eprintln!("serving the store {} on {}", dir.display(), path.display());
+    let mut servers = tokio::task::JoinSet::new();
+    servers.spawn(async move { axum::serve(unix, app).await });
+    if let Some(addr) = http {
+        let tcp = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| CliError::input(format!("cannot listen on {addr}: {e}")))?;
+        eprintln!("serving the API on http://{addr}/v1");
+        let app = api::router(store.clone(), token.map(Arc::from));
+        servers.spawn(async move { axum::serve(tcp, app).await });
+    }
+    let stopped = async {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r,
+            _ = term.recv() => Ok(()),
+        }
+    };
+    tokio::select! {
+        _ = stopped => {}
+        Some(ended) = servers.join_next() => {
+            let why = match ended {
+                Ok(Err(e)) => e.to_string(),
+                Ok(Ok(())) => "it stopped".into(),
+                Err(e) => e.to_string(),
+            };
+            let _ = std::fs::remove_file(&path);
+            return Err(CliError::failed(format!("the API server failed: {why}")));
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+    Ok(())
+}

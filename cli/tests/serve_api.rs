@@ -1,0 +1,236 @@
+//! `runlog serve` and its HTTP/JSON API, through the real binary: the Unix socket in the store,
+//! TCP with a bearer token, errors as `{error, hint}` with their status codes, commands through
+//! the rules, the event stream resumed with `Last-Event-ID`, and the CLI beside the server.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod common;
+
+use common::{repo, runlog, text, wait_for};
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+/// One HTTP/1.1 request with `Connection: close`: the status and the body.
+fn request(
+    stream: &mut (impl Read + Write),
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: runlog\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    // A server refusing a body too large answers and closes before reading it all: the write
+    // may fail, the answer is still there.
+    let _ = stream.write_all(format!("{head}\r\n{body}").as_bytes());
+    let mut bytes = Vec::new();
+    let _ = stream.read_to_end(&mut bytes);
+    let answer = String::from_utf8_lossy(&bytes).into_owned();
+    let status = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+fn over_socket(store: &Path, method: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
+    let mut s = UnixStream::connect(store.join("api.sock")).unwrap();
+    let (status, body) = request(&mut s, method, path, &[], body);
+    let json = serde_json::from_str(&body)
+        .unwrap_or_else(|e| panic!("{method} {path}: not JSON ({e}): {body}"));
+    (status, json)
+}
+
+fn serve(store: &Path, args: &[&str]) -> Child {
+    let child = runlog(store)
+        .arg("serve")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(|| store.join("api.sock").exists());
+    child
+}
+
+/// SIGTERM, as a service manager stops it: it exits 0 and removes its socket.
+fn stop(server: Child, store: &Path) {
+    let pid = nix::unistd::Pid::from_raw(server.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let out = common::finish_within(server, Duration::from_secs(30), "runlog serve");
+    assert!(out.status.success(), "serve: {}", text(&out));
+    assert!(!store.join("api.sock").exists(), "the socket is removed");
+}
+
+fn imported_store(dir: &Path) -> std::path::PathBuf {
+    let store = dir.join("store");
+    let out = runlog(&store)
+        .args(["import"])
+        .arg(repo().join("fixtures/runs/quickstart.jsonl"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    store
+}
+
+#[test]
+fn the_api_answers_on_the_stores_socket_with_json_and_proper_status_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = imported_store(dir.path());
+    let server = serve(&store, &[]);
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(store.join("api.sock"))
+            .unwrap()
+            .permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600, "the socket is the owner's alone");
+
+    let (status, runs) = over_socket(&store, "GET", "/v1/runs", "");
+    assert_eq!(status, 200);
+    assert_eq!(runs[0]["run"], "quickstart");
+    let (status, board) = over_socket(&store, "GET", "/v1/runs/quickstart?at=5", "");
+    assert_eq!((status, board["seq"].as_u64()), (200, Some(5)));
+    let (status, events) = over_socket(
+        &store,
+        "GET",
+        "/v1/runs/quickstart/events?kind=run-finished",
+        "",
+    );
+    assert_eq!(status, 200);
+    assert_eq!(events["events"][0]["seq"], 50);
+    let (status, audit) = over_socket(&store, "GET", "/v1/runs/quickstart/audit", "");
+    assert_eq!(status, 200, "{audit}");
+
+    // Errors: {error, hint} with the status a client acts on.
+    let (status, err) = over_socket(&store, "GET", "/v1/runs/nope", "");
+    assert_eq!(status, 404);
+    assert!(
+        err["hint"].as_str().unwrap().contains("runlog runs"),
+        "{err}"
+    );
+    let (status, err) = over_socket(&store, "GET", "/v1/runs/quickstart?at=9999", "");
+    assert_eq!(status, 400, "{err}");
+    let (status, _) = over_socket(&store, "GET", "/v1/runs/quickstart/events?bogus=1", "");
+    assert_eq!(status, 400);
+    let (status, _) = over_socket(&store, "GET", "/v1/nothing", "");
+    assert_eq!(status, 404);
+
+    // Commands go through the rules, the short start-run included.
+    let approve = r#"{"command":"approve","task":"plan","by":"me"}"#;
+    let (status, err) = over_socket(&store, "POST", "/v1/runs/quickstart/commands", approve);
+    assert_eq!(status, 409, "a done task cannot be approved: {err}");
+    let (status, _) = over_socket(&store, "POST", "/v1/runs/x/commands", "not json");
+    assert_eq!(status, 400);
+    let start =
+        r#"{"command":"start-run","run":"api","tasks":[{"id":"a"},{"id":"b","after":["a"]}]}"#;
+    let (status, started) = over_socket(&store, "POST", "/v1/runs/api/commands", start);
+    assert_eq!(status, 200, "{started}");
+    assert_eq!(started["head"], 3);
+    let big = format!("{{\"command\":\"{}\"}}", "x".repeat(2 << 20));
+    let (status, _) = over_socket(&store, "POST", "/v1/runs/api/commands", &big);
+    assert_eq!(status, 413);
+
+    // The CLI works beside the server, through it.
+    let out = runlog(&store).args(["status", "api"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("ready"), "{}", text(&out));
+
+    // The OpenAPI document is served.
+    let (status, doc) = over_socket(&store, "GET", "/v1/openapi.json", "");
+    assert_eq!((status, doc["openapi"].as_str()), (200, Some("3.1.0")));
+    stop(server, &store);
+}
+
+#[test]
+fn the_event_stream_resumes_after_last_event_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = imported_store(dir.path());
+    let server = serve(&store, &[]);
+    let mut s = UnixStream::connect(store.join("api.sock")).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(
+        b"GET /v1/runs/quickstart/stream HTTP/1.1\r\nHost: runlog\r\nLast-Event-ID: 47\r\n\r\n",
+    )
+    .unwrap();
+    let mut got = String::new();
+    let mut buf = [0u8; 4096];
+    while !got.contains("id: 50") {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "the stream ended early: {got}");
+        got.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert!(got.contains("text/event-stream"), "{got}");
+    assert!(!got.contains("id: 47\n"), "it resumed after 47: {got}");
+    for seq in 48..=50 {
+        assert!(got.contains(&format!("id: {seq}\n")), "{got}");
+    }
+    assert!(got.contains("event: run-finished"), "{got}");
+    drop(s);
+    stop(server, &store);
+}
+
+#[test]
+fn tcp_needs_the_bearer_token_when_one_is_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = imported_store(dir.path());
+    // Not loopback and no token: refused before anything listens.
+    let out = runlog(&store)
+        .args(["serve", "--http", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("--token-file"), "{}", text(&out));
+
+    let token = "s3cret-token-of-some-length-0123456789";
+    std::fs::write(dir.path().join("token"), token).unwrap();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let addr = format!("127.0.0.1:{port}");
+    let server = serve(
+        &store,
+        &[
+            "--http",
+            &addr,
+            "--token-file",
+            dir.path().join("token").to_str().unwrap(),
+        ],
+    );
+    let ask = |headers: &[(&str, &str)]| {
+        let mut tries = 0;
+        let mut s = loop {
+            match std::net::TcpStream::connect(&addr) {
+                Ok(s) => break s,
+                Err(_) if tries < 300 => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => panic!("cannot connect to {addr}: {e}"),
+            }
+        };
+        request(&mut s, "GET", "/v1/runs", headers, "").0
+    };
+    assert_eq!(ask(&[]), 401);
+    assert_eq!(ask(&[("Authorization", "Bearer wrong")]), 401);
+    let bearer = format!("Bearer {token}");
+    assert_eq!(ask(&[("Authorization", &bearer)]), 200);
+    stop(server, &store);
+}
