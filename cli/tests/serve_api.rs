@@ -234,3 +234,28 @@ fn tcp_needs_the_bearer_token_when_one_is_set() {
     assert_eq!(ask(&[("Authorization", &bearer)]), 200);
     stop(server, &store);
 }
+
+#[test]
+fn the_python_example_approves_a_pending_eval_task_through_the_socket() {
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output();
+    assert!(
+        python.is_ok_and(|o| o.status.success()),
+        "this test runs examples/approve_over_socket.py and needs python3 (Debian: apt-get install -y python3; bash .ci/run installs it)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let server = serve(&store, &[]);
+    let out = std::process::Command::new("python3")
+        .arg(repo().join("examples/approve_over_socket.py"))
+        .arg(store.join("api.sock"))
+        .arg("py")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("publish is now open"), "{}", text(&out));
+    let log = runlog(&store).args(["log", "py"]).output().unwrap();
+    assert!(text(&log).contains("task-approved"), "{}", text(&log));
+    stop(server, &store);
+}
