@@ -259,3 +259,60 @@ fn the_python_example_approves_a_pending_eval_task_through_the_socket() {
     assert!(text(&log).contains("task-approved"), "{}", text(&log));
     stop(server, &store);
 }
+
+/// The run's status as the API reports it.
+fn run_status(store: &Path, run: &str) -> String {
+    let (_, board) = over_socket(store, "GET", &format!("/v1/runs/{run}"), "");
+    board["status"].as_str().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn runs_started_through_the_api_execute_inside_the_server_and_stop_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = common::workflow(
+        dir.path(),
+        "quick",
+        "name = \"quick\"\n[[task]]\nid = \"a\"\nrun = \"true\"\nrequires_testing = false\n\
+         [[task]]\nid = \"b\"\nafter = [\"a\"]\nrun = \"true\"\nrequires_testing = false\n",
+    );
+    let waits = common::workflow(
+        dir.path(),
+        "waits",
+        "name = \"waits\"\n[[task]]\nid = \"a\"\nrun = \"while true; do sleep 0.05; done\"\nrequires_testing = false\n",
+    );
+    let store = dir.path().join("store");
+    let server = serve(&store, &[]);
+    let start = |wf: &Path, run: &str| {
+        let body = serde_json::json!({"workflow": wf, "run": run}).to_string();
+        over_socket(&store, "POST", "/v1/runs", &body)
+    };
+    // A run the server executes to its end, nobody attached.
+    let (status, started) = start(&quick, "q1");
+    assert_eq!(status, 201, "{started}");
+    wait_for(|| run_status(&store, "q1") == "finished");
+    // The same id again is refused; a missing workflow too.
+    assert_eq!(start(&quick, "q1").0, 400);
+    assert_eq!(start(&dir.path().join("missing.toml"), "q2").0, 400);
+    // An interrupt through the API stops a hosted run as Ctrl-C would.
+    assert_eq!(start(&waits, "w1").0, 201);
+    wait_for(|| {
+        let (_, board) = over_socket(&store, "GET", "/v1/runs/w1", "");
+        board["board"]["rows"][0]["status"] == "in-progress"
+    });
+    let (status, _) = over_socket(&store, "POST", "/v1/runs/w1/interrupt", "");
+    assert_eq!(status, 202);
+    wait_for(|| run_status(&store, "w1") == "interrupted");
+    let (status, err) = over_socket(&store, "POST", "/v1/runs/q1/interrupt", "");
+    assert_eq!(status, 409, "{err}");
+    // Stopping the server interrupts what it still executes, and records it.
+    assert_eq!(start(&waits, "w2").0, 201);
+    stop(server, &store);
+    let out = runlog(&store).args(["runs"]).output().unwrap();
+    let listed = text(&out);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("w2") && l.contains("interrupted")),
+        "{listed}"
+    );
+}

@@ -18,7 +18,7 @@ mod replan;
 mod replay;
 mod resume;
 mod rollback;
-mod run;
+pub(crate) mod run;
 pub(crate) mod runs;
 mod show;
 mod stack;

@@ -28,14 +28,32 @@ pub struct Args {
 /// Validates the workflow (nothing runs if it is wrong), starts the run and drives it.
 pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     let wf = Workflow::load(&a.workflow)?;
-    let jobs = jobs(a.jobs)?;
+    let opts = RunOptions {
+        quiet: a.quiet,
+        jobs: jobs(a.jobs)?,
+    };
     let log = ctx.open_or_create()?;
-    let run = match a.run_id {
+    let (run, engine) = start(&log, &ctx.store, &wf, a.run_id, &opts)?;
+    let ended = drive_serving(&log, &ctx.store, &run, engine)?;
+    finish(&log, ctx, &run, &ended)
+}
+
+/// Starts a run of `wf` in the store (`runlog run`, and `POST /v1/runs` of `runlog serve`):
+/// its id (`run_id`, which must be new, or the workflow's name plus a counter) and the engine
+/// that drives it.
+pub(crate) fn start<'l>(
+    log: &'l runlog_store::Store,
+    store_dir: &Path,
+    wf: &Workflow,
+    run_id: Option<String>,
+    opts: &RunOptions,
+) -> Result<(String, Engine<'l>)> {
+    let run = match run_id {
         Some(id) => {
             if log.head(&id)?.is_some() {
                 return Err(CliError::input(format!(
                     "run {id} already exists in {}",
-                    ctx.store.display()
+                    store_dir.display()
                 ))
                 .with_hint(format!(
                     "resume it with `runlog resume {id}`, or choose another --run-id"
@@ -43,25 +61,20 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
             }
             id
         }
-        None => crate::store::free_run_id(&log, &wf.name)?,
+        None => crate::store::free_run_id(log, &wf.name)?,
     };
     let context = Context {
         dir: wf.dir.clone(),
         runner: wf.runner.clone(),
-        work: work_dir(&ctx.store, &run),
+        work: work_dir(store_dir, &run),
     };
-    let opts = RunOptions {
-        quiet: a.quiet,
-        jobs,
-    };
-    let mut engine = Engine::new(&log, &run, runlog_core::RunState::default(), context, &opts);
+    let mut engine = Engine::new(log, &run, runlog_core::RunState::default(), context, opts);
     engine.start(wf.start_command(RunId::from(run.as_str())))?;
-    let ended = drive_serving(&log, &ctx.store, &run, engine)?;
-    finish(&log, ctx, &run, &ended)
+    Ok((run, engine))
 }
 
 /// `--jobs`, checked by the same rule as the workflow's `jobs`.
-pub(super) fn jobs(jobs: Option<u32>) -> Result<Option<u32>> {
+pub(crate) fn jobs(jobs: Option<u32>) -> Result<Option<u32>> {
     if let Some(n) = jobs {
         runlog_core::validate_settings(&runlog_core::Settings {
             jobs: n,

@@ -190,6 +190,8 @@ pub struct Engine<'l> {
     replan_gave_up: bool,
     tx: mpsc::UnboundedSender<Done>,
     rx: mpsc::UnboundedReceiver<Done>,
+    /// An interrupt asked other than by a signal (`runlog serve`'s API).
+    asked: Option<watch::Receiver<bool>>,
 }
 
 impl std::fmt::Debug for Engine<'_> {
@@ -222,7 +224,13 @@ impl<'l> Engine<'l> {
             replan_gave_up: false,
             tx,
             rx,
+            asked: None,
         }
+    }
+
+    /// Interrupts the run, as a signal does, when `asked` turns true.
+    pub fn interrupt_when(&mut self, asked: watch::Receiver<bool>) {
+        self.asked = Some(asked);
     }
 
     /// Processes at once: `--jobs`, else the run's setting (read from the state, which only
@@ -321,7 +329,7 @@ impl<'l> Engine<'l> {
     /// Runs until every task is resolved or nothing more can happen; a signal interrupts.
     pub async fn drive(mut self) -> Result<Ended> {
         let started = Instant::now();
-        let mut signals = Signals::new()?;
+        let mut signals = Signals::new()?.or_asked(self.asked.take());
         let mut foreign = Foreign::watch(self.session.replay().log(), self.run());
         loop {
             let next_due = self.dispatch()?;

@@ -7,11 +7,13 @@ use super::engine::Result;
 use super::error::RunnerError;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
-/// Ctrl-C, SIGTERM and SIGHUP.
+/// Ctrl-C, SIGTERM and SIGHUP; and, for a run a server hosts, an interrupt asked through its
+/// API.
 pub(super) struct Signals {
     int: Signal,
     term: Signal,
     hup: Signal,
+    asked: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl Signals {
@@ -26,14 +28,30 @@ impl Signals {
             int: listen(SignalKind::interrupt())?,
             term: listen(SignalKind::terminate())?,
             hup: listen(SignalKind::hangup())?,
+            asked: None,
         })
     }
 
+    /// Also ends `recv` when `asked` turns true.
+    pub(super) fn or_asked(mut self, asked: Option<tokio::sync::watch::Receiver<bool>>) -> Self {
+        self.asked = asked;
+        self
+    }
+
     pub(super) async fn recv(&mut self) {
+        let asked = async {
+            match self.asked.as_mut() {
+                Some(asked) => {
+                    let _ = asked.wait_for(|yes| *yes).await;
+                }
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             _ = self.int.recv() => {}
             _ = self.term.recv() => {}
             _ = self.hup.recv() => {}
+            _ = asked => {}
         }
     }
 }

@@ -2,6 +2,7 @@
 //! does (the same shapes); commands go through the same rules as `runlog emit`.
 
 use super::errors::ApiError;
+use super::hosted::{Hosted, Start};
 use super::stream;
 use crate::commands::emit::parse_line;
 use crate::render::event::EventLine;
@@ -41,12 +42,15 @@ const EVENTS: &str = "/v1/runs/{run}/events";
 const STREAM: &str = "/v1/runs/{run}/stream";
 const AUDIT: &str = "/v1/runs/{run}/audit";
 const COMMANDS: &str = "/v1/runs/{run}/commands";
+const INTERRUPT: &str = "/v1/runs/{run}/interrupt";
 
 /// Every path the router serves, with its method: the OpenAPI document must list exactly these.
 #[cfg(test)]
 const ROUTES: &[(&str, &str)] = &[
     ("get", OPENAPI_PATH),
     ("get", RUNS),
+    ("post", RUNS),
+    ("post", INTERRUPT),
     ("get", RUN),
     ("get", EVENTS),
     ("get", STREAM),
@@ -57,18 +61,26 @@ const ROUTES: &[(&str, &str)] = &[
 /// The OpenAPI document (checked against [`ROUTES`] by a test).
 pub const OPENAPI: &str = include_str!("openapi.json");
 
+/// What every handler reaches: the store, the token TCP clients must send, the runs this
+/// server executes, and the store's directory (where hosted runs keep their worktrees).
 #[derive(Clone)]
-struct Api {
-    store: Arc<Store>,
-    token: Option<Arc<str>>,
+pub struct Api {
+    /// The store.
+    pub store: Arc<Store>,
+    /// With a token, every request must carry it.
+    pub token: Option<Arc<str>>,
+    /// The runs this server executes.
+    pub hosted: Arc<Hosted>,
+    /// The store's directory.
+    pub dir: std::path::PathBuf,
 }
 
-/// The API over `store`; with `token`, every request must carry it.
-pub fn router(store: Arc<Store>, token: Option<Arc<str>>) -> Router {
-    let api = Api { store, token };
+/// The API's routes over `api`.
+pub fn router(api: Api) -> Router {
     let bounded = Router::new()
         .route(OPENAPI_PATH, get(openapi))
-        .route(RUNS, get(runs))
+        .route(RUNS, get(runs).post(start_run))
+        .route(INTERRUPT, post(interrupt))
         .route(RUN, get(board))
         .route(EVENTS, get(events))
         .route(AUDIT, get(audit))
@@ -176,6 +188,45 @@ async fn openapi() -> impl IntoResponse {
 async fn runs(State(api): State<Api>) -> Result<impl IntoResponse, ApiError> {
     let rows = blocking(&api, |s| Ok(crate::commands::runs::rows(s)?)).await?;
     Ok(Json(rows))
+}
+
+async fn start_run(
+    State(api): State<Api>,
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<impl IntoResponse, ApiError> {
+    const HINT: &str =
+        "send {\"workflow\": \"path/to/workflow.toml\"}, optionally with \"run\" and \"jobs\"";
+    let body = body.map_err(|e| ApiError::with_status(e.status(), e.body_text(), HINT))?;
+    let start: Start = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad(format!("not a start request: {e}"), HINT))?;
+    let run = api
+        .hosted
+        .start(api.store.clone(), api.dir.clone(), start)
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(serde_json::json!({"run": run, "executing": true})),
+    ))
+}
+
+async fn interrupt(
+    State(api): State<Api>,
+    P(run): P<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    if !api.hosted.interrupt(&run) {
+        return Err(ApiError::with_status(
+            StatusCode::CONFLICT,
+            format!("run {run} is not being executed by this server"),
+            format!(
+                "runs it executes: {}; a run in a terminal stops with Ctrl-C there",
+                api.hosted.live().join(", ")
+            ),
+        ));
+    }
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(serde_json::json!({"run": run, "interrupting": true})),
+    ))
 }
 
 #[derive(Debug, Deserialize)]

@@ -6,6 +6,7 @@
 
 mod api;
 mod errors;
+mod hosted;
 mod stream;
 
 use crate::commands::Ctx;
@@ -79,7 +80,14 @@ async fn serve(
         .map_err(|e| CliError::failed(format!("cannot listen on {}: {e}", path.display())))?;
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
         .map_err(|e| CliError::failed(format!("cannot restrict {}: {e}", path.display())))?;
-    let app = api::router(store.clone(), None);
+    let hosted = Arc::new(hosted::Hosted::default());
+    let api = |token: Option<Arc<str>>| api::Api {
+        store: store.clone(),
+        token,
+        hosted: hosted.clone(),
+        dir: dir.clone(),
+    };
+    let app = api::router(api(None));
     eprintln!("serving the store {} on {}", dir.display(), path.display());
     let mut servers = tokio::task::JoinSet::new();
     servers.spawn(async move { axum::serve(unix, app).await });
@@ -88,7 +96,7 @@ async fn serve(
             .await
             .map_err(|e| CliError::input(format!("cannot listen on {addr}: {e}")))?;
         eprintln!("serving the API on http://{addr}/v1");
-        let app = api::router(store.clone(), token.map(Arc::from));
+        let app = api::router(api(token.map(Arc::from)));
         servers.spawn(async move { axum::serve(tcp, app).await });
     }
     let stopped = async {
@@ -110,6 +118,8 @@ async fn serve(
             return Err(CliError::failed(format!("the API server failed: {why}")));
         }
     }
+    // The hosted runs heard the signal too: each stops its commands and records the interrupt.
+    hosted.stop_all().await;
     let _ = std::fs::remove_file(&path);
     Ok(())
 }

@@ -1,0 +1,99 @@
+//! Runs the server executes itself (`POST /v1/runs`): each engine on the server's runtime, its
+//! agents the server's children, so a run outlives the terminal or script that started it. An
+//! interrupt asked through the API (`POST /v1/runs/{run}/interrupt`) stops it as Ctrl-C stops
+//! `runlog run`; stopping the server interrupts every run it hosts and waits for them.
+
+use super::errors::ApiError;
+use crate::runner::{RunOptions, Workflow};
+use runlog_store::Store;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{oneshot, watch};
+
+/// The runs this server executes, by id: the switch that interrupts each.
+#[derive(Debug, Default)]
+pub struct Hosted {
+    runs: Mutex<HashMap<String, watch::Sender<bool>>>,
+    tasks: tokio::sync::Mutex<tokio::task::JoinSet<()>>,
+}
+
+/// What starting a run asks for.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Start {
+    /// The workflow file, relative to the server's working directory.
+    pub workflow: PathBuf,
+    /// The run's id [default: the workflow's name plus a counter].
+    pub run: Option<String>,
+    /// Tasks at once [default: the workflow's jobs].
+    pub jobs: Option<u32>,
+}
+
+impl Hosted {
+    /// Starts a run and returns its id once it is recorded; it then runs on its own.
+    pub async fn start(
+        self: &Arc<Self>,
+        store: Arc<Store>,
+        dir: PathBuf,
+        start: Start,
+    ) -> Result<String, ApiError> {
+        let (started, id) = oneshot::channel();
+        let (ask, asked) = watch::channel(false);
+        let hosted = self.clone();
+        self.tasks.lock().await.spawn(async move {
+            let prepared = Workflow::load(&start.workflow)
+                .map_err(crate::error::CliError::from)
+                .and_then(|wf| {
+                    let opts = RunOptions {
+                        quiet: true,
+                        jobs: crate::commands::run::jobs(start.jobs)?,
+                    };
+                    crate::commands::run::start(&store, &dir, &wf, start.run, &opts)
+                });
+            let (run, mut engine) = match prepared {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = started.send(Err(ApiError::from(e)));
+                    return;
+                }
+            };
+            engine.interrupt_when(asked);
+            hosted.lock().insert(run.clone(), ask);
+            let _ = started.send(Ok(run.clone()));
+            if let Err(e) = engine.drive().await {
+                eprintln!("run {run} stopped: {e}");
+            }
+            hosted.lock().remove(&run);
+        });
+        id.await
+            .map_err(|_| ApiError::internal("the run's task ended before it started"))?
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, watch::Sender<bool>>> {
+        self.runs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Asks a hosted run to stop; `false` when this server does not execute it.
+    pub fn interrupt(&self, run: &str) -> bool {
+        self.lock()
+            .get(run)
+            .is_some_and(|ask| ask.send(true).is_ok())
+    }
+
+    /// The ids of the runs executing now.
+    pub fn live(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.lock().keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
+    /// Interrupts every hosted run and waits for each to record it.
+    pub async fn stop_all(&self) {
+        for ask in self.lock().values() {
+            let _ = ask.send(true);
+        }
+        let mut tasks = self.tasks.lock().await;
+        while tasks.join_next().await.is_some() {}
+    }
+}
