@@ -316,3 +316,75 @@ fn runs_started_through_the_api_execute_inside_the_server_and_stop_when_asked() 
         "{listed}"
     );
 }
+
+/// `runlog run WF --run-id RUN` following a run the server executes, sent `signal` once the
+/// run is running.
+fn follow_then_signal(
+    store: &Path,
+    wf: &Path,
+    run: &str,
+    signal: nix::sys::signal::Signal,
+) -> std::process::Output {
+    let follower = runlog(store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", run, "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(|| run_status(store, run) == "running");
+    // Past submitting: the follower listens for signals once it follows.
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = nix::unistd::Pid::from_raw(follower.id() as i32);
+    nix::sys::signal::kill(pid, signal).unwrap();
+    common::finish_within(follower, Duration::from_secs(30), "the follower")
+}
+
+#[test]
+fn runlog_run_submits_to_a_live_server_and_follows_or_detaches() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = common::workflow(
+        dir.path(),
+        "quick",
+        "name = \"quick\"\n[[task]]\nid = \"a\"\nrun = \"true\"\nrequires_testing = false\n",
+    );
+    let waits = common::workflow(
+        dir.path(),
+        "waits",
+        "name = \"waits\"\n[[task]]\nid = \"a\"\nrun = \"while [ ! -e go ]; do sleep 0.05; done\"\nrequires_testing = false\n",
+    );
+    let store = dir.path().join("store");
+    // Without a server, --detach has nothing to hand the run to.
+    let out = runlog(&store)
+        .args(["run", quick.to_str().unwrap(), "--detach"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let server = serve(&store, &[]);
+    // Followed to its end, with the closing summary and the run's exit code.
+    let out = runlog(&store)
+        .args(["run", quick.to_str().unwrap(), "--run-id", "f1", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("run f1 succeeded"), "{}", text(&out));
+    // Detached: the id at once; the server executes it.
+    let out = runlog(&store)
+        .args(["run", waits.to_str().unwrap(), "--run-id", "d1", "--detach"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "d1");
+    wait_for(|| run_status(&store, "d1") == "running");
+    // A follower whose terminal closes stops following; the run goes on.
+    let out = follow_then_signal(&store, &waits, "h1", nix::sys::signal::Signal::SIGHUP);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(run_status(&store, "h1"), "running");
+    // Ctrl-C in a following terminal interrupts its run through the server.
+    let out = follow_then_signal(&store, &waits, "c1", nix::sys::signal::Signal::SIGINT);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert_eq!(run_status(&store, "c1"), "interrupted");
+    // The rest end when their task does.
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    wait_for(|| run_status(&store, "d1") == "finished" && run_status(&store, "h1") == "finished");
+    stop(server, &store);
+}

@@ -23,6 +23,10 @@ pub struct Args {
     /// Plain lines, no live view.
     #[arg(long)]
     quiet: bool,
+    /// With a `runlog serve` serving the store: print the run's id and return at once (the
+    /// server executes the run).
+    #[arg(long)]
+    detach: bool,
 }
 
 /// Validates the workflow (nothing runs if it is wrong), starts the run and drives it.
@@ -32,6 +36,22 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         quiet: a.quiet,
         jobs: jobs(a.jobs)?,
     };
+    if let Some(server) = crate::serve::client::Server::find(&ctx.store) {
+        let submit = crate::serve::follow::Submit {
+            workflow: &a.workflow,
+            run: a.run_id,
+            jobs: opts.jobs,
+            quiet: a.quiet,
+            detach: a.detach,
+        };
+        return crate::serve::follow::submit_and_follow(&server, submit, ctx);
+    }
+    if a.detach {
+        return Err(CliError::input(
+            "--detach needs a `runlog serve` to execute the run, and none serves this store",
+        )
+        .with_hint("start one (`runlog serve &`), or run without --detach"));
+    }
     let log = ctx.open_or_create()?;
     let (run, engine) = start(&log, &ctx.store, &wf, a.run_id, &opts)?;
     let ended = drive_serving(&log, &ctx.store, &run, engine)?;
@@ -119,7 +139,7 @@ pub(super) fn drive_serving(
 }
 
 /// Prints the closing summary; the exit code says how the run ended.
-pub(super) fn finish(
+pub(crate) fn finish(
     log: &dyn EventLog,
     ctx: &Ctx,
     run: &str,

@@ -14,4 +14,5 @@ pub mod workflow;
 
 pub use engine::{Context, Ended, Engine, RunOptions};
 pub use error::{RunnerError, WorkflowError};
+pub use view::View;
 pub use workflow::{parse_revision, RunnerSettings, Workflow};

@@ -5,7 +5,9 @@
 //! holds up a run, whose engine runs elsewhere.
 
 mod api;
+pub mod client;
 mod errors;
+pub mod follow;
 mod hosted;
 mod stream;
 

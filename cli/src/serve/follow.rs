@@ -1,0 +1,148 @@
+//! `runlog run` when a `runlog serve` serves the store: the run is submitted to the server,
+//! which executes it, and this terminal follows it with the same live view and closing summary
+//! as a run it executes itself. Ctrl-C (or SIGTERM) asks the server to interrupt the run; a
+//! closed terminal (SIGHUP) only stops following: the run goes on in the server. With
+//! `--detach`, the run's id is printed at once.
+
+use super::client::{refused, Server};
+use crate::commands::Ctx;
+use crate::error::{CliError, ExitKind, Result};
+use crate::runner::{Ended, View};
+use runlog_core::codec::decode_event;
+use runlog_core::{evolve_in_place, EventKind, RunState};
+use runlog_store::EventLog;
+use std::path::Path;
+use std::time::Instant;
+use tokio::signal::unix::{signal, SignalKind};
+
+/// What `runlog run` asks of the server.
+#[derive(Debug)]
+pub struct Submit<'a> {
+    /// The workflow file.
+    pub workflow: &'a Path,
+    /// The run's id, if chosen.
+    pub run: Option<String>,
+    /// `--jobs`.
+    pub jobs: Option<u32>,
+    /// `--quiet`.
+    pub quiet: bool,
+    /// `--detach`.
+    pub detach: bool,
+}
+
+/// Submits the run and, unless detached, follows it to its end.
+pub fn submit_and_follow(server: &Server, s: Submit<'_>, ctx: &Ctx) -> Result<Option<ExitKind>> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::failed(format!("cannot start the async runtime: {e}")))?;
+    // Listening from the start: a Ctrl-C right after submitting still reaches the run.
+    let signals = {
+        let _runtime = rt.enter();
+        Signals::new()?
+    };
+    let workflow = std::path::absolute(s.workflow).unwrap_or_else(|_| s.workflow.to_path_buf());
+    let body = serde_json::json!({"workflow": workflow, "run": s.run, "jobs": s.jobs});
+    let (status, answer) = rt.block_on(server.post("/v1/runs", &body))?;
+    if status != 201 {
+        return Err(refused(status, &answer));
+    }
+    let run = answer
+        .get("run")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    if s.detach {
+        if ctx.json {
+            crate::render::json(&serde_json::json!({"run": run, "executing": true}));
+        } else {
+            println!("{run}");
+        }
+        return Ok(None);
+    }
+    if !s.quiet {
+        eprintln!("run {run} executes in runlog serve; Ctrl-C interrupts it, closing this terminal does not");
+    }
+    let log = ctx.open()?;
+    let ended = rt.block_on(follow(server, &log, &run, s.quiet, signals))?;
+    match ended {
+        Some(ended) => crate::commands::run::finish(&log, ctx, &run, &ended),
+        None => {
+            eprintln!("stopped following; run {run} goes on in runlog serve (`runlog log {run} --follow`)");
+            Ok(None)
+        }
+    }
+}
+
+/// Shows the run's events until it finishes or is interrupted (`Some`), or until the terminal
+/// goes (`None`).
+async fn follow(
+    server: &Server,
+    log: &runlog_store::Store,
+    run: &str,
+    quiet: bool,
+    mut signals: Signals,
+) -> Result<Option<Ended>> {
+    let started = Instant::now();
+    let view = View::new(quiet);
+    let records = log.subscribe(Some(run));
+    let (tx, mut appended) = tokio::sync::mpsc::unbounded_channel();
+    let history = log.read(run, 1, u64::MAX, runlog_store::Direction::Forward)?;
+    std::thread::spawn(move || {
+        for r in history.into_iter().chain(records.iter()) {
+            if tx.send(r).is_err() {
+                return;
+            }
+        }
+    });
+    let mut state = RunState::default();
+    let interrupt = format!("/v1/runs/{run}/interrupt");
+    loop {
+        tokio::select! {
+            record = appended.recv() => {
+                let Some(record) = record else {
+                    return Err(CliError::failed(format!("lost the store while following run {run}"))
+                        .with_hint(format!("`runlog status {run}` says where it is")));
+                };
+                if record.seq <= state.seq {
+                    continue;
+                }
+                let Ok(event) = decode_event(&record.body) else { continue };
+                evolve_in_place(&mut state, &event);
+                state.seq = record.seq;
+                view.event(&event, &state);
+                let interrupted = matches!(event.kind, EventKind::RunInterrupted { .. });
+                if interrupted || matches!(event.kind, EventKind::RunFinished { .. }) {
+                    view.done();
+                    // The whole fold (rollbacks and forks resolved) for the closing summary.
+                    let state = runlog_replay::Replay::new(log).head_state(run)?;
+                    return Ok(Some(Ended { state, interrupted, elapsed: started.elapsed() }));
+                }
+            }
+            _ = signals.int.recv() => { server.post(&interrupt, &serde_json::json!({})).await?; }
+            _ = signals.term.recv() => { server.post(&interrupt, &serde_json::json!({})).await?; }
+            _ = signals.hup.recv() => return Ok(None),
+        }
+    }
+}
+
+/// Ctrl-C and SIGTERM (interrupt the run), SIGHUP (stop following).
+struct Signals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Listens; must be called inside a runtime.
+    fn new() -> Result<Self> {
+        let listen = |kind| {
+            signal(kind).map_err(|e| CliError::failed(format!("cannot listen for signals: {e}")))
+        };
+        Ok(Self {
+            int: listen(SignalKind::interrupt())?,
+            term: listen(SignalKind::terminate())?,
+            hup: listen(SignalKind::hangup())?,
+        })
+    }
+}
