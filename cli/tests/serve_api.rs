@@ -118,6 +118,27 @@ fn the_api_answers_on_the_stores_socket_with_json_and_proper_status_codes() {
     let (status, audit) = over_socket(&store, "GET", "/v1/runs/quickstart/audit", "");
     assert_eq!(status, 200, "{audit}");
 
+    // Every reader of the CLI has its resource, with the CLI's --json shapes.
+    for path in [
+        "/v1/runs/quickstart/stack?at=10",
+        "/v1/runs/quickstart/stages",
+        "/v1/runs/quickstart/digest",
+        "/v1/diff?left=quickstart@10&right=quickstart",
+    ] {
+        let (status, body) = over_socket(&store, "GET", path, "");
+        assert_eq!(status, 200, "{path}: {body}");
+    }
+    let (status, verified) = over_socket(&store, "GET", "/v1/runs/quickstart/verify", "");
+    assert_eq!(
+        (status, verified["ok"].as_bool()),
+        (200, Some(true)),
+        "{verified}"
+    );
+    let mut s = UnixStream::connect(store.join("api.sock")).unwrap();
+    let (status, lines) = request(&mut s, "GET", "/v1/runs/quickstart/export", &[], "");
+    assert_eq!(status, 200);
+    assert_eq!(lines.lines().count(), 51, "a header and fifty events");
+
     // Errors: {error, hint} with the status a client acts on.
     let (status, err) = over_socket(&store, "GET", "/v1/runs/nope", "");
     assert_eq!(status, 404);

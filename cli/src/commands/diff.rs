@@ -3,7 +3,8 @@
 use super::Ctx;
 use crate::error::Result;
 use crate::render;
-use runlog_replay::diff::{diff as diff_sides, Side};
+use runlog_core::projections::Projections;
+use runlog_replay::diff::{diff as diff_sides, Diff, Side};
 use runlog_replay::Replay;
 
 /// Arguments of `runlog diff`.
@@ -23,22 +24,24 @@ fn side(arg: &str) -> (String, Option<u64>) {
     }
 }
 
-/// Prints what differs, task by task, then stage by stage.
-pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
-    let log = ctx.open()?;
-    let replay = Replay::new(&log);
-    let (ra, sa) = side(&a.left);
-    let (rb, sb) = side(&a.right);
-    let pa = replay.project(
-        &ra,
-        sa,
-        Some(&mut render::replay_progress("replaying the left side")),
-    )?;
-    let pb = replay.project(
-        &rb,
-        sb,
-        Some(&mut render::replay_progress("replaying the right side")),
-    )?;
+/// Two sides (`RUN` or `RUN@SEQ`) replayed and compared; `progress` shows the replays on a
+/// terminal (the CLI's, not the API's).
+pub(crate) fn compare(
+    log: &dyn runlog_store::EventLog,
+    left: &str,
+    right: &str,
+    progress: bool,
+) -> Result<(Projections, Projections, Diff)> {
+    let replay = Replay::new(log);
+    let project = |arg: &str, label: &str| {
+        let (run, seq) = side(arg);
+        match progress {
+            true => replay.project(&run, seq, Some(&mut render::replay_progress(label))),
+            false => replay.project(&run, seq, None),
+        }
+    };
+    let pa = project(left, "replaying the left side")?;
+    let pb = project(right, "replaying the right side")?;
     let d = diff_sides(
         Side {
             state: &pa.state,
@@ -49,6 +52,14 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             stack: &pb.stack,
         },
     );
+    Ok((pa, pb, d))
+}
+
+/// Prints what differs, task by task, then stage by stage.
+pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+    let log = ctx.open()?;
+    let (ra, rb) = (side(&a.left).0, side(&a.right).0);
+    let (pa, pb, d) = compare(&log, &a.left, &a.right, true)?;
     if ctx.json {
         render::json(&d);
         return Ok(());

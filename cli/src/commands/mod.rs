@@ -5,7 +5,7 @@
 mod approve;
 mod audit;
 mod control;
-mod diff;
+pub(crate) mod diff;
 mod digest;
 pub(crate) mod emit;
 mod export;
@@ -21,10 +21,10 @@ mod rollback;
 pub(crate) mod run;
 pub(crate) mod runs;
 mod show;
-mod stack;
+pub(crate) mod stack;
 mod stages;
 mod status;
-mod verify;
+pub(crate) mod verify;
 mod viz;
 
 use crate::error::{ExitKind, Result};

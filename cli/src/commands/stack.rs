@@ -16,20 +16,23 @@ pub struct Args {
     at: Option<u64>,
 }
 
+/// The stack, newest first, and the latest result per stage, as `--json` and the API show it.
+pub(crate) fn as_json(run: &str, p: &runlog_core::projections::Projections) -> serde_json::Value {
+    let entries: Vec<_> = p.stack.newest_first().collect();
+    serde_json::json!({"run": run, "seq": p.state.seq, "stack": entries, "latest_results": p.stack.all_latest_results()})
+}
+
 /// Prints the stack and the latest results.
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let run = a.run.as_str();
     let log = ctx.open()?;
     let p =
         Replay::new(&log).project(run, a.at, Some(&mut render::replay_progress("replaying")))?;
-    let latest = p.stack.all_latest_results();
     if ctx.json {
-        let entries: Vec<_> = p.stack.newest_first().collect();
-        render::json(
-            &serde_json::json!({"run": run, "seq": p.state.seq, "stack": entries, "latest_results": latest}),
-        );
+        render::json(&as_json(run, &p));
         return Ok(());
     }
+    let latest = p.stack.all_latest_results();
     println!(
         "supervisor stack of {run} at seq {} ({} entries, newest first)",
         p.state.seq,

@@ -5,6 +5,7 @@ use super::Ctx;
 use crate::error::{CliError, Result};
 use crate::render;
 use runlog_store::EventLog;
+use serde::Serialize;
 
 /// Arguments of `runlog verify`.
 #[derive(Debug, clap::Args)]
@@ -33,43 +34,22 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     };
     let mut damaged = 0;
     for r in &runs {
-        let report = log.verify(r)?;
-        // The store vouches for bytes; a body that is not an event is damage all the same.
-        let undecodable = match (&report.damage, report.head) {
-            (None, Some(head)) => first_undecodable(&log, r, head.seq)?,
-            _ => None,
-        };
-        let damage = match (&report.damage, &undecodable) {
-            (Some(d), _) => Some((d.seq, d.kind.name(), d.to_string())),
-            (None, Some((seq, why))) => Some((
-                *seq,
-                "undecodable",
-                format!("seq {seq} does not decode as an event: {why}"),
-            )),
-            (None, None) => None,
-        };
-        let verified = match &undecodable {
-            Some((seq, _)) => seq - 1,
-            None => report.verified,
-        };
+        let c = check(&log, r)?;
         if ctx.json {
-            render::json(&serde_json::json!({
-                "run": r,
-                "ok": damage.is_none(),
-                "verified": verified,
-                "head_seq": report.head.map(|h| h.seq),
-                "damage": damage.as_ref().map(|(seq, kind, reason)| serde_json::json!({"seq": seq, "kind": kind, "reason": reason})),
-            }));
+            render::json(&c);
         } else {
-            match &damage {
-                None => {
-                    println!("{r}: ok, {verified} events, checksums, chain and encoding verified")
-                }
-                Some((_, _, d)) => {
-                    println!("{r}: DAMAGED: {d} ({verified} events before it verified)")
-                }
+            match &c.damage {
+                None => println!(
+                    "{r}: ok, {} events, checksums, chain and encoding verified",
+                    c.verified
+                ),
+                Some(d) => println!(
+                    "{r}: DAMAGED: {} ({} events before it verified)",
+                    d.reason, c.verified
+                ),
             }
         }
+        let damage = c.damage;
         if damage.is_some() {
             damaged += 1;
         }
@@ -78,6 +58,59 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         return Err(CliError::failed(format!("{damaged} run(s) damaged")).with_hint("export the intact prefix with `runlog export`, or fork from a seq before the damage"));
     }
     Ok(())
+}
+
+/// What verifying one run found (`verify --json`, the API's `GET /v1/runs/{run}/verify`).
+/// Fields in the alphabetical order `--json` has always printed them in.
+#[derive(Debug, Serialize)]
+pub(crate) struct Checked {
+    damage: Option<Found>,
+    head_seq: Option<u64>,
+    ok: bool,
+    run: String,
+    verified: u64,
+}
+
+/// The first damage in a run.
+#[derive(Debug, Serialize)]
+pub(crate) struct Found {
+    kind: &'static str,
+    reason: String,
+    seq: u64,
+}
+
+/// Walks a run's checksums and chain, and decodes every event: a body that is not an event is
+/// damage all the same (the store vouches for bytes, not meaning).
+pub(crate) fn check(log: &dyn EventLog, run: &str) -> Result<Checked> {
+    let report = log.verify(run)?;
+    let undecodable = match (&report.damage, report.head) {
+        (None, Some(head)) => first_undecodable(log, run, head.seq)?,
+        _ => None,
+    };
+    let damage = match (&report.damage, undecodable) {
+        (Some(d), _) => Some(Found {
+            seq: d.seq,
+            kind: d.kind.name(),
+            reason: d.to_string(),
+        }),
+        (None, Some((seq, why))) => Some(Found {
+            seq,
+            kind: "undecodable",
+            reason: format!("seq {seq} does not decode as an event: {why}"),
+        }),
+        (None, None) => None,
+    };
+    let verified = match &damage {
+        Some(d) if d.kind == "undecodable" => d.seq - 1,
+        _ => report.verified,
+    };
+    Ok(Checked {
+        run: run.to_owned(),
+        ok: damage.is_none(),
+        verified,
+        head_seq: report.head.map(|h| h.seq),
+        damage,
+    })
 }
 
 /// The first seq of a run whose body is not an event, with why.

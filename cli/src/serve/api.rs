@@ -43,6 +43,12 @@ const STREAM: &str = "/v1/runs/{run}/stream";
 const AUDIT: &str = "/v1/runs/{run}/audit";
 const COMMANDS: &str = "/v1/runs/{run}/commands";
 const INTERRUPT: &str = "/v1/runs/{run}/interrupt";
+const STACK: &str = "/v1/runs/{run}/stack";
+const STAGES: &str = "/v1/runs/{run}/stages";
+const VERIFY: &str = "/v1/runs/{run}/verify";
+const DIGEST: &str = "/v1/runs/{run}/digest";
+const EXPORT: &str = "/v1/runs/{run}/export";
+const DIFF: &str = "/v1/diff";
 
 /// Every path the router serves, with its method: the OpenAPI document must list exactly these.
 #[cfg(test)]
@@ -51,6 +57,12 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", RUNS),
     ("post", RUNS),
     ("post", INTERRUPT),
+    ("get", STACK),
+    ("get", STAGES),
+    ("get", VERIFY),
+    ("get", DIGEST),
+    ("get", EXPORT),
+    ("get", DIFF),
     ("get", RUN),
     ("get", EVENTS),
     ("get", STREAM),
@@ -84,6 +96,12 @@ pub fn router(api: Api) -> Router {
         .route(RUN, get(board))
         .route(EVENTS, get(events))
         .route(AUDIT, get(audit))
+        .route(STACK, get(stack))
+        .route(STAGES, get(stages))
+        .route(VERIFY, get(verify))
+        .route(DIGEST, get(digest))
+        .route(EXPORT, get(export))
+        .route(DIFF, get(diff))
         .route(COMMANDS, post(command))
         .layer(
             tower::ServiceBuilder::new()
@@ -346,6 +364,83 @@ async fn command(
     })
     .await?;
     Ok((StatusCode::OK, Json(body)))
+}
+
+async fn stack(
+    State(api): State<Api>,
+    P(run): P<String>,
+    Q(q): Q<At>,
+) -> Result<impl IntoResponse, ApiError> {
+    let body = blocking(&api, move |s| {
+        let p = Replay::new(s)
+            .project(&run, q.at, None)
+            .map_err(crate::error::CliError::from)?;
+        Ok(crate::commands::stack::as_json(&run, &p))
+    })
+    .await?;
+    Ok(Json(body))
+}
+
+async fn stages(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoResponse, ApiError> {
+    let body = blocking(&api, move |s| {
+        let state = Replay::new(s)
+            .head_state(&run)
+            .map_err(crate::error::CliError::from)?;
+        let rows = runlog_core::projections::health::stage_health(&state);
+        Ok(serde_json::json!({"run": run, "seq": state.seq, "stages": rows}))
+    })
+    .await?;
+    Ok(Json(body))
+}
+
+async fn verify(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoResponse, ApiError> {
+    let body = blocking(&api, move |s| {
+        // An unknown run is a 404, not an empty verification.
+        Replay::new(s)
+            .head_seq(&run)
+            .map_err(crate::error::CliError::from)?;
+        Ok(crate::commands::verify::check(s, &run)?)
+    })
+    .await?;
+    Ok(Json(body))
+}
+
+async fn digest(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoResponse, ApiError> {
+    let body = blocking(&api, move |s| {
+        runlog_replay::digest::digest(s, &run)
+            .map_err(|e| ApiError::from(crate::error::CliError::from(e)))
+    })
+    .await?;
+    Ok(Json(body))
+}
+
+async fn export(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoResponse, ApiError> {
+    let lines = blocking(&api, move |s| {
+        let mut out = Vec::new();
+        runlog_replay::export::export(s, &run, &mut out).map_err(crate::error::CliError::from)?;
+        Ok(out)
+    })
+    .await?;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/x-ndjson")],
+        lines,
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Sides {
+    left: String,
+    right: String,
+}
+
+async fn diff(State(api): State<Api>, Q(q): Q<Sides>) -> Result<impl IntoResponse, ApiError> {
+    let body = blocking(&api, move |s| {
+        let (_, _, d) = crate::commands::diff::compare(s, &q.left, &q.right, false)?;
+        Ok(serde_json::to_value(d).unwrap_or_default())
+    })
+    .await?;
+    Ok(Json(body))
 }
 
 #[derive(Debug, Deserialize)]
