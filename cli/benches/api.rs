@@ -1,0 +1,252 @@
+//! The live store and the API under load, through the real binary (`runlog serve`): prints
+//! figures, asserts nothing about time. `cargo bench -p runlog-cli --bench api`.
+//!
+//! 1. A run's board through the API while the run is live, on a 50,000-event run: p50, p99.
+//! 2. 100 runs of 20 no-op tasks submitted at once to one server, against the same runs one
+//!    after another: total time, events appended per second.
+//! 3. 20 clients reading a live run 500 times each: requests per second, and how much longer
+//!    the run takes than with nobody reading.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn runlog(store: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_runlog"));
+    c.arg("--store").arg(store).env("NO_COLOR", "1");
+    c
+}
+
+/// A keep-alive HTTP/1.1 connection to the API socket.
+struct Conn(BufReader<UnixStream>);
+
+impl Conn {
+    fn open(store: &Path) -> Self {
+        Self(BufReader::new(
+            UnixStream::connect(store.join("api.sock")).unwrap(),
+        ))
+    }
+
+    fn call(&mut self, method: &str, path: &str, body: &str) -> (u16, String) {
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: runlog\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        self.0.get_mut().write_all(head.as_bytes()).unwrap();
+        let mut status = String::new();
+        self.0.read_line(&mut status).unwrap();
+        let code = status.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            self.0.read_line(&mut line).unwrap();
+            if line == "\r\n" {
+                break;
+            }
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0u8; length];
+        self.0.read_exact(&mut body).unwrap();
+        (code, String::from_utf8(body).unwrap())
+    }
+}
+
+fn serve(store: &Path) -> Child {
+    let child = runlog(store)
+        .arg("serve")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while UnixStream::connect(store.join("api.sock")).is_err() {
+        assert!(Instant::now() < deadline, "runlog serve did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+fn stop(mut server: Child) {
+    terminate(&server);
+    server.wait().unwrap();
+}
+
+fn terminate(child: &Child) {
+    Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn status_of(conn: &mut Conn, run: &str) -> String {
+    let (_, body) = conn.call("GET", &format!("/v1/runs/{run}"), "");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    v["status"].as_str().unwrap_or_default().to_owned()
+}
+
+/// Workflow file of `tasks` no-op tasks, each after the previous when `chain`.
+fn noop_workflow(dir: &Path, name: &str, tasks: usize, chain: bool) -> PathBuf {
+    let mut toml = format!("name = \"{name}\"\n[settings]\njobs = 4\n");
+    for i in 0..tasks {
+        toml.push_str(&format!(
+            "[[task]]\nid = \"t{i}\"\nrun = \"true\"\nrequires_testing = false\n"
+        ));
+        if chain && i > 0 {
+            toml.push_str(&format!("after = [\"t{}\"]\n", i - 1));
+        }
+    }
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, toml).unwrap();
+    path
+}
+
+fn start(conn: &mut Conn, wf: &Path, run: &str) {
+    let body = serde_json::json!({"workflow": wf, "run": run}).to_string();
+    let (code, answer) = conn.call("POST", "/v1/runs", &body);
+    assert_eq!(code, 201, "{answer}");
+}
+
+fn wait_finished(conn: &mut Conn, runs: &[String]) {
+    for run in runs {
+        while status_of(conn, run) != "finished" {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn events_of(conn: &mut Conn, runs: &[String]) -> u64 {
+    runs.iter()
+        .map(|r| {
+            let (_, body) = conn.call("GET", &format!("/v1/runs/{r}"), "");
+            let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+            v["seq"].as_u64().unwrap()
+        })
+        .sum()
+}
+
+fn board_latency(dir: &Path) {
+    let store = dir.join("big");
+    let events = runlog_core::synthetic::synthetic_run("big", 50_000, 200).unwrap();
+    {
+        let log = runlog_store::Log::open(&store, runlog_store::Options::default()).unwrap();
+        runlog_replay::control::append(&log, "big", 0, &events).unwrap();
+    }
+    let server = serve(&store);
+    let mut conn = Conn::open(&store);
+    // A person appends while we read: the run is live, its head moves.
+    let mut times = Vec::new();
+    for i in 0..300 {
+        if i % 10 == 0 {
+            let note = serde_json::json!({"command": "post-message", "task": null, "from": "bench", "text": format!("note {i}")});
+            conn.call("POST", "/v1/runs/big/commands", &note.to_string());
+        }
+        let t = Instant::now();
+        let (code, _) = conn.call("GET", "/v1/runs/big", "");
+        times.push(t.elapsed());
+        assert_eq!(code, 200);
+    }
+    times.sort();
+    println!(
+        "1. board of a live {}-event run through the API, 300 reads (a note appended every 10): p50 {:.2} ms, p99 {:.2} ms",
+        events.len(),
+        percentile(&times, 0.5).as_secs_f64() * 1e3,
+        percentile(&times, 0.99).as_secs_f64() * 1e3
+    );
+    stop(server);
+}
+
+fn concurrent_runs(dir: &Path) {
+    let wf = noop_workflow(dir, "noop20", 20, false);
+    let mut figures = Vec::new();
+    for (label, at_once) in [("one after another", false), ("all at once", true)] {
+        let store = dir.join(format!("many-{at_once}"));
+        let server = serve(&store);
+        let mut conn = Conn::open(&store);
+        let runs: Vec<String> = (0..100).map(|i| format!("r{i}")).collect();
+        let t = Instant::now();
+        for run in &runs {
+            start(&mut conn, &wf, run);
+            if !at_once {
+                wait_finished(&mut conn, std::slice::from_ref(run));
+            }
+        }
+        wait_finished(&mut conn, &runs);
+        let took = t.elapsed();
+        let events = events_of(&mut conn, &runs);
+        figures.push((label, took, events));
+        stop(server);
+    }
+    for (label, took, events) in figures {
+        println!(
+            "2. 100 runs of 20 no-op tasks, {label}: {:.1} s, {events} events, {:.0} events/s",
+            took.as_secs_f64(),
+            events as f64 / took.as_secs_f64()
+        );
+    }
+}
+
+fn readers_against_a_live_run(dir: &Path) {
+    let wf = noop_workflow(dir, "chain", 150, true);
+    let mut took = Vec::new();
+    for readers in [0usize, 20] {
+        let store = dir.join(format!("read-{readers}"));
+        let server = serve(&store);
+        let mut conn = Conn::open(&store);
+        let t = Instant::now();
+        start(&mut conn, &wf, "live");
+        let clients: Vec<_> = (0..readers)
+            .map(|_| {
+                let store = store.clone();
+                std::thread::spawn(move || {
+                    let mut c = Conn::open(&store);
+                    for _ in 0..500 {
+                        assert_eq!(c.call("GET", "/v1/runs/live", "").0, 200);
+                    }
+                })
+            })
+            .collect();
+        let reads_started = Instant::now();
+        for c in clients {
+            c.join().unwrap();
+        }
+        let reading = reads_started.elapsed();
+        wait_finished(&mut conn, &["live".to_owned()]);
+        let run_took = t.elapsed();
+        if readers > 0 {
+            println!(
+                "3. {readers} clients x 500 board reads of a live 150-task run: {:.0} requests/s",
+                (readers * 500) as f64 / reading.as_secs_f64()
+            );
+        }
+        took.push(run_took);
+        stop(server);
+    }
+    println!(
+        "3. the run alone: {:.2} s; with the 20 clients reading: {:.2} s ({:+.0}%)",
+        took[0].as_secs_f64(),
+        took[1].as_secs_f64(),
+        (took[1].as_secs_f64() / took[0].as_secs_f64() - 1.0) * 100.0
+    );
+}
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    board_latency(dir.path());
+    readers_against_a_live_run(dir.path());
+    concurrent_runs(dir.path());
+}
