@@ -320,6 +320,16 @@ fn runs_started_through_the_api_execute_inside_the_server_and_stop_when_asked() 
         let (_, board) = over_socket(&store, "GET", "/v1/runs/w1", "");
         board["board"]["rows"][0]["status"] == "in-progress"
     });
+    // The board of a run the server executes comes from its engine's state: the same board a
+    // replay of the log gives.
+    let (_, live) = over_socket(&store, "GET", "/v1/runs/w1", "");
+    let replayed = runlog(&store)
+        .args(["--json", "status", "w1"])
+        .output()
+        .unwrap();
+    let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    assert_eq!(live["seq"], replayed["seq"]);
+    assert_eq!(live["board"], replayed["board"]);
     let (status, _) = over_socket(&store, "POST", "/v1/runs/w1/interrupt", "");
     assert_eq!(status, 202);
     wait_for(|| run_status(&store, "w1") == "interrupted");

@@ -192,6 +192,8 @@ pub struct Engine<'l> {
     rx: mpsc::UnboundedReceiver<Done>,
     /// An interrupt asked other than by a signal (`runlog serve`'s API).
     asked: Option<watch::Receiver<bool>>,
+    /// Where the run's state is shown to readers while it runs (`runlog serve`'s board).
+    published: Option<watch::Sender<std::sync::Arc<RunState>>>,
 }
 
 impl std::fmt::Debug for Engine<'_> {
@@ -225,6 +227,21 @@ impl<'l> Engine<'l> {
             tx,
             rx,
             asked: None,
+            published: None,
+        }
+    }
+
+    /// Shows the run's state to `readers` as it goes (at most once per step of the loop), so
+    /// they read it instead of replaying the log.
+    pub fn publish_to(&mut self, readers: watch::Sender<std::sync::Arc<RunState>>) {
+        self.published = Some(readers);
+    }
+
+    fn publish(&self) {
+        if let Some(readers) = &self.published {
+            if readers.borrow().seq != self.state().seq {
+                readers.send_replace(std::sync::Arc::new(self.state().clone()));
+            }
         }
     }
 
@@ -333,6 +350,7 @@ impl<'l> Engine<'l> {
         let mut foreign = Foreign::watch(self.session.replay().log(), self.run());
         loop {
             let next_due = self.dispatch()?;
+            self.publish();
             if self.busy.is_empty() && self.replanning.is_none() {
                 match next_due {
                     Some(due) => {

@@ -16,7 +16,7 @@ use axum::{Json, Router};
 use runlog_core::projections::Board;
 use runlog_core::EventKind;
 use runlog_replay::{Replay, Session};
-use runlog_store::Store;
+use runlog_store::{EventLog, Store};
 use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
@@ -258,10 +258,18 @@ async fn board(
     P(run): P<String>,
     Q(q): Q<At>,
 ) -> Result<impl IntoResponse, ApiError> {
+    // A run this server executes: its engine's state, unless appends have gone past it.
+    let shown = q.at.is_none().then(|| api.hosted.state(&run)).flatten();
     let body = blocking(&api, move |s| {
-        let state = Replay::new(s)
-            .state_at_or_head(&run, q.at)
-            .map_err(crate::error::CliError::from)?;
+        let head = s.head(&run).map_err(crate::error::CliError::from)?;
+        let state = match shown {
+            Some(state) if head.map(|h| h.seq) == Some(state.seq) => state,
+            _ => Arc::new(
+                Replay::new(s)
+                    .state_at_or_head(&run, q.at)
+                    .map_err(crate::error::CliError::from)?,
+            ),
+        };
         Ok(serde_json::json!({
             "run": run,
             "seq": state.seq,

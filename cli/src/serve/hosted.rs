@@ -5,17 +5,26 @@
 
 use super::errors::ApiError;
 use crate::runner::{RunOptions, Workflow};
+use runlog_core::RunState;
 use runlog_store::Store;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{oneshot, watch};
 
-/// The runs this server executes, by id: the switch that interrupts each.
+/// The runs this server executes, by id.
 #[derive(Debug, Default)]
 pub struct Hosted {
-    runs: Mutex<HashMap<String, watch::Sender<bool>>>,
+    runs: Mutex<HashMap<String, Run>>,
     tasks: tokio::sync::Mutex<tokio::task::JoinSet<()>>,
+}
+
+/// A run this server executes: the switch that interrupts it, and its state as its engine
+/// shows it.
+#[derive(Debug)]
+struct Run {
+    ask: watch::Sender<bool>,
+    state: watch::Receiver<Arc<RunState>>,
 }
 
 /// What starting a run asks for.
@@ -59,7 +68,9 @@ impl Hosted {
                 }
             };
             engine.interrupt_when(asked);
-            hosted.lock().insert(run.clone(), ask);
+            let (shown, state) = watch::channel(Arc::new(RunState::default()));
+            engine.publish_to(shown);
+            hosted.lock().insert(run.clone(), Run { ask, state });
             let _ = started.send(Ok(run.clone()));
             if let Err(e) = engine.drive().await {
                 eprintln!("run {run} stopped: {e}");
@@ -70,7 +81,7 @@ impl Hosted {
             .map_err(|_| ApiError::internal("the run's task ended before it started"))?
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, watch::Sender<bool>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Run>> {
         self.runs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -78,7 +89,12 @@ impl Hosted {
     pub fn interrupt(&self, run: &str) -> bool {
         self.lock()
             .get(run)
-            .is_some_and(|ask| ask.send(true).is_ok())
+            .is_some_and(|r| r.ask.send(true).is_ok())
+    }
+
+    /// The state of a run this server executes, as its engine last showed it.
+    pub fn state(&self, run: &str) -> Option<Arc<RunState>> {
+        self.lock().get(run).map(|r| r.state.borrow().clone())
     }
 
     /// The ids of the runs executing now.
@@ -90,8 +106,8 @@ impl Hosted {
 
     /// Interrupts every hosted run and waits for each to record it.
     pub async fn stop_all(&self) {
-        for ask in self.lock().values() {
-            let _ = ask.send(true);
+        for r in self.lock().values() {
+            let _ = r.ask.send(true);
         }
         let mut tasks = self.tasks.lock().await;
         while tasks.join_next().await.is_some() {}
