@@ -13,8 +13,8 @@
 mod common;
 
 use common::{
-    events, every_reader_answers, finish_within, live_socket, open, run, runlog, text, wait_for,
-    workflow,
+    events, every_reader_answers, finish_within, gone, live_socket, open, run, runlog, text,
+    wait_for, workflow,
 };
 use runlog_core::{EventKind, RunState, TaskStatus};
 use runlog_replay::Replay;
@@ -64,12 +64,6 @@ fn spawn(store: &Path, wf: &Path, run: &str) -> std::process::Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-/// Whether a process is gone (or a zombie nobody reaped yet).
-fn gone(pid: &str) -> bool {
-    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
-        .map_or(true, |stat| stat.split_whitespace().nth(2) == Some("Z"))
 }
 
 #[test]

@@ -145,3 +145,9 @@ pub fn every_reader_answers(store: &Path, run: &str, task: &str, at: u64) {
         assert!(!text(&out).contains("panicked"), "{args:?}: {}", text(&out));
     }
 }
+
+/// Whether a process is gone (or a zombie nobody reaped yet).
+pub fn gone(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+        .map_or(true, |stat| stat.split_whitespace().nth(2) == Some("Z"))
+}
