@@ -1,5 +1,5 @@
 //! The live store and the API under load, through the real binary (`runlog serve`): prints
-//! figures, asserts nothing about time. `cargo bench -p runlog-cli --bench api`.
+//! figures, asserts nothing about time. `cargo bench -p runlog-cli --bench api [-- board|readers|runs]`.
 //!
 //! 1. A run's board through the API while the run is live, on a 50,000-event run: p50, p99.
 //! 2. 100 runs of 20 no-op tasks submitted at once to one server, against the same runs one
@@ -255,8 +255,21 @@ fn readers_against_a_live_run(dir: &Path) {
 }
 
 fn main() {
+    // `cargo bench --bench api -- readers` runs only the parts whose name contains the word.
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     let dir = tempfile::tempdir().unwrap();
-    board_latency(dir.path());
-    readers_against_a_live_run(dir.path());
-    concurrent_runs(dir.path());
+    type Part = fn(&Path);
+    let parts: [(&str, Part); 3] = [
+        ("board", board_latency),
+        ("readers", readers_against_a_live_run),
+        ("runs", concurrent_runs),
+    ];
+    for (name, part) in parts {
+        if only.is_empty() || only.iter().any(|o| name.contains(o.as_str())) {
+            part(dir.path());
+        }
+    }
 }

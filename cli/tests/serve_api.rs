@@ -419,3 +419,67 @@ fn runlog_run_submits_to_a_live_server_and_follows_or_detaches() {
     wait_for(|| run_status(&store, "d1") == "finished" && run_status(&store, "h1") == "finished");
     stop(server, &store);
 }
+
+/// Reads until the server closes the connection; `true` when it did within `limit`.
+fn closed_by_the_server(stream: &mut UnixStream, limit: Duration) -> bool {
+    stream.set_read_timeout(Some(limit)).unwrap();
+    let mut sink = [0u8; 1 << 16];
+    loop {
+        match stream.read(&mut sink) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[test]
+fn stuck_clients_are_let_go_and_never_hold_up_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each task prints 64 KiB: the run's event stream soon outgrows a socket's buffers.
+    let mut toml = String::from("name = \"chatty\"\n");
+    for i in 0..30 {
+        toml.push_str(&format!(
+            "[[task]]\nid = \"t{i}\"\nrun = \"head -c 65536 /dev/zero | tr '\\\\0' x\"\nrequires_testing = false\n"
+        ));
+        if i > 0 {
+            toml.push_str(&format!("after = [\"t{}\"]\n", i - 1));
+        }
+    }
+    let chatty = common::workflow(dir.path(), "chatty", &toml);
+    let store = dir.path().join("store");
+    let server = serve(&store, &["--idle-timeout", "2"]);
+    let body = serde_json::json!({"workflow": chatty, "run": "r1"}).to_string();
+    assert_eq!(over_socket(&store, "POST", "/v1/runs", &body).0, 201);
+    // A client that asks for the run's event stream and never reads it.
+    let mut unread = UnixStream::connect(store.join("api.sock")).unwrap();
+    unread
+        .write_all(b"GET /v1/runs/r1/stream HTTP/1.1\r\nHost: runlog\r\n\r\n")
+        .unwrap();
+    // More clients than the server takes at once, each stuck in the middle of its request.
+    let mut stuck: Vec<UnixStream> = (0..300)
+        .map(|_| {
+            let mut s = UnixStream::connect(store.join("api.sock")).unwrap();
+            s.write_all(b"GET /v1/runs HTTP/1.1\r\nHo").unwrap();
+            s
+        })
+        .collect();
+    // The run goes on to its end, and a new client is answered once the stuck ones are let go.
+    wait_for(|| run_status(&store, "r1") == "finished");
+    let (_, board) = over_socket(&store, "GET", "/v1/runs/r1", "");
+    let rows = board["board"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 30);
+    assert!(rows.iter().all(|r| r["status"] == "done"), "{board}");
+    for s in &mut stuck {
+        assert!(
+            closed_by_the_server(s, Duration::from_secs(30)),
+            "a stuck request stays open"
+        );
+    }
+    assert!(
+        closed_by_the_server(&mut unread, Duration::from_secs(30)),
+        "the unread event stream stays open"
+    );
+    stop(server, &store);
+}

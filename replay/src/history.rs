@@ -142,6 +142,18 @@ impl<'l> Replay<'l> {
         self.state_at(run, head)
     }
 
+    /// Brings `state`, a state of `run` at some seq, forward to `to`: what a reader holding a
+    /// live state (a server's running engine) needs when the log has moved on, without
+    /// folding from the start.
+    pub fn advance(&self, run: &str, state: RunState, to: u64) -> Result<RunState> {
+        if to <= state.seq {
+            return Ok(state);
+        }
+        let from = state.seq + 1;
+        let schedule = Schedule::start(state.seq);
+        self.fold(run, state, from, to, schedule)
+    }
+
     /// Resolves the base state of a rollback or fork.
     fn resolve(&self, run: &str, base: Base<'_>) -> Result<RunState> {
         match base {

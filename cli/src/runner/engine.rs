@@ -357,7 +357,7 @@ impl<'l> Engine<'l> {
                         tokio::select! {
                             _ = self.clock.sleep_until(due) => continue,
                             Some(seq) = foreign.appended.recv() => self.take_foreign(seq)?,
-                            _ = signals.recv() => return self.interrupt(started).await,
+                            _ = signals.next() => return self.interrupt(started).await,
                         }
                         continue;
                     }
@@ -367,7 +367,7 @@ impl<'l> Engine<'l> {
             tokio::select! {
                 Some(done) = self.rx.recv() => self.handle(done)?,
                 Some(seq) = foreign.appended.recv() => self.take_foreign(seq)?,
-                _ = signals.recv() => return self.interrupt(started).await,
+                _ = signals.next() => return self.interrupt(started).await,
                 _ = self.clock.sleep_until(next_due.unwrap_or_default()), if next_due.is_some() => {}
             }
         }

@@ -8,7 +8,7 @@ mod engine;
 mod error;
 pub mod process;
 pub mod protocol;
-mod signals;
+pub mod signals;
 mod view;
 pub mod workflow;
 

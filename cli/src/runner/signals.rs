@@ -7,9 +7,23 @@ use super::engine::Result;
 use super::error::RunnerError;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
+/// Which of them came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Ctrl-C.
+    Interrupt,
+    /// SIGTERM.
+    Terminate,
+    /// SIGHUP: the terminal went away.
+    Hangup,
+    /// An interrupt asked through the API.
+    Asked,
+}
+
 /// Ctrl-C, SIGTERM and SIGHUP; and, for a run a server hosts, an interrupt asked through its
 /// API.
-pub(super) struct Signals {
+#[derive(Debug)]
+pub struct Signals {
     int: Signal,
     term: Signal,
     hup: Signal,
@@ -17,7 +31,8 @@ pub(super) struct Signals {
 }
 
 impl Signals {
-    pub(super) fn new() -> Result<Self> {
+    /// Listens from now on; must be called inside a runtime.
+    pub fn new() -> Result<Self> {
         let listen = |kind| {
             signal(kind).map_err(|source| RunnerError::System {
                 what: "listen for Ctrl-C, SIGTERM and SIGHUP",
@@ -38,7 +53,8 @@ impl Signals {
         self
     }
 
-    pub(super) async fn recv(&mut self) {
+    /// Waits for the next one.
+    pub async fn next(&mut self) -> Stop {
         let asked = async {
             match self.asked.as_mut() {
                 Some(asked) => {
@@ -48,10 +64,10 @@ impl Signals {
             }
         };
         tokio::select! {
-            _ = self.int.recv() => {}
-            _ = self.term.recv() => {}
-            _ = self.hup.recv() => {}
-            _ = asked => {}
+            _ = self.int.recv() => Stop::Interrupt,
+            _ = self.term.recv() => Stop::Terminate,
+            _ = self.hup.recv() => Stop::Hangup,
+            () = asked => Stop::Asked,
         }
     }
 }

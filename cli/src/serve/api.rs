@@ -262,10 +262,18 @@ async fn board(
     let shown = q.at.is_none().then(|| api.hosted.state(&run)).flatten();
     let body = blocking(&api, move |s| {
         let head = s.head(&run).map_err(crate::error::CliError::from)?;
-        let state = match shown {
-            Some(state) if head.map(|h| h.seq) == Some(state.seq) => state,
+        let replay = Replay::new(s);
+        let state = match (shown, head) {
+            (Some(state), Some(head)) if head.seq == state.seq => state,
+            // Appends the engine has not shown yet (its own, just recorded, or another
+            // terminal's): folded onto its state, not from the start.
+            (Some(state), Some(head)) if head.seq > state.seq => Arc::new(
+                replay
+                    .advance(&run, (*state).clone(), head.seq)
+                    .map_err(crate::error::CliError::from)?,
+            ),
             _ => Arc::new(
-                Replay::new(s)
+                replay
                     .state_at_or_head(&run, q.at)
                     .map_err(crate::error::CliError::from)?,
             ),

@@ -7,13 +7,13 @@
 use super::client::{refused, Server};
 use crate::commands::Ctx;
 use crate::error::{CliError, ExitKind, Result};
+use crate::runner::signals::{Signals, Stop};
 use crate::runner::{Ended, View};
 use runlog_core::codec::decode_event;
 use runlog_core::{evolve_in_place, EventKind, RunState};
 use runlog_store::EventLog;
 use std::path::Path;
 use std::time::Instant;
-use tokio::signal::unix::{signal, SignalKind};
 
 /// What `runlog run` asks of the server.
 #[derive(Debug)]
@@ -119,30 +119,12 @@ async fn follow(
                     return Ok(Some(Ended { state, interrupted, elapsed: started.elapsed() }));
                 }
             }
-            _ = signals.int.recv() => { server.post(&interrupt, &serde_json::json!({})).await?; }
-            _ = signals.term.recv() => { server.post(&interrupt, &serde_json::json!({})).await?; }
-            _ = signals.hup.recv() => return Ok(None),
+            stop = signals.next() => {
+                if stop == Stop::Hangup {
+                    return Ok(None);
+                }
+                server.post(&interrupt, &serde_json::json!({})).await?;
+            }
         }
-    }
-}
-
-/// Ctrl-C and SIGTERM (interrupt the run), SIGHUP (stop following).
-struct Signals {
-    int: tokio::signal::unix::Signal,
-    term: tokio::signal::unix::Signal,
-    hup: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    /// Listens; must be called inside a runtime.
-    fn new() -> Result<Self> {
-        let listen = |kind| {
-            signal(kind).map_err(|e| CliError::failed(format!("cannot listen for signals: {e}")))
-        };
-        Ok(Self {
-            int: listen(SignalKind::interrupt())?,
-            term: listen(SignalKind::terminate())?,
-            hup: listen(SignalKind::hangup())?,
-        })
     }
 }

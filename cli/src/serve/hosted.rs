@@ -12,11 +12,14 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{oneshot, watch};
 
-/// The runs this server executes, by id.
-#[derive(Debug, Default)]
+/// The runs this server executes, by id, and the runtime their engines run on: their own
+/// threads, at the process's priority, while the API's threads run below it, so readers
+/// can take only the CPU the engines leave.
+#[derive(Debug)]
 pub struct Hosted {
     runs: Mutex<HashMap<String, Run>>,
     tasks: tokio::sync::Mutex<tokio::task::JoinSet<()>>,
+    engines: tokio::runtime::Handle,
 }
 
 /// A run this server executes: the switch that interrupts it, and its state as its engine
@@ -40,6 +43,15 @@ pub struct Start {
 }
 
 impl Hosted {
+    /// Hosts runs whose engines run on `engines`.
+    pub fn new(engines: tokio::runtime::Handle) -> Self {
+        Self {
+            runs: Mutex::default(),
+            tasks: tokio::sync::Mutex::default(),
+            engines,
+        }
+    }
+
     /// Starts a run and returns its id once it is recorded; it then runs on its own.
     pub async fn start(
         self: &Arc<Self>,
@@ -50,33 +62,38 @@ impl Hosted {
         let (started, id) = oneshot::channel();
         let (ask, asked) = watch::channel(false);
         let hosted = self.clone();
-        self.tasks.lock().await.spawn(async move {
-            let prepared = Workflow::load(&start.workflow)
-                .map_err(crate::error::CliError::from)
-                .and_then(|wf| {
-                    let opts = RunOptions {
-                        quiet: true,
-                        jobs: crate::commands::run::jobs(start.jobs)?,
-                    };
-                    crate::commands::run::start(&store, &dir, &wf, start.run, &opts)
-                });
-            let (run, mut engine) = match prepared {
-                Ok(p) => p,
-                Err(e) => {
-                    let _ = started.send(Err(ApiError::from(e)));
-                    return;
+        let mut tasks = self.tasks.lock().await;
+        tasks.spawn_on(
+            async move {
+                let prepared = Workflow::load(&start.workflow)
+                    .map_err(crate::error::CliError::from)
+                    .and_then(|wf| {
+                        let opts = RunOptions {
+                            quiet: true,
+                            jobs: crate::commands::run::jobs(start.jobs)?,
+                        };
+                        crate::commands::run::start(&store, &dir, &wf, start.run, &opts)
+                    });
+                let (run, mut engine) = match prepared {
+                    Ok(p) => p,
+                    Err(e) => {
+                        let _ = started.send(Err(ApiError::from(e)));
+                        return;
+                    }
+                };
+                engine.interrupt_when(asked);
+                let (shown, state) = watch::channel(Arc::new(RunState::default()));
+                engine.publish_to(shown);
+                hosted.lock().insert(run.clone(), Run { ask, state });
+                let _ = started.send(Ok(run.clone()));
+                if let Err(e) = engine.drive().await {
+                    eprintln!("run {run} stopped: {e}");
                 }
-            };
-            engine.interrupt_when(asked);
-            let (shown, state) = watch::channel(Arc::new(RunState::default()));
-            engine.publish_to(shown);
-            hosted.lock().insert(run.clone(), Run { ask, state });
-            let _ = started.send(Ok(run.clone()));
-            if let Err(e) = engine.drive().await {
-                eprintln!("run {run} stopped: {e}");
-            }
-            hosted.lock().remove(&run);
-        });
+                hosted.lock().remove(&run);
+            },
+            &self.engines,
+        );
+        drop(tasks);
         id.await
             .map_err(|_| ApiError::internal("the run's task ended before it started"))?
     }

@@ -6,6 +6,7 @@
 
 mod api;
 pub mod client;
+mod connections;
 mod errors;
 pub mod follow;
 mod hosted;
@@ -28,6 +29,11 @@ pub struct Args {
     /// required for any address that is not loopback.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+    /// Close a client's connection after this many seconds in which it moved no byte: a
+    /// client that stops reading its event stream, or never finishes a request, gives its
+    /// place back (at most 256 connections are open at once).
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    idle_timeout: u64,
 }
 
 /// The API socket in a store directory.
@@ -62,16 +68,56 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         _ => None,
     };
     let store = Arc::new(ctx.open_or_create()?);
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    let engines = runtime("engines", 16, || {})?;
+    // Few threads for the readers: each keeps a malloc arena, and every agent an engine
+    // starts is forked from this process, page tables and all.
+    let api = runtime("api", 4, below_the_engines)?;
+    let hosted = Arc::new(hosted::Hosted::new(engines.handle().clone()));
+    let slots = connections::Slots::new(std::time::Duration::from_secs(a.idle_timeout));
+    api.block_on(serve(
+        store,
+        hosted,
+        slots,
+        ctx.store.clone(),
+        a.http,
+        token,
+    ))
+}
+
+/// A runtime of two async threads and at most `blocking` blocking ones, all of which run
+/// `on_start` first.
+fn runtime(
+    name: &str,
+    blocking: usize,
+    on_start: impl Fn() + Send + Sync + 'static,
+) -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .max_blocking_threads(blocking)
+        .thread_name(format!("runlog-{name}"))
+        .on_thread_start(on_start)
         .enable_all()
         .build()
-        .map_err(|e| CliError::failed(format!("cannot start the async runtime: {e}")))?;
-    rt.block_on(serve(store, ctx.store.clone(), a.http, token))
+        .map_err(|e| CliError::failed(format!("cannot start the {name} runtime: {e}")))
+}
+
+/// Lowers the calling thread's priority (nice 10) so that answering readers yields the CPU
+/// to the runs' engines: a busy client then slows other readers, not a run. Best effort: a
+/// thread that cannot be lowered still serves.
+fn below_the_engines() {
+    // Linux applies PRIO_PROCESS with a thread id to that thread alone.
+    #[allow(unsafe_code)]
+    // SAFETY: gettid and setpriority take plain integers and touch no memory of ours.
+    unsafe {
+        let tid = libc::gettid();
+        let _ = libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 10);
+    }
 }
 
 async fn serve(
     store: Arc<Store>,
+    hosted: Arc<hosted::Hosted>,
+    slots: connections::Slots,
     dir: PathBuf,
     http: Option<SocketAddr>,
     token: Option<String>,
@@ -82,7 +128,6 @@ async fn serve(
         .map_err(|e| CliError::failed(format!("cannot listen on {}: {e}", path.display())))?;
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
         .map_err(|e| CliError::failed(format!("cannot restrict {}: {e}", path.display())))?;
-    let hosted = Arc::new(hosted::Hosted::default());
     let api = |token: Option<Arc<str>>| api::Api {
         store: store.clone(),
         token,
@@ -92,14 +137,16 @@ async fn serve(
     let app = api::router(api(None));
     eprintln!("serving the store {} on {}", dir.display(), path.display());
     let mut servers = tokio::task::JoinSet::new();
-    servers.spawn(async move { axum::serve(unix, app).await });
+    let listener = slots.bound(unix);
+    servers.spawn(async move { axum::serve(listener, app).await });
     if let Some(addr) = http {
         let tcp = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| CliError::input(format!("cannot listen on {addr}: {e}")))?;
         eprintln!("serving the API on http://{addr}/v1");
         let app = api::router(api(token.map(Arc::from)));
-        servers.spawn(async move { axum::serve(tcp, app).await });
+        let listener = slots.bound(tcp);
+        servers.spawn(async move { axum::serve(listener, app).await });
     }
     let stopped = async {
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
