@@ -71,6 +71,23 @@ proptest! {
     }
 
     #[test]
+    fn advancing_a_state_to_the_head_equals_the_head_state(which in 0usize..6, pick in any::<u16>(), rolled in any::<bool>()) {
+        // A live reader's case: it holds the state at some seq while the log moves on, a
+        // rollback included.
+        let events = &runs()[which];
+        let log = stored(events);
+        let replay = Replay::new(&log).snapshot_every(7);
+        let head = events.len() as u64;
+        let held = 1 + u64::from(pick) % head;
+        let state = replay.state_at("run-1", held).unwrap();
+        if rolled {
+            replay.rollback("run-1", 1 + held / 2, "prop", "prop", Timestamp(T0 + 10_000_000)).unwrap();
+        }
+        let to = replay.head_seq("run-1").unwrap();
+        prop_assert_eq!(&replay.advance("run-1", state, to).unwrap(), &replay.head_state("run-1").unwrap());
+    }
+
+    #[test]
     fn a_fork_at_n_starts_equal_to_state_at_n(which in 0usize..6, pick in any::<u16>()) {
         let events = &runs()[which];
         let log = stored(events);
