@@ -158,6 +158,7 @@ fn store_exit(e: &StoreError) -> ExitKind {
         StoreError::Locked { .. }
         | StoreError::NotAStore { .. }
         | StoreError::NewerFormat { .. }
+        | StoreError::Exposed { .. }
         | StoreError::Invalid(_) => ExitKind::Input,
         _ => ExitKind::Failed,
     }

@@ -9,6 +9,7 @@ mod commands;
 mod error;
 pub mod fuzz;
 mod live;
+mod paths;
 mod render;
 mod runner;
 mod serve;
@@ -55,6 +56,7 @@ pub fn main() -> ExitCode {
     if cli.command.reads_only() {
         quiet_on_broken_pipe();
     }
+    runner::process::private_files();
     let ctx = commands::Ctx {
         store: store::dir(cli.store.as_deref()),
         json: cli.json,

@@ -433,11 +433,11 @@ fn emit_records_an_orchestrators_commands_through_the_same_rules() {
     // Seed 001's gate, told as JSON lines by an orchestrator in another language; line 4 is
     // out of order (b is not ready) and is rejected without touching anything.
     let script = r#"{"command":"start-run","run":"orch","workflow":"external","workflow_hash":"0000000000000000000000000000000000000000000000000000000000000000","settings":{"eval_threshold":0.7,"auto_rescue":true,"max_eval_rescues":3,"max_test_retries":3,"max_depth":3,"jobs":1,"history_warn_events":100000},"tasks":[{"id":"a","description":"build a","after":[],"parent":null,"files":[],"destructive":null,"run":null,"test":null,"eval":"judge","requires_testing":false,"stage":null,"retry":{"limit":{"max":3},"budget":{"max_attempts":null,"max_elapsed_ms":null},"delay_ms":0,"backoff":1.0,"timeout_ms":null,"circuit_after":5},"checkpoints":[]},{"id":"b","description":"build b","after":["a"],"parent":null,"files":[],"destructive":null,"run":null,"test":null,"eval":null,"requires_testing":false,"stage":null,"retry":{"limit":{"max":3},"budget":{"max_attempts":null,"max_elapsed_ms":null},"delay_ms":0,"backoff":1.0,"timeout_ms":null,"circuit_after":5},"checkpoints":[]}]}
-{"command":"start-task","task":"a","agent":"claude-1","worktree":"/wt/a"}
+{"command":"start-task","task":"a","agent":"claude-1","worktree":"wt-a"}
 {"command":"submit-task","task":"a","summary":"built a","result":{"files":2},"duration_ms":1200}
 {"command":"start-task","task":"b","agent":null,"worktree":null}
 {"command":"score-eval","task":"a","evaluator":"judge","score":0.5,"dimensions":{"correctness":0.4},"notes":"no tests"}
-{"command":"start-task","task":"a","agent":"claude-1","worktree":"/wt/a"}
+{"command":"start-task","task":"a","agent":"claude-1","worktree":"wt-a"}
 {"command":"submit-task","task":"a","summary":"added tests","result":null,"duration_ms":900}
 {"command":"score-eval","task":"a","evaluator":"judge","score":0.9,"dimensions":{"correctness":0.9},"notes":"good"}
 {"command":"start-task","task":"b","agent":null,"worktree":null}

@@ -221,11 +221,7 @@ fn tcp_needs_the_bearer_token_when_one_is_set() {
 
     let token = "s3cret-token-of-some-length-0123456789";
     std::fs::write(dir.path().join("token"), token).unwrap();
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let addr = format!("127.0.0.1:{port}");
+    let addr = free_addr();
     let server = serve(
         &store,
         &[
@@ -235,25 +231,17 @@ fn tcp_needs_the_bearer_token_when_one_is_set() {
             dir.path().join("token").to_str().unwrap(),
         ],
     );
-    let ask = |headers: &[(&str, &str)]| {
-        let mut tries = 0;
-        let mut s = loop {
-            match std::net::TcpStream::connect(&addr) {
-                Ok(s) => break s,
-                Err(_) if tries < 300 => {
-                    tries += 1;
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(e) => panic!("cannot connect to {addr}: {e}"),
-            }
-        };
-        request(&mut s, "GET", "/v1/runs", headers, "").0
-    };
-    assert_eq!(ask(&[]), 401);
-    assert_eq!(ask(&[("Authorization", "Bearer wrong")]), 401);
-    let bearer = format!("Bearer {token}");
-    assert_eq!(ask(&[("Authorization", &bearer)]), 200);
+    let ask = |token| over_tcp(&addr, "GET", "/v1/runs", token, "").0;
+    assert_eq!(ask(None), 401);
+    assert_eq!(ask(Some("wrong")), 401);
+    assert_eq!(ask(Some(token)), 200);
     stop(server, &store);
+}
+
+/// A loopback address with a port nobody listens on.
+fn free_addr() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().to_string()
 }
 
 #[test]
@@ -481,5 +469,184 @@ fn stuck_clients_are_let_go_and_never_hold_up_a_run() {
         closed_by_the_server(&mut unread, Duration::from_secs(30)),
         "the unread event stream stays open"
     );
+    stop(server, &store);
+}
+
+/// One request over TCP to `addr`, waiting for the server to listen.
+fn over_tcp(
+    addr: &str,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: &str,
+) -> (u16, String) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut s = loop {
+        match std::net::TcpStream::connect(addr) {
+            Ok(s) => break s,
+            Err(e) => {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "cannot connect to {addr}: {e}"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    };
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let headers: Vec<(&str, &str)> = bearer
+        .iter()
+        .map(|b| ("Authorization", b.as_str()))
+        .collect();
+    request(&mut s, method, path, &headers, body)
+}
+
+#[test]
+fn each_tokens_scope_allows_its_requests_and_failed_attempts_are_limited() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = imported_store(dir.path());
+    let wf = common::workflow(
+        dir.path(),
+        "quick",
+        "name = \"quick\"\n[[task]]\nid = \"a\"\nrun = \"true\"\nrequires_testing = false\n",
+    );
+    let (read, steer, run) = (
+        "read-token-0123456789abcdef",
+        "steer-token-0123456789abcdef",
+        "run-token-0123456789abcdef",
+    );
+    let file = dir.path().join("tokens");
+    std::fs::write(
+        &file,
+        format!("# who may do what\nci read {read}\nalice steer {steer}\ndeploy run {run}\n"),
+    )
+    .unwrap();
+    let addr = free_addr();
+    let server = serve(
+        &store,
+        &["--http", &addr, "--token-file", file.to_str().unwrap()],
+    );
+    let approve = r#"{"command":"approve","task":"plan","by":"alice"}"#;
+    let start = serde_json::json!({"workflow": wf, "run": "q1"}).to_string();
+    let call = |method, path, token, body| over_tcp(&addr, method, path, token, body);
+    // Every scope reads.
+    for token in [read, steer, run] {
+        assert_eq!(call("GET", "/v1/runs", Some(token), "").0, 200);
+    }
+    // read may not steer or start; steer may steer (the rules answer), not start; run may all.
+    let (status, body) = call("POST", "/v1/runs/quickstart/commands", Some(read), approve);
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body.contains("the token of ci has the read scope; this needs steer"),
+        "{body}"
+    );
+    assert!(body.contains("\"hint\""), "{body}");
+    assert_eq!(
+        call("POST", "/v1/runs/quickstart/interrupt", Some(read), "").0,
+        403
+    );
+    assert_eq!(call("POST", "/v1/runs", Some(read), &start).0, 403);
+    assert_ne!(
+        call("POST", "/v1/runs/quickstart/commands", Some(steer), approve).0,
+        403
+    );
+    let (status, body) = call("POST", "/v1/runs", Some(steer), &start);
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = call("POST", "/v1/runs", Some(run), &start);
+    assert_eq!(status, 201, "{body}");
+    // No token or a wrong one: 401, each a failed attempt; past ten from one address within a
+    // minute, even a valid token is answered 429 until the minute is over.
+    assert_eq!(call("GET", "/v1/runs", None, "").0, 401);
+    for _ in 0..9 {
+        assert_eq!(
+            call("GET", "/v1/runs", Some("guess-0123456789abcdef"), "").0,
+            401
+        );
+    }
+    let (status, body) = call("GET", "/v1/runs", Some(read), "");
+    assert_eq!(status, 429, "{body}");
+    assert!(body.contains("\"hint\""), "{body}");
+    // The Unix socket, reachable by the store's owner only, needs no token.
+    assert_eq!(over_socket(&store, "GET", "/v1/runs", "").0, 200);
+    // No token ever reaches the server's output.
+    let pid = nix::unistd::Pid::from_raw(server.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let out = common::finish_within(server, Duration::from_secs(30), "runlog serve");
+    let said = text(&out);
+    for token in [read, steer, run] {
+        assert!(!said.contains(token), "{said}");
+    }
+}
+
+#[test]
+fn floods_of_tasks_streams_runs_and_headers_get_clear_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = imported_store(dir.path());
+    let waits = common::workflow(
+        dir.path(),
+        "waits",
+        "name = \"waits\"\n[[task]]\nid = \"a\"\nrun = \"while true; do sleep 0.05; done\"\nrequires_testing = false\n",
+    );
+    let server = serve(&store, &["--max-runs", "2"]);
+    // A plan of 10,001 tasks in one request: 413, nothing recorded.
+    let tasks: Vec<serde_json::Value> = (0..10_001)
+        .map(|i| serde_json::json!({"id": format!("t{i}")}))
+        .collect();
+    let big = serde_json::json!({"command": "start-run", "run": "big", "tasks": tasks});
+    let (status, err) = over_socket(&store, "POST", "/v1/runs/big/commands", &big.to_string());
+    assert_eq!(status, 413, "{err}");
+    assert!(
+        err["error"].as_str().unwrap().contains("10001 tasks"),
+        "{err}"
+    );
+    assert!(err["hint"].is_string(), "{err}");
+    assert_eq!(over_socket(&store, "GET", "/v1/runs/big", "").0, 404);
+    // Event streams: 32 at once per client, the 33rd is 429 until one closes.
+    let open_stream = || {
+        let mut s = UnixStream::connect(store.join("api.sock")).unwrap();
+        s.write_all(b"GET /v1/runs/quickstart/stream HTTP/1.1\r\nHost: runlog\r\n\r\n")
+            .unwrap();
+        let mut head = [0u8; 12];
+        s.read_exact(&mut head).unwrap();
+        (String::from_utf8_lossy(&head).into_owned(), s)
+    };
+    let mut streams: Vec<UnixStream> = (0..32)
+        .map(|_| {
+            let (head, s) = open_stream();
+            assert_eq!(head, "HTTP/1.1 200");
+            s
+        })
+        .collect();
+    assert_eq!(open_stream().0, "HTTP/1.1 429");
+    drop(streams.pop());
+    wait_for(|| open_stream().0 == "HTTP/1.1 200");
+    drop(streams);
+    // Runs executing at once: --max-runs 2, the third start is 429 until one ends.
+    let start = |run: &str| {
+        let body = serde_json::json!({"workflow": waits, "run": run}).to_string();
+        over_socket(&store, "POST", "/v1/runs", &body)
+    };
+    assert_eq!(start("w1").0, 201);
+    assert_eq!(start("w2").0, 201);
+    let (status, err) = start("w3");
+    assert_eq!(status, 429, "{err}");
+    assert!(
+        err["hint"].as_str().unwrap().contains("--max-runs"),
+        "{err}"
+    );
+    assert_eq!(
+        over_socket(&store, "POST", "/v1/runs/w1/interrupt", "").0,
+        202
+    );
+    wait_for(|| start("w3").0 == 201);
+    // Too many headers: hyper's own 431.
+    let mut s = UnixStream::connect(store.join("api.sock")).unwrap();
+    let headers: Vec<(String, String)> =
+        (0..200).map(|i| (format!("x-h{i}"), "v".into())).collect();
+    let headers: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(request(&mut s, "GET", "/v1/runs", &headers, "").0, 431);
     stop(server, &store);
 }

@@ -44,6 +44,36 @@ macro_rules! string_id {
     };
 }
 
+/// The longest id, in bytes.
+pub const MAX_NAME: usize = 128;
+
+/// What an id may be, said once for every hint.
+pub const NAME_RULE: &str =
+    "1 to 128 ASCII letters, digits, '.', '_' or '-', not starting with '.' or '-'";
+
+/// Why `id` is not a name, or `None` when it is one: [`NAME_RULE`]. Ids become file names
+/// (worktrees, feedback files), URL segments and command-line arguments, so where an id enters
+/// (a workflow, `--run-id`, `fork --as`, `emit`, the API) nothing else is accepted: no `/`, no
+/// `..`, no NUL, nothing a terminal would interpret. Logs recorded before the rule still replay:
+/// `decide` checks, `evolve` does not.
+pub fn not_a_name(id: &str) -> Option<&'static str> {
+    let first = id.bytes().next();
+    if first.is_none() {
+        Some("it is empty")
+    } else if id.len() > MAX_NAME {
+        Some("it is longer than 128 bytes")
+    } else if matches!(first, Some(b'.' | b'-')) {
+        Some("it starts with '.' or '-'")
+    } else if !id
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    {
+        Some("it has a character other than letters, digits, '.', '_' and '-'")
+    } else {
+        None
+    }
+}
+
 string_id!(
     /// A run: one execution of a workflow, one stream of events.
     RunId
@@ -136,5 +166,36 @@ impl<'de> Deserialize<'de> for Hash {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
         Hash::from_hex(&s).ok_or_else(|| serde::de::Error::custom("expected 64 hex characters"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_a_name;
+
+    #[test]
+    fn names_are_plain_file_names() {
+        for good in ["a", "plan", "t-1", "phase_2.buffer", "A9", &"x".repeat(128)] {
+            assert_eq!(not_a_name(good), None, "{good}");
+        }
+        let long = "x".repeat(129);
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../x",
+            "a/b",
+            "/tmp/x",
+            ".hidden",
+            "-flag",
+            "a\0b",
+            "a b",
+            "tâche",
+            "a\u{1b}[31m",
+            "a:b",
+            &long,
+        ] {
+            assert!(not_a_name(bad).is_some(), "{bad:?}");
+        }
     }
 }

@@ -8,6 +8,18 @@ use crate::spec::TaskSpec;
 use crate::state::{RunState, TaskStatus};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Refuses an id that is not a name ([`crate::NAME_RULE`]); `what` says which kind of id.
+pub fn check_name(what: &str, id: &str) -> Result<(), Rejection> {
+    match crate::ids::not_a_name(id) {
+        None => Ok(()),
+        Some(why) => Err(Rejection::NotAName {
+            what: what.into(),
+            id: id.into(),
+            why: why.into(),
+        }),
+    }
+}
+
 /// Checks the settings are in range.
 pub fn validate_settings(s: &Settings) -> Result<(), Rejection> {
     let bad = |field: &str, reason: &str| {
@@ -63,11 +75,9 @@ pub fn validate_new_tasks(
 ) -> Result<(), Rejection> {
     let mut fresh: BTreeMap<&TaskId, &TaskSpec> = BTreeMap::new();
     for spec in new {
-        if spec.id.0.trim().is_empty() {
-            return Err(Rejection::InvalidSetting {
-                field: "task id".into(),
-                reason: "must not be empty".into(),
-            });
+        check_name("task", spec.id.as_str())?;
+        if let Some(stage) = &spec.stage {
+            check_name("stage", stage.as_str())?;
         }
         if state.tasks.contains_key(&spec.id) || fresh.insert(&spec.id, spec).is_some() {
             return Err(Rejection::DuplicateTask {

@@ -209,6 +209,16 @@ pub enum Rejection {
         /// The stage.
         stage: StageId,
     },
+    /// An id that is not a name ([`crate::NAME_RULE`]).
+    #[error("the {what} {id:?} is not a name: {why}")]
+    NotAName {
+        /// Which kind of id: run, task, stage, agent, worktree.
+        what: String,
+        /// The id as given.
+        id: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A value nests deeper than the log can read back.
     #[error("the result of task {task} nests {depth} levels deep; at most {max} can be recorded")]
     ValueTooDeep {
@@ -247,6 +257,7 @@ impl Rejection {
             Rejection::TooDeep { .. } => "flatten the hierarchy or raise settings.max_depth".into(),
             Rejection::InvalidSetting { .. } => "fix the value in the workflow file".into(),
             Rejection::ValueTooDeep { .. } => "flatten the result, or submit it as text".into(),
+            Rejection::NotAName { what, .. } => format!("a {what} id is {}", crate::ids::NAME_RULE),
             Rejection::WrongStatus { allowed, .. } => format!(
                 "this is allowed when the task is {}",
                 allowed.iter().map(|s| s.name()).collect::<Vec<_>>().join(" or ")

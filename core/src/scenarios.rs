@@ -58,7 +58,7 @@ pub fn seed_001_eval_gate() -> Result<Vec<Event>, Rejection> {
         task("c").evaluated(),
         task("d").after(&["c"]),
     ])
-    .and(start_as("a", "agent-685", "/wt/a"))
+    .and(start_as("a", "agent-685", "wt-a"))
     .and(submit("a"))
     .and(score_dims(
         "a",

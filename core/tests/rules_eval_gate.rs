@@ -46,7 +46,7 @@ fn dependent_becomes_ready_only_after_the_eval_passes() {
 #[test]
 fn failing_eval_keeps_the_dependent_waiting_and_rescues_the_task() {
     let g = gated_pair()
-        .and(start_as("a", "agent-7", "/wt/a"))
+        .and(start_as("a", "agent-7", "wt-a"))
         .and(submit("a"))
         .when(score("a", 0.4))
         .then_ok();
@@ -59,7 +59,7 @@ fn failing_eval_keeps_the_dependent_waiting_and_rescues_the_task() {
         EventKind::TaskStarted {
             task: id("a"),
             agent: AgentId::from("agent-7"),
-            worktree: "/wt/a".into(),
+            worktree: "wt-a".into(),
             attempt: 2,
         },
         EventKind::StageStarted {
@@ -174,18 +174,18 @@ fn score_exactly_at_the_threshold_passes() {
 #[test]
 fn rescue_with_another_agent_or_worktree_is_rejected() {
     let g = gated_pair()
-        .and(start_as("a", "agent-7", "/wt/a"))
+        .and(start_as("a", "agent-7", "wt-a"))
         .and(submit("a"))
         .and(score("a", 0.1));
     g.clone()
-        .when(start_as("a", "agent-8", "/wt/a"))
+        .when(start_as("a", "agent-8", "wt-a"))
         .then_rejected(Rejection::IdentityChanged {
             task: id("a"),
             field: "agent".into(),
             expected: "agent-7".into(),
             given: "agent-8".into(),
         });
-    g.when(start_as("a", "agent-7", "/wt/other"))
+    g.when(start_as("a", "agent-7", "wt-other"))
         .then_rejected_where(
             |r| matches!(r, Rejection::IdentityChanged { field, .. } if field == "worktree"),
         );

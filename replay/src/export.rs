@@ -117,6 +117,7 @@ pub fn import(
         ));
     }
     let run = as_run.unwrap_or(&header.run).to_owned();
+    runlog_core::check_name("run", &run)?;
     if log.head(&run)?.is_some() {
         return Err(ReplayError::RunExists { run });
     }

@@ -72,6 +72,15 @@ pub enum StoreError {
         /// Who holds it, as recorded when it was opened.
         owner: Option<String>,
     },
+    /// Users other than its owner can write the store directory: anyone of them could rewrite
+    /// the log or swap its socket, so it is not opened.
+    #[error("the store at {path} can be written by other users (mode {mode:o})")]
+    Exposed {
+        /// The store directory.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// The directory exists but is not a runlog store.
     #[error("{path} is not a runlog store: {why}")]
     NotAStore {
@@ -224,6 +233,10 @@ impl StoreError {
                 Some("choose an empty or new directory for the store".into())
             }
             StoreError::NewerFormat { .. } => Some("upgrade runlog to read this store".into()),
+            StoreError::Exposed { path, .. } => Some(format!(
+                "make it private (`chmod 700 {}`) after checking nobody else changed it",
+                path.display()
+            )),
             StoreError::Conflict { .. } => Some("re-read the run and retry on the new head".into()),
             StoreError::Damaged { .. } => Some(
                 "verify the store for the full report; export the intact prefix of the run".into(),

@@ -11,6 +11,7 @@
 use crate::error::{Result, StoreError};
 use std::fs;
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// The store format this build reads and writes.
@@ -73,7 +74,10 @@ fn prepare_once(dir: &Path, create: bool) -> Result<PathBuf> {
     }
     let marker = dir.join(MARKER);
     match fs::read_to_string(&marker) {
-        Ok(text) => check_marker(dir, &text)?,
+        Ok(text) => {
+            check_marker(dir, &text)?;
+            check_private(dir)?;
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let empty = match fs::read_dir(dir) {
                 Ok(mut entries) => entries.next().is_none(),
@@ -96,6 +100,10 @@ fn prepare_once(dir: &Path, create: bool) -> Result<PathBuf> {
             // synced: a store whose name can vanish after a power cut holds nothing durable.
             let mut fresh: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
             fs::create_dir_all(dir).map_err(io("cannot create store directory", dir))?;
+            // Private whatever the umask: the log, its blobs and its sockets are reached
+            // through this directory only.
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+                .map_err(io("cannot make private", dir))?;
             // One name per opener, threads of one process included.
             static OPENERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
             let n = OPENERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -120,6 +128,22 @@ fn prepare_once(dir: &Path, create: bool) -> Result<PathBuf> {
         Err(e) => return Err(io("cannot read", &marker)(e)),
     }
     Ok(dir.join("db"))
+}
+
+/// Refuses a store directory that users other than its owner can write.
+fn check_private(dir: &Path) -> Result<()> {
+    let mode = fs::metadata(dir)
+        .map_err(io("cannot read", dir))?
+        .permissions()
+        .mode()
+        & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(StoreError::Exposed {
+            path: dir.to_path_buf(),
+            mode,
+        });
+    }
+    Ok(())
 }
 
 fn check_marker(dir: &Path, text: &str) -> Result<()> {

@@ -18,12 +18,12 @@ pub struct Args {
     run: String,
 }
 
-/// Reads stdin to its end; exit 2 if any line was not a command, else 1 if the rules rejected
-/// any. The store is opened at the first command: lines that are all mistakes create nothing.
+/// Reads stdin to its end; exit 2 if any line was not a command or named an id that is not a
+/// name, else 1 if the rules rejected any. The store is opened at the first command: lines that are all mistakes create nothing.
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let clock = Clock::from_env();
     let mut lines = std::io::stdin().lock().lines().enumerate();
-    let (mut rejected, mut malformed) = (0usize, 0usize);
+    let (mut rejected, mut malformed, mut unnamed) = (0usize, 0usize, 0usize);
     let mut next = || next_command(&mut lines, &clock, ctx.json, &mut malformed);
     if let Some(first) = next()? {
         let log = ctx.open_or_create()?;
@@ -40,7 +40,11 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                     )),
                 ),
                 Err(r) => {
-                    rejected += 1;
+                    // An id that is not a name is bad input, as a line that is not a command.
+                    match r {
+                        runlog_core::Rejection::NotAName { .. } => unnamed += 1,
+                        _ => rejected += 1,
+                    }
                     report(
                         ctx.json,
                         n,
@@ -51,9 +55,14 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             command = next()?;
         }
     }
-    if malformed > 0 {
+    if malformed + unnamed > 0 {
+        let named = if unnamed > 0 {
+            format!(", {unnamed} named an id that is not a name")
+        } else {
+            String::new()
+        };
         return Err(CliError::input(format!(
-            "{malformed} line(s) were not commands, {rejected} rejected; the others were recorded"
+            "{malformed} line(s) were not commands{named}, {rejected} rejected; the others were recorded"
         ))
         .with_hint("each line is one JSON command, e.g. {\"command\":\"approve\",\"task\":\"a\",\"by\":\"me\"}; `runlog emit --help` says more"));
     }

@@ -70,6 +70,7 @@ pub(crate) fn start<'l>(
 ) -> Result<(String, Engine<'l>)> {
     let run = match run_id {
         Some(id) => {
+            runlog_core::check_name("run", &id)?;
             if log.head(&id)?.is_some() {
                 return Err(CliError::input(format!(
                     "run {id} already exists in {}",
@@ -81,7 +82,7 @@ pub(crate) fn start<'l>(
             }
             id
         }
-        None => crate::store::free_run_id(log, &wf.name)?,
+        None => crate::store::free_run_id(log, &crate::paths::name_from(&wf.name))?,
     };
     let context = Context {
         dir: wf.dir.clone(),
@@ -111,10 +112,10 @@ pub(crate) fn jobs(jobs: Option<u32>) -> Result<Option<u32>> {
 /// Where a run's worktrees and feedback files live: `STORE/worktrees/RUN`, absolute, because
 /// commands run in the workflow's directory and must not depend on the current one.
 pub(super) fn work_dir(store: &Path, run: &str) -> PathBuf {
-    std::path::absolute(store)
+    let worktrees = std::path::absolute(store)
         .unwrap_or_else(|_| store.to_path_buf())
-        .join("worktrees")
-        .join(run)
+        .join("worktrees");
+    crate::paths::within(&worktrees, run)
 }
 
 /// Runs the engine while serving live followers from the store's socket.

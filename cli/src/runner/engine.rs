@@ -21,7 +21,7 @@ use runlog_replay::{Replay, Session};
 use runlog_store::EventLog;
 use std::collections::HashMap;
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -411,14 +411,10 @@ impl<'l> Engine<'l> {
         let Some(t) = self.state().task(id) else {
             return Vec::new();
         };
-        let worktree = t.worktree.clone().unwrap_or_else(|| id.0.clone());
-        let worktree = if Path::new(&worktree).is_absolute() {
-            PathBuf::from(worktree)
-        } else {
-            self.ctx.work.join(worktree)
-        };
+        let worktree = t.worktree.as_deref().unwrap_or(id.as_str());
+        let worktree = crate::paths::within(&self.ctx.work, worktree);
         let _ = std::fs::create_dir_all(&worktree);
-        let feedback = self.ctx.work.join(format!("{}.feedback", id.0));
+        let feedback = crate::paths::within(&self.ctx.work, &format!("{id}.feedback"));
         // The feedback file always exists; empty when there is nothing to say.
         let _ = std::fs::write(&feedback, t.feedback.clone().unwrap_or_default());
         vec![

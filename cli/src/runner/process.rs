@@ -284,16 +284,31 @@ pub async fn run(spec: Spec<'_>, mut stop: watch::Receiver<bool>) -> Outcome {
     }
 }
 
+/// The umask runlog was started with, given back to every command it runs.
+static USER_UMASK: std::sync::OnceLock<nix::sys::stat::Mode> = std::sync::OnceLock::new();
+
+/// Makes every file and directory runlog creates private (umask 077: the store, worktrees,
+/// feedback files, sockets), whatever the umask it was started with; the commands it runs get
+/// that umask back, so agents create files as the user's own tools would. Call once, first.
+pub fn private_files() {
+    let user = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
+    let _ = USER_UMASK.set(user);
+}
+
 /// Asks the kernel to send the command SIGTERM when the runner dies, even by SIGKILL, which
 /// gives the runner no chance to stop it. It reaches the command's own process only: what that
 /// starts is left for `resume` to stop through the group listing ([`stop_leftover_groups`]).
 fn die_with_parent(command: &mut Command) {
     let parent = nix::unistd::getpid();
-    // SAFETY: the closure runs in the forked child before exec and calls only prctl and
-    // getppid, both async-signal-safe system calls; it allocates nothing and takes no locks.
+    // SAFETY: the closure runs in the forked child before exec and calls only umask, prctl and
+    // getppid, async-signal-safe system calls; it allocates nothing and takes no locks.
     #[allow(unsafe_code)]
     unsafe {
+        let umask = USER_UMASK.get().copied();
         command.pre_exec(move || {
+            if let Some(umask) = umask {
+                nix::sys::stat::umask(umask);
+            }
             nix::sys::prctl::set_pdeathsig(Signal::SIGTERM)?;
             // The runner may have died between fork and prctl: then nothing will signal us.
             if nix::unistd::getppid() != parent {

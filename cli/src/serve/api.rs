@@ -1,9 +1,11 @@
 //! The routes of `/v1` and their handlers. Reads answer from the store as the CLI's `--json`
 //! does (the same shapes); commands go through the same rules as `runlog emit`.
 
+use super::connections::Peer;
 use super::errors::ApiError;
 use super::hosted::{Hosted, Start};
 use super::stream;
+use super::tokens::{Scope, Tokens};
 use crate::commands::emit::parse_line;
 use crate::render::event::EventLine;
 use crate::runner::clock::Clock;
@@ -14,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use runlog_core::projections::Board;
-use runlog_core::EventKind;
+use runlog_core::{CommandKind, EventKind};
 use runlog_replay::{Replay, Session};
 use runlog_store::{EventLog, Store};
 use serde::Deserialize;
@@ -29,6 +31,9 @@ const MAX_REQUESTS: usize = 64;
 
 /// The longest a request may take (the event stream is not a request that ends).
 const REQUEST_TIME: Duration = Duration::from_secs(30);
+
+/// Tasks one request may add: a start-run's plan, a plan revision's additions.
+const MAX_TASKS: usize = 10_000;
 
 /// The most events one page of `GET /v1/runs/{run}/events` holds.
 const MAX_PAGE: u64 = 10_000;
@@ -79,8 +84,10 @@ pub const OPENAPI: &str = include_str!("openapi.json");
 pub struct Api {
     /// The store.
     pub store: Arc<Store>,
-    /// With a token, every request must carry it.
-    pub token: Option<Arc<str>>,
+    /// With tokens, every request must carry one whose scope allows it.
+    pub tokens: Option<Arc<Tokens>>,
+    /// The event streams open, per client.
+    pub streams: Arc<stream::Streams>,
     /// The runs this server executes.
     pub hosted: Arc<Hosted>,
     /// The store's directory.
@@ -166,20 +173,30 @@ refused_as_json!(
     "a run id is a UTF-8 path segment"
 );
 
-/// Compares in time that does not depend on where the bytes differ.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
+/// Over TCP with tokens: 429 for an address that failed too often lately, 401 without a
+/// token this server knows (a failed attempt), 403 for a request beyond the token's scope.
 async fn authorize(State(api): State<Api>, request: Request, next: Next) -> Response {
-    if let Some(token) = &api.token {
+    if let Some(tokens) = &api.tokens {
+        let peer = request
+            .extensions()
+            .get::<axum::extract::ConnectInfo<Peer>>()
+            .map(|c| c.0 .0);
+        let now = std::time::Instant::now();
+        if tokens.blocked(peer, now) {
+            return ApiError::too_many_failures().into_response();
+        }
         let sent = request
             .headers()
             .get(axum::http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
-        if !sent.is_some_and(|s| same_secret(s.as_bytes(), token.as_bytes())) {
+        let Some((name, scope)) = sent.and_then(|s| tokens.holder(s)) else {
+            tokens.failed(peer, now);
             return ApiError::unauthorized().into_response();
+        };
+        let needed = Scope::needed(request.method(), request.uri().path());
+        if scope < needed {
+            return ApiError::forbidden(name, scope, needed).into_response();
         }
     }
     next.run(request).await
@@ -362,6 +379,18 @@ async fn command(
         .map_err(|e| ApiError::bad(format!("the body is not UTF-8: {e}"), COMMAND_HINT))?;
     let cmd = parse_line(text.trim(), || Clock::from_env().now())
         .map_err(|e| ApiError::bad(format!("not a command: {e}"), COMMAND_HINT))?;
+    let tasks = match &cmd.kind {
+        CommandKind::StartRun { tasks, .. } => tasks.len(),
+        CommandKind::RevisePlan { add, .. } => add.len(),
+        _ => 0,
+    };
+    if tasks > MAX_TASKS {
+        return Err(ApiError::with_status(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("{tasks} tasks in one request; at most {MAX_TASKS}"),
+            "start with part of the plan and add the rest with add-task commands or a revise-plan",
+        ));
+    }
     let body = blocking(&api, move |s| {
         let mut session = Session::open(s, &run).map_err(crate::error::CliError::from)?;
         let recorded = session
@@ -470,7 +499,12 @@ async fn stream_events(
     P(run): P<String>,
     Q(q): Q<From>,
     headers: HeaderMap,
+    peer: Option<axum::Extension<axum::extract::ConnectInfo<Peer>>>,
 ) -> Result<impl IntoResponse, ApiError> {
+    let slot = api
+        .streams
+        .take(peer.map(|p| p.0 .0 .0))
+        .ok_or_else(ApiError::too_many_streams)?;
     let after = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
@@ -486,7 +520,7 @@ async fn stream_events(
         })
     };
     known.await?;
-    Ok(stream::events(api.store.clone(), run, from))
+    Ok(stream::events(api.store.clone(), run, from, slot))
 }
 
 #[cfg(test)]

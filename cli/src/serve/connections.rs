@@ -164,3 +164,19 @@ impl<Io: AsyncWrite + Unpin> AsyncWrite for Held<Io> {
         Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
+
+/// The address a TCP client connects from, for counting its failed attempts.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub std::net::IpAddr);
+
+impl
+    axum::extract::connect_info::Connected<
+        axum::serve::IncomingStream<'_, Bounded<tokio::net::TcpListener>>,
+    > for Peer
+{
+    fn connect_info(
+        stream: axum::serve::IncomingStream<'_, Bounded<tokio::net::TcpListener>>,
+    ) -> Self {
+        Peer(stream.remote_addr().ip())
+    }
+}

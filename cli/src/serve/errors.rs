@@ -2,6 +2,7 @@
 //! a wrong token, 404 an unknown run, 409 refused by the rules or a seq conflict, 500 the
 //! store failed.
 
+use super::tokens::Scope;
 use crate::error::{rejection_hint, CliError, ExitKind};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -67,6 +68,50 @@ impl ApiError {
         }
     }
 
+    /// A token whose scope does not allow the request.
+    pub fn forbidden(holder: &str, scope: Scope, needed: Scope) -> Self {
+        Self {
+            status: StatusCode::FORBIDDEN,
+            error: format!(
+                "the token of {holder} has the {} scope; this needs {}",
+                scope.name(),
+                needed.name()
+            ),
+            hint: Some(format!(
+                "use a token with the {} scope (read: inspect; steer: also commands; run: also start workflows)",
+                needed.name()
+            )),
+        }
+    }
+
+    /// A client holding as many event streams as it may.
+    pub fn too_many_streams() -> Self {
+        Self {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            error: format!(
+                "this client has {} event streams open already",
+                super::stream::MAX_STREAMS_PER_CLIENT
+            ),
+            hint: Some(
+                "close a stream first; one stream per run is enough (`Last-Event-ID` resumes it)"
+                    .into(),
+            ),
+        }
+    }
+
+    /// An address that sent wrong tokens too often lately.
+    pub fn too_many_failures() -> Self {
+        Self {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            error: format!(
+                "more than {} requests without a valid token from this address in the last {} s",
+                super::tokens::MAX_FAILURES,
+                super::tokens::WINDOW.as_secs()
+            ),
+            hint: Some("wait a minute, then send a valid token".into()),
+        }
+    }
+
     /// No token, or the wrong one.
     pub fn unauthorized() -> Self {
         Self {
@@ -77,18 +122,27 @@ impl ApiError {
     }
 }
 
+/// 400 for an id that is not a name (bad input, whatever the state), 409 for the rules.
+fn status_of_rejection(r: &Rejection) -> StatusCode {
+    match r {
+        Rejection::NotAName { .. } => StatusCode::BAD_REQUEST,
+        _ => StatusCode::CONFLICT,
+    }
+}
+
 /// The status a typed cause calls for, if it calls for one.
 fn status_of_cause(e: &(dyn std::error::Error + 'static)) -> Option<StatusCode> {
     if let Some(r) = e.downcast_ref::<ReplayError>() {
         return match r {
             ReplayError::UnknownRun { .. } => Some(StatusCode::NOT_FOUND),
-            ReplayError::Rejected(_) | ReplayError::RunExists { .. } => Some(StatusCode::CONFLICT),
+            ReplayError::Rejected(r) => Some(status_of_rejection(r)),
+            ReplayError::RunExists { .. } => Some(StatusCode::CONFLICT),
             ReplayError::Store(s) => status_of_cause(s),
             _ => None,
         };
     }
-    if e.downcast_ref::<Rejection>().is_some() {
-        return Some(StatusCode::CONFLICT);
+    if let Some(r) = e.downcast_ref::<Rejection>() {
+        return Some(status_of_rejection(r));
     }
     match e.downcast_ref::<StoreError>() {
         Some(StoreError::Conflict { .. }) => Some(StatusCode::CONFLICT),
@@ -114,7 +168,7 @@ impl From<CliError> for ApiError {
 impl From<Rejection> for ApiError {
     fn from(r: Rejection) -> Self {
         Self {
-            status: StatusCode::CONFLICT,
+            status: status_of_rejection(&r),
             error: r.to_string(),
             hint: Some(rejection_hint(&r)),
         }

@@ -20,6 +20,9 @@ pub struct Hosted {
     runs: Mutex<HashMap<String, Run>>,
     tasks: tokio::sync::Mutex<tokio::task::JoinSet<()>>,
     engines: tokio::runtime::Handle,
+    /// One permit per run executing; none left, a start is answered 429.
+    places: Arc<tokio::sync::Semaphore>,
+    max_runs: usize,
 }
 
 /// A run this server executes: the switch that interrupts it, and its state as its engine
@@ -43,12 +46,14 @@ pub struct Start {
 }
 
 impl Hosted {
-    /// Hosts runs whose engines run on `engines`.
-    pub fn new(engines: tokio::runtime::Handle) -> Self {
+    /// Hosts at most `max_runs` runs at once, their engines on `engines`.
+    pub fn new(engines: tokio::runtime::Handle, max_runs: usize) -> Self {
         Self {
             runs: Mutex::default(),
             tasks: tokio::sync::Mutex::default(),
             engines,
+            places: Arc::new(tokio::sync::Semaphore::new(max_runs)),
+            max_runs,
         }
     }
 
@@ -59,12 +64,21 @@ impl Hosted {
         dir: PathBuf,
         start: Start,
     ) -> Result<String, ApiError> {
+        let place = self.places.clone().try_acquire_owned().map_err(|_| {
+            ApiError::with_status(
+                axum::http::StatusCode::TOO_MANY_REQUESTS,
+                format!("this server executes {} runs already", self.max_runs),
+                "wait for one to finish, or start the server with a higher --max-runs",
+            )
+        })?;
         let (started, id) = oneshot::channel();
         let (ask, asked) = watch::channel(false);
         let hosted = self.clone();
         let mut tasks = self.tasks.lock().await;
         tasks.spawn_on(
             async move {
+                // Given back when the run's task ends, however it ends.
+                let _place = place;
                 let prepared = Workflow::load(&start.workflow)
                     .map_err(crate::error::CliError::from)
                     .and_then(|wf| {

@@ -11,6 +11,7 @@ mod errors;
 pub mod follow;
 mod hosted;
 mod stream;
+mod tokens;
 
 use crate::commands::Ctx;
 use crate::error::{CliError, Result};
@@ -25,8 +26,10 @@ pub struct Args {
     /// Also serve the API on TCP at this address, e.g. 127.0.0.1:7700.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
-    /// A file holding the bearer token TCP clients must send (`Authorization: Bearer TOKEN`);
-    /// required for any address that is not loopback.
+    /// A file of the tokens TCP clients must send (`Authorization: Bearer TOKEN`), one per
+    /// line as `NAME SCOPE TOKEN`, the scope `read` (inspect), `steer` (also approve, reject,
+    /// reopen, rollback, fork, replan, interrupt) or `run` (also start workflows); a file of
+    /// one bare token gives it every scope. Required for any address that is not loopback.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
     /// Close a client's connection after this many seconds in which it moved no byte: a
@@ -34,6 +37,9 @@ pub struct Args {
     /// place back (at most 256 connections are open at once).
     #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     idle_timeout: u64,
+    /// Runs this server executes at once (`POST /v1/runs`); past it, a start is answered 429.
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    max_runs: u64,
 }
 
 /// The API socket in a store directory.
@@ -43,21 +49,24 @@ pub fn socket_path(store: &std::path::Path) -> PathBuf {
 
 /// Serves until SIGINT or SIGTERM.
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
-    let token = match (&a.http, &a.token_file) {
+    let tokens = match (&a.http, &a.token_file) {
         (_, Some(file)) => {
             let text = std::fs::read_to_string(file).map_err(|e| {
                 crate::error::bad_file(
                     format!("cannot read: {e}"),
                     file,
-                    "--token-file takes a file holding the token",
+                    "--token-file takes a file holding the tokens",
                 )
             })?;
-            let token = text.trim().to_owned();
-            if token.len() < 16 {
-                return Err(CliError::input("the token is shorter than 16 characters")
-                    .with_hint("write a long random token, e.g. `openssl rand -hex 32 > token`"));
-            }
-            Some(token)
+            let tokens = tokens::Tokens::parse(&text).map_err(|why| {
+                crate::error::bad_file(
+                    why,
+                    file,
+                    "write one token per line, `NAME SCOPE TOKEN` (scope read, steer or run; a \
+                     token of 16 characters or more, e.g. from `openssl rand -hex 32`)",
+                )
+            })?;
+            Some(Arc::new(tokens))
         }
         (Some(addr), None) if !addr.ip().is_loopback() => {
             return Err(CliError::input(format!(
@@ -72,7 +81,8 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     // Few threads for the readers: each keeps a malloc arena, and every agent an engine
     // starts is forked from this process, page tables and all.
     let api = runtime("api", 4, below_the_engines)?;
-    let hosted = Arc::new(hosted::Hosted::new(engines.handle().clone()));
+    let max_runs = usize::try_from(a.max_runs).unwrap_or(usize::MAX);
+    let hosted = Arc::new(hosted::Hosted::new(engines.handle().clone(), max_runs));
     let slots = connections::Slots::new(std::time::Duration::from_secs(a.idle_timeout));
     api.block_on(serve(
         store,
@@ -80,7 +90,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         slots,
         ctx.store.clone(),
         a.http,
-        token,
+        tokens,
     ))
 }
 
@@ -120,7 +130,7 @@ async fn serve(
     slots: connections::Slots,
     dir: PathBuf,
     http: Option<SocketAddr>,
-    token: Option<String>,
+    tokens: Option<Arc<tokens::Tokens>>,
 ) -> Result<()> {
     let path = socket_path(&dir);
     let _ = std::fs::remove_file(&path);
@@ -128,9 +138,11 @@ async fn serve(
         .map_err(|e| CliError::failed(format!("cannot listen on {}: {e}", path.display())))?;
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
         .map_err(|e| CliError::failed(format!("cannot restrict {}: {e}", path.display())))?;
-    let api = |token: Option<Arc<str>>| api::Api {
+    let streams = Arc::new(stream::Streams::default());
+    let api = |tokens: Option<Arc<tokens::Tokens>>| api::Api {
         store: store.clone(),
-        token,
+        tokens,
+        streams: streams.clone(),
         hosted: hosted.clone(),
         dir: dir.clone(),
     };
@@ -144,7 +156,8 @@ async fn serve(
             .await
             .map_err(|e| CliError::input(format!("cannot listen on {addr}: {e}")))?;
         eprintln!("serving the API on http://{addr}/v1");
-        let app = api::router(api(token.map(Arc::from)));
+        let app =
+            api::router(api(tokens)).into_make_service_with_connect_info::<connections::Peer>();
         let listener = slots.bound(tcp);
         servers.spawn(async move { axum::serve(listener, app).await });
     }

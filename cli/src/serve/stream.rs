@@ -9,8 +9,10 @@ use axum::response::Sse as SseResponse;
 use futures_util::stream::{self, Stream};
 use runlog_core::codec::decode_event;
 use runlog_store::{EventLog, Store};
+use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -28,11 +30,62 @@ fn sse(seq: u64, body: &[u8]) -> Option<Sse> {
     )
 }
 
-/// The stream of `run` from seq `from`.
+/// Event streams one client may hold open at once: a TCP client by its address, every client
+/// of the Unix socket (the store's owner) together.
+pub const MAX_STREAMS_PER_CLIENT: usize = 32;
+
+/// The streams open, per client.
+#[derive(Debug, Default)]
+pub struct Streams {
+    open: Mutex<HashMap<Option<IpAddr>, usize>>,
+}
+
+/// A client's place for one stream, given back when the stream ends.
+#[derive(Debug)]
+pub struct Slot {
+    streams: Arc<Streams>,
+    client: Option<IpAddr>,
+}
+
+impl Streams {
+    fn counts(&self) -> std::sync::MutexGuard<'_, HashMap<Option<IpAddr>, usize>> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A place for one more stream of `client` (`None`: the Unix socket), unless it holds
+    /// [`MAX_STREAMS_PER_CLIENT`] already.
+    pub fn take(self: &Arc<Self>, client: Option<IpAddr>) -> Option<Slot> {
+        let mut counts = self.counts();
+        let open = counts.entry(client).or_insert(0);
+        if *open >= MAX_STREAMS_PER_CLIENT {
+            return None;
+        }
+        *open += 1;
+        Some(Slot {
+            streams: self.clone(),
+            client,
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut counts = self.streams.counts();
+        if let Some(open) = counts.get_mut(&self.client) {
+            *open = open.saturating_sub(1);
+            if *open == 0 {
+                counts.remove(&self.client);
+            }
+        }
+    }
+}
+
+/// The stream of `run` from seq `from`, holding `slot` while it lasts.
 pub fn events(
     store: Arc<Store>,
     run: String,
     from: u64,
+    slot: Slot,
 ) -> SseResponse<impl Stream<Item = Result<Sse, Infallible>>> {
     let (tx, rx) = mpsc::channel::<Sse>(MAX_LAG);
     // The store's calls block: a thread reads the history, then follows the subscription
@@ -73,9 +126,8 @@ pub fn events(
                 }
             }
         });
-    let events = stream::unfold(
-        rx,
-        |mut rx| async move { rx.recv().await.map(|e| (Ok(e), rx)) },
-    );
+    let events = stream::unfold((rx, slot), |(mut rx, slot)| async move {
+        rx.recv().await.map(|e| (Ok(e), (rx, slot)))
+    });
     SseResponse::new(events).keep_alive(KeepAlive::default())
 }

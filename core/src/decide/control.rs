@@ -3,7 +3,7 @@
 use super::{find, require_started};
 use crate::event::{EventKind, RunOutcome};
 use crate::ids::{Hash, RunId, TaskId};
-use crate::plan::{validate_new_tasks, validate_settings};
+use crate::plan::{check_name, validate_new_tasks, validate_settings};
 use crate::rejection::Rejection;
 use crate::settings::Settings;
 use crate::spec::TaskSpec;
@@ -21,12 +21,7 @@ pub(super) fn start_run(
     if state.status != RunStatus::NotStarted {
         return Err(Rejection::RunAlreadyStarted);
     }
-    if run.0.trim().is_empty() {
-        return Err(Rejection::InvalidSetting {
-            field: "run id".into(),
-            reason: "must not be empty".into(),
-        });
-    }
+    check_name("run", run.as_str())?;
     validate_settings(&settings)?;
     validate_new_tasks(state, &tasks, &BTreeSet::new(), &[], settings.max_depth)?;
     let mut events = vec![EventKind::RunStarted {
@@ -51,6 +46,7 @@ pub(super) fn start_fork(
     if state.status != RunStatus::NotStarted {
         return Err(Rejection::RunAlreadyStarted);
     }
+    check_name("run", run.as_str())?;
     if run == from_run {
         return Err(Rejection::InvalidSetting {
             field: "fork id".into(),

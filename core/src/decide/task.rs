@@ -3,6 +3,7 @@
 use super::{find, require_running, require_running_attempt, require_started, require_status};
 use crate::event::EventKind;
 use crate::ids::{AgentId, TaskId, Timestamp};
+use crate::plan::check_name;
 use crate::rejection::Rejection;
 use crate::spec::TaskClass;
 use crate::state::{Circuit, Readiness, RunState, TaskState, TaskStatus};
@@ -16,6 +17,12 @@ pub(super) fn start(
     at: Timestamp,
 ) -> Result<Vec<EventKind>, Rejection> {
     let task = startable(state, &id, at)?;
+    if let Some(agent) = &agent {
+        check_name("agent", agent.as_str())?;
+    }
+    if let Some(worktree) = &worktree {
+        check_name("worktree", worktree)?;
+    }
     let stage = task.spec.stage_id();
     let continuing = task.status != TaskStatus::Open;
     let agent = keep_identity(
