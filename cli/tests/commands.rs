@@ -32,8 +32,20 @@ fn runlog(store: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Stdout, with the name of the user running the tests written `[user]`: who recorded a
+/// decision is part of the output, and snapshots must not depend on who runs them.
 fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    let me = nix::unistd::User::from_uid(nix::unistd::getuid())
+        .unwrap()
+        .unwrap()
+        .name;
+    String::from_utf8_lossy(&o.stdout)
+        .replace(&format!("recorded by {me} ("), "recorded by [user] (")
+        .replace(&format!("[recorded: {me} via"), "[recorded: [user] via")
+        .replace(
+            &format!("\"principal\":\"{me}\""),
+            "\"principal\":\"[user]\"",
+        )
 }
 
 fn stderr(o: &Output) -> String {

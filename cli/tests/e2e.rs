@@ -449,15 +449,8 @@ fn a_reader_closing_the_pipe_ends_a_command_quietly() {
     for i in 0..3_000 {
         script.push_str(&format!("{{\"command\":\"post-message\",\"task\":null,\"from\":\"bot\",\"text\":\"message number {i} with some padding to make the line long\"}}\n"));
     }
-    let mut emit = runlog(&store)
-        .args(["emit", "big"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(emit.stdin.as_mut().unwrap(), script.as_bytes()).unwrap();
-    drop(emit.stdin.take());
-    assert!(emit.wait().unwrap().success());
+    let out = common::emit(&store, "big", &script);
+    assert!(out.status.success(), "{}", text(&out));
     let mut child = runlog(&store)
         .args(["log", "big"])
         .stdout(Stdio::piped())

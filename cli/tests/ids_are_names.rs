@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{repo, runlog, text, wait_for};
+use common::{emit, repo, runlog, text, wait_for};
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
@@ -53,23 +53,6 @@ fn refused(out: &Output, what: &str) {
         said.contains("hint:") && said.contains("ASCII letters"),
         "{what}: {said}"
     );
-}
-
-fn emit(store: &Path, run: &str, lines: &str) -> Output {
-    let mut child = runlog(store)
-        .args(["emit", run])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(lines.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
 }
 
 #[test]

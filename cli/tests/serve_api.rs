@@ -650,3 +650,99 @@ fn floods_of_tasks_streams_runs_and_headers_get_clear_answers() {
     assert_eq!(request(&mut s, "GET", "/v1/runs", &headers, "").0, 431);
     stop(server, &store);
 }
+
+#[test]
+fn decisions_record_who_made_them_beside_who_they_claim_to_be() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let me = nix::unistd::User::from_uid(nix::unistd::getuid())
+        .unwrap()
+        .unwrap()
+        .name;
+    // Three tasks waiting for a person's decision.
+    let mut lines = String::from(
+        r#"{"command":"start-run","run":"r","tasks":[{"id":"a","eval":"judge","requires_testing":false},{"id":"b","eval":"judge","requires_testing":false},{"id":"c","eval":"judge","requires_testing":false}]}"#,
+    );
+    for t in ["a", "b", "c"] {
+        lines.push_str(&format!(
+            "\n{{\"command\":\"start-task\",\"task\":\"{t}\",\"agent\":null,\"worktree\":null}}\n{{\"command\":\"submit-task\",\"task\":\"{t}\",\"summary\":\"done\",\"result\":null,\"duration_ms\":1}}"
+        ));
+    }
+    let out = common::emit(&store, "r", &lines);
+    assert!(out.status.success(), "{}", text(&out));
+    // From the command line, claiming to be someone else.
+    let out = runlog(&store)
+        .args(["approve", "r", "a", "--by", "mallory"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    // Over TCP with the token named ci, claiming to be alice; over the socket, claiming bob.
+    let token = "ci-token-0123456789abcdef";
+    std::fs::write(dir.path().join("tokens"), format!("ci steer {token}\n")).unwrap();
+    let addr = free_addr();
+    let tokens = dir.path().join("tokens");
+    let server = serve(
+        &store,
+        &["--http", &addr, "--token-file", tokens.to_str().unwrap()],
+    );
+    let approve_b = r#"{"command":"approve","task":"b","by":"alice"}"#;
+    let (status, body) = over_tcp(&addr, "POST", "/v1/runs/r/commands", Some(token), approve_b);
+    assert_eq!(status, 200, "{body}");
+    let reject_c = r#"{"command":"reject","task":"c","by":"bob","reopen":false,"reason":"no"}"#;
+    let (status, body) = over_socket(&store, "POST", "/v1/runs/r/commands", reject_c);
+    assert_eq!(status, 200, "{body}");
+    stop(server, &store);
+
+    let out = runlog(&store)
+        .args(["--json", "audit", "r"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    // One JSON line per eval, then one per decision outside the gate.
+    let decisions: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|d| d["kind"] == "approved" || d["kind"] == "rejected")
+        .collect();
+    let audit = serde_json::Value::from(decisions.clone());
+    let who: Vec<(String, String, String, bool)> = decisions
+        .iter()
+        .map(|d| {
+            (
+                d["task"].as_str().unwrap().to_owned(),
+                d["principal"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                d["principal"]["via"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                d["claim_differs"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect();
+    assert_eq!(
+        who,
+        vec![
+            ("a".into(), me.clone(), "os-user".into(), me != "mallory"),
+            ("b".into(), "ci".into(), "token".into(), true),
+            ("c".into(), me.clone(), "unix-socket".into(), me != "bob"),
+        ],
+        "{audit}"
+    );
+    let out = runlog(&store).args(["audit", "r"]).output().unwrap();
+    let said = text(&out);
+    assert!(
+        said.contains(&format!("approved by mallory [recorded: {me} via os-user]")),
+        "{said}"
+    );
+    assert!(
+        said.contains("⚑ claimed to be alice, but recorded by ci (token)"),
+        "{said}"
+    );
+    let out = runlog(&store).args(["show", "r", "b"]).output().unwrap();
+    let said = text(&out);
+    assert!(said.contains("recorded by ci (token)"), "{said}");
+}

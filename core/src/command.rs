@@ -15,12 +15,53 @@ pub struct Command {
     pub at: Timestamp,
     /// What is asked.
     pub kind: CommandKind,
+    /// Who issued it, as the recording process established (never read from the command's
+    /// own text): a person's decision is recorded with an `Attributed` event before it.
+    #[serde(skip)]
+    pub principal: Option<Principal>,
+}
+
+/// Who issued a command, as the process recording it knows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Principal {
+    /// The name: a token's, or a user's.
+    pub name: String,
+    /// How it was established: `token`, `unix-socket` or `os-user`.
+    pub via: String,
 }
 
 impl Command {
     /// A command issued at `at`.
     pub fn new(at: Timestamp, kind: CommandKind) -> Self {
-        Self { at, kind }
+        Self {
+            at,
+            kind,
+            principal: None,
+        }
+    }
+
+    /// The same command, issued by `principal`.
+    pub fn issued_by(mut self, principal: Principal) -> Self {
+        self.principal = Some(principal);
+        self
+    }
+}
+
+impl CommandKind {
+    /// A person's decision about the run (who made it is recorded with it), as opposed to the
+    /// engine's bookkeeping and the start of a run or fork.
+    pub fn is_decision(&self) -> bool {
+        matches!(
+            self,
+            CommandKind::Approve { .. }
+                | CommandKind::Reject { .. }
+                | CommandKind::Reopen { .. }
+                | CommandKind::Cancel { .. }
+                | CommandKind::RevisePlan { .. }
+                | CommandKind::SetStrategy { .. }
+                | CommandKind::CloseCircuit { .. }
+                | CommandKind::Rollback { .. }
+        )
     }
 }
 

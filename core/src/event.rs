@@ -389,6 +389,15 @@ pub enum EventKind {
         /// Its full size.
         bytes: u64,
     },
+    /// Who issued the command whose events follow in the same append, as the process that
+    /// recorded it established: a token's name over TCP, the user of a Unix socket's peer, the
+    /// OS user of a process writing the store. Those events' own `by` is what the caller claimed.
+    Attributed {
+        /// The authenticated name.
+        principal: String,
+        /// How it was established: `token`, `unix-socket` or `os-user`.
+        via: String,
+    },
 }
 
 /// Writes [`EventKind::name`] and [`EventKind::NAMES`] from one table, so a new variant needs
@@ -446,6 +455,7 @@ event_names! {
     RunResumed => "run-resumed",
     ReplanLoopDetected => "replan-loop-detected",
     OutputRecorded => "output-recorded",
+    Attributed => "attributed",
 }
 
 impl EventKind {
@@ -486,7 +496,8 @@ impl EventKind {
             | EventKind::CircuitClosed { .. }
             | EventKind::StrategySet { .. }
             | EventKind::RunResumed { .. }
-            | EventKind::ReplanLoopDetected { .. } => None,
+            | EventKind::ReplanLoopDetected { .. }
+            | EventKind::Attributed { .. } => None,
         }
     }
 }

@@ -262,7 +262,9 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
         EventKind::TaskClassified { task, class } => {
             with_task(state, task, |t| t.class = Some(*class))
         }
-        EventKind::MessagePosted { .. } | EventKind::OutputRecorded { .. } => {}
+        EventKind::MessagePosted { .. }
+        | EventKind::OutputRecorded { .. }
+        | EventKind::Attributed { .. } => {}
         EventKind::StageStarted { stage, .. } => with_stage(state, stage, |h| h.executions += 1),
         EventKind::StageCompleted {
             stage, duration_ms, ..

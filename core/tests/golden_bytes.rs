@@ -13,7 +13,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 35;
+const VARIANTS: usize = 36;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -54,6 +54,7 @@ fn index(k: &EventKind) -> usize {
         EventKind::RunResumed { .. } => 32,
         EventKind::ReplanLoopDetected { .. } => 33,
         EventKind::OutputRecorded { .. } => 34,
+        EventKind::Attributed { .. } => 35,
     }
 }
 
@@ -280,6 +281,10 @@ fn samples() -> Vec<EventKind> {
             text: "split 3 classes".into(),
             blob: Some(h),
             bytes: 70_000,
+        },
+        EventKind::Attributed {
+            principal: "ci".into(),
+            via: "token".into(),
         },
     ]
 }

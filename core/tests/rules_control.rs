@@ -374,3 +374,40 @@ fn a_result_nested_deeper_than_the_log_can_read_back_is_refused() {
         max: MAX_VALUE_DEPTH,
     });
 }
+
+#[test]
+fn a_persons_decision_is_recorded_with_who_issued_it_and_the_engines_steps_are_not() {
+    let g = given_run(vec![task("a").evaluated(), task("b")])
+        .and(start("a"))
+        .and(submit("a"));
+    let ci = Principal {
+        name: "ci".into(),
+        via: "token".into(),
+    };
+    let approved = decide(
+        &g.state,
+        Command::new(Timestamp(g.now), approve("a")).issued_by(ci.clone()),
+    )
+    .unwrap();
+    assert_eq!(
+        approved[0].kind,
+        EventKind::Attributed {
+            principal: "ci".into(),
+            via: "token".into(),
+        }
+    );
+    assert!(matches!(approved[1].kind, EventKind::TaskApproved { .. }));
+    // The engine's own steps carry no attribution, principal or not.
+    let started = decide(
+        &g.state,
+        Command::new(Timestamp(g.now), start("b")).issued_by(ci),
+    )
+    .unwrap();
+    assert!(started
+        .iter()
+        .all(|e| !matches!(e.kind, EventKind::Attributed { .. })));
+    // And the attribution changes nothing in the state.
+    let mut state = g.state.clone();
+    evolve_in_place(&mut state, &approved[0]);
+    assert_eq!(state.tasks, g.state.tasks);
+}

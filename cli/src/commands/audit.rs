@@ -89,8 +89,20 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     }
     for o in &p.audit.out_of_gate {
         match o {
-            runlog_core::projections::audit::OutOfGate::Approved { seq, task, by, .. } => {
-                println!("{seq:>6}  {:<18} approved by {by}", task.as_str())
+            runlog_core::projections::audit::OutOfGate::Approved {
+                seq,
+                task,
+                by,
+                principal,
+                claim_differs,
+                ..
+            } => {
+                println!(
+                    "{seq:>6}  {:<18} approved by {by}{}",
+                    task.as_str(),
+                    recorded_as(principal.as_ref())
+                );
+                flag_claim(by, principal.as_ref(), *claim_differs);
             }
             runlog_core::projections::audit::OutOfGate::Rejected {
                 seq,
@@ -98,12 +110,16 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                 by,
                 reopen,
                 reason,
+                principal,
+                claim_differs,
             } => {
                 println!(
-                    "{seq:>6}  {:<18} rejected by {by}{}: {reason}",
+                    "{seq:>6}  {:<18} rejected by {by}{}{}: {reason}",
                     task.as_str(),
+                    recorded_as(principal.as_ref()),
                     if *reopen { " (reopened)" } else { "" }
-                )
+                );
+                flag_claim(by, principal.as_ref(), *claim_differs);
             }
             runlog_core::projections::audit::OutOfGate::EvalError {
                 seq, task, error, ..
@@ -111,4 +127,21 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// ` [recorded: NAME via HOW]`, or nothing for a log from before principals were recorded.
+fn recorded_as(principal: Option<&runlog_core::Principal>) -> String {
+    principal.map_or_else(String::new, |p| {
+        format!(" [recorded: {} via {}]", p.name, p.via)
+    })
+}
+
+/// A second line when the claimed `by` is not who recorded the decision.
+fn flag_claim(by: &str, principal: Option<&runlog_core::Principal>, differs: bool) {
+    if let (true, Some(p)) = (differs, principal) {
+        println!(
+            "          ⚑ claimed to be {by}, but recorded by {} ({})",
+            p.name, p.via
+        );
+    }
 }

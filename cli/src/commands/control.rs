@@ -5,7 +5,7 @@ use super::Ctx;
 use crate::error::Result;
 use crate::render;
 use crate::runner::clock::Clock;
-use runlog_core::{Command, CommandKind, TaskId};
+use runlog_core::{Command, CommandKind, Principal, TaskId};
 use runlog_replay::Session;
 
 /// Who is acting: `--by`, else `$USER`, else "unknown".
@@ -14,11 +14,32 @@ pub fn actor(by: Option<String>) -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// Decides `kind` on the run's head and records it; prints each event recorded.
+/// The user this process runs as: who a decision recorded from the command line is by,
+/// whatever `--by` claims.
+pub fn os_user() -> Principal {
+    user(nix::unistd::getuid(), "os-user")
+}
+
+/// The principal of user `uid`, established `via` some means: the user's name, or `uid N` for
+/// a user the system does not name.
+pub fn user(uid: nix::unistd::Uid, via: &str) -> Principal {
+    let name = nix::unistd::User::from_uid(uid)
+        .ok()
+        .flatten()
+        .map_or_else(|| format!("uid {uid}"), |u| u.name);
+    Principal {
+        name,
+        via: via.into(),
+    }
+}
+
+/// Decides `kind` on the run's head and records it, with who this process runs as; prints
+/// each event recorded.
 pub fn record(ctx: &Ctx, run: &str, kind: CommandKind) -> Result<()> {
     let log = ctx.open()?;
     let mut session = Session::existing(&log, run)?;
-    let recorded = session.execute(Command::new(Clock::from_env().now(), kind))??;
+    let command = Command::new(Clock::from_env().now(), kind).issued_by(os_user());
+    let recorded = session.execute(command)??;
     for (seq, e) in &recorded.events {
         if ctx.json {
             render::json(&serde_json::json!({"seq": seq, "event": e.kind}));

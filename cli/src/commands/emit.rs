@@ -30,7 +30,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         let mut session = Session::open(&log, &a.run)?;
         let mut command = Some(first);
         while let Some((n, cmd)) = command {
-            match session.execute(cmd)? {
+            match session.execute(cmd.issued_by(super::control::os_user()))? {
                 Ok(recorded) => report(
                     ctx.json,
                     n,

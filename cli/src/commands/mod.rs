@@ -4,7 +4,7 @@
 
 mod approve;
 mod audit;
-mod control;
+pub(crate) mod control;
 pub(crate) mod diff;
 mod digest;
 pub(crate) mod emit;

@@ -5,7 +5,7 @@ use crate::error::{CliError, Result};
 use crate::render;
 use crate::render::{color, status_word};
 use runlog_core::projections::Board;
-use runlog_core::{Event, TaskId};
+use runlog_core::{Event, EventKind, TaskId};
 use runlog_replay::Replay;
 use serde::Serialize;
 
@@ -32,10 +32,18 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     };
     let board = Board::of(&state);
     let head = state.seq;
-    let story: Vec<(u64, Event)> = replay
-        .events(run, 1, head)?
-        .into_iter()
-        .filter(|(_, e)| e.kind.task() == Some(&id))
+    let events = replay.events(run, 1, head)?;
+    // The task's events, each with the `Attributed` event that says who recorded it.
+    let story: Vec<(u64, Event)> = events
+        .iter()
+        .enumerate()
+        .filter(|(i, (_, e))| match &e.kind {
+            EventKind::Attributed { .. } => events
+                .get(i + 1)
+                .is_some_and(|(_, next)| next.kind.task() == Some(&id)),
+            kind => kind.task() == Some(&id),
+        })
+        .map(|(_, e)| e.clone())
         .collect();
     if ctx.json {
         #[derive(Serialize)]

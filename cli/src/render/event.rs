@@ -79,6 +79,9 @@ pub fn describe(e: &EventKind) -> String {
             blob.map(|b| format!(" (blob {})", &b.to_hex()[..12]))
                 .unwrap_or_default()
         ),
+        EventKind::Attributed { principal, via } => {
+            format!("recorded by {principal} ({via})")
+        }
         other => serde_json::to_value(other)
             .ok()
             .and_then(|v| v.as_object().cloned())

@@ -1,7 +1,7 @@
 //! The routes of `/v1` and their handlers. Reads answer from the store as the CLI's `--json`
 //! does (the same shapes); commands go through the same rules as `runlog emit`.
 
-use super::connections::Peer;
+use super::connections::{Peer, UnixPeer};
 use super::errors::ApiError;
 use super::hosted::{Hosted, Start};
 use super::stream;
@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use runlog_core::projections::Board;
-use runlog_core::{CommandKind, EventKind};
+use runlog_core::{CommandKind, EventKind, Principal};
 use runlog_replay::{Replay, Session};
 use runlog_store::{EventLog, Store};
 use serde::Deserialize;
@@ -175,12 +175,14 @@ refused_as_json!(
 
 /// Over TCP with tokens: 429 for an address that failed too often lately, 401 without a
 /// token this server knows (a failed attempt), 403 for a request beyond the token's scope.
-async fn authorize(State(api): State<Api>, request: Request, next: Next) -> Response {
-    if let Some(tokens) = &api.tokens {
-        let peer = request
-            .extensions()
-            .get::<axum::extract::ConnectInfo<Peer>>()
-            .map(|c| c.0 .0);
+/// Every request then carries its principal: the token's name, the Unix socket peer's user,
+/// or the address of a TCP client on a server without tokens.
+async fn authorize(State(api): State<Api>, mut request: Request, next: Next) -> Response {
+    let peer = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<Peer>>()
+        .map(|c| c.0 .0);
+    let principal = if let Some(tokens) = &api.tokens {
         let now = std::time::Instant::now();
         if tokens.blocked(peer, now) {
             return ApiError::too_many_failures().into_response();
@@ -198,6 +200,23 @@ async fn authorize(State(api): State<Api>, request: Request, next: Next) -> Resp
         if scope < needed {
             return ApiError::forbidden(name, scope, needed).into_response();
         }
+        Some(Principal {
+            name: name.to_owned(),
+            via: "token".into(),
+        })
+    } else if let Some(unix) = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<UnixPeer>>()
+    {
+        unix.0 .0.clone()
+    } else {
+        peer.map(|ip| Principal {
+            name: ip.to_string(),
+            via: "tcp-without-token".into(),
+        })
+    };
+    if let Some(principal) = principal {
+        request.extensions_mut().insert(principal);
     }
     next.run(request).await
 }
@@ -372,6 +391,7 @@ async fn audit(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoRes
 async fn command(
     State(api): State<Api>,
     P(run): P<String>,
+    principal: Option<axum::Extension<Principal>>,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<impl IntoResponse, ApiError> {
     let body = body.map_err(|e| ApiError::with_status(e.status(), e.body_text(), COMMAND_HINT))?;
@@ -391,6 +411,10 @@ async fn command(
             "start with part of the plan and add the rest with add-task commands or a revise-plan",
         ));
     }
+    let cmd = match principal {
+        Some(axum::Extension(p)) => cmd.issued_by(p),
+        None => cmd,
+    };
     let body = blocking(&api, move |s| {
         let mut session = Session::open(s, &run).map_err(crate::error::CliError::from)?;
         let recorded = session

@@ -88,6 +88,11 @@ pub struct Held<Io> {
 }
 
 impl<Io> Held<Io> {
+    /// The connection itself.
+    pub fn get_ref(&self) -> &Io {
+        &self.io
+    }
+
     /// Something moved: the idle limit counts from now.
     fn moved(&mut self) {
         let next = Instant::now() + self.idle;
@@ -178,5 +183,24 @@ impl
         stream: axum::serve::IncomingStream<'_, Bounded<tokio::net::TcpListener>>,
     ) -> Self {
         Peer(stream.remote_addr().ip())
+    }
+}
+
+/// Who is at the other end of the Unix socket, as the kernel says (`SO_PEERCRED`).
+#[derive(Debug, Clone)]
+pub struct UnixPeer(pub Option<runlog_core::Principal>);
+
+impl
+    axum::extract::connect_info::Connected<
+        axum::serve::IncomingStream<'_, Bounded<tokio::net::UnixListener>>,
+    > for UnixPeer
+{
+    fn connect_info(
+        stream: axum::serve::IncomingStream<'_, Bounded<tokio::net::UnixListener>>,
+    ) -> Self {
+        let principal = stream.io().get_ref().peer_cred().ok().map(|cred| {
+            crate::commands::control::user(nix::unistd::Uid::from_raw(cred.uid()), "unix-socket")
+        });
+        UnixPeer(principal)
     }
 }

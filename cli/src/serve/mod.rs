@@ -146,7 +146,7 @@ async fn serve(
         hosted: hosted.clone(),
         dir: dir.clone(),
     };
-    let app = api::router(api(None));
+    let app = api::router(api(None)).into_make_service_with_connect_info::<connections::UnixPeer>();
     eprintln!("serving the store {} on {}", dir.display(), path.display());
     let mut servers = tokio::task::JoinSet::new();
     let listener = slots.bound(unix);

@@ -151,3 +151,23 @@ pub fn gone(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
         .map_or(true, |stat| stat.split_whitespace().nth(2) == Some("Z"))
 }
+
+/// `runlog emit RUN` with `lines` on stdin, to its end.
+pub fn emit(store: &Path, run: &str, lines: &str) -> Output {
+    let mut child = runlog(store)
+        .args(["emit", run])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Written from a thread: emit answers each line on stdout while it reads.
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = lines.to_owned();
+    let writer =
+        std::thread::spawn(move || std::io::Write::write_all(&mut stdin, lines.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    // A command that stops reading early is its own failure, seen in `out`.
+    let _ = writer.join();
+    out
+}

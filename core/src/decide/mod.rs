@@ -19,8 +19,19 @@ pub use task::startable;
 /// Turns a command into the events that record it, or a rejection saying why it is not allowed.
 pub fn decide(state: &RunState, cmd: Command) -> Result<Vec<Event>, Rejection> {
     let at = cmd.at;
+    let attributed =
+        cmd.principal
+            .filter(|_| cmd.kind.is_decision())
+            .map(|p| EventKind::Attributed {
+                principal: p.name,
+                via: p.via,
+            });
     let kinds = decide_kinds(state, cmd.kind, at)?;
-    let mut events: Vec<Event> = kinds.into_iter().map(|kind| Event { at, kind }).collect();
+    let mut events: Vec<Event> = attributed
+        .into_iter()
+        .chain(kinds)
+        .map(|kind| Event { at, kind })
+        .collect();
     replan::append_replan_requests(state, &mut events);
     Ok(events)
 }

@@ -1,6 +1,7 @@
 //! The eval audit: every score with its dimensions, the threshold in force, the decision and
 //! its consequence, flagged where a person should look twice.
 
+use crate::command::Principal;
 use crate::event::{Event, EventKind, GateOutcome};
 use crate::ids::{TaskId, Timestamp};
 use crate::state::RunState;
@@ -96,10 +97,16 @@ pub enum OutOfGate {
         seq: u64,
         /// Task.
         task: TaskId,
-        /// Who.
+        /// Who, as claimed.
         by: String,
         /// Dependents that became ready.
         ready: Vec<TaskId>,
+        /// Who, as the recording process established it (logs before it was recorded: none).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        principal: Option<Principal>,
+        /// The claim names someone else than the principal.
+        #[serde(skip_serializing_if = "is_false")]
+        claim_differs: bool,
     },
     /// Rejected by hand.
     Rejected {
@@ -107,12 +114,18 @@ pub enum OutOfGate {
         seq: u64,
         /// Task.
         task: TaskId,
-        /// Who.
+        /// Who, as claimed.
         by: String,
         /// Reopened instead of failed.
         reopen: bool,
         /// Why.
         reason: String,
+        /// Who, as the recording process established it (logs before it was recorded: none).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        principal: Option<Principal>,
+        /// The claim names someone else than the principal.
+        #[serde(skip_serializing_if = "is_false")]
+        claim_differs: bool,
     },
     /// The evaluator could not score.
     EvalError {
@@ -136,6 +149,14 @@ pub struct EvalAudit {
     pub out_of_gate: Vec<OutOfGate>,
     #[serde(skip)]
     seen_dimensions: BTreeMap<String, BTreeSet<String>>,
+    /// The last `Attributed` event: it names who issued the event right after it.
+    #[serde(skip)]
+    attributed: Option<(u64, Principal)>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 impl EvalAudit {
@@ -217,11 +238,14 @@ impl EvalAudit {
                         });
                     }
                 }
+                let (principal, claim_differs) = self.principal_of(seq, by);
                 self.out_of_gate.push(OutOfGate::Approved {
                     seq,
                     task: task.clone(),
                     by: by.clone(),
                     ready: after.ready_because_of(task),
+                    principal,
+                    claim_differs,
                 });
             }
             _ => self.observe_stream(seq, event),
@@ -236,13 +260,27 @@ impl EvalAudit {
                 by,
                 reopen,
                 reason,
-            } => self.out_of_gate.push(OutOfGate::Rejected {
-                seq,
-                task: task.clone(),
-                by: by.clone(),
-                reopen: *reopen,
-                reason: reason.clone(),
-            }),
+            } => {
+                let (principal, claim_differs) = self.principal_of(seq, by);
+                self.out_of_gate.push(OutOfGate::Rejected {
+                    seq,
+                    task: task.clone(),
+                    by: by.clone(),
+                    reopen: *reopen,
+                    reason: reason.clone(),
+                    principal,
+                    claim_differs,
+                });
+            }
+            EventKind::Attributed { principal, via } => {
+                self.attributed = Some((
+                    seq,
+                    Principal {
+                        name: principal.clone(),
+                        via: via.clone(),
+                    },
+                ));
+            }
             EventKind::EvalErrored {
                 task,
                 evaluator,
@@ -260,6 +298,18 @@ impl EvalAudit {
             }
             _ => {}
         }
+    }
+
+    /// Who recorded the event at `seq` (the `Attributed` event right before it), and whether
+    /// the claimed `by` names someone else.
+    fn principal_of(&mut self, seq: u64, by: &str) -> (Option<Principal>, bool) {
+        let principal = self
+            .attributed
+            .take()
+            .filter(|(at, _)| at + 1 == seq)
+            .map(|(_, p)| p);
+        let differs = principal.as_ref().is_some_and(|p| p.name != by);
+        (principal, differs)
     }
 
     fn latest_mut(&mut self, task: &TaskId) -> Option<&mut AuditEntry> {
