@@ -30,7 +30,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     };
     let new = match a.new {
         Some(n) => n,
-        None => crate::store::free_run_id(&log, &format!("{run}-fork"))?,
+        None => crate::store::free_run_id(&log, &crate::paths::name_from(&format!("{run}-fork")))?,
     };
     let head = replay.fork(run, at, &new, Clock::from_env().now())?;
     if ctx.json {
