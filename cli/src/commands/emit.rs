@@ -28,9 +28,10 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     if let Some(first) = next()? {
         let log = ctx.open_or_create()?;
         let mut session = Session::open(&log, &a.run)?;
+        let me = super::control::os_user();
         let mut command = Some(first);
         while let Some((n, cmd)) = command {
-            match session.execute(cmd.issued_by(super::control::os_user()))? {
+            match session.execute(cmd.issued_by(me.clone()))? {
                 Ok(recorded) => report(
                     ctx.json,
                     n,

@@ -175,50 +175,67 @@ refused_as_json!(
 
 /// Over TCP with tokens: 429 for an address that failed too often lately, 401 without a
 /// token this server knows (a failed attempt), 403 for a request beyond the token's scope.
-/// Every request then carries its principal: the token's name, the Unix socket peer's user,
-/// or the address of a TCP client on a server without tokens.
+/// A TCP request then carries its principal: the token's name, or the client's address on a
+/// server without tokens (a Unix socket's peer is named by [`principal`] when it matters).
 async fn authorize(State(api): State<Api>, mut request: Request, next: Next) -> Response {
     let peer = request
         .extensions()
         .get::<axum::extract::ConnectInfo<Peer>>()
         .map(|c| c.0 .0);
-    let principal = if let Some(tokens) = &api.tokens {
-        let now = std::time::Instant::now();
-        if tokens.blocked(peer, now) {
-            return ApiError::too_many_failures().into_response();
-        }
-        let sent = request
-            .headers()
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        let Some((name, scope)) = sent.and_then(|s| tokens.holder(s)) else {
-            tokens.failed(peer, now);
-            return ApiError::unauthorized().into_response();
-        };
-        let needed = Scope::needed(request.method(), request.uri().path());
-        if scope < needed {
-            return ApiError::forbidden(name, scope, needed).into_response();
-        }
-        Some(Principal {
-            name: name.to_owned(),
-            via: "token".into(),
-        })
-    } else if let Some(unix) = request
-        .extensions()
-        .get::<axum::extract::ConnectInfo<UnixPeer>>()
-    {
-        unix.0 .0.clone()
-    } else {
-        peer.map(|ip| Principal {
+    let principal = match &api.tokens {
+        Some(tokens) => match token_holder(tokens, peer, &request) {
+            Ok(principal) => Some(principal),
+            Err(refused) => return refused.into_response(),
+        },
+        None => peer.map(|ip| Principal {
             name: ip.to_string(),
             via: "tcp-without-token".into(),
-        })
+        }),
     };
     if let Some(principal) = principal {
         request.extensions_mut().insert(principal);
     }
     next.run(request).await
+}
+
+/// The holder of the request's token, if the token allows the request.
+fn token_holder(
+    tokens: &Tokens,
+    peer: Option<std::net::IpAddr>,
+    request: &Request,
+) -> Result<Principal, ApiError> {
+    let now = std::time::Instant::now();
+    if tokens.blocked(peer, now) {
+        return Err(ApiError::too_many_failures());
+    }
+    let sent = request
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let Some((name, scope)) = sent.and_then(|s| tokens.holder(s)) else {
+        tokens.failed(peer, now);
+        return Err(ApiError::unauthorized());
+    };
+    let needed = Scope::needed(request.method(), request.uri().path());
+    if scope < needed {
+        return Err(ApiError::forbidden(name, scope, needed));
+    }
+    Ok(Principal {
+        name: name.to_owned(),
+        via: "token".into(),
+    })
+}
+
+/// Who sent a request: as [`authorize`] established over TCP, else the Unix socket's peer.
+fn principal(
+    tcp: Option<axum::Extension<Principal>>,
+    unix: Option<axum::Extension<axum::extract::ConnectInfo<UnixPeer>>>,
+) -> Option<Principal> {
+    tcp.map(|p| p.0).or_else(|| {
+        let uid = unix?.0 .0 .0?;
+        Some(crate::commands::control::user(uid, "unix-socket"))
+    })
 }
 
 /// Runs `f` on the store off the async threads (the store's calls block).
@@ -391,7 +408,8 @@ async fn audit(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoRes
 async fn command(
     State(api): State<Api>,
     P(run): P<String>,
-    principal: Option<axum::Extension<Principal>>,
+    tcp: Option<axum::Extension<Principal>>,
+    unix: Option<axum::Extension<axum::extract::ConnectInfo<UnixPeer>>>,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<impl IntoResponse, ApiError> {
     let body = body.map_err(|e| ApiError::with_status(e.status(), e.body_text(), COMMAND_HINT))?;
@@ -411,8 +429,8 @@ async fn command(
             "start with part of the plan and add the rest with add-task commands or a revise-plan",
         ));
     }
-    let cmd = match principal {
-        Some(axum::Extension(p)) => cmd.issued_by(p),
+    let cmd = match principal(tcp, unix) {
+        Some(p) => cmd.issued_by(p),
         None => cmd,
     };
     let body = blocking(&api, move |s| {

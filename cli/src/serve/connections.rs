@@ -186,9 +186,10 @@ impl
     }
 }
 
-/// Who is at the other end of the Unix socket, as the kernel says (`SO_PEERCRED`).
-#[derive(Debug, Clone)]
-pub struct UnixPeer(pub Option<runlog_core::Principal>);
+/// The user at the other end of the Unix socket, as the kernel says (`SO_PEERCRED`); named
+/// only when a command needs it, not on every connection.
+#[derive(Debug, Clone, Copy)]
+pub struct UnixPeer(pub Option<nix::unistd::Uid>);
 
 impl
     axum::extract::connect_info::Connected<
@@ -198,9 +199,7 @@ impl
     fn connect_info(
         stream: axum::serve::IncomingStream<'_, Bounded<tokio::net::UnixListener>>,
     ) -> Self {
-        let principal = stream.io().get_ref().peer_cred().ok().map(|cred| {
-            crate::commands::control::user(nix::unistd::Uid::from_raw(cred.uid()), "unix-socket")
-        });
-        UnixPeer(principal)
+        let uid = stream.io().get_ref().peer_cred().ok();
+        UnixPeer(uid.map(|cred| nix::unistd::Uid::from_raw(cred.uid())))
     }
 }

@@ -35,22 +35,19 @@ pub enum Scope {
 }
 
 impl Scope {
-    const ALL: [(Scope, &'static str); 3] = [
-        (Scope::Read, "read"),
-        (Scope::Steer, "steer"),
-        (Scope::Run, "run"),
-    ];
-
     fn parse(s: &str) -> Option<Self> {
-        Self::ALL.iter().find(|(_, n)| *n == s).map(|(s, _)| *s)
+        [Scope::Read, Scope::Steer, Scope::Run]
+            .into_iter()
+            .find(|scope| scope.name() == s)
     }
 
     /// The scope's word, as the token file spells it.
     pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(s, _)| *s == self)
-            .map_or("run", |(_, n)| n)
+        match self {
+            Scope::Read => "read",
+            Scope::Steer => "steer",
+            Scope::Run => "run",
+        }
     }
 
     /// The scope a request needs: reading for a GET, starting a workflow for `POST /v1/runs`,
