@@ -142,7 +142,11 @@ fn store_hint(e: &StoreError) -> Option<String> {
             Some("choose an empty or new directory for --store".into())
         }
         StoreError::Damaged { .. } => Some(
-            "run `runlog verify` for the full report; export the intact prefix with `runlog export`"
+            "run `runlog verify` for the full report; `runlog repair` rebuilds the store from its archive, or export the intact prefix with `runlog export`"
+                .into(),
+        ),
+        e if e.is_unreadable_database() => Some(
+            "sled cannot read its database: `runlog repair` rebuilds it from the store's archive (the damaged files are kept aside)"
                 .into(),
         ),
         other => other.hint(),

@@ -166,6 +166,7 @@ pub(crate) fn head_from_backend(backend: &dyn Backend, run: &str) -> Result<Opti
         return Ok(None);
     };
     let Some((first, bytes)) = backend.frame_at_or_before(slot.num, u64::MAX)? else {
+        check_remembered(backend, run, None)?;
         return Ok(Some(RunHead {
             num: slot.num,
             seq: 0,
@@ -176,9 +177,36 @@ pub(crate) fn head_from_backend(backend: &dyn Backend, run: &str) -> Result<Opti
     walker
         .frame(backend, first, &bytes, &mut |_| Ok(true))
         .map_err(|e| e.into_store_error(run))?;
-    Ok(Some(RunHead {
+    let head = RunHead {
         num: slot.num,
         seq: walker.next_seq() - 1,
         hash: walker.hash().unwrap_or_else(|| frame::genesis(run)),
-    }))
+    };
+    check_remembered(
+        backend,
+        run,
+        (head.seq > 0).then_some((head.seq, head.hash)),
+    )?;
+    Ok(Some(head))
+}
+
+/// Refuses a run whose stored end (`found`) falls short of the head the store remembers
+/// committing: appending after a lost tail would fork its history.
+pub(crate) fn check_remembered(
+    backend: &dyn Backend,
+    run: &str,
+    found: Option<(u64, ChainHash)>,
+) -> Result<()> {
+    match backend.remembered(run) {
+        Some((remembered, written_ms)) => {
+            match crate::heads::shortfall(&remembered, found, written_ms) {
+                Some(damage) => Err(StoreError::Damaged {
+                    run: run.to_owned(),
+                    damage,
+                }),
+                None => Ok(()),
+            }
+        }
+        None => Ok(()),
+    }
 }

@@ -208,6 +208,18 @@ impl StoreError {
         }
     }
 
+    /// Whether sled found its own file unreadable (a flipped byte, a bad sector): the archive
+    /// can rebuild it.
+    pub fn is_unreadable_database(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Sled {
+                source: sled::Error::Corruption { .. },
+                ..
+            }
+        )
+    }
+
     /// What the user can do about it, in words that do not depend on the interface.
     pub fn hint(&self) -> Option<String> {
         if self.is_disk_full() {
@@ -221,6 +233,12 @@ impl StoreError {
             return Some(
                 "runlog writes to its store even to read it (a lock and sled's log): make the \
                  directory writable, or copy it (`cp -a`) and use the copy"
+                    .into(),
+            );
+        }
+        if self.is_unreadable_database() {
+            return Some(
+                "sled cannot read its database: repair the store, which rebuilds it from the store's archive and keeps the damaged files aside"
                     .into(),
             );
         }
@@ -239,7 +257,7 @@ impl StoreError {
             )),
             StoreError::Conflict { .. } => Some("re-read the run and retry on the new head".into()),
             StoreError::Damaged { .. } => Some(
-                "verify the store for the full report; export the intact prefix of the run".into(),
+                "verify the store for the full report; repair it from its archive, or export the intact prefix of the run".into(),
             ),
             StoreError::Poisoned { .. } => Some("check the disk, then reopen the store".into()),
             _ => None,

@@ -24,13 +24,16 @@
 //! # Ok::<(), StoreError>(())
 //! ```
 
+pub mod archive;
 pub mod backend;
 mod chain;
 mod error;
 pub mod frame;
+pub mod heads;
 pub mod layout;
 mod log;
 pub mod remote;
+mod repair;
 mod types;
 mod verify;
 pub mod wal;
@@ -39,4 +42,5 @@ mod writer;
 pub use error::{Damage, DamageKind, Result, StoreError};
 pub use log::{EventLog, Log, Options, MAX_RECORD_BYTES};
 pub use remote::Store;
+pub use repair::{repair, Repaired, RunRepaired};
 pub use types::{Direction, Durability, Head, Record, RecordRef, RunMeta, VerifyReport};

@@ -1,8 +1,8 @@
 //! Verification: walk every frame of a run from the genesis hash, checking framing, seq
 //! continuity, each record's checksum and the chain across frames.
 
-use crate::chain::{ChainWalker, WalkError};
-use crate::error::{DamageKind, Result};
+use crate::chain::{check_remembered, ChainWalker, WalkError};
+use crate::error::{DamageKind, Result, StoreError};
 use crate::frame;
 use crate::types::{Head, VerifyReport};
 use crate::writer::Shared;
@@ -40,6 +40,15 @@ pub(crate) fn verify(shared: &Shared, run: &str) -> Result<VerifyReport> {
     report.verified = walker.next_seq() - 1;
     if let Some(d) = &damage {
         report.verified = report.verified.min(d.seq.saturating_sub(1));
+    }
+    if damage.is_none() {
+        let seq = walker.next_seq() - 1;
+        let found = walker.hash().filter(|_| seq > 0).map(|hash| (seq, hash));
+        if let Err(StoreError::Damaged { damage: short, .. }) =
+            check_remembered(backend, run, found)
+        {
+            damage = Some(short);
+        }
     }
     report.damage = damage;
     report.head = shared

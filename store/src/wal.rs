@@ -5,7 +5,7 @@
 //! here, a one-record commit cost two such device round trips (302 µs and 130 µs) before the
 //! `fdatasync` that makes it durable (222 µs). Instead, each commit appends one entry here and
 //! syncs only this file; sled receives the same frames in memory and is flushed and synced at
-//! checkpoints, after which the WAL is truncated. Opening replays the WAL into sled, so every
+//! checkpoints, after which the WAL is sealed into the archive (see [`crate::archive`]). Opening replays the WAL into sled, so every
 //! acknowledged commit is in sled before anyone reads.
 //!
 //! ```text
@@ -73,7 +73,7 @@ fn header_check(kind: u8, len: u32, synced: u64) -> [u8; 4] {
     out
 }
 
-fn encode(entry: &Entry, synced: u64) -> Vec<u8> {
+pub(crate) fn encode(entry: &Entry, synced: u64) -> Vec<u8> {
     let (kind, payload) = match entry {
         Entry::Run {
             name,
@@ -146,7 +146,7 @@ fn decode_payload(kind: u8, p: &[u8]) -> Option<Entry> {
 }
 
 /// The entry at `at`, where it ends and its `synced`, if everything about it checks out.
-fn entry_at(bytes: &[u8], at: usize) -> Option<(Entry, usize, u64)> {
+pub(crate) fn entry_at(bytes: &[u8], at: usize) -> Option<(Entry, usize, u64)> {
     if bytes.get(at) != Some(&MAGIC) {
         return None;
     }
@@ -193,7 +193,8 @@ pub fn parse(bytes: &[u8]) -> std::result::Result<(Vec<Entry>, usize), Damage> {
 }
 
 /// The first format: a torn last entry is cut off, a bad middle entry is damage.
-fn parse_v1(bytes: &[u8]) -> std::result::Result<(Vec<Entry>, usize), Damage> {
+/// (Also how the archive reads a segment sealed from a WAL of the first format.)
+pub(crate) fn parse_v1(bytes: &[u8]) -> std::result::Result<(Vec<Entry>, usize), Damage> {
     let mut entries = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
@@ -370,17 +371,39 @@ impl Wal {
         self.len == 0
     }
 
-    /// Empties the WAL once its entries are durable elsewhere.
-    pub fn truncate(&mut self) -> Result<()> {
-        self.file
-            .set_len(0)
-            .map_err(io("cannot truncate", &self.path))?;
-        self.file
-            .seek(SeekFrom::Start(0))
-            .map_err(io("cannot seek in", &self.path))?;
-        self.file
-            .sync_all()
-            .map_err(io("cannot sync", &self.path))?;
+    /// Moves the WAL, synced, to `to` (the archive) once its entries are durable in sled, and
+    /// starts an empty one. Both directories are synced: the sealed segment is the store's
+    /// independent copy, and a new WAL's name must be durable before anything is acknowledged
+    /// behind it.
+    pub fn seal_into(&mut self, to: &Path) -> Result<()> {
+        if let Some(cause) = &self.broken {
+            return Err(StoreError::Poisoned {
+                cause: cause.clone(),
+            });
+        }
+        self.sync()?;
+        std::fs::rename(&self.path, to).map_err(io("cannot move the write-ahead log to", to))?;
+        if let Some(dir) = to.parent() {
+            sync_dir(dir)?;
+        }
+        let fresh = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&self.path)
+            .and_then(|f| f.sync_all().map(|()| f));
+        match fresh {
+            Ok(file) => self.file = file,
+            Err(e) => {
+                let err = io("cannot start a new write-ahead log", &self.path)(e);
+                self.broken = Some(err.to_string());
+                return Err(err);
+            }
+        }
+        if let Some(dir) = self.path.parent() {
+            sync_dir(dir)?;
+        }
         self.len = 0;
         self.synced = 0;
         Ok(())

@@ -14,6 +14,7 @@ mod import;
 mod log;
 mod reject;
 mod reopen;
+mod repair;
 mod replan;
 mod replay;
 mod resume;
@@ -126,6 +127,17 @@ pub enum Command {
     ///
     /// Example: runlog verify quickstart-1
     Verify(verify::Args),
+    /// Rebuild the store's sled database from its archive after damage (sled lost events, or
+    /// cannot open its file).
+    ///
+    /// Every commit the store acknowledged is also kept in STORE/archive (the write-ahead log,
+    /// sealed at each checkpoint). Repair moves the damaged database to STORE/db.damaged-MS
+    /// (never deleted), replays the archive into a new one, and verifies every run against the
+    /// heads the store remembered. Stop every runlog using the store first. Exit 1 if a run
+    /// could not be rebuilt in full (what is lost is named).
+    ///
+    /// Example: runlog repair --store ./runlog-store
+    Repair(repair::Args),
     /// Print a run's digest (head seq and chain hash) to keep elsewhere, or check one.
     ///
     /// Example: runlog digest quickstart-1 > q1.digest; runlog digest quickstart-1 --check q1.digest
@@ -190,7 +202,11 @@ impl Command {
     pub fn reads_only(&self) -> bool {
         !matches!(
             self,
-            Command::Run(_) | Command::Resume(_) | Command::Emit(_) | Command::Serve(_)
+            Command::Run(_)
+                | Command::Resume(_)
+                | Command::Emit(_)
+                | Command::Serve(_)
+                | Command::Repair(_)
         )
     }
 
@@ -222,6 +238,7 @@ impl Command {
             Command::Emit(a) => done(emit::run(a, ctx)),
             Command::Viz(a) => done(viz::run(a, ctx)),
             Command::Serve(a) => done(crate::serve::run(a, ctx)),
+            Command::Repair(a) => done(repair::run(a, ctx)),
         }
     }
 }

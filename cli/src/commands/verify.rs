@@ -38,16 +38,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         if ctx.json {
             render::json(&c);
         } else {
-            match &c.damage {
-                None => println!(
-                    "{r}: ok, {} events, checksums, chain and encoding verified",
-                    c.verified
-                ),
-                Some(d) => println!(
-                    "{r}: DAMAGED: {} ({} events before it verified)",
-                    d.reason, c.verified
-                ),
-            }
+            print(&c);
         }
         let damage = c.damage;
         if damage.is_some() {
@@ -55,9 +46,25 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         }
     }
     if damaged > 0 {
-        return Err(CliError::failed(format!("{damaged} run(s) damaged")).with_hint("export the intact prefix with `runlog export`, or fork from a seq before the damage"));
+        return Err(CliError::failed(format!("{damaged} run(s) damaged")).with_hint(
+            "`runlog repair` rebuilds the store from its archive (the damaged database is kept aside); or export the intact prefix with `runlog export`",
+        ));
     }
     Ok(())
+}
+
+/// One run's line: ok with its count, or what is damaged.
+pub(crate) fn print(c: &Checked) {
+    match &c.damage {
+        None => println!(
+            "{}: ok, {} events, checksums, chain and encoding verified",
+            c.run, c.verified
+        ),
+        Some(d) => println!(
+            "{}: DAMAGED: {} ({} events before it verified)",
+            c.run, d.reason, c.verified
+        ),
+    }
 }
 
 /// What verifying one run found (`verify --json`, the API's `GET /v1/runs/{run}/verify`).
@@ -69,6 +76,13 @@ pub(crate) struct Checked {
     ok: bool,
     run: String,
     verified: u64,
+}
+
+impl Checked {
+    /// No damage.
+    pub(crate) fn is_ok(&self) -> bool {
+        self.ok
+    }
 }
 
 /// The first damage in a run.

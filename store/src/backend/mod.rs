@@ -55,6 +55,11 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn recovery_notes(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The run's head as committed, remembered outside the storage engine, and when that memory
+    /// was last written (see [`crate::heads`]; `None` where nothing is kept apart).
+    fn remembered(&self, _run: &str) -> Option<(crate::heads::Remembered, u64)> {
+        None
+    }
 }
 
 /// The fixed-width big-endian key of a frame: run number then first seq.

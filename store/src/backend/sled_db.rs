@@ -7,7 +7,9 @@
 //! its `db` file fdatasynced only at checkpoints, before the WAL is truncated.
 
 use super::{frame_key, key_seq, Backend, RunSlot};
-use crate::error::{Result, StoreError};
+use crate::archive::Archive;
+use crate::error::{Damage, Result, StoreError};
+use crate::heads::{self, Heads, Remembered};
 use crate::layout::{self, BlobDir, CacheDir};
 use crate::wal::{Entry, Wal};
 use std::fs::File;
@@ -32,6 +34,9 @@ pub struct SledBackend {
     db_file: File,
     blobs: BlobDir,
     wal: Mutex<Wal>,
+    /// Every run's head as committed, kept outside sled (see [`crate::heads`]).
+    heads: Mutex<Heads>,
+    archive: Mutex<Archive>,
     notes: Vec<String>,
     checkpoint_bytes: u64,
 }
@@ -59,7 +64,8 @@ impl SledBackend {
         })?;
         make_sled_files_durable(dir, &sled_path)?;
         let (wal, replay, aside) = Wal::open_reporting(&dir.join("wal"))?;
-        let backend = Self {
+        let archived_before = Archive::exists(dir);
+        let mut backend = Self {
             dir: dir.to_path_buf(),
             db,
             runs,
@@ -68,16 +74,151 @@ impl SledBackend {
             db_file,
             blobs: BlobDir::new(dir),
             wal: Mutex::new(wal),
+            heads: Mutex::new(Heads::default()),
+            archive: Mutex::new(Archive::open(dir)?),
             notes: aside.iter().map(ToString::to_string).collect(),
             checkpoint_bytes,
         };
-        if !replay.is_empty() {
-            for entry in replay {
-                backend.apply(entry)?;
+        backend.remember(archived_before)?;
+        let replayed = !replay.is_empty();
+        for entry in replay {
+            backend.apply(&entry)?;
+            backend.lock_heads().note(&entry);
+        }
+        let heads = backend.lock_heads().clone();
+        for run in heads.all() {
+            if let Some(damage) = backend.shortfall(run, heads.written_ms()) {
+                backend.notes.push(format!("run {}: {damage}", run.run));
             }
+        }
+        if replayed {
             backend.checkpoint()?;
         }
         Ok(backend)
+    }
+
+    /// Loads the heads manifest; rebuilds it from the archive if it is lost or damaged, and from
+    /// sled when the store predates both (then sled's content also becomes the archive's first
+    /// segment).
+    /// `archived_before`: whether the store had an archive directory when it was opened (a
+    /// store without one predates it, or lost it).
+    fn remember(&mut self, archived_before: bool) -> Result<()> {
+        let loaded = Heads::load(&self.dir)?;
+        let archived = crate::archive::segments(&self.dir)?;
+        let heads = match loaded {
+            Ok(Some(heads)) => {
+                if !archived_before && heads.all().next().is_some() {
+                    self.restart_archive(&heads)?;
+                }
+                heads
+            }
+            // Nothing checkpointed yet: the WAL about to be replayed holds every commit.
+            Ok(None) if archived_before && archived.is_empty() => Heads::default(),
+            Ok(None) if !archived_before => {
+                let heads = self.heads_from_sled()?;
+                if heads.all().next().is_some() {
+                    self.write_base_segment()?;
+                }
+                heads
+            }
+            other => {
+                let why = other.err().unwrap_or_else(|| "it is missing".into());
+                let mut heads = Heads::default();
+                let unreadable = crate::archive::read(&self.dir, &mut |e| {
+                    heads.note(&e);
+                    Ok(())
+                })?;
+                self.notes.push(format!(
+                    "the heads manifest {} was rebuilt from the archive: {why}{}",
+                    self.dir.join(heads::FILE).display(),
+                    if unreadable.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " (the archive has unreadable bytes: {})",
+                            crate::archive::describe(&unreadable)
+                        )
+                    }
+                ));
+                heads
+            }
+        };
+        *self.lock_heads() = heads;
+        Ok(())
+    }
+
+    /// The archive is gone but the manifest is not: a new archive starts from sled if sled
+    /// still holds every run the manifest remembers (otherwise only `runlog salvage` can help).
+    fn restart_archive(&mut self, heads: &Heads) -> Result<()> {
+        let short: Vec<String> = heads
+            .all()
+            .filter(|r| self.shortfall(r, heads.written_ms()).is_some())
+            .map(|r| r.run.clone())
+            .collect();
+        if short.is_empty() {
+            self.write_base_segment()?;
+            self.notes.push(format!(
+                "the archive {} was missing; a new one was started from sled, which holds every run the heads manifest remembers",
+                self.dir.join(crate::archive::DIR).display()
+            ));
+        } else {
+            self.notes.push(format!(
+                "the archive {} is missing and sled is short of runs {}: nothing can rebuild them (`runlog salvage` exports what sled still holds)",
+                self.dir.join(crate::archive::DIR).display(),
+                short.join(", ")
+            ));
+        }
+        Ok(())
+    }
+
+    fn heads_from_sled(&self) -> Result<Heads> {
+        let mut heads = Heads::default();
+        for (run, slot) in self.runs()? {
+            heads.note(&Entry::Run {
+                name: run,
+                num: slot.num,
+                created_ms: slot.created_ms,
+            });
+            if let Some((first, bytes)) = self.frame_at_or_before(slot.num, u64::MAX)? {
+                heads.frame(slot.num, first, &bytes);
+            }
+        }
+        Ok(heads)
+    }
+
+    /// sled's whole content as the archive's first segment.
+    fn write_base_segment(&self) -> Result<()> {
+        let runs = self.runs()?;
+        self.lock_archive().write_segment(|put| {
+            for (run, slot) in &runs {
+                put(&Entry::Run {
+                    name: run.clone(),
+                    num: slot.num,
+                    created_ms: slot.created_ms,
+                })?;
+            }
+            for (_, slot) in &runs {
+                self.scan_frames(slot.num, 0, u64::MAX, &mut |first, bytes| {
+                    put(&Entry::Frames(vec![(slot.num, first, bytes.to_vec())]))?;
+                    Ok(true)
+                })?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Damage if sled holds less of a remembered run than was committed.
+    fn shortfall(&self, remembered: &Remembered, written_ms: u64) -> Option<Damage> {
+        let found = match self.frame_at_or_before(remembered.slot.num, u64::MAX) {
+            Ok(last) => last.and_then(|(first, bytes)| heads::frame_end(first, &bytes)),
+            Err(e) => {
+                return Some(Damage::corrupt(
+                    1,
+                    format!("sled cannot read it ({e}); `runlog repair` rebuilds it from the store's archive"),
+                ))
+            }
+        };
+        heads::shortfall(remembered, found, written_ms)
     }
 
     fn wal(&self) -> MutexGuard<'_, Wal> {
@@ -85,50 +226,22 @@ impl SledBackend {
         self.wal.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Applies a WAL entry to sled (in memory until the next checkpoint).
-    fn apply(&self, entry: Entry) -> Result<()> {
-        match entry {
-            Entry::Run {
-                name,
-                num,
-                created_ms,
-            } => {
-                let slot = encode_slot(RunSlot { num, created_ms });
-                self.runs
-                    .insert(name.as_bytes(), &slot[..])
-                    .map_err(|e| self.err(e))?;
-            }
-            Entry::Frames(frames) => {
-                // A sled batch writes a manifest and forces its buffer to disk (a pwrite and a
-                // sync_file_range per commit, measured). Only frames of one run committed
-                // together need it (one append spanning frames stays atomic even if sled
-                // persists part of it before a power loss); lone frames are inserted plainly.
-                let mut by_run: std::collections::BTreeMap<u64, Vec<(u64, Vec<u8>)>> =
-                    Default::default();
-                for (num, first, bytes) in frames {
-                    by_run.entry(num).or_default().push((first, bytes));
-                }
-                for (num, mut frames) in by_run {
-                    if frames.len() == 1 {
-                        if let Some((first, bytes)) = frames.pop() {
-                            self.frames
-                                .insert(&frame_key(num, first)[..], bytes)
-                                .map_err(|e| self.err(e))?;
-                        }
-                        continue;
-                    }
-                    let mut batch = sled::Batch::default();
-                    for (first, bytes) in frames {
-                        batch.insert(&frame_key(num, first)[..], bytes);
-                    }
-                    self.frames.apply_batch(batch).map_err(|e| self.err(e))?;
-                }
-            }
-        }
-        Ok(())
+    fn lock_heads(&self) -> MutexGuard<'_, Heads> {
+        self.heads.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Makes sled durable on its own (flush, fdatasync of its log), then empties the WAL.
+    fn lock_archive(&self) -> MutexGuard<'_, Archive> {
+        self.archive.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Applies a WAL entry to sled (in memory until the next checkpoint).
+    fn apply(&self, entry: &Entry) -> Result<()> {
+        apply_to(&self.runs, &self.frames, entry).map_err(|e| self.err(e))
+    }
+
+    /// Makes sled durable on its own (flush, fdatasync of its log), writes the heads manifest,
+    /// then seals the WAL into the archive. A crash between any two steps leaves the WAL to
+    /// replay or the manifest ahead of sled's synced content, never behind it.
     fn checkpoint(&self) -> Result<()> {
         self.db.flush().map_err(|e| self.err(e))?;
         self.db_file.sync_data().map_err(|source| StoreError::Io {
@@ -136,7 +249,9 @@ impl SledBackend {
             path: self.dir.join("db/db"),
             source,
         })?;
-        self.wal().truncate()
+        self.lock_heads().save(&self.dir)?;
+        let mut wal = self.wal();
+        self.lock_archive().seal(&mut wal)
     }
 
     fn log_and_apply(&self, entry: Entry) -> Result<()> {
@@ -144,7 +259,9 @@ impl SledBackend {
         wal.append(&entry)?;
         let full = wal.len() > self.checkpoint_bytes;
         drop(wal);
-        self.apply(entry)?;
+        self.apply(&entry)?;
+        // Remembered after sled has it: a reader comparing the two never sees sled behind.
+        self.lock_heads().note(&entry);
         if full {
             self.checkpoint()?;
         }
@@ -157,6 +274,51 @@ impl SledBackend {
             source,
         }
     }
+}
+
+/// Applies a WAL entry to sled's trees (in memory until sled is flushed).
+pub(crate) fn apply_to(
+    runs: &sled::Tree,
+    frames_tree: &sled::Tree,
+    entry: &Entry,
+) -> sled::Result<()> {
+    match entry {
+        Entry::Run {
+            name,
+            num,
+            created_ms,
+        } => {
+            let slot = encode_slot(RunSlot {
+                num: *num,
+                created_ms: *created_ms,
+            });
+            runs.insert(name.as_bytes(), &slot[..])?;
+        }
+        Entry::Frames(frames) => {
+            // A sled batch writes a manifest and forces its buffer to disk (a pwrite and a
+            // sync_file_range per commit, measured). Only frames of one run committed
+            // together need it (one append spanning frames stays atomic even if sled
+            // persists part of it before a power loss); lone frames are inserted plainly.
+            let mut by_run: std::collections::BTreeMap<u64, Vec<(u64, &[u8])>> = Default::default();
+            for (num, first, bytes) in frames {
+                by_run.entry(*num).or_default().push((*first, bytes));
+            }
+            for (num, mut frames) in by_run {
+                if frames.len() == 1 {
+                    if let Some((first, bytes)) = frames.pop() {
+                        frames_tree.insert(&frame_key(num, first)[..], bytes)?;
+                    }
+                    continue;
+                }
+                let mut batch = sled::Batch::default();
+                for (first, bytes) in frames {
+                    batch.insert(&frame_key(num, first)[..], bytes);
+                }
+                frames_tree.apply_batch(batch)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// sled creates `db/`, `db/conf` and `db/db` without syncing them or their directories; the
@@ -187,7 +349,7 @@ fn open_here() -> MutexGuard<'static, Vec<PathBuf>> {
     OPEN_HERE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn open_sled(dir: &Path, sled_path: &Path) -> Result<sled::Db> {
+pub(crate) fn open_sled(dir: &Path, sled_path: &Path) -> Result<sled::Db> {
     let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
     loop {
@@ -217,7 +379,7 @@ fn open_sled(dir: &Path, sled_path: &Path) -> Result<sled::Db> {
 }
 
 /// Whether the lock is held by this process (a handle that is being closed).
-fn closing_here(dir: &Path) -> bool {
+pub(crate) fn closing_here(dir: &Path) -> bool {
     layout::read_owner(dir).is_some_and(|o| o.starts_with(&format!("pid {}:", std::process::id())))
 }
 
@@ -248,11 +410,13 @@ fn encode_slot(slot: RunSlot) -> [u8; 16] {
 
 impl Backend for SledBackend {
     fn run_slot(&self, run: &str) -> Result<Option<RunSlot>> {
-        Ok(self
+        let stored = self
             .runs
             .get(run.as_bytes())
             .map_err(|e| self.err(e))?
-            .and_then(|v| decode_slot(&v)))
+            .and_then(|v| decode_slot(&v));
+        // A run sled lost is still the run the manifest remembers: reads then find it short.
+        Ok(stored.or_else(|| self.lock_heads().get(run).map(|r| r.slot)))
     }
 
     fn create_run(&self, run: &str, slot: RunSlot) -> Result<()> {
@@ -264,14 +428,22 @@ impl Backend for SledBackend {
     }
 
     fn runs(&self) -> Result<Vec<(String, RunSlot)>> {
-        let mut out = Vec::new();
+        let mut out = std::collections::BTreeMap::new();
         for item in self.runs.iter() {
             let (k, v) = item.map_err(|e| self.err(e))?;
             if let (Ok(name), Some(slot)) = (String::from_utf8(k.to_vec()), decode_slot(&v)) {
-                out.push((name, slot));
+                out.insert(name, slot);
             }
         }
-        Ok(out)
+        for r in self.lock_heads().all() {
+            out.entry(r.run.clone()).or_insert(r.slot);
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    fn remembered(&self, run: &str) -> Option<(Remembered, u64)> {
+        let heads = self.lock_heads();
+        heads.get(run).map(|r| (r.clone(), heads.written_ms()))
     }
 
     fn max_run_num(&self) -> Result<u64> {
@@ -354,7 +526,12 @@ impl Drop for SledBackend {
         // A clean close leaves sled complete and the WAL empty, so the next open replays nothing.
         // On failure the WAL stays and the next open replays it.
         let _ = self.checkpoint();
-        let key = self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone());
-        open_here().retain(|p| p != &key);
+        closed_here(&self.dir);
     }
+}
+
+/// Forgets that this process has the store in `dir` open (its sled handle was dropped).
+pub(crate) fn closed_here(dir: &Path) {
+    let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    open_here().retain(|p| p != &key);
 }
