@@ -1,0 +1,195 @@
+//! The archive and the heads manifest when something else is lost: a damaged archive segment, a
+//! lost manifest, a store made before either existed, a lost sled database.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use runlog_store::{repair, EventLog, Head, Log, Options};
+use std::path::Path;
+
+/// Two runs, each appended by an open of its own (so each is one archive segment): `a` then `b`.
+fn two_runs(store: &Path) -> (Head, Head) {
+    let mut heads = Vec::new();
+    for run in ["a", "b"] {
+        let log = Log::open(store, Options::default()).unwrap();
+        for seq in 0..10u64 {
+            log.append(
+                run,
+                Some(seq),
+                vec![format!("{run} {}", seq + 1).into_bytes()],
+            )
+            .unwrap();
+        }
+        heads.push(log.head(run).unwrap().unwrap());
+        log.close().unwrap();
+    }
+    (heads[0], heads[1])
+}
+
+fn segments(store: &Path) -> Vec<std::path::PathBuf> {
+    let mut s: Vec<_> = std::fs::read_dir(store.join("archive"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    s.sort();
+    s
+}
+
+fn lose_sled(store: &Path) {
+    std::fs::remove_dir_all(store.join("db")).unwrap();
+}
+
+#[test]
+fn each_checkpoint_seals_the_wal_into_the_archive_and_the_wal_starts_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    two_runs(&store);
+    assert_eq!(segments(&store).len(), 2);
+    assert_eq!(std::fs::metadata(store.join("wal")).unwrap().len(), 0);
+    // An open that writes nothing seals nothing.
+    Log::open(&store, Options::default())
+        .unwrap()
+        .close()
+        .unwrap();
+    assert_eq!(segments(&store).len(), 2);
+}
+
+#[test]
+fn a_lost_sled_database_is_rebuilt_whole_from_the_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let (a, b) = two_runs(&store);
+    lose_sled(&store);
+    // Opened as it is, sled is empty: both runs are still listed, and damaged.
+    {
+        let log = Log::open(&store, Options::default()).unwrap();
+        let notes = log.recovery_notes().join("\n");
+        assert!(
+            notes.contains("run a:") && notes.contains("run b:"),
+            "{notes}"
+        );
+        let listed: Vec<String> = log.runs().unwrap().into_iter().map(|m| m.run).collect();
+        assert_eq!(listed, ["a", "b"]);
+        let report = log.verify("a").unwrap();
+        assert!(!report.is_ok(), "{report:?}");
+        assert!(report
+            .damage
+            .unwrap()
+            .reason
+            .contains("seqs 1..=10 are missing"));
+        // Nothing is appended after a hole.
+        assert!(log.append("a", Some(0), vec![b"again".to_vec()]).is_err());
+    }
+    let repaired = repair(&store).unwrap();
+    assert!(repaired.is_whole(), "{repaired:?}");
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert_eq!(log.head("a").unwrap(), Some(a));
+    assert_eq!(log.head("b").unwrap(), Some(b));
+    assert!(
+        log.recovery_notes().is_empty(),
+        "{:?}",
+        log.recovery_notes()
+    );
+}
+
+#[test]
+fn a_damaged_archive_gives_back_every_run_up_to_its_first_missing_record_and_names_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let log = Log::open(&store, Options::default()).unwrap();
+    for seq in 0..10u64 {
+        log.append("a", Some(seq), vec![format!("a {}", seq + 1).into_bytes()])
+            .unwrap();
+    }
+    log.close().unwrap();
+    // Flip a byte inside the entry that holds seq 6.
+    let segment = segments(&store).pop().unwrap();
+    let mut bytes = std::fs::read(&segment).unwrap();
+    let at = bytes.windows(3).position(|w| w == b"a 6").unwrap();
+    bytes[at] ^= 0xff;
+    std::fs::write(&segment, bytes).unwrap();
+    lose_sled(&store);
+    let repaired = repair(&store).unwrap();
+    assert!(!repaired.is_whole());
+    assert_eq!(repaired.unreadable.len(), 1, "{repaired:?}");
+    let a = &repaired.runs[0];
+    assert_eq!((a.verified, a.remembered), (5, Some(10)), "{a:?}");
+    let damage = a.damage.as_ref().unwrap();
+    assert!(
+        damage.reason.contains("seqs 6..=10 are missing"),
+        "{damage}"
+    );
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert_eq!(
+        log.read("a", 1, 10, runlog_store::Direction::Forward)
+            .unwrap()
+            .len(),
+        5
+    );
+}
+
+#[test]
+fn a_lost_heads_manifest_is_rebuilt_from_the_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let (a, _) = two_runs(&store);
+    std::fs::remove_file(store.join("heads")).unwrap();
+    let log = Log::open(&store, Options::default()).unwrap();
+    let notes = log.recovery_notes().join("\n");
+    assert!(notes.contains("rebuilt from the archive"), "{notes}");
+    assert!(log.verify("a").unwrap().is_ok());
+    log.close().unwrap();
+    // And it guards sled again.
+    lose_sled(&store);
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert!(!log.verify("a").unwrap().is_ok());
+    drop(log);
+    assert!(repair(&store).unwrap().is_whole());
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert_eq!(log.head("a").unwrap(), Some(a));
+}
+
+#[test]
+fn a_store_made_before_the_archive_gets_one_from_sled_and_can_be_repaired() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let (a, b) = two_runs(&store);
+    // What an older runlog left: sled and an empty WAL, no manifest, no archive.
+    std::fs::remove_file(store.join("heads")).unwrap();
+    std::fs::remove_dir_all(store.join("archive")).unwrap();
+    Log::open(&store, Options::default())
+        .unwrap()
+        .close()
+        .unwrap();
+    assert_eq!(
+        segments(&store).len(),
+        1,
+        "sled's content as the first segment"
+    );
+    assert!(store.join("heads").exists());
+    lose_sled(&store);
+    assert!(repair(&store).unwrap().is_whole());
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert_eq!(log.head("a").unwrap(), Some(a));
+    assert_eq!(log.head("b").unwrap(), Some(b));
+}
+
+#[test]
+fn a_lost_archive_restarts_from_sled_when_sled_holds_every_remembered_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let (a, _) = two_runs(&store);
+    std::fs::remove_dir_all(store.join("archive")).unwrap();
+    let log = Log::open(&store, Options::default()).unwrap();
+    let notes = log.recovery_notes().join("\n");
+    assert!(notes.contains("a new one was started from sled"), "{notes}");
+    log.close().unwrap();
+    lose_sled(&store);
+    assert!(repair(&store).unwrap().is_whole());
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert_eq!(log.head("a").unwrap(), Some(a));
+}
