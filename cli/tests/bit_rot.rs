@@ -40,7 +40,9 @@ fn store_of_seeds(store: &Path, opens: usize) -> Vec<(String, PathBuf)> {
 
 /// The store as it was, with the byte at `at` of sled's file flipped.
 fn flipped(pristine: &Path, at: usize) -> PathBuf {
-    let to = pristine.with_file_name(format!("flipped-{at}"));
+    static COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let to = pristine.with_file_name(format!("flipped-{at}-{n}"));
     copy(pristine, &to);
     let db = to.join("db/db");
     let mut bytes = std::fs::read(&db).unwrap();
@@ -141,4 +143,44 @@ fn repair_refuses_a_store_another_process_holds() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("locked"), "{}", text(&out));
     drop(held);
+}
+
+#[test]
+fn salvage_without_an_archive_copies_every_run_to_its_digest_into_a_new_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let pristine = dir.path().join("store");
+    let digests = store_of_seeds(&pristine, 3);
+    std::fs::remove_dir_all(pristine.join("archive")).unwrap();
+    let store = flipped(&pristine, 100);
+    let rescued = dir.path().join("rescued");
+    let out = runlog(&store)
+        .args(["salvage", "--into"])
+        .arg(&rescued)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("events salvaged, whole"),
+        "{}",
+        text(&out)
+    );
+    for (run, digest) in &digests {
+        let out = runlog(&rescued)
+            .args(["digest", run, "--check"])
+            .arg(digest)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{run}: {}", text(&out));
+    }
+    // Once a runlog has opened the damaged file, sled has zeroed it: salvage says so.
+    let again = flipped(&pristine, 100);
+    let out = runlog(&again).arg("runs").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let out = runlog(&again)
+        .args(["salvage", "--into"])
+        .arg(dir.path().join("nothing"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("--from FILE"), "{}", text(&out));
 }

@@ -43,6 +43,9 @@ impl WalkError {
     }
 }
 
+/// Reads a spilled body by its hash.
+pub(crate) type BlobReader<'a> = dyn Fn(&[u8; 32]) -> Result<Option<Vec<u8>>> + 'a;
+
 /// Walks consecutive frames of a run, checking framing, seq continuity, every record's tag,
 /// and that each frame's chain continues the previous one's.
 pub(crate) struct ChainWalker {
@@ -78,6 +81,17 @@ impl ChainWalker {
         bytes: &[u8],
         f: &mut dyn FnMut(RecordRef<'_>) -> Result<bool>,
     ) -> std::result::Result<bool, WalkError> {
+        self.frame_with(&|h| backend.get_blob(h), first, bytes, f)
+    }
+
+    /// [`ChainWalker::frame`] with spilled bodies read by `blob`.
+    pub(crate) fn frame_with(
+        &mut self,
+        blob: &BlobReader<'_>,
+        first: u64,
+        bytes: &[u8],
+        f: &mut dyn FnMut(RecordRef<'_>) -> Result<bool>,
+    ) -> std::result::Result<bool, WalkError> {
         if first != self.next_seq {
             return Err(WalkError::Damage(Damage::corrupt(
                 self.next_seq.min(first),
@@ -106,8 +120,7 @@ impl ChainWalker {
                 let body: &[u8] = match raw.stored {
                     Stored::Inline(b) => b,
                     Stored::Spilled(h) => {
-                        fetched = backend
-                            .get_blob(h)
+                        fetched = blob(h)
                             .map_err(|e| {
                                 Damage::corrupt(seq, format!("spilled body unreadable: {e}"))
                             })?

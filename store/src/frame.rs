@@ -149,6 +149,27 @@ fn read_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
     None
 }
 
+/// The length of the frame that starts at `bytes[0]`, read from its framing alone (how a
+/// salvage finds frames in a file it cannot otherwise parse); `None` if no frame fits there.
+pub fn measure(bytes: &[u8]) -> Option<usize> {
+    let head = header(bytes.get(..HEADER_LEN + 32)?, 1).ok()?;
+    let mut pos = HEADER_LEN;
+    for _ in 0..head.count {
+        let len_field = read_varint(bytes, &mut pos)?;
+        let stored = if len_field & 1 == 1 {
+            32
+        } else {
+            usize::try_from(len_field >> 1).ok()?
+        };
+        pos = pos.checked_add(TAG_LEN)?.checked_add(stored)?;
+        if pos > bytes.len() {
+            return None;
+        }
+    }
+    let end = pos.checked_add(32)?;
+    (end <= bytes.len()).then_some(end)
+}
+
 /// A parsed frame header.
 #[derive(Debug, Clone, Copy)]
 pub struct Header {

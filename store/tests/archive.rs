@@ -193,3 +193,42 @@ fn a_lost_archive_restarts_from_sled_when_sled_holds_every_remembered_run() {
     let log = Log::open(&store, Options::default()).unwrap();
     assert_eq!(log.head("a").unwrap(), Some(a));
 }
+
+#[test]
+fn salvage_copies_every_verified_frame_of_an_unopenable_sled_without_an_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let (a, b) = two_runs(&store);
+    // Reopened, so that a flip early in sled's file leaves it unopenable; and no archive.
+    Log::open(&store, Options::default())
+        .unwrap()
+        .close()
+        .unwrap();
+    std::fs::remove_dir_all(store.join("archive")).unwrap();
+    let db = store.join("db/db");
+    let mut bytes = std::fs::read(&db).unwrap();
+    bytes[100] ^= 0xff;
+    std::fs::write(&db, bytes).unwrap();
+    // Salvage reads the file as it is. (Opening it would not help: sled's recovery zeroes its
+    // log from the first bad byte, which is why salvage must come first, or work on a copy.)
+    let into = dir.path().join("salvaged");
+    let salvaged = runlog_store::salvage(&store, None, &into, &[]).unwrap();
+    let heads: Vec<(String, Head)> = salvaged
+        .runs
+        .iter()
+        .map(|r| (r.run.clone(), r.head))
+        .collect();
+    assert_eq!(
+        heads,
+        [("a".to_owned(), a), ("b".to_owned(), b)],
+        "{salvaged:?}"
+    );
+    assert!(salvaged.unnamed.is_empty(), "{salvaged:?}");
+    let log = Log::open(&into, Options::default()).unwrap();
+    assert!(log.verify("a").unwrap().is_ok());
+    assert_eq!(log.head("b").unwrap(), Some(b));
+    // It never writes into a store that holds runs.
+    assert!(runlog_store::salvage(&store, None, &into, &[]).is_err());
+    // And it is unopenable indeed.
+    assert!(Log::open(&store, Options::default()).is_err());
+}

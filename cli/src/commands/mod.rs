@@ -21,6 +21,7 @@ mod resume;
 mod rollback;
 pub(crate) mod run;
 pub(crate) mod runs;
+mod salvage;
 mod show;
 pub(crate) mod stack;
 mod stages;
@@ -138,6 +139,18 @@ pub enum Command {
     ///
     /// Example: runlog repair --store ./runlog-store
     Repair(repair::Args),
+    /// Copy every run whose frames still verify out of a sled file nothing else can read, into
+    /// a new store (the last resort when there is no archive to repair from).
+    ///
+    /// Reads STORE/db/db (or --from FILE) as bytes: each frame's records are checked against
+    /// their chain tags, frames are linked by hash, and each chain is named by its run id
+    /// (found in the store, or given with --run). The new store has the same chain hashes.
+    /// sled zeroes its log from the first bad byte when it opens it, so salvage before
+    /// running anything else on the store, or from a copy. Exit 1 if a run is shorter than
+    /// the store remembered, or nothing was found.
+    ///
+    /// Example: runlog salvage --store ./broken --into ./rescued
+    Salvage(salvage::Args),
     /// Print a run's digest (head seq and chain hash) to keep elsewhere, or check one.
     ///
     /// Example: runlog digest quickstart-1 > q1.digest; runlog digest quickstart-1 --check q1.digest
@@ -207,6 +220,7 @@ impl Command {
                 | Command::Emit(_)
                 | Command::Serve(_)
                 | Command::Repair(_)
+                | Command::Salvage(_)
         )
     }
 
@@ -239,6 +253,7 @@ impl Command {
             Command::Viz(a) => done(viz::run(a, ctx)),
             Command::Serve(a) => done(crate::serve::run(a, ctx)),
             Command::Repair(a) => done(repair::run(a, ctx)),
+            Command::Salvage(a) => done(salvage::run(a, ctx)),
         }
     }
 }
