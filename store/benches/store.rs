@@ -169,7 +169,8 @@ fn runlog_producers(
     rate(producers * per_producer, t)
 }
 
-fn runlog_bulk(root: &Path, bodies: &[Vec<u8>], chunk: usize) -> (f64, u64) {
+/// Rate, bytes of the whole store, bytes of its archive (the sealed WAL segments).
+fn runlog_bulk(root: &Path, bodies: &[Vec<u8>], chunk: usize) -> (f64, u64, u64) {
     let path = fresh(root, "runlog-bulk");
     let log = Log::open(&path, Options::default()).unwrap();
     let chunks: Vec<Vec<Vec<u8>>> = bodies.chunks(chunk).map(<[Vec<u8>]>::to_vec).collect();
@@ -180,7 +181,11 @@ fn runlog_bulk(root: &Path, bodies: &[Vec<u8>], chunk: usize) -> (f64, u64) {
     }
     let r = rate(bodies.len(), t);
     log.close().unwrap();
-    (r, runlog_store::layout::dir_size(&path))
+    (
+        r,
+        runlog_store::layout::dir_size(&path),
+        runlog_store::layout::dir_size(&path.join(runlog_store::archive::DIR)),
+    )
 }
 
 fn main() {
@@ -272,7 +277,7 @@ fn main() {
         runlog_producers(&root, "runlog-64", &bodies, 64, 250),
         DURABLE,
     );
-    let (bulk, runlog_bytes) = runlog_bulk(&root, &bodies, 10_000);
+    let (bulk, runlog_bytes, archive_bytes) = runlog_bulk(&root, &bodies, 10_000);
     add("runlog bulk, 10k events/append, durable", bulk, DURABLE);
     let buffered = {
         let opts = Options {
@@ -319,7 +324,11 @@ fn main() {
         per(sq_bytes) / 2.0 * 2.0
     );
     println!("  raw sled, key/event   {:>8.1} B", per(sled_bytes));
-    println!("  runlog (sled frames)  {:>8.1} B", per(runlog_bytes));
+    println!(
+        "  runlog (whole store)  {:>8.1} B, of which the archive (sealed WAL, what `repair` rebuilds sled from) {:.1} B",
+        per(runlog_bytes),
+        per(archive_bytes)
+    );
     println!();
     println!("targets:");
     let check = |name: &str, ratio: f64, goal: f64, higher_is_better: bool| {
