@@ -150,7 +150,9 @@ fn salvage_without_an_archive_copies_every_run_to_its_digest_into_a_new_store() 
     let dir = tempfile::tempdir().unwrap();
     let pristine = dir.path().join("store");
     let digests = store_of_seeds(&pristine, 3);
-    std::fs::remove_dir_all(pristine.join("archive")).unwrap();
+    for (_, segment) in runlog_store::archive::segments(&pristine).unwrap() {
+        std::fs::remove_file(segment).unwrap();
+    }
     let store = flipped(&pristine, 100);
     let rescued = dir.path().join("rescued");
     let out = runlog(&store)

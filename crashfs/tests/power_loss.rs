@@ -80,16 +80,14 @@ struct Writer {
 }
 
 impl Writer {
-    fn start(store: &Path, seed: u64, check_only: bool) -> Self {
+    fn start(store: &Path, seed: u64, flags: &[&str]) -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_crash-writer"));
         cmd.arg(store)
             .arg(CHECKPOINT_BYTES)
             .arg(seed.to_string())
+            .args(flags)
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
-        if check_only {
-            cmd.arg("--check-only");
-        }
         let mut child = cmd.spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = channel();
@@ -156,7 +154,7 @@ fn cycle(
     acked: &mut BTreeMap<String, u64>,
 ) -> (Tree, Vec<String>, Seen, Vec<String>) {
     let mounted: Mounted = mount(tree, mnt, Some(cut)).unwrap();
-    let mut writer = Writer::start(&mnt.join(store), cut.seed, false);
+    let mut writer = Writer::start(&mnt.join(store), cut.seed, &[]);
     let mut seen = Seen::default();
     let mut findings = Vec::new();
     let started = Instant::now();
@@ -262,20 +260,29 @@ fn acknowledged_events_survive_power_loss_at_any_point() {
             break;
         }
     }
-    // A last clean open of every store as the last cut left it.
+    // A last clean open of every store as the last cut left it; then sled thrown away and
+    // rebuilt from the archive alone, which must hold every acknowledged event too.
     let mounted = mount(tree, &mnt, None).unwrap();
     for (store, acked) in &acked {
-        let mut writer = Writer::start(&mnt.join(store), 0, true);
-        let mut seen = Seen::default();
-        let _ = writer.child.wait();
-        for line in writer.lines.iter() {
-            Writer::take(&line, &mut seen, &mut BTreeMap::new());
+        for (what, flags) in [
+            ("final open", &["--check-only"][..]),
+            (
+                "rebuild from the archive",
+                &["--check-only", "--from-archive"][..],
+            ),
+        ] {
+            let mut writer = Writer::start(&mnt.join(store), 0, flags);
+            let mut seen = Seen::default();
+            let _ = writer.child.wait();
+            for line in writer.lines.iter() {
+                Writer::take(&line, &mut seen, &mut BTreeMap::new());
+            }
+            findings.extend(
+                check_recovery(&seen, acked)
+                    .into_iter()
+                    .map(|f| format!("seed {seed}, {what} of {store}: {f}")),
+            );
         }
-        findings.extend(
-            check_recovery(&seen, acked)
-                .into_iter()
-                .map(|f| format!("seed {seed}, final open of {store}: {f}")),
-        );
     }
     let _ = mounted.unmount();
     let runs: usize = acked.values().map(BTreeMap::len).sum();

@@ -184,7 +184,11 @@ fn runlog_bulk(root: &Path, bodies: &[Vec<u8>], chunk: usize) -> (f64, u64, u64)
     (
         r,
         runlog_store::layout::dir_size(&path),
-        runlog_store::layout::dir_size(&path.join(runlog_store::archive::DIR)),
+        runlog_store::archive::segments(&path)
+            .unwrap()
+            .iter()
+            .map(|(_, p)| fs::metadata(p).map_or(0, |m| m.len()))
+            .sum(),
     )
 }
 

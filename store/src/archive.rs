@@ -2,10 +2,14 @@
 //! sled can be rebuilt from it (`runlog repair`).
 //!
 //! A checkpoint used to truncate the WAL once sled held its entries. Now it renames the synced
-//! WAL into `DIR/archive/NNNNNNNNNNNN.wal` (one segment per checkpoint, numbered in order) and
+//! WAL to `DIR/archive-NNNNNNNNNNNN.wal` (one segment per checkpoint, numbered in order) and
 //! starts an empty one: the copy costs a rename and two directory syncs per checkpoint, nothing
-//! on the append path, and as many bytes as the WAL held (each entry checksummed). A store made
-//! before the archive existed gets a first segment written from sled when it is opened.
+//! on the append path, and as many bytes as the WAL held (each entry checksummed). Segments
+//! live beside the WAL, in the store's own directory, because a rename between two directories
+//! is made durable by two syncs: a sync of the store's directory by another thread (a blob
+//! write) in between, then a power cut, loses the segment (the power-loss test found this).
+//! Segment 0 is what the store held when its archive began: empty for a new store, sled's whole
+//! content for a store made before the archive existed.
 //!
 //! Reading never stops at a bad entry: it skips to the next one that checks out and says which
 //! bytes of which segment it could not read, so a damaged copy still gives back every run up to
@@ -17,8 +21,8 @@ use crate::wal::{self, Entry, Wal};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The archive's directory in a store.
-pub const DIR: &str = "archive";
+/// How a segment's file name starts (then 12 digits and `.wal`).
+pub const PREFIX: &str = "archive-";
 
 /// Bytes of a segment that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,29 +59,22 @@ pub fn describe(unreadable: &[Unreadable]) -> String {
 /// The archive of a store, open for sealing segments into it.
 #[derive(Debug)]
 pub struct Archive {
-    dir: PathBuf,
+    store: PathBuf,
     next: u64,
 }
 
 impl Archive {
-    /// Whether the store has an archive.
-    pub fn exists(store: &Path) -> bool {
-        store.join(DIR).is_dir()
-    }
-
-    /// Opens the archive of a store, creating its directory.
+    /// Opens the archive of a store.
     pub fn open(store: &Path) -> Result<Self> {
-        let dir = store.join(DIR);
-        if !dir.is_dir() {
-            std::fs::create_dir(&dir).map_err(io("cannot create the archive", &dir))?;
-            sync_dir(store)?;
-        }
-        let next = segments(store)?.last().map_or(1, |(n, _)| n + 1);
-        Ok(Self { dir, next })
+        let next = segments(store)?.last().map_or(0, |(n, _)| n + 1);
+        Ok(Self {
+            store: store.to_path_buf(),
+            next,
+        })
     }
 
     fn claim(&mut self) -> PathBuf {
-        let path = self.dir.join(format!("{:012}.wal", self.next));
+        let path = self.store.join(format!("{PREFIX}{:012}.wal", self.next));
         self.next += 1;
         path
     }
@@ -96,7 +93,7 @@ impl Archive {
         &mut self,
         fill: impl FnOnce(&mut dyn FnMut(&Entry) -> Result<()>) -> Result<()>,
     ) -> Result<()> {
-        let tmp = self.dir.join(temp_name());
+        let tmp = self.store.join(temp_name());
         let file = std::fs::File::create(&tmp).map_err(io("cannot create", &tmp))?;
         let mut out = std::io::BufWriter::new(file);
         fill(&mut |entry| {
@@ -109,24 +106,21 @@ impl Archive {
         file.sync_data().map_err(io("cannot sync", &tmp))?;
         let to = self.claim();
         std::fs::rename(&tmp, &to).map_err(io("cannot move into the archive", &to))?;
-        sync_dir(&self.dir)
+        sync_dir(&self.store)
     }
 }
 
-/// The segments of a store's archive, in order.
+/// The segments of a store's archive, in order (none: the store has no archive).
 pub fn segments(store: &Path) -> Result<Vec<(u64, PathBuf)>> {
-    let dir = store.join(DIR);
     let mut out = Vec::new();
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(io("cannot list the archive", &dir)(e)),
-    };
+    let entries = std::fs::read_dir(store).map_err(io("cannot list", store))?;
     for entry in entries.flatten() {
         let name = entry.file_name();
         let number = name
             .to_str()
+            .and_then(|n| n.strip_prefix(PREFIX))
             .and_then(|n| n.strip_suffix(".wal"))
+            .filter(|n| n.len() == 12)
             .and_then(|n| n.parse::<u64>().ok());
         if let Some(n) = number {
             out.push((n, entry.path()));

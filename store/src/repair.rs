@@ -60,7 +60,7 @@ impl Repaired {
 pub fn repair(dir: &Path) -> Result<Repaired> {
     let sled_path = layout::prepare(dir, false)?;
     let _lock = lock(dir, &sled_path)?;
-    if !Archive::exists(dir) {
+    if archive::segments(dir)?.is_empty() {
         return Err(StoreError::Invalid(format!(
             "{} has no archive to rebuild sled from (it was made by a runlog without one, or the archive was deleted): `runlog salvage` recovers what sled still holds",
             dir.display()

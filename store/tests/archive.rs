@@ -30,13 +30,17 @@ fn two_runs(store: &Path) -> (Head, Head) {
 }
 
 fn segments(store: &Path) -> Vec<std::path::PathBuf> {
-    let mut s: Vec<_> = std::fs::read_dir(store.join("archive"))
+    runlog_store::archive::segments(store)
         .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    s.sort();
-    s
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect()
+}
+
+fn lose_archive(store: &Path) {
+    for segment in segments(store) {
+        std::fs::remove_file(segment).unwrap();
+    }
 }
 
 fn lose_sled(store: &Path) {
@@ -48,14 +52,20 @@ fn each_checkpoint_seals_the_wal_into_the_archive_and_the_wal_starts_empty() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s");
     two_runs(&store);
-    assert_eq!(segments(&store).len(), 2);
+    // Segment 0 (empty: the store was new when its archive began), then one per checkpoint.
+    let sizes: Vec<u64> = segments(&store)
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .collect();
+    assert_eq!(sizes.len(), 3, "{sizes:?}");
+    assert!(sizes[0] == 0 && sizes[1] > 0 && sizes[2] > 0, "{sizes:?}");
     assert_eq!(std::fs::metadata(store.join("wal")).unwrap().len(), 0);
     // An open that writes nothing seals nothing.
     Log::open(&store, Options::default())
         .unwrap()
         .close()
         .unwrap();
-    assert_eq!(segments(&store).len(), 2);
+    assert_eq!(segments(&store).len(), 3);
 }
 
 #[test]
@@ -160,7 +170,7 @@ fn a_store_made_before_the_archive_gets_one_from_sled_and_can_be_repaired() {
     let (a, b) = two_runs(&store);
     // What an older runlog left: sled and an empty WAL, no manifest, no archive.
     std::fs::remove_file(store.join("heads")).unwrap();
-    std::fs::remove_dir_all(store.join("archive")).unwrap();
+    lose_archive(&store);
     Log::open(&store, Options::default())
         .unwrap()
         .close()
@@ -183,7 +193,7 @@ fn a_lost_archive_restarts_from_sled_when_sled_holds_every_remembered_run() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s");
     let (a, _) = two_runs(&store);
-    std::fs::remove_dir_all(store.join("archive")).unwrap();
+    lose_archive(&store);
     let log = Log::open(&store, Options::default()).unwrap();
     let notes = log.recovery_notes().join("\n");
     assert!(notes.contains("a new one was started from sled"), "{notes}");
@@ -204,7 +214,7 @@ fn salvage_copies_every_verified_frame_of_an_unopenable_sled_without_an_archive(
         .unwrap()
         .close()
         .unwrap();
-    std::fs::remove_dir_all(store.join("archive")).unwrap();
+    lose_archive(&store);
     let db = store.join("db/db");
     let mut bytes = std::fs::read(&db).unwrap();
     bytes[100] ^= 0xff;
@@ -231,4 +241,27 @@ fn salvage_copies_every_verified_frame_of_an_unopenable_sled_without_an_archive(
     assert!(runlog_store::salvage(&store, None, &into, &[]).is_err());
     // And it is unopenable indeed.
     assert!(Log::open(&store, Options::default()).is_err());
+}
+
+#[test]
+fn frames_only_sled_kept_are_added_to_the_archive_when_the_store_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let (a, b) = two_runs(&store);
+    // As after a power cut that kept sled's writes and lost the WAL's: the archive and the
+    // manifest know nothing of run b (its segment is gone), sled has all of it.
+    std::fs::remove_file(segments(&store).pop().unwrap()).unwrap();
+    std::fs::remove_file(store.join("heads")).unwrap();
+    {
+        let log = Log::open(&store, Options::default()).unwrap();
+        let notes = log.recovery_notes().join("\n");
+        assert!(notes.contains("sled kept the end of appends"), "{notes}");
+        assert!(notes.contains("b 1..=10"), "{notes}");
+        assert_eq!(log.head("b").unwrap(), Some(b));
+    }
+    lose_sled(&store);
+    assert!(repair(&store).unwrap().is_whole());
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert_eq!(log.head("a").unwrap(), Some(a));
+    assert_eq!(log.head("b").unwrap(), Some(b));
 }

@@ -2,8 +2,11 @@
 //! runlog does after a crash), reports what it finds, then appends until the disk fails:
 //!
 //! ```text
-//! crash-writer STORE CHECKPOINT_BYTES SEED [--check-only]
+//! crash-writer STORE CHECKPOINT_BYTES SEED [--check-only] [--from-archive]
 //! ```
+//!
+//! `--from-archive` first throws sled's database away and rebuilds it with `repair` from the
+//! store's archive: what it then reports is what the archive alone kept.
 //!
 //! Lines on stdout: `note TEXT` (what recovery set aside), `head RUN SEQ`, `damaged RUN WHAT`,
 //! `wrong RUN SEQ` (a body that is not what was appended), `ready`, then `ack RUN SEQ` after
@@ -121,11 +124,25 @@ fn main() {
         args.get(1).map(|a| a.parse::<u64>()),
         args.get(2).map(|a| a.parse::<u64>()),
     ) else {
-        eprintln!("usage: crash-writer STORE CHECKPOINT_BYTES SEED [--check-only]");
+        eprintln!(
+            "usage: crash-writer STORE CHECKPOINT_BYTES SEED [--check-only] [--from-archive]"
+        );
         std::process::exit(2);
     };
     let check_only = args.iter().any(|a| a == "--check-only");
     let out = Mutex::new(std::io::stdout());
+    if args.iter().any(|a| a == "--from-archive") {
+        let rebuilt = std::fs::remove_dir_all(store.join("db"))
+            .map_err(|e| e.to_string())
+            .and_then(|()| runlog_store::repair(&store).map_err(|e| e.to_string()));
+        if let Err(e) = rebuilt {
+            say(
+                &out,
+                &format!("open-failed repair: {}", e.replace('\n', " ")),
+            );
+            std::process::exit(3);
+        }
+    }
     let opened = Log::open(
         &store,
         Options {

@@ -64,7 +64,6 @@ impl SledBackend {
         })?;
         make_sled_files_durable(dir, &sled_path)?;
         let (wal, replay, aside) = Wal::open_reporting(&dir.join("wal"))?;
-        let archived_before = Archive::exists(dir);
         let mut backend = Self {
             dir: dir.to_path_buf(),
             db,
@@ -79,46 +78,42 @@ impl SledBackend {
             notes: aside.iter().map(ToString::to_string).collect(),
             checkpoint_bytes,
         };
-        backend.remember(archived_before)?;
+        backend.remember()?;
         let replayed = !replay.is_empty();
         for entry in replay {
             backend.apply(&entry)?;
             backend.lock_heads().note(&entry);
         }
+        if replayed {
+            backend.checkpoint()?;
+        }
+        // After the WAL's segment: the archive keeps each run's frames in seq order.
+        backend.archive_what_only_sled_kept()?;
         let heads = backend.lock_heads().clone();
         for run in heads.all() {
             if let Some(damage) = backend.shortfall(run, heads.written_ms()) {
                 backend.notes.push(format!("run {}: {damage}", run.run));
             }
         }
-        if replayed {
-            backend.checkpoint()?;
-        }
         Ok(backend)
     }
 
-    /// Loads the heads manifest; rebuilds it from the archive if it is lost or damaged, and from
-    /// sled when the store predates both (then sled's content also becomes the archive's first
-    /// segment).
-    /// `archived_before`: whether the store had an archive directory when it was opened (a
-    /// store without one predates it, or lost it).
-    fn remember(&mut self, archived_before: bool) -> Result<()> {
+    /// Loads the heads manifest; rebuilds it from the archive if it is lost or damaged. A store
+    /// without an archive (new, or made before the archive existed) starts one with sled's
+    /// content as segment 0, and its heads from sled.
+    fn remember(&mut self) -> Result<()> {
         let loaded = Heads::load(&self.dir)?;
         let archived = crate::archive::segments(&self.dir)?;
         let heads = match loaded {
             Ok(Some(heads)) => {
-                if !archived_before && heads.all().next().is_some() {
+                if archived.is_empty() {
                     self.restart_archive(&heads)?;
                 }
                 heads
             }
-            // Nothing checkpointed yet: the WAL about to be replayed holds every commit.
-            Ok(None) if archived_before && archived.is_empty() => Heads::default(),
-            Ok(None) if !archived_before => {
+            Ok(None) if archived.is_empty() => {
                 let heads = self.heads_from_sled()?;
-                if heads.all().next().is_some() {
-                    self.write_base_segment()?;
-                }
+                self.write_base_segment()?;
                 heads
             }
             other => {
@@ -147,6 +142,56 @@ impl SledBackend {
         Ok(())
     }
 
+    /// A power cut can keep sled's unsynced writes and drop the WAL's (any subset of unsynced
+    /// writes may survive): sled then holds the end of an append that was never acknowledged,
+    /// and the run goes on from it. Those frames go to the archive too, so that it keeps holding
+    /// everything sled holds.
+    fn archive_what_only_sled_kept(&mut self) -> Result<()> {
+        let mut kept = Vec::new();
+        let mut said = Vec::new();
+        for (run, slot) in self.runs()? {
+            let Some((first, bytes)) = self.frame_at_or_before(slot.num, u64::MAX)? else {
+                continue;
+            };
+            let Some((last, _)) = heads::frame_end(first, &bytes) else {
+                continue;
+            };
+            let from = match self.lock_heads().get(&run).map(|r| r.seq) {
+                Some(seq) if last <= seq => continue,
+                Some(seq) => seq + 1,
+                None => {
+                    kept.push(Entry::Run {
+                        name: run.clone(),
+                        num: slot.num,
+                        created_ms: slot.created_ms,
+                    });
+                    1
+                }
+            };
+            self.scan_frames(slot.num, from, u64::MAX, &mut |first, bytes| {
+                kept.push(Entry::Frames(vec![(slot.num, first, bytes.to_vec())]));
+                Ok(true)
+            })?;
+            said.push(format!("{run} {from}..={last}"));
+        }
+        if kept.is_empty() {
+            return Ok(());
+        }
+        self.lock_archive()
+            .write_segment(|put| kept.iter().try_for_each(put))?;
+        let mut heads = self.lock_heads();
+        for entry in &kept {
+            heads.note(entry);
+        }
+        heads.save(&self.dir)?;
+        drop(heads);
+        self.notes.push(format!(
+            "sled kept the end of appends a crash stopped before they were acknowledged (runs and seqs: {}); the runs go on from them, and the archive now holds them too",
+            said.join(", ")
+        ));
+        Ok(())
+    }
+
     /// The archive is gone but the manifest is not: a new archive starts from sled if sled
     /// still holds every run the manifest remembers (otherwise only `runlog salvage` can help).
     fn restart_archive(&mut self, heads: &Heads) -> Result<()> {
@@ -158,13 +203,15 @@ impl SledBackend {
         if short.is_empty() {
             self.write_base_segment()?;
             self.notes.push(format!(
-                "the archive {} was missing; a new one was started from sled, which holds every run the heads manifest remembers",
-                self.dir.join(crate::archive::DIR).display()
+                "the archive ({}{}archive-*.wal) was missing; a new one was started from sled, which holds every run the heads manifest remembers",
+                self.dir.display(),
+                std::path::MAIN_SEPARATOR
             ));
         } else {
             self.notes.push(format!(
-                "the archive {} is missing and sled is short of runs {}: nothing can rebuild them (`runlog salvage` exports what sled still holds)",
-                self.dir.join(crate::archive::DIR).display(),
+                "the archive ({}{}archive-*.wal) is missing and sled is short of runs {}: nothing can rebuild them (`runlog salvage` exports what sled still holds)",
+                self.dir.display(),
+                std::path::MAIN_SEPARATOR,
                 short.join(", ")
             ));
         }
@@ -243,6 +290,9 @@ impl SledBackend {
     /// then seals the WAL into the archive. A crash between any two steps leaves the WAL to
     /// replay or the manifest ahead of sled's synced content, never behind it.
     fn checkpoint(&self) -> Result<()> {
+        // What sled is about to make durable is durable in the WAL first (so it reaches the
+        // archive whatever a power cut keeps of sled's writes).
+        self.wal().sync()?;
         self.db.flush().map_err(|e| self.err(e))?;
         self.db_file.sync_data().map_err(|source| StoreError::Io {
             what: "fdatasync failed on",
