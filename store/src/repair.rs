@@ -143,6 +143,9 @@ fn lock(dir: &Path, sled_path: &Path) -> Result<Option<Flock<std::fs::File>>> {
 /// Writes every archived entry, then the WAL's, into a new sled database at `to`; the WAL is
 /// sealed into the archive once sled holds it, so opening does not replay it again.
 fn rebuild(dir: &Path, to: &Path) -> Result<(u64, Vec<Unreadable>)> {
+    // This process holds the store now: opening it after the rebuild waits for sled to let go
+    // of the new database's lock instead of taking it for another process's.
+    layout::write_owner(dir);
     let db = open_sled(dir, to)?;
     let sled_err = |source| StoreError::Sled {
         path: to.to_path_buf(),
