@@ -160,11 +160,7 @@ impl SledBackend {
                 Some(seq) if last <= seq => continue,
                 Some(seq) => seq + 1,
                 None => {
-                    kept.push(Entry::Run {
-                        name: run.clone(),
-                        num: slot.num,
-                        created_ms: slot.created_ms,
-                    });
+                    kept.push(run_entry(&run, slot));
                     1
                 }
             };
@@ -221,11 +217,7 @@ impl SledBackend {
     fn heads_from_sled(&self) -> Result<Heads> {
         let mut heads = Heads::default();
         for (run, slot) in self.runs()? {
-            heads.note(&Entry::Run {
-                name: run,
-                num: slot.num,
-                created_ms: slot.created_ms,
-            });
+            heads.note(&run_entry(&run, slot));
             if let Some((first, bytes)) = self.frame_at_or_before(slot.num, u64::MAX)? {
                 heads.frame(slot.num, first, &bytes);
             }
@@ -238,11 +230,7 @@ impl SledBackend {
         let runs = self.runs()?;
         self.lock_archive().write_segment(|put| {
             for (run, slot) in &runs {
-                put(&Entry::Run {
-                    name: run.clone(),
-                    num: slot.num,
-                    created_ms: slot.created_ms,
-                })?;
+                put(&run_entry(run, *slot))?;
             }
             for (_, slot) in &runs {
                 self.scan_frames(slot.num, 0, u64::MAX, &mut |first, bytes| {
@@ -323,6 +311,15 @@ impl SledBackend {
             path: self.dir.clone(),
             source,
         }
+    }
+}
+
+/// The WAL entry that creates a run.
+fn run_entry(run: &str, slot: RunSlot) -> Entry {
+    Entry::Run {
+        name: run.to_owned(),
+        num: slot.num,
+        created_ms: slot.created_ms,
     }
 }
 
@@ -470,11 +467,7 @@ impl Backend for SledBackend {
     }
 
     fn create_run(&self, run: &str, slot: RunSlot) -> Result<()> {
-        self.log_and_apply(Entry::Run {
-            name: run.to_owned(),
-            num: slot.num,
-            created_ms: slot.created_ms,
-        })
+        self.log_and_apply(run_entry(run, slot))
     }
 
     fn runs(&self) -> Result<Vec<(String, RunSlot)>> {
