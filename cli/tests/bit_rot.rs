@@ -108,7 +108,7 @@ fn a_run_sled_cut_short_is_reported_as_missing_and_repair_restores_it() {
     assert!(said.contains("DAMAGED"), "{said}");
     assert!(said.contains("runlog repair"), "{said}");
     assert!(!said.contains("ok, 0 events"), "{said}");
-    // Every run is still listed, the short one included.
+    // Every run is still listed, the short one as damaged.
     let out = runlog(&store).args(["runs", "--json"]).output().unwrap();
     for (run, _) in &digests {
         assert!(
@@ -117,6 +117,7 @@ fn a_run_sled_cut_short_is_reported_as_missing_and_repair_restores_it() {
             text(&out)
         );
     }
+    assert!(text(&out).contains("\"damaged\""), "{}", text(&out));
     repair_restores_every_digest(&store, &digests);
 }
 
