@@ -10,45 +10,12 @@
 
 mod common;
 
-use common::{repo, runlog, text, wait_for};
+use common::{repo, request, runlog, text, wait_for};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
-
-/// One HTTP/1.1 request with `Connection: close`: the status and the body.
-fn request(
-    stream: &mut (impl Read + Write),
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, String) {
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: runlog\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    // A server refusing a body too large answers and closes before reading it all: the write
-    // may fail, the answer is still there.
-    let _ = stream.write_all(format!("{head}\r\n{body}").as_bytes());
-    let mut bytes = Vec::new();
-    let _ = stream.read_to_end(&mut bytes);
-    let answer = String::from_utf8_lossy(&bytes).into_owned();
-    let status = answer
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = answer
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    (status, body)
-}
 
 fn over_socket(store: &Path, method: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
     let mut s = UnixStream::connect(store.join("api.sock")).unwrap();
@@ -745,4 +712,77 @@ fn decisions_record_who_made_them_beside_who_they_claim_to_be() {
     let out = runlog(&store).args(["show", "r", "b"]).output().unwrap();
     let said = text(&out);
     assert!(said.contains("recorded by ci (token)"), "{said}");
+}
+
+#[test]
+fn forks_and_large_outputs_through_the_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = common::workflow(
+        dir.path(),
+        "big",
+        "name = \"big\"\n[[task]]\nid = \"a\"\nrun = \"head -c 10000 /dev/zero | tr '\\\\0' x\"\nrequires_testing = false\n",
+    );
+    let store = dir.path().join("store");
+    let out = common::run(&store, &big, "big", &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let server = serve(&store, &[]);
+    // A fork at a seq, named or not; past the head, of an unknown run, or a bad body: refused.
+    let (status, made) = over_socket(
+        &store,
+        "POST",
+        "/v1/runs/big/fork",
+        r#"{"at": 3, "as": "b2"}"#,
+    );
+    assert_eq!(status, 201, "{made}");
+    assert_eq!(made["run"], "b2");
+    assert_eq!(made["at_seq"], 3);
+    let (status, made) = over_socket(&store, "POST", "/v1/runs/big/fork", "");
+    assert_eq!(status, 201, "{made}");
+    assert_eq!(made["run"], "big-fork-1", "{made}");
+    assert_eq!(
+        over_socket(&store, "POST", "/v1/runs/big/fork", r#"{"at": 999}"#).0,
+        400
+    );
+    assert_eq!(
+        over_socket(&store, "POST", "/v1/runs/nope/fork", "{}").0,
+        404
+    );
+    assert_eq!(
+        over_socket(&store, "POST", "/v1/runs/big/fork", r#"{"as": "b2"}"#).0,
+        409
+    );
+    assert_eq!(
+        over_socket(&store, "POST", "/v1/runs/big/fork", r#"{"at": "x"}"#).0,
+        400
+    );
+    let (_, runs) = over_socket(&store, "GET", "/v1/runs", "");
+    let b2 = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["run"] == "b2")
+        .unwrap();
+    assert_eq!(
+        (b2["fork_of"].as_str(), b2["fork_at"].as_u64()),
+        (Some("big"), Some(3))
+    );
+    // The output event holds the beginning and names the blob with all of it.
+    let (_, page) = over_socket(
+        &store,
+        "GET",
+        "/v1/runs/big/events?kind=output-recorded",
+        "",
+    );
+    let event = &page["events"][0]["event"];
+    assert_eq!(event["bytes"], 10_000);
+    let hash = event["blob"].as_str().unwrap();
+    let mut s = UnixStream::connect(store.join("api.sock")).unwrap();
+    let (status, whole) = request(&mut s, "GET", &format!("/v1/blobs/{hash}"), &[], "");
+    assert_eq!(status, 200);
+    assert_eq!(whole, "x".repeat(10_000));
+    let (status, err) = over_socket(&store, "GET", "/v1/blobs/not-a-hash", "");
+    assert_eq!(status, 400, "{err}");
+    let (status, err) = over_socket(&store, "GET", &format!("/v1/blobs/{}", "0".repeat(64)), "");
+    assert_eq!(status, 404, "{err}");
+    stop(server, &store);
 }

@@ -9,7 +9,7 @@ pub(crate) mod diff;
 mod digest;
 pub(crate) mod emit;
 mod export;
-mod fork;
+pub(crate) mod fork;
 mod import;
 mod log;
 mod reject;
@@ -26,6 +26,7 @@ mod show;
 pub(crate) mod stack;
 mod stages;
 mod status;
+mod ui;
 pub(crate) mod verify;
 mod viz;
 
@@ -207,6 +208,15 @@ pub enum Command {
     ///
     /// Example: runlog viz quickstart-1 --format mermaid
     Viz(viz::Args),
+    /// The web view's address: finds the server of this store, or starts one on loopback.
+    ///
+    /// The view (runs, a run's task graph, timeline with a seq scrubber, eval audit, stack,
+    /// diff, and approve / reject / reopen / rollback / fork) reads the same /v1 API as
+    /// scripts. A server this starts runs in the background (its output in STORE/serve.log)
+    /// until stopped with `kill PID`; `runlog serve --http ADDR` serves the same view.
+    ///
+    /// Example: runlog ui --open
+    Ui(ui::Args),
 }
 
 impl Command {
@@ -219,6 +229,7 @@ impl Command {
                 | Command::Resume(_)
                 | Command::Emit(_)
                 | Command::Serve(_)
+                | Command::Ui(_)
                 | Command::Repair(_)
                 | Command::Salvage(_)
         )
@@ -252,6 +263,7 @@ impl Command {
             Command::Emit(a) => done(emit::run(a, ctx)),
             Command::Viz(a) => done(viz::run(a, ctx)),
             Command::Serve(a) => done(crate::serve::run(a, ctx)),
+            Command::Ui(a) => done(ui::run(a, ctx)),
             Command::Repair(a) => done(repair::run(a, ctx)),
             Command::Salvage(a) => done(salvage::run(a, ctx)),
         }

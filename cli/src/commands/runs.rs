@@ -19,6 +19,8 @@ pub(crate) struct Row {
     outcome: Option<runlog_core::RunOutcome>,
     events: u64,
     started_ms: Option<u64>,
+    /// When its latest event happened (with `started_ms`, how long it has run).
+    last_ms: Option<u64>,
     fork_of: Option<String>,
     fork_at: Option<u64>,
     workflow: Option<String>,
@@ -39,6 +41,7 @@ pub(crate) fn rows(log: &dyn EventLog) -> Result<Vec<Row>> {
                     outcome: None,
                     events: report.verified,
                     started_ms: None,
+                    last_ms: None,
                     fork_of: None,
                     fork_at: None,
                     workflow: None,
@@ -52,12 +55,18 @@ pub(crate) fn rows(log: &dyn EventLog) -> Result<Vec<Row>> {
             _ => None,
         };
         let status = state.status.name().to_owned();
+        let mut last_ms = None;
+        runlog_replay::events::for_each(log, &meta.run, state.seq, state.seq, &mut |_, _, e| {
+            last_ms = Some(e.at.0);
+            Ok(false)
+        })?;
         rows.push(Row {
             run: meta.run,
             status,
             outcome,
             events: state.seq,
             started_ms: state.run.as_ref().map(|r| r.started_at.0),
+            last_ms,
             fork_of: state.fork.as_ref().map(|f| f.from_run.0.clone()),
             fork_at: state.fork.as_ref().map(|f| f.at_seq),
             workflow: state.run.as_ref().map(|r| r.workflow.clone()),

@@ -74,6 +74,21 @@ pub fn colour(status: TaskStatus) -> Option<Rgb> {
     }
 }
 
+/// The colours as CSS custom properties (`--st-done: #00be00;` …, `--st-blocked` too), so the
+/// web view paints what the terminal and the graphs paint. Open has none: the page's own colour.
+pub fn css_properties() -> String {
+    let mut css = String::from(":root {\n");
+    let named = TaskStatus::ALL
+        .iter()
+        .filter_map(|s| colour(*s).map(|c| (s.name(), c)))
+        .chain([("blocked", BLOCKED)]);
+    for (name, c) in named {
+        css.push_str(&format!("  --st-{name}: {};\n", c.hex()));
+    }
+    css.push_str("}\n");
+    css
+}
+
 /// Whether a board row shows as blocked: an open task whose dependency failed or was cancelled.
 pub fn is_blocked(row: &BoardRow) -> bool {
     matches!(row.readiness, Some(Readiness::Blocked { .. }))

@@ -54,6 +54,8 @@ const VERIFY: &str = "/v1/runs/{run}/verify";
 const DIGEST: &str = "/v1/runs/{run}/digest";
 const EXPORT: &str = "/v1/runs/{run}/export";
 const DIFF: &str = "/v1/diff";
+const FORK: &str = "/v1/runs/{run}/fork";
+const BLOB: &str = "/v1/blobs/{hash}";
 
 /// Every path the router serves, with its method: the OpenAPI document must list exactly these.
 #[cfg(test)]
@@ -73,6 +75,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", STREAM),
     ("get", AUDIT),
     ("post", COMMANDS),
+    ("post", FORK),
+    ("get", BLOB),
 ];
 
 /// The OpenAPI document (checked against [`ROUTES`] by a test).
@@ -110,6 +114,8 @@ pub fn router(api: Api) -> Router {
         .route(EXPORT, get(export))
         .route(DIFF, get(diff))
         .route(COMMANDS, post(command))
+        .route(FORK, post(fork))
+        .route(BLOB, get(blob))
         .layer(
             tower::ServiceBuilder::new()
                 .layer(axum::error_handling::HandleErrorLayer::new(
@@ -336,10 +342,27 @@ async fn board(
             "seq": state.seq,
             "status": state.status.name(),
             "board": Board::of(&state),
+            "links": links(&state),
         }))
     })
     .await?;
     Ok(Json(body))
+}
+
+/// The edges of the task graph the board does not hold: what each task waits for as its plan
+/// names it, and what replaced it. Only tasks that have either.
+fn links(state: &runlog_core::RunState) -> Vec<serde_json::Value> {
+    state
+        .tasks_in_order()
+        .filter(|t| !t.spec.after.is_empty() || !t.replaced_by.is_empty())
+        .map(|t| {
+            serde_json::json!({
+                "id": t.spec.id,
+                "after": t.spec.after,
+                "replaced_by": t.replaced_by,
+            })
+        })
+        .collect()
 }
 
 #[derive(Debug, Deserialize)]
@@ -468,10 +491,14 @@ async fn stack(
     Ok(Json(body))
 }
 
-async fn stages(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoResponse, ApiError> {
+async fn stages(
+    State(api): State<Api>,
+    P(run): P<String>,
+    Q(q): Q<At>,
+) -> Result<impl IntoResponse, ApiError> {
     let body = blocking(&api, move |s| {
         let state = Replay::new(s)
-            .head_state(&run)
+            .state_at_or_head(&run, q.at)
             .map_err(crate::error::CliError::from)?;
         let rows = runlog_core::projections::health::stage_health(&state);
         Ok(serde_json::json!({"run": run, "seq": state.seq, "stages": rows}))
@@ -512,6 +539,67 @@ async fn export(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoRe
         [(axum::http::header::CONTENT_TYPE, "application/x-ndjson")],
         lines,
     ))
+}
+
+/// A large output whole: an `output-recorded` event holds its beginning and its blob's hash.
+async fn blob(State(api): State<Api>, P(hash): P<String>) -> Result<impl IntoResponse, ApiError> {
+    let Some(h) = runlog_core::Hash::from_hex(&hash) else {
+        return Err(ApiError::bad(
+            format!("{hash:?} is not a blob hash"),
+            "a blob hash is 64 hex digits, the `blob` of an output-recorded event",
+        ));
+    };
+    let bytes = blocking(&api, move |s| {
+        s.get_blob(&h.0)
+            .map_err(|e| ApiError::from(crate::error::CliError::from(e)))?
+            .ok_or_else(|| {
+                ApiError::not_found(
+                    format!("no blob {hash} in this store"),
+                    "blobs are named by output-recorded events (GET /v1/runs/RUN/events)",
+                )
+            })
+    })
+    .await?;
+    Ok((
+        [
+            (
+                axum::http::header::CONTENT_TYPE,
+                "text/plain; charset=utf-8",
+            ),
+            (axum::http::header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        bytes,
+    ))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForkFrom {
+    at: Option<u64>,
+    #[serde(rename = "as")]
+    new: Option<String>,
+}
+
+async fn fork(
+    State(api): State<Api>,
+    P(run): P<String>,
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<impl IntoResponse, ApiError> {
+    const HINT: &str =
+        "send {\"at\": SEQ} and optionally {\"as\": \"NEW-RUN\"}; {} forks at the head";
+    let body = body.map_err(|e| ApiError::with_status(e.status(), e.body_text(), HINT))?;
+    let from: ForkFrom = if body.iter().all(u8::is_ascii_whitespace) {
+        ForkFrom::default()
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| ApiError::bad(format!("not a fork request: {e}"), HINT))?
+    };
+    let body = blocking(&api, move |s| {
+        let f = crate::commands::fork::fork(s, &run, from.at, from.new)?;
+        Ok(serde_json::json!({"run": f.new, "from_run": run, "at_seq": f.at, "seq": f.seq}))
+    })
+    .await?;
+    Ok((StatusCode::CREATED, Json(body)))
 }
 
 #[derive(Debug, Deserialize)]

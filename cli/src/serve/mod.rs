@@ -12,6 +12,7 @@ pub mod follow;
 mod hosted;
 mod stream;
 mod tokens;
+pub mod ui;
 
 use crate::commands::Ctx;
 use crate::error::{CliError, Result};
@@ -23,7 +24,9 @@ use std::sync::Arc;
 /// Arguments of `runlog serve`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Also serve the API on TCP at this address, e.g. 127.0.0.1:7700.
+    /// Also serve the API, and the web view at `/`, on TCP at this address, e.g.
+    /// 127.0.0.1:7700 (port 0: any free port; the address is printed and kept in
+    /// STORE/view.url while serving).
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
     /// A file of the tokens TCP clients must send (`Authorization: Bearer TOKEN`), one per
@@ -155,9 +158,19 @@ async fn serve(
         let tcp = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| CliError::input(format!("cannot listen on {addr}: {e}")))?;
-        eprintln!("serving the API on http://{addr}/v1");
-        let app =
-            api::router(api(tokens)).into_make_service_with_connect_info::<connections::Peer>();
+        // Port 0 asks for any free port: the one bound is the one to tell.
+        let addr = tcp.local_addr().unwrap_or(addr);
+        eprintln!("serving the API on http://{addr}/v1 and the web view on http://{addr}/");
+        let url = format!("http://{addr}/");
+        std::fs::write(ui::address_file(&dir), &url).map_err(|e| {
+            CliError::failed(format!(
+                "cannot write {}: {e}",
+                ui::address_file(&dir).display()
+            ))
+        })?;
+        let app = ui::router()
+            .merge(api::router(api(tokens)))
+            .into_make_service_with_connect_info::<connections::Peer>();
         let listener = slots.bound(tcp);
         servers.spawn(async move { axum::serve(listener, app).await });
     }
@@ -177,11 +190,13 @@ async fn serve(
                 Err(e) => e.to_string(),
             };
             let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(ui::address_file(&dir));
             return Err(CliError::failed(format!("the API server failed: {why}")));
         }
     }
     // The hosted runs heard the signal too: each stops its commands and records the interrupt.
     hosted.stop_all().await;
     let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(ui::address_file(&dir));
     Ok(())
 }

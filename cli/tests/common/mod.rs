@@ -7,6 +7,7 @@
 
 use runlog_replay::Replay;
 use runlog_store::{EventLog, Log, Options};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -170,4 +171,47 @@ pub fn emit(store: &Path, run: &str, lines: &str) -> Output {
     // A command that stops reading early is its own failure, seen in `out`.
     let _ = writer.join();
     out
+}
+
+/// One HTTP/1.1 request with `Connection: close`: the status and the body.
+pub fn request(
+    stream: &mut (impl Read + Write),
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let (status, _, body) = exchange(stream, method, path, headers, body);
+    (status, body)
+}
+
+/// One HTTP/1.1 request with `Connection: close`: the status, the head (lower-cased) and the
+/// body.
+pub fn exchange(
+    stream: &mut (impl Read + Write),
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: runlog\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    // A server refusing a body too large answers and closes before reading it all: the write
+    // may fail, the answer is still there.
+    let _ = stream.write_all(format!("{head}\r\n{body}").as_bytes());
+    let mut bytes = Vec::new();
+    let _ = stream.read_to_end(&mut bytes);
+    let answer = String::from_utf8_lossy(&bytes).into_owned();
+    let status = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    (status, head.to_ascii_lowercase(), body.to_owned())
 }

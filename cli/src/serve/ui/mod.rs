@@ -1,0 +1,62 @@
+//! The web view: pages served beside `/v1` on the server's TCP address, from assets compiled
+//! into the binary (no CDN, nothing to install). The pages hold no data; they read the same
+//! `/v1` API the CLI's scripts use, so they need no token of their own and the API's token
+//! rules cover every byte of a run that reaches a browser.
+
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::Router;
+use std::path::{Path, PathBuf};
+
+const PAGE: &str = include_str!("index.html");
+const SCRIPT: &str = include_str!("app.js");
+const STYLE: &str = include_str!("app.css");
+
+/// The style sheet: the status colours of [`crate::render::palette`], then the page's rules.
+static STYLE_SHEET: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::render::palette::css_properties() + STYLE);
+
+/// Pages may load only their own script, style and API: an agent's output shown on a page can
+/// never run as script or pull anything from elsewhere.
+const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+                      connect-src 'self'; img-src 'self' data:; base-uri 'none'; \
+                      frame-ancestors 'none'";
+
+fn asset(kind: &'static str, body: &'static str) -> impl IntoResponse + use<> {
+    (
+        [
+            (header::CONTENT_TYPE, kind),
+            (header::CONTENT_SECURITY_POLICY, POLICY),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+}
+
+async fn page() -> impl IntoResponse {
+    asset("text/html; charset=utf-8", PAGE)
+}
+
+/// The pages' routes: the runs page at `/`, a run at `/runs/{run}` (the same page; its script
+/// reads the address), and the two assets.
+pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
+    Router::new()
+        .route("/", get(page))
+        .route("/runs/{run}", get(page))
+        .route(
+            "/ui/app.js",
+            get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }),
+        )
+        .route(
+            "/ui/app.css",
+            get(|| async { asset("text/css; charset=utf-8", STYLE_SHEET.as_str()) }),
+        )
+}
+
+/// The file in a store directory that names the address a server's view is on, while it
+/// serves: how `runlog ui` finds it.
+pub fn address_file(store: &Path) -> PathBuf {
+    store.join("view.url")
+}

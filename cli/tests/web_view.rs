@@ -1,0 +1,649 @@
+//! The web view in a real browser: Debian's chromium, headless, driven through chromedriver
+//! (WebDriver) against `runlog serve --http` on recorded fixture runs and on a live run. Each
+//! page is saved as a screenshot under `target/web-view/`.
+//!
+//! Needs `chromium` and `chromium-driver` (Debian: `apt-get install -y chromium
+//! chromium-driver`; `bash .ci/run` installs them). Without them each test says it was skipped;
+//! with `RUNLOG_REQUIRE_BROWSER=1` (as in CI) it fails instead.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod common;
+
+use common::{finish_within, repo, runlog, text, wait_for, workflow};
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// How long a page may take to show what a test waits for.
+const PAGE_TIME: Duration = Duration::from_secs(30);
+
+fn find(env: &str, paths: &[&str]) -> Option<PathBuf> {
+    std::env::var_os(env)
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(paths.iter().map(PathBuf::from))
+        .find(|p| p.exists())
+}
+
+/// Chromium and chromedriver, or `None` after saying why the test is skipped.
+fn browser_parts() -> Option<(PathBuf, PathBuf)> {
+    let chromium = find("RUNLOG_CHROMIUM", &["/usr/bin/chromium"]);
+    let driver = find("RUNLOG_CHROMEDRIVER", &["/usr/bin/chromedriver"]);
+    match (chromium, driver) {
+        (Some(c), Some(d)) => Some((c, d)),
+        _ => {
+            let why = "the web view's browser tests need chromium and chromedriver \
+                       (Debian: apt-get install -y chromium chromium-driver; bash .ci/run installs them; \
+                       or point RUNLOG_CHROMIUM and RUNLOG_CHROMEDRIVER at them)";
+            assert!(
+                std::env::var_os("RUNLOG_REQUIRE_BROWSER").is_none(),
+                "{why}"
+            );
+            eprintln!("SKIPPED: {why}");
+            None
+        }
+    }
+}
+
+/// chromedriver on a free loopback port, stopped when dropped.
+struct Driver {
+    child: Child,
+    url: String,
+    _profile: tempfile::TempDir,
+    chromium: PathBuf,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn driver((chromium, chromedriver): (PathBuf, PathBuf)) -> Driver {
+    let port = free_port();
+    let child = Command::new(chromedriver)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(|| std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
+    Driver {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+        _profile: tempfile::tempdir().unwrap(),
+        chromium,
+    }
+}
+
+/// A headless chromium at 1280×800 with a fresh profile. Without the background-networking
+/// flags this machine's closed network floods it with refused connections.
+async fn browse(d: &Driver) -> Client {
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": d.chromium,
+            "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run", "--window-size=1280,800",
+                format!("--user-data-dir={}", d._profile.path().display()),
+            ],
+        }),
+    );
+    let c = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(&d.url)
+        .await
+        .unwrap();
+    c.set_window_size(1280, 800).await.unwrap();
+    c
+}
+
+/// `runlog serve --http 127.0.0.1:0` on `store`, with `args`: the server and its view's address.
+fn serve_with(store: &Path, args: &[&std::ffi::OsStr]) -> (Child, String) {
+    let _ = std::fs::remove_file(store.join("view.url"));
+    let child = runlog(store)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(|| store.join("view.url").exists());
+    let url = std::fs::read_to_string(store.join("view.url")).unwrap();
+    (child, url.trim().trim_end_matches('/').to_owned())
+}
+
+fn serve(store: &Path) -> (Child, String) {
+    serve_with(store, &[])
+}
+
+/// `runlog --json log RUN`: every event, one JSON object a line.
+fn json_log(store: &Path, run: &str) -> String {
+    text(&runlog(store).args(["--json", "log", run]).output().unwrap())
+}
+
+fn stop(server: Child) {
+    let pid = nix::unistd::Pid::from_raw(server.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let out = finish_within(server, Duration::from_secs(30), "runlog serve");
+    assert!(out.status.success(), "serve: {}", text(&out));
+}
+
+/// Saves the page as `target/web-view/NAME.png`.
+async fn screenshot(c: &Client, name: &str) {
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| repo().join("target"), PathBuf::from)
+        .join("web-view");
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = c.screenshot().await.unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "a screenshot is a PNG");
+    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+}
+
+async fn wait_css(c: &Client, css: &str) -> fantoccini::elements::Element {
+    match c
+        .wait()
+        .at_most(PAGE_TIME)
+        .for_element(Locator::Css(css))
+        .await
+    {
+        Ok(found) => found,
+        Err(e) => {
+            screenshot(c, "failed").await;
+            let said = js(c, "return document.querySelector('#error').textContent;").await;
+            panic!("waiting for {css}: {e}; the page's error line: {said}; see target/web-view/failed.png")
+        }
+    }
+}
+
+/// Runs `script` (a function body returning a value) in the page.
+async fn js(c: &Client, script: &str) -> Value {
+    c.execute(script, vec![]).await.unwrap()
+}
+
+/// The board the page shows now, row by row: task, status, readiness.
+async fn shown_board(c: &Client) -> Vec<(String, String, String)> {
+    let rows = js(
+        c,
+        "return [...document.querySelectorAll('#board tbody tr')].map(r => \
+         [r.dataset.task, r.dataset.status, r.dataset.readiness]);",
+    )
+    .await;
+    serde_json::from_value(rows).unwrap()
+}
+
+/// The board `runlog status --at SEQ --json` prints, in the same shape.
+fn cli_board(store: &Path, run: &str, at: u64) -> Vec<(String, String, String)> {
+    let out = runlog(store)
+        .args(["--json", "status", run, "--at", &at.to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["board"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_owned(),
+                r["status"].as_str().unwrap().to_owned(),
+                r["readiness"]["readiness"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn import(store: &Path, fixture: &str) {
+    let out = runlog(store)
+        .arg("import")
+        .arg(
+            repo()
+                .join("fixtures/runs")
+                .join(format!("{fixture}.jsonl")),
+        )
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+/// A run whose one eval passes 0.02 above its threshold: the audit flags it.
+fn near_threshold_run(store: &Path) {
+    let lines = [
+        json!({"command": "start-run", "run": "near", "tasks": [{"id": "draft", "eval": "a judge"}]}),
+        json!({"command": "start-task", "task": "draft", "agent": "writer", "worktree": null}),
+        json!({"command": "submit-task", "task": "draft", "summary": "drafted", "result": null, "duration_ms": 1000}),
+        json!({"command": "score-eval", "task": "draft", "evaluator": "a judge", "score": 0.72,
+               "dimensions": {"clarity": 0.72}, "notes": "just enough"}),
+    ];
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let out = common::emit(store, "near", &input);
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+fn run_url(base: &str, run: &str, at: Option<u64>) -> String {
+    match at {
+        Some(at) => format!("{base}/runs/{run}?at={at}"),
+        None => format!("{base}/runs/{run}"),
+    }
+}
+
+async fn seq_shown(c: &Client) -> u64 {
+    js(
+        c,
+        "return Number(document.querySelector('main').dataset.seq);",
+    )
+    .await
+    .as_u64()
+    .unwrap()
+}
+
+#[test]
+fn a_recorded_run_in_the_browser_matches_the_cli_at_every_seq_it_is_scrubbed_to() {
+    let Some(parts) = browser_parts() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    for f in [
+        "seed-004-phases",
+        "seed-001-eval-gate",
+        "seed-002-supervisor",
+        "seed-000-reevaluation",
+    ] {
+        import(&store, f);
+    }
+    near_threshold_run(&store);
+    let (server, base) = serve(&store);
+    let d = driver(parts);
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let c = browse(&d).await;
+
+        // The runs page lists every run with its status; the filter narrows it.
+        c.goto(&format!("{base}/")).await.unwrap();
+        wait_css(&c, "main[data-state=ready] #runs").await;
+        let listed = js(&c, "return [...document.querySelectorAll('#runs tbody tr')].map(r => r.dataset.run).sort();").await;
+        assert_eq!(listed, json!(["near", "seed-000-reevaluation", "seed-001-eval-gate", "seed-002-supervisor", "seed-004-phases"]));
+        screenshot(&c, "runs").await;
+        c.find(Locator::Css("#status-filter")).await.unwrap()
+            .select_by_value("running").await.unwrap();
+        let running = js(&c, "return [...document.querySelectorAll('#runs tbody tr')].map(r => r.dataset.run);").await;
+        assert_eq!(running, json!(["near"]), "the emitted run has not finished");
+
+        // A run at its head: the graph draws every task, the board is the CLI's.
+        c.goto(&run_url(&base, "seed-004-phases", None)).await.unwrap();
+        wait_css(&c, "main[data-seq='46'] #board").await;
+        assert_eq!(shown_board(&c).await, cli_board(&store, "seed-004-phases", 46));
+        let nodes = js(&c, "return document.querySelectorAll('#graph [data-task]').length + document.querySelectorAll('#graph [data-group]').length;").await;
+        assert_eq!(nodes, json!(6), "4 tasks and 2 groups are drawn");
+        screenshot(&c, "run").await;
+        // On a narrow window the page stacks its panes: nothing wider than the window but the
+        // graph, which scrolls inside its own pane.
+        c.set_window_size(480, 900).await.unwrap();
+        let overflow = js(&c, "return document.documentElement.scrollWidth - window.innerWidth;").await;
+        assert!(overflow.as_i64().unwrap() <= 0, "the page is {overflow} px wider than a narrow window");
+        screenshot(&c, "run-narrow").await;
+        c.set_window_size(1280, 800).await.unwrap();
+
+        // The arrow keys scrub back: each seq shows the board `status --at SEQ` prints, and the
+        // address keeps the seq.
+        let body = c.find(Locator::Css("body")).await.unwrap();
+        for _ in 0..20 {
+            body.send_keys("\u{e012}").await.unwrap(); // ←
+        }
+        wait_css(&c, "main[data-seq='26']").await;
+        assert_eq!(shown_board(&c).await, cli_board(&store, "seed-004-phases", 26));
+        assert!(c.current_url().await.unwrap().as_str().ends_with("?at=26"));
+        body.send_keys("\u{e014}").await.unwrap(); // →
+        wait_css(&c, "main[data-seq='27']").await;
+        assert_eq!(shown_board(&c).await, cli_board(&store, "seed-004-phases", 27));
+        // A link to a moment opens at that moment.
+        for at in [3, 12, 33] {
+            c.goto(&run_url(&base, "seed-004-phases", Some(at))).await.unwrap();
+            wait_css(&c, &format!("main[data-seq='{at}'] #board")).await;
+            assert_eq!(shown_board(&c).await, cli_board(&store, "seed-004-phases", at), "at {at}");
+            let current = js(&c, "return document.querySelector('#timeline .ev.current').dataset.seq;").await;
+            assert_eq!(current, json!(at.to_string()));
+        }
+        screenshot(&c, "run-scrubbed").await;
+
+        // A task's story: every event of the task, outputs included.
+        c.find(Locator::Css("#graph [data-task='buffer-impl']")).await.unwrap().click().await.unwrap();
+        wait_css(&c, "#task-panel #story li[data-seq]").await;
+        let kinds = js(&c, "return [...document.querySelectorAll('#story li[data-seq]')].map(l => l.querySelector('div').textContent);").await;
+        let kinds = kinds.to_string();
+        assert!(kinds.contains("task-started") && kinds.contains("output-recorded"), "{kinds}");
+        screenshot(&c, "task").await;
+
+        // The audit: the near-threshold pass is flagged.
+        c.goto(&run_url(&base, "near", None)).await.unwrap();
+        wait_css(&c, "main[data-state=ready] #board").await;
+        c.find(Locator::Css("#tab-audit")).await.unwrap().click().await.unwrap();
+        let flagged = wait_css(&c, "#audit tr.flagged").await;
+        assert_eq!(flagged.attr("data-flags").await.unwrap().as_deref(), Some("near-threshold"));
+        assert!(flagged.text().await.unwrap().contains("near threshold (+0.02)"));
+        screenshot(&c, "audit").await;
+
+        // A replan's replacement: seed 000's cancelled `volume` links to what replaced it.
+        c.goto(&run_url(&base, "seed-000-reevaluation", None)).await.unwrap();
+        wait_css(&c, "main[data-state=ready] #graph [data-task='volume'][data-status='cancelled']").await;
+        let replaced = js(&c, "return document.querySelectorAll('#graph path.edge.replaced').length;").await;
+        assert_eq!(replaced, json!(1), "one dashed link from volume to volume2");
+
+        // The supervisor: seed 002's deploy stage has its circuit open.
+        c.goto(&run_url(&base, "seed-002-supervisor", None)).await.unwrap();
+        wait_css(&c, "main[data-state=ready] #board").await;
+        c.find(Locator::Css("#tab-supervisor")).await.unwrap().click().await.unwrap();
+        let deploy = wait_css(&c, "#stages tr[data-stage='deploy']").await;
+        assert!(deploy.text().await.unwrap().contains("open"));
+        screenshot(&c, "supervisor").await;
+
+        // Diff of two seqs, by task.
+        c.goto(&run_url(&base, "seed-004-phases", Some(20))).await.unwrap();
+        wait_css(&c, "main[data-seq='20'] #board").await;
+        c.find(Locator::Css("#tab-diff")).await.unwrap().click().await.unwrap();
+        wait_css(&c, "#diff-go").await.click().await.unwrap();
+        wait_css(&c, "#diff tr[data-task='buffer-impl']").await;
+        screenshot(&c, "diff").await;
+
+        // Roll back from the page: a rollback event is appended and shown; nothing is lost.
+        c.find(Locator::Css("#rollback")).await.unwrap().click().await.unwrap();
+        wait_css(&c, "#confirm[open]").await;
+        c.find(Locator::Css("#confirm-ok")).await.unwrap().click().await.unwrap();
+        wait_css(&c, "#timeline .ev[data-kind='rolled-back']").await;
+        wait_css(&c, "main[data-seq='48']").await;
+        c.find(Locator::Css("#tab-board")).await.unwrap().click().await.unwrap();
+        wait_css(&c, "#board").await;
+        assert_eq!(
+            shown_board(&c).await,
+            cli_board(&store, "seed-004-phases", 20),
+            "after the rollback the board is the board of seq 20"
+        );
+        assert_eq!(seq_shown(&c).await, 48);
+        screenshot(&c, "rolled-back").await;
+        c.close().await.unwrap();
+    });
+    let log = json_log(&store, "seed-004-phases");
+    assert!(
+        log.contains("\"rolled-back\"") && log.contains("\"to_seq\":20"),
+        "{log}"
+    );
+    stop(server);
+}
+
+/// `review`'s evaluator waits for a file, so the task waits in pending-eval while the run is live;
+/// `publish` needs `review` and prints 10,000 bytes (kept as a blob, the event holds 4,096).
+const LIVE: &str = "name = \"live\"\n[settings]\nauto_rescue = false\n\
+    [[task]]\nid = \"review\"\nrun = \"true\"\n\
+    eval = \"while [ ! -e release-eval ]; do sleep 0.05; done; echo '{\\\"score\\\": 0.9}'\"\n\
+    requires_testing = false\n\
+    [[task]]\nid = \"publish\"\nafter = [\"review\"]\nrun = \"head -c 10000 /dev/zero | tr '\\\\0' x\"\n\
+    requires_testing = false\n";
+
+#[test]
+fn approving_a_pending_eval_task_in_a_live_run_starts_its_dependents_on_the_page() {
+    let Some(parts) = browser_parts() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let wf = workflow(dir.path(), "live", LIVE);
+    let store = dir.path().join("store");
+    let (server, base) = serve(&store);
+    let d = driver(parts);
+    // Started through the API: the server executes the run.
+    let started = runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", "live", "--detach"])
+        .output()
+        .unwrap();
+    assert!(started.status.success(), "{}", text(&started));
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let c = browse(&d).await;
+        c.goto(&run_url(&base, "live", None)).await.unwrap();
+        // The page follows the run: review reaches pending-eval without a reload.
+        let review = wait_css(
+            &c,
+            "#graph [data-task='review'][data-status='pending-eval']",
+        )
+        .await;
+        assert_eq!(
+            js(
+                &c,
+                "return document.querySelector('#graph [data-task=publish]').dataset.status;"
+            )
+            .await,
+            json!("open")
+        );
+        screenshot(&c, "live-pending").await;
+        review.click().await.unwrap();
+        wait_css(&c, "#task-panel #approve")
+            .await
+            .click()
+            .await
+            .unwrap();
+        wait_css(&c, "#confirm[open]").await;
+        c.find(Locator::Css("#confirm-by"))
+            .await
+            .unwrap()
+            .clear()
+            .await
+            .unwrap();
+        c.find(Locator::Css("#confirm-by"))
+            .await
+            .unwrap()
+            .send_keys("browser")
+            .await
+            .unwrap();
+        c.find(Locator::Css("#confirm-ok"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        // The approval shows in the timeline, and publish starts and finishes, live.
+        wait_css(&c, "#timeline .ev[data-kind='task-approved']").await;
+        wait_css(&c, "#graph [data-task='publish'][data-status='done']").await;
+        wait_css(&c, "#timeline .ev[data-kind='run-finished']").await;
+        screenshot(&c, "live-approved").await;
+        // publish's output: its beginning in the story, the whole of it on demand.
+        c.find(Locator::Css("#graph [data-task='publish']")).await.unwrap().click().await.unwrap();
+        let load = wait_css(&c, "#story li[data-kind='output-recorded'] button").await;
+        let output = "return document.querySelector(\"#story li[data-kind='output-recorded'] pre\").textContent.length;";
+        let shown = js(&c, output).await;
+        assert!(shown.as_u64().unwrap() < 10_000, "{shown}");
+        load.click().await.unwrap();
+        let mut whole = 0;
+        for _ in 0..300 {
+            whole = js(&c, output).await.as_u64().unwrap();
+            if whole == 10_000 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(whole, 10_000, "the whole output, loaded from its blob");
+        c.close().await.unwrap();
+    });
+    let log = json_log(&store, "live");
+    assert!(
+        log.contains("\"task-approved\"") && log.contains("\"by\":\"browser\""),
+        "{log}"
+    );
+    stop(server);
+}
+
+/// The render-time figures of the README: a run of 10,000 tasks in 100 groups and about 50,000
+/// events, opened at its head, then scrubbed one seq back. Prints the figures; asserts only that
+/// every part of the page appeared. `cargo test --release -p runlog-cli --test web_view --
+/// --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement (about a minute): run it by hand, see the README"]
+fn measure_the_first_render_of_a_10000_task_run() {
+    let Some(parts) = browser_parts() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let (groups, per_group) = (100, 100);
+    let mut tasks = Vec::new();
+    for g in 0..groups {
+        let after: Vec<String> = if g % 10 == 0 {
+            vec![]
+        } else {
+            vec![format!("g{}", g - 1)]
+        };
+        tasks.push(json!({"id": format!("g{g}"), "after": after}));
+        for t in 0..per_group {
+            let after: Vec<String> = if t % 10 == 0 {
+                vec![]
+            } else {
+                vec![format!("t{g}-{}", t - 1)]
+            };
+            tasks.push(json!({"id": format!("t{g}-{t}"), "parent": format!("g{g}"), "after": after, "requires_testing": false}));
+        }
+    }
+    let mut input = format!(
+        "{}\n",
+        json!({"command": "start-run", "run": "big", "tasks": tasks})
+    );
+    // Dependencies first: a group after the previous one waits for all its tasks.
+    let order = (0..groups).flat_map(|g| (0..per_group).map(move |t| format!("t{g}-{t}")));
+    for id in order {
+        input.push_str(&format!(
+            "{}\n",
+            json!({"command": "start-task", "task": id, "agent": null, "worktree": null})
+        ));
+        input.push_str(&format!("{}\n", json!({"command": "submit-task", "task": id, "summary": "done", "result": null, "duration_ms": 10})));
+    }
+    let began = std::time::Instant::now();
+    let out = common::emit(&store, "big", &input);
+    assert!(
+        out.status.success(),
+        "{}",
+        text(&out).chars().take(2000).collect::<String>()
+    );
+    let head = runlog(&store)
+        .args(["--json", "status", "big"])
+        .output()
+        .unwrap();
+    let head: Value = serde_json::from_slice(&head.stdout).unwrap();
+    let events = head["seq"].as_u64().unwrap();
+    println!(
+        "recorded {events} events of {} tasks in {:.1} s",
+        groups * (per_group + 1),
+        began.elapsed().as_secs_f64()
+    );
+    let (server, base) = serve(&store);
+    let d = driver(parts);
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let c = browse(&d).await;
+        for round in ["first", "again"] {
+            c.goto(&run_url(&base, "big", None)).await.unwrap();
+            wait_css(&c, &format!("main[data-seq='{events}'] #board")).await;
+            let t = js(&c, "return window.runlogTimings;").await;
+            println!("{round} open: {t}");
+        }
+        let started = std::time::Instant::now();
+        let body = c.find(Locator::Css("body")).await.unwrap();
+        body.send_keys("\u{e012}").await.unwrap();
+        wait_css(&c, &format!("main[data-seq='{}']", events - 1)).await;
+        let t = js(&c, "return window.runlogTimings;").await;
+        println!("one seq back: {} ms, board and graph redrawn: {t}", started.elapsed().as_millis());
+        let drawn = js(&c, "return [document.querySelectorAll('#graph [data-task]').length, document.querySelectorAll('#timeline .ev').length];").await;
+        println!("elements in the page: [graph nodes, timeline rows] = {drawn}");
+        screenshot(&c, "big").await;
+        c.close().await.unwrap();
+    });
+    stop(server);
+}
+
+/// `GET path` on the view's address: status, head, body.
+fn get(base: &str, path: &str, headers: &[(&str, &str)]) -> (u16, String, String) {
+    let addr = base.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    common::exchange(&mut s, "GET", path, headers, "")
+}
+
+#[test]
+fn runlog_ui_starts_a_server_once_and_finds_it_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    import(&store, "quickstart");
+    let first = runlog(&store)
+        .args(["--json", "ui", "--port", "0"])
+        .output()
+        .unwrap();
+    assert!(first.status.success(), "{}", text(&first));
+    let first: Value = serde_json::from_slice(&first.stdout).unwrap();
+    let url = first["url"]
+        .as_str()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    let pid = first["started_pid"]
+        .as_u64()
+        .expect("the first call starts a server");
+    // The page and its assets come from the binary, with a policy that runs no other script.
+    let (status, head, page) = get(&url, "/runs/quickstart?at=3", &[]);
+    assert_eq!(status, 200);
+    assert!(page.contains("/ui/app.js"), "{page}");
+    assert!(
+        head.contains("content-security-policy: default-src 'none'; script-src 'self'"),
+        "{head}"
+    );
+    let (status, head, css) = get(&url, "/ui/app.css", &[]);
+    assert_eq!(status, 200);
+    assert!(head.contains("text/css"));
+    assert!(
+        css.contains("--st-pending-eval: #7fff00;"),
+        "the CLI's chartreuse: {css}"
+    );
+    let (status, _, js) = get(&url, "/ui/app.js", &[]);
+    assert_eq!(status, 200);
+    assert!(js.contains("/v1/runs"));
+    // A second call finds the running server instead of starting another.
+    let again = runlog(&store).args(["ui", "--port", "0"]).output().unwrap();
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(
+        text(&again).contains("already serves this store"),
+        "{}",
+        text(&again)
+    );
+    assert!(text(&again).contains(&url), "{}", text(&again));
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    wait_for(|| !store.join("view.url").exists());
+}
+
+#[test]
+fn with_tokens_the_pages_load_but_the_data_needs_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    import(&store, "quickstart");
+    let token = "web-view-token-0123456789abcdef";
+    std::fs::write(dir.path().join("tokens"), format!("viewer read {token}\n")).unwrap();
+    let tokens = dir.path().join("tokens");
+    let (server, url) = serve_with(&store, &["--token-file".as_ref(), tokens.as_os_str()]);
+    let url = url.as_str();
+    assert_eq!(get(url, "/", &[]).0, 200, "a page holds no data");
+    assert_eq!(get(url, "/v1/runs", &[]).0, 401);
+    let bearer = format!("Bearer {token}");
+    let (status, _, runs) = get(url, "/v1/runs", &[("Authorization", &bearer)]);
+    assert_eq!(status, 200);
+    assert!(runs.contains("quickstart"));
+    stop(server);
+}
