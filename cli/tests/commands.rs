@@ -232,6 +232,34 @@ fn inspection_commands_read_the_recorded_runs() {
     );
 }
 
+/// Seed 002: `notify` waits for nothing, but its stage's circuit is open, so the engine never
+/// starts it; every view says blocked, none says ready or open.
+#[test]
+fn a_task_behind_an_open_circuit_shows_as_blocked_everywhere() {
+    let dir = store();
+    let st = dir.path();
+    let status = ok(st, &["status", "seed-002-supervisor"]);
+    let notify = status.lines().find(|l| l.starts_with("notify")).unwrap();
+    assert!(notify.contains("blocked"), "{notify}");
+    assert!(
+        notify.contains("stage deploy's circuit is open"),
+        "{notify}"
+    );
+    assert!(!notify.contains("ready"), "{notify}");
+    let dot = ok(st, &["viz", "seed-002-supervisor"]);
+    assert!(
+        dot.contains("\"notify\" [label=\"notify\\nblocked\", fillcolor=\"#8b0000\"]"),
+        "{dot}"
+    );
+    let mermaid = ok(st, &["viz", "seed-002-supervisor", "--format", "mermaid"]);
+    assert!(mermaid.contains("notify<br/>blocked"), "{mermaid}");
+    let json = ok(st, &["--json", "status", "seed-002-supervisor"]);
+    assert!(
+        json.contains("\"readiness\":{\"readiness\":\"circuit-open\",\"stage\":\"deploy\"}"),
+        "{json}"
+    );
+}
+
 #[test]
 fn control_commands_record_decisions_with_the_acting_user() {
     let s = store();

@@ -292,6 +292,12 @@ pub enum Readiness {
         /// Those dependencies.
         by: Vec<TaskId>,
     },
+    /// Every dependency is done, but its stage's circuit is open: the engine starts nothing of
+    /// that stage until the circuit is closed (`close-circuit`).
+    CircuitOpen {
+        /// The stage.
+        stage: StageId,
+    },
 }
 
 /// The state of one run: the fold of its events.
@@ -413,7 +419,8 @@ impl RunState {
         deps.into_iter().collect()
     }
 
-    /// Readiness of a task: ready when every effective dependency is done.
+    /// Readiness of a task, as the engine acts on it: ready when every effective dependency is
+    /// done and its stage's circuit is not open.
     pub fn readiness(&self, id: &TaskId) -> Readiness {
         let mut waiting = Vec::new();
         let mut blocked = Vec::new();
@@ -425,11 +432,22 @@ impl RunState {
             }
         }
         if !blocked.is_empty() {
-            Readiness::Blocked { by: blocked }
-        } else if !waiting.is_empty() {
-            Readiness::Waiting { on: waiting }
-        } else {
-            Readiness::Ready
+            return Readiness::Blocked { by: blocked };
+        }
+        if !waiting.is_empty() {
+            return Readiness::Waiting { on: waiting };
+        }
+        let stage = self.tasks.get(id).map(|t| t.spec.stage_id());
+        match stage {
+            Some(stage)
+                if self
+                    .stages
+                    .get(&stage)
+                    .is_some_and(|s| s.circuit == Circuit::Open) =>
+            {
+                Readiness::CircuitOpen { stage }
+            }
+            _ => Readiness::Ready,
         }
     }
 

@@ -173,6 +173,22 @@ fn check_invariants(state: &RunState, s: &Settings) -> Result<(), TestCaseError>
             id,
             t.test_failures
         );
+        // What the board shows is what the engine does: an open task shown ready may start
+        // now (retries waiting for their backoff aside), and one that may start is shown ready.
+        if t.status == TaskStatus::Open
+            && !state.is_group(id)
+            && state.replan.is_none()
+            && state.status == RunStatus::Running
+        {
+            let far = Timestamp(u64::MAX);
+            prop_assert_eq!(
+                state.readiness(id) == Readiness::Ready,
+                runlog_core::startable(state, id, far).is_ok(),
+                "{} shown {:?}",
+                id,
+                state.readiness(id)
+            );
+        }
         if state.readiness(id) == Readiness::Ready {
             for dep in state.effective_deps(id) {
                 prop_assert_eq!(

@@ -125,6 +125,40 @@ fn consecutive_failures_open_the_circuit_and_stop_the_stage() {
 }
 
 #[test]
+fn a_task_of_a_stage_whose_circuit_is_open_shows_as_blocked_not_ready() {
+    // Given b of stage dev, with nothing to wait for, and a's three failures opening dev's
+    // circuit (seed 002's notify after deploy).
+    let s = RetryStrategy {
+        delay_ms: 0,
+        circuit_after: 3,
+        ..strategy(10)
+    };
+    let mut g = given_run(vec![
+        task("a").stage("dev").retry(s.clone()),
+        task("b").stage("dev").retry(s),
+    ]);
+    assert_eq!(g.state.readiness(&id("b")), Readiness::Ready);
+    for _ in 0..3 {
+        g = g.and(start("a")).and(fail_stage("a", "boom"));
+    }
+    // Then b is shown as the engine treats it: not ready, and why.
+    let dev = StageId::from("dev");
+    assert_eq!(
+        g.state.readiness(&id("b")),
+        Readiness::CircuitOpen { stage: dev.clone() }
+    );
+    assert!(g.state.ready_tasks().is_empty());
+    let board = runlog_core::projections::Board::of(&g.state);
+    assert_eq!(
+        board.row(&id("b")).unwrap().readiness,
+        Some(Readiness::CircuitOpen { stage: dev.clone() })
+    );
+    // When the circuit is closed, b is ready again.
+    let g = g.when(CommandKind::CloseCircuit { stage: dev }).then_ok();
+    assert_eq!(g.state.readiness(&id("b")), Readiness::Ready);
+}
+
+#[test]
 fn a_success_resets_the_consecutive_failure_count() {
     let s = RetryStrategy {
         delay_ms: 0,

@@ -41,6 +41,9 @@ pub fn readiness(r: &Option<Readiness>) -> String {
         Some(Readiness::Ready) => "ready".into(),
         Some(Readiness::Waiting { on }) => format!("waiting on {}", join(on)),
         Some(Readiness::Blocked { by }) => format!("blocked by {}", join(by)),
+        Some(Readiness::CircuitOpen { stage }) => {
+            format!("blocked: stage {stage}'s circuit is open")
+        }
         None => String::new(),
     }
 }

@@ -89,9 +89,13 @@ pub fn css_properties() -> String {
     css
 }
 
-/// Whether a board row shows as blocked: an open task whose dependency failed or was cancelled.
+/// Whether a board row shows as blocked: an open task whose dependency failed or was cancelled,
+/// or whose stage's circuit is open.
 pub fn is_blocked(row: &BoardRow) -> bool {
-    matches!(row.readiness, Some(Readiness::Blocked { .. }))
+    matches!(
+        row.readiness,
+        Some(Readiness::Blocked { .. } | Readiness::CircuitOpen { .. })
+    )
 }
 
 /// The colour of a board row: its status's, or dim red when it is blocked.

@@ -28,7 +28,7 @@ pub fn dot(run: &str, state: &RunState, board: &Board) -> String {
             "  \"{}\" [label=\"{}\\n{}\", fillcolor=\"{}\"];",
             quote(row.id.as_str()),
             quote(row.id.as_str()),
-            row.status.name(),
+            super::status_word(row, false),
             fill(row)
         );
     }
@@ -53,7 +53,7 @@ pub fn mermaid(state: &RunState, board: &Board) -> String {
             "  {}[\"{}<br/>{}\"]",
             node(row.id.as_str()),
             quote(row.id.as_str()),
-            row.status.name()
+            super::status_word(row, false)
         );
         let _ = writeln!(out, "  style {} fill:{}", node(row.id.as_str()), fill(row));
     }

@@ -107,6 +107,7 @@ pub fn startable<'s>(
                     blocked_by: by,
                 })
             }
+            Readiness::CircuitOpen { stage } => return Err(Rejection::CircuitOpen { stage }),
         }
     }
     if task.running {

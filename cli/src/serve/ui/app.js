@@ -127,7 +127,7 @@ function statusBadge(name, extra = "") {
 }
 
 function rowLook(row) {
-  const blocked = row.readiness && row.readiness.readiness === "blocked";
+  const blocked = row.readiness && ["blocked", "circuit-open"].includes(row.readiness.readiness);
   return blocked ? "blocked" : row.status;
 }
 
@@ -136,6 +136,7 @@ function readinessText(r) {
   if (r.readiness === "ready") return "ready";
   if (r.readiness === "waiting") return `waiting on ${r.on.join(", ")}`;
   if (r.readiness === "blocked") return `blocked by ${r.by.join(", ")}`;
+  if (r.readiness === "circuit-open") return `blocked: stage ${r.stage}'s circuit is open`;
   return fmt(r);
 }
 
