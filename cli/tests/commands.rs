@@ -260,6 +260,58 @@ fn a_task_behind_an_open_circuit_shows_as_blocked_everywhere() {
     );
 }
 
+/// `runlog metrics`: the seeds' figures per run and over the store, a person's decision
+/// named by who the store knows they are.
+#[test]
+fn metrics_per_run_and_over_the_store() {
+    let dir = store();
+    let st = dir.path();
+    let script = [
+        r#"{"command":"start-run","run":"m","tasks":[{"id":"a","eval":"judge"}]}"#,
+        r#"{"command":"start-task","task":"a","agent":null,"worktree":null}"#,
+        r#"{"command":"submit-task","task":"a","summary":"s","result":null,"duration_ms":5}"#,
+        r#"{"command":"approve","task":"a","by":"claims-to-be-bob"}"#,
+    ]
+    .join("\n");
+    let out = emit(st, "m", &script);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = ok(st, &["metrics", "seed-004-phases", "m"]);
+    assert!(text.contains("metrics of seed-004-phases"), "{text}");
+    assert!(
+        text.contains("recovered without a person: 1 of 1 (100 %)"),
+        "{text}"
+    );
+    assert!(text.contains("all 2 runs"), "{text}");
+    let lines: Vec<serde_json::Value> = ok(st, &["--json", "metrics"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 8, "six fixtures, m, then all");
+    let m = lines.iter().find(|l| l["run"] == "m").unwrap();
+    let who = m["metrics"]["interventions"][0]["by"].as_str().unwrap();
+    assert_ne!(
+        who, "claims-to-be-bob",
+        "the principal the store recorded, not the claim"
+    );
+    assert_eq!(m["metrics"]["interventions_by_kind"]["approve"], 1);
+    let all = lines.last().unwrap();
+    assert_eq!(all["all"], 7);
+    assert_eq!(all["metrics"]["rescue_success"]["of"], 2);
+    assert_eq!(all["metrics"]["rescue_success"]["total"], 3);
+    assert_eq!(
+        all["metrics"]["done_with_failing_tests"],
+        serde_json::json!([])
+    );
+    let seed1 = lines
+        .iter()
+        .find(|l| l["run"] == "seed-001-eval-gate")
+        .unwrap();
+    assert_eq!(
+        seed1["metrics"]["eval_pass_at_first_try"]["rate"],
+        1.0 / 3.0
+    );
+}
+
 #[test]
 fn control_commands_record_decisions_with_the_acting_user() {
     let s = store();

@@ -12,6 +12,7 @@ mod export;
 pub(crate) mod fork;
 mod import;
 mod log;
+mod metrics;
 mod reject;
 mod reopen;
 mod repair;
@@ -113,6 +114,17 @@ pub enum Command {
     ///
     /// Example: runlog audit seed-001-eval-gate-1
     Audit(audit::Args),
+    /// The seeds' success metrics per run and over all: test pass rate, recovery, rescues, interventions.
+    ///
+    /// For each run (default: every run in the store): the final test pass rate, test
+    /// failures and how many were recovered without a person (seed 004), tasks done with
+    /// failing tests (there should be none), eval pass rate at the first try and rescue
+    /// success (seed 001), every human intervention (approve, reject, reopen, replan,
+    /// rollback) by kind and by whom, attempts per task, and the time tasks spent in each
+    /// state; then all the runs together. With --json: one object per run, then {"all": N, ...}.
+    ///
+    /// Example: runlog metrics seed-001-eval-gate
+    Metrics(metrics::Args),
     /// Return a run to the state after SEQ by appending a rollback; nothing is deleted.
     ///
     /// Example: runlog rollback quickstart-1 --to 20 --reason "the eval ran on a stale build"
@@ -249,6 +261,7 @@ impl Command {
             Command::Stack(a) => done(stack::run(a, ctx)),
             Command::Stages(a) => done(stages::run(a, ctx)),
             Command::Audit(a) => done(audit::run(a, ctx)),
+            Command::Metrics(a) => done(metrics::run(a, ctx)),
             Command::Rollback(a) => done(rollback::run(a, ctx)),
             Command::Fork(a) => done(fork::run(a, ctx)),
             Command::Diff(a) => done(diff::run(a, ctx)),

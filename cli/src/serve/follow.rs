@@ -114,8 +114,7 @@ async fn follow(
                 let interrupted = matches!(event.kind, EventKind::RunInterrupted { .. });
                 if interrupted || matches!(event.kind, EventKind::RunFinished { .. }) {
                     view.done();
-                    // The whole fold (rollbacks and forks resolved) for the closing summary.
-                    let state = runlog_replay::Replay::new(log).head_state(run)?;
+                    let state = settled(log, run, record.seq).await?;
                     return Ok(Some(Ended { state, interrupted, elapsed: started.elapsed() }));
                 }
             }
@@ -127,4 +126,23 @@ async fn follow(
             }
         }
     }
+}
+
+/// The whole fold of the run (rollbacks and forks resolved) for the closing summary, once the
+/// store's reads show the event the subscription announced: a subscriber can hear of an append
+/// a moment before a read through the store's owner returns it (seen under load in CI, where
+/// the summary said "running").
+async fn settled(log: &runlog_store::Store, run: &str, seq: u64) -> Result<RunState> {
+    let replay = runlog_replay::Replay::new(log);
+    for _ in 0..200 {
+        let state = replay.head_state(run)?;
+        if state.seq >= seq {
+            return Ok(state);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    Err(CliError::failed(format!(
+        "run {run} ended at seq {seq}, but the store still reads an earlier head after 5 s"
+    ))
+    .with_hint(format!("`runlog status {run}` says where it is")))
 }

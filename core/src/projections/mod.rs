@@ -8,6 +8,7 @@
 pub mod audit;
 pub mod board;
 pub mod health;
+pub mod metrics;
 pub mod stack;
 pub mod summary;
 
@@ -17,6 +18,7 @@ use crate::state::RunState;
 
 pub use audit::EvalAudit;
 pub use board::Board;
+pub use metrics::RunMetrics;
 pub use stack::SupervisorStack;
 pub use summary::RunSummary;
 
@@ -31,6 +33,8 @@ pub struct Projections {
     pub summary: RunSummary,
     /// The supervisor state stack.
     pub stack: SupervisorStack,
+    /// The seeds' success metrics.
+    pub metrics: RunMetrics,
 }
 
 impl Projections {
@@ -45,11 +49,13 @@ impl Projections {
         self.audit.observe(seq, event, &self.state);
         self.summary.observe(seq, event);
         self.stack.observe(seq, event);
+        self.metrics.observe(seq, event, &self.state);
     }
 
     /// Settles the summary on the current state; call once all events are observed.
     pub fn finish(mut self) -> Self {
         self.summary.settle(&self.state);
+        self.metrics.settle(&self.state);
         self
     }
 }

@@ -1,0 +1,127 @@
+//! `runlog metrics [RUN…]`: the seeds' success metrics, per run and over all of them.
+
+use super::Ctx;
+use crate::error::Result;
+use crate::render;
+use runlog_core::projections::metrics::Rate;
+use runlog_core::projections::RunMetrics;
+use runlog_replay::Replay;
+use runlog_store::EventLog;
+
+/// Arguments of `runlog metrics`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The runs [default: every run in the store].
+    runs: Vec<String>,
+}
+
+/// Prints each run's metrics, then the runs' together when there are several.
+pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+    let log = ctx.open()?;
+    let replay = Replay::new(&log);
+    let runs = if a.runs.is_empty() {
+        let mut all = Vec::new();
+        for meta in log.runs()? {
+            // A run with no readable head (damaged or empty) has no history to measure:
+            // `runlog runs` and `verify` say what is wrong with it.
+            if meta.head.is_some() {
+                all.push(meta.run);
+            }
+        }
+        all
+    } else {
+        a.runs
+    };
+    let mut total = RunMetrics::default();
+    for run in &runs {
+        let m = replay.project(run, None, None)?.metrics;
+        if ctx.json {
+            render::json(&serde_json::json!({"run": run, "metrics": m,
+                "attempts_per_task": m.attempts_per_task()}));
+        } else {
+            print(&format!("metrics of {run}"), &m);
+        }
+        total = total.plus(&m);
+    }
+    if runs.len() > 1 || ctx.json {
+        if ctx.json {
+            render::json(&serde_json::json!({"all": runs.len(), "metrics": total,
+                "attempts_per_task": total.attempts_per_task()}));
+        } else {
+            print(&format!("all {} runs", runs.len()), &total);
+        }
+    }
+    if runs.is_empty() && !ctx.json {
+        println!("no runs in {}", ctx.store.display());
+    }
+    Ok(())
+}
+
+fn rate(r: &Rate) -> String {
+    match r.rate {
+        Some(x) => format!("{} of {} ({:.0} %)", r.of, r.total, x * 100.0),
+        None => "none to count".into(),
+    }
+}
+
+fn counts(map: &std::collections::BTreeMap<String, u32>) -> String {
+    map.iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn print(title: &str, m: &RunMetrics) {
+    println!("{title}");
+    let per_task = m
+        .attempts_per_task()
+        .map_or_else(|| "-".into(), |x| format!("{x:.2}"));
+    println!(
+        "  tasks                      {} ({} started; attempts {}, {per_task} per task, most {})",
+        m.tasks, m.tasks_started, m.attempts, m.max_attempts
+    );
+    println!(
+        "  final test pass rate       {}",
+        rate(&m.final_test_pass_rate)
+    );
+    println!(
+        "  test failures              {}; recovered without a person: {}",
+        m.test_failures,
+        rate(&m.autonomous_recovery)
+    );
+    let failing = if m.done_with_failing_tests.is_empty() {
+        "none".into()
+    } else {
+        render::join(&m.done_with_failing_tests)
+    };
+    println!("  done with failing tests    {failing}");
+    println!(
+        "  eval pass at first try     {}",
+        rate(&m.eval_pass_at_first_try)
+    );
+    println!("  rescue success             {}", rate(&m.rescue_success));
+    if m.interventions.is_empty() {
+        println!("  human interventions        none");
+    } else {
+        println!(
+            "  human interventions        {}: {}; by {}",
+            m.interventions.len(),
+            counts(&m.interventions_by_kind),
+            counts(&m.interventions_by_who)
+        );
+    }
+    let times: Vec<String> = m
+        .time_in_state_ms
+        .iter()
+        .filter(|(_, ms)| **ms > 0)
+        .map(|(s, ms)| format!("{s} {:.1} s", *ms as f64 / 1000.0))
+        .collect();
+    println!(
+        "  time in each state         {}",
+        if times.is_empty() {
+            "-".into()
+        } else {
+            times.join(", ")
+        }
+    );
+}
