@@ -603,3 +603,76 @@ fn an_agent_printing_200_mb_keeps_the_head_and_tail_and_its_report_and_says_so()
         log.stdout.len()
     );
 }
+
+/// Every attempt's agent reads its task's whole story so far in `$RUNLOG_HISTORY` (seed 003's
+/// progressive context): the first attempt's large output whole, its failed tests, the retry
+/// itself. With a small `history_cap_bytes` the newest events are kept and the file says how
+/// many older ones were left out.
+#[test]
+fn each_attempt_reads_its_tasks_story_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = "if [ \\\"$RUNLOG_ATTEMPT\\\" = 1 ]; then echo first-attempt-said-this; head -c 6000 /dev/zero | tr '\\\\0' y; \
+                 else cp \\\"$RUNLOG_HISTORY\\\" seen-$RUNLOG_ATTEMPT.jsonl; fi";
+    let toml = |cap: &str| {
+        format!(
+            "name = \"story\"\n[settings]\nmax_test_retries = 2\n{cap}\
+             [[task]]\nid = \"a\"\nrun = \"{agent}\"\ntest = \"test -e seen-$RUNLOG_ATTEMPT.jsonl\"\n"
+        )
+    };
+    let wf = workflow(dir.path(), "story", &toml(""));
+    let store = dir.path().join("store");
+    let out = run(&store, &wf, "story", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let seen = std::fs::read_to_string(dir.path().join("seen-2.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = seen
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = lines
+        .iter()
+        .map(|l| l["event"]["type"].as_str().unwrap())
+        .collect();
+    for kind in [
+        "task-added",
+        "task-started",
+        "output-recorded",
+        "tests-failed",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l["event"]["type"] == "task-started")
+            .count(),
+        2,
+        "the second attempt's own start is there too"
+    );
+    let output = lines
+        .iter()
+        .find(|l| l["event"]["type"] == "output-recorded" && l["event"]["stream"] == "agent.stdout")
+        .unwrap();
+    let text_out = output["event"]["text"].as_str().unwrap();
+    assert!(
+        text_out.starts_with("first-attempt-said-this\n"),
+        "{text_out}"
+    );
+    assert_eq!(
+        text_out.matches('y').count(),
+        6000,
+        "the whole output, not the event's 4 KiB"
+    );
+    // A small cap: the newest events, and a first line saying what was left out.
+    let wf = workflow(
+        dir.path(),
+        "story-capped",
+        &toml("history_cap_bytes = 1500\n"),
+    );
+    let out = run(&store, &wf, "capped", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let seen = std::fs::read_to_string(dir.path().join("seen-2.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(seen.lines().next().unwrap()).unwrap();
+    assert!(first["left_out"].as_u64().unwrap() >= 1, "{seen}");
+    assert!(seen.len() <= 1500 + 200, "{} bytes", seen.len());
+    assert!(seen.contains("\"task-started\""), "the newest kept: {seen}");
+}

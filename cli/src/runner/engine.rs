@@ -194,6 +194,8 @@ pub struct Engine<'l> {
     asked: Option<watch::Receiver<bool>>,
     /// Where the run's state is shown to readers while it runs (`runlog serve`'s board).
     published: Option<watch::Sender<std::sync::Arc<RunState>>>,
+    /// Each task's story so far, for its agent's `RUNLOG_HISTORY`.
+    histories: super::history::Histories,
 }
 
 impl std::fmt::Debug for Engine<'_> {
@@ -215,6 +217,7 @@ impl<'l> Engine<'l> {
         opts: &RunOptions,
     ) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
+        let histories = super::history::Histories::new(ctx.runner.history_cap);
         Self {
             session: Session::at(Replay::new(log), run, state),
             ctx,
@@ -228,6 +231,7 @@ impl<'l> Engine<'l> {
             rx,
             asked: None,
             published: None,
+            histories,
         }
     }
 
@@ -274,11 +278,15 @@ impl<'l> Engine<'l> {
         kind: CommandKind,
     ) -> Result<std::result::Result<Vec<(u64, Event)>, Rejection>> {
         let view = &self.view;
-        let recorded = self
-            .session
-            .execute_observed(Command::new(self.clock.now(), kind), &mut |_, e, state| {
+        let histories = &mut self.histories;
+        let log = self.session.replay().log();
+        let recorded = self.session.execute_observed(
+            Command::new(self.clock.now(), kind),
+            &mut |seq, e, state| {
+                histories.observe(log, seq, e);
                 view.event(e, state)
-            })?;
+            },
+        )?;
         Ok(recorded.map(|r| r.events))
     }
 
@@ -417,6 +425,9 @@ impl<'l> Engine<'l> {
         let feedback = crate::paths::within(&self.ctx.work, &format!("{id}.feedback"));
         // The feedback file always exists; empty when there is nothing to say.
         let _ = std::fs::write(&feedback, t.feedback.clone().unwrap_or_default());
+        let history = super::history::Histories::path(&self.ctx.work, id);
+        // Like the feedback file: always there, empty before the task has a story.
+        let _ = self.histories.write(&history, id);
         vec![
             ("RUNLOG_RUN".into(), self.run().to_owned()),
             ("RUNLOG_TASK".into(), id.0.clone()),
@@ -425,11 +436,16 @@ impl<'l> Engine<'l> {
             ("RUNLOG_WORKTREE".into(), worktree.display().to_string()),
             ("RUNLOG_FEEDBACK".into(), feedback.display().to_string()),
             ("RUNLOG_STAGE".into(), t.spec.stage_id().0),
+            ("RUNLOG_HISTORY".into(), history.display().to_string()),
         ]
     }
 
     /// Starts one of a task's commands; its outcome comes back as a `Done`.
     fn spawn(&mut self, id: &TaskId, job: Job) {
+        // The stories start with what was recorded before this engine (a resumed run).
+        let log = self.session.replay().log();
+        let seen_from = self.session.state().seq;
+        self.histories.load(log, self.session.run(), seen_from);
         let Some(task) = self.state().task(id) else {
             return;
         };
@@ -522,7 +538,9 @@ impl<'l> Engine<'l> {
             return Ok(());
         }
         let events = self.session.catch_up()?;
-        for (_, e) in &events {
+        let log = self.session.replay().log();
+        for (seq, e) in &events {
+            self.histories.observe(log, *seq, e);
             self.view.event(e, self.session.state());
         }
         self.stop_moved();

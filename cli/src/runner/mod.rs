@@ -6,6 +6,7 @@
 pub mod clock;
 mod engine;
 mod error;
+mod history;
 pub mod process;
 pub mod protocol;
 pub mod signals;

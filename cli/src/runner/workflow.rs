@@ -62,6 +62,9 @@ pub struct SettingsFile {
     /// Bytes kept of each output stream of a command (default 16 MiB): the first and the last
     /// half of what it printed, with the size of what was left out.
     pub output_cap_bytes: Option<u64>,
+    /// Bytes of a task's story kept in the file its agent reads (`RUNLOG_HISTORY`, default
+    /// 1 MiB): the newest events whole, the oldest left out first.
+    pub history_cap_bytes: Option<u64>,
 }
 
 /// How the runner treats the workflow's processes. Read from the workflow file each time a run
@@ -76,6 +79,8 @@ pub struct RunnerSettings {
     pub grace: Duration,
     /// Bytes kept of each output stream of a command.
     pub output_cap: usize,
+    /// Bytes of a task's story in its `RUNLOG_HISTORY` file.
+    pub history_cap: usize,
 }
 
 /// The smallest `output_cap_bytes`: below it the head and tail could not hold an agent's report.
@@ -88,6 +93,7 @@ impl Default for RunnerSettings {
             replan_timeout: Duration::from_secs(600),
             grace: Duration::from_secs(3),
             output_cap: 16 * 1024 * 1024,
+            history_cap: 1024 * 1024,
         }
     }
 }
@@ -104,6 +110,9 @@ impl RunnerSettings {
             output_cap: s
                 .output_cap_bytes
                 .map_or(d.output_cap, |b| usize::try_from(b).unwrap_or(usize::MAX)),
+            history_cap: s
+                .history_cap_bytes
+                .map_or(d.history_cap, |b| usize::try_from(b).unwrap_or(usize::MAX)),
         }
     }
 }
