@@ -90,6 +90,67 @@ fn seed_002_retries_with_backoff_and_opens_a_circuit() {
 }
 
 #[test]
+fn a_planning_agent_adds_its_phases_tasks_at_run_time() {
+    run_fixture("planner-adds-tasks", 0);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let wf = repo().join("fixtures/workflows/planner-adds-tasks.toml");
+    let out = fixed(&mut runlog(&store))
+        .args(["run", wf.to_str().unwrap(), "--run-id", "p", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let log = open(&store);
+    let all = events(&log, "p");
+    // The first answer refused, with the reason, and the planner retried with it as feedback.
+    let refused = all.iter().find_map(|(_, e)| match &e.kind {
+        EventKind::StageFailed {
+            error, error_type, ..
+        } if error_type == "plan-refused" => Some(error.clone()),
+        _ => None,
+    });
+    let refused = refused.expect("the first answer is refused");
+    assert!(refused.contains("buffer-api"), "{refused}");
+    // The second: one plan revision, authored by the planning agent, in its group.
+    let revised: Vec<u64> = all
+        .iter()
+        .filter(|(_, e)| matches!(e.kind, EventKind::PlanRevised { .. }))
+        .map(|(seq, _)| *seq)
+        .collect();
+    assert_eq!(revised.len(), 1);
+    let author = all.iter().find(|(seq, _)| *seq + 1 == revised[0]).unwrap();
+    assert!(
+        matches!(&author.1.kind, EventKind::Attributed { principal, via } if principal == "agent-plan-phase-1" && via == "agent-output"),
+        "{:?}",
+        author.1.kind
+    );
+    let state = Replay::new(&log).head_state("p").unwrap();
+    for t in ["buffer-impl", "buffer-docs"] {
+        let task = state.task(&runlog_core::TaskId::from(t)).unwrap();
+        assert_eq!(
+            task.spec.parent,
+            Some(runlog_core::TaskId::from("phase-1")),
+            "{t}"
+        );
+        assert_eq!(task.status, TaskStatus::Done, "{t}");
+    }
+    // phase-2's task started only after the added tasks were done.
+    let started = |task: &str| {
+        all.iter()
+            .find(|(_, e)| matches!(&e.kind, EventKind::TaskStarted { task: t, .. } if t.as_str() == task))
+            .map(|(seq, _)| *seq)
+            .unwrap()
+    };
+    let docs_done = all
+        .iter()
+        .filter(|(_, e)| e.kind.task().is_some_and(|t| t.as_str() == "buffer-docs"))
+        .map(|(seq, _)| *seq)
+        .max()
+        .unwrap();
+    assert!(started("commands") > docs_done);
+}
+
+#[test]
 fn seed_003_never_gives_up_until_the_checkpoints() {
     run_fixture("seed-003-never-give-up", 0);
 }

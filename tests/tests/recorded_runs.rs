@@ -68,4 +68,5 @@ recorded! {
     seed_002_replays_to_its_snapshot => "seed-002-supervisor",
     seed_003_replays_to_its_snapshot => "seed-003-never-give-up",
     seed_004_replays_to_its_snapshot => "seed-004-phases",
+    planner_replays_to_its_snapshot => "planner-adds-tasks",
 }

@@ -277,17 +277,76 @@ impl<'l> Engine<'l> {
         &mut self,
         kind: CommandKind,
     ) -> Result<std::result::Result<Vec<(u64, Event)>, Rejection>> {
+        let cmd = Command::new(self.clock.now(), kind);
+        self.try_record(cmd)
+    }
+
+    /// Decides and records a command as it is (with its principal, if it names one).
+    fn try_record(
+        &mut self,
+        cmd: Command,
+    ) -> Result<std::result::Result<Vec<(u64, Event)>, Rejection>> {
         let view = &self.view;
         let histories = &mut self.histories;
         let log = self.session.replay().log();
-        let recorded = self.session.execute_observed(
-            Command::new(self.clock.now(), kind),
-            &mut |seq, e, state| {
-                histories.observe(log, seq, e);
-                view.event(e, state)
-            },
-        )?;
+        let recorded = self.session.execute_observed(cmd, &mut |seq, e, state| {
+            histories.observe(log, seq, e);
+            view.event(e, state)
+        })?;
         Ok(recorded.map(|r| r.events))
+    }
+
+    /// Adds the tasks a planning agent printed (`{"add_tasks": [...]}`) to the plan, in its own
+    /// group unless a task names another parent: one plan revision through `decide`, recorded
+    /// with the agent as its author. `Err` says why the rules or the task files refused them.
+    fn decompose(
+        &mut self,
+        planner: &TaskId,
+        agent: &str,
+        tasks: Vec<serde_json::Value>,
+    ) -> Result<std::result::Result<(), String>> {
+        use super::workflow::{Commands, TaskFile};
+        let group = self
+            .state()
+            .task(planner)
+            .and_then(|t| t.spec.parent.clone());
+        let mut files = Vec::new();
+        for (i, task) in tasks.into_iter().enumerate() {
+            match serde_json::from_value::<TaskFile>(task) {
+                Ok(file) => files.push(file),
+                Err(e) => return Ok(Err(format!("add_tasks item {}: {e}", i + 1))),
+            }
+        }
+        let mut add = Vec::new();
+        for file in &files {
+            let is_group = files
+                .iter()
+                .any(|other| other.parent.as_deref() == Some(file.id.as_str()));
+            let mut spec = match file.to_spec(is_group, Commands::Required) {
+                Ok(spec) => spec,
+                Err((field, why)) => return Ok(Err(format!("task {}: {field}: {why}", file.id))),
+            };
+            if spec.parent.is_none() {
+                spec.parent = group.clone();
+            }
+            add.push(spec);
+        }
+        let revision = CommandKind::RevisePlan {
+            cancel: Vec::new(),
+            add,
+            replaces: Vec::new(),
+            reason: format!("sub-tasks added at run time by {agent}, the agent of {planner}"),
+            // Answers no replan request: any still pending stays pending.
+            answers: Some(0),
+        };
+        let cmd = Command::new(self.clock.now(), revision).issued_by(runlog_core::Principal {
+            name: agent.to_owned(),
+            via: "agent-output".into(),
+        });
+        Ok(self
+            .try_record(cmd)?
+            .map(|_| ())
+            .map_err(|r| format!("{r} ({})", crate::error::rejection_hint(&r))))
     }
 
     fn execute(&mut self, kind: CommandKind) -> Result<Vec<(u64, Event)>> {
@@ -662,6 +721,20 @@ impl<'l> Engine<'l> {
                 }
                 for problem in report.problems {
                     self.note(&id, problem)?;
+                }
+                if !report.add_tasks.is_empty() {
+                    if let Err(why) = self.decompose(&id, &agent, report.add_tasks)? {
+                        // Refused: the attempt fails with the reason, which its retry reads
+                        // as feedback.
+                        return self
+                            .execute(CommandKind::FailStage {
+                                task: id,
+                                error: format!("the tasks it added were refused: {why}"),
+                                error_type: "plan-refused".into(),
+                                duration_ms,
+                            })
+                            .map(|_| ());
+                    }
                 }
                 let submit = CommandKind::SubmitTask {
                     task: id.clone(),

@@ -1,7 +1,8 @@
 //! What agents and evaluators print, and what runlog reads from it.
 //!
 //! Agents: lines `::checkpoint NAME`, `::classify CLASS`, `::message TEXT`; a JSON object on
-//! its own line becomes the stage result (the last one wins); the last other line is the
+//! its own line becomes the stage result (the last one wins), except `{"add_tasks": [...]}`,
+//! sub-tasks a planning agent adds to its own group at run time; the last other line is the
 //! summary. Evaluators: `{"score": 0.82, "dimensions": {...}, "notes": "..."}`, possibly inside
 //! prose or a ```json fence, as LLM output is; the last top-level object with a `score` is the
 //! verdict (the agent protocol's "last one wins" too), objects nested in others are not.
@@ -28,6 +29,9 @@ pub struct AgentReport {
     pub summary: String,
     /// Protocol lines that could not be understood.
     pub problems: Vec<String>,
+    /// Tasks the agent adds to the plan (`{"add_tasks": [...]}` lines, in order), each as the
+    /// workflow file's `[[task]]` would say it.
+    pub add_tasks: Vec<serde_json::Value>,
 }
 
 /// Reads an agent's stdout.
@@ -60,6 +64,16 @@ pub fn agent_report(stdout: &str) -> AgentReport {
             ));
         } else if t.starts_with('{') {
             match serde_json::from_str::<serde_json::Value>(t) {
+                Ok(serde_json::Value::Object(mut o)) if o.contains_key("add_tasks") => {
+                    match o.remove("add_tasks") {
+                        Some(serde_json::Value::Array(tasks)) if o.is_empty() => {
+                            r.add_tasks.extend(tasks)
+                        }
+                        _ => r.problems.push(
+                            "an add_tasks line is {\"add_tasks\": [TASK, ...]} and nothing else; it was not read".into(),
+                        ),
+                    }
+                }
                 Ok(v @ serde_json::Value::Object(_)) => {
                     let value = Value::from(v);
                     if value.fits() {
@@ -191,6 +205,17 @@ pub fn evaluation(stdout: &str) -> Result<Evaluation, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn add_tasks_lines_are_plan_additions_not_results() {
+        let r = agent_report(
+            "{\"add_tasks\": [{\"id\": \"a\"}]}\n{\"done\": 1}\n{\"add_tasks\": [{\"id\": \"b\"}]}\n{\"add_tasks\": 3}\n{\"add_tasks\": [], \"x\": 1}\n",
+        );
+        let ids: Vec<_> = r.add_tasks.iter().map(|t| t["id"].clone()).collect();
+        assert_eq!(ids, vec![serde_json::json!("a"), serde_json::json!("b")]);
+        assert_eq!(r.result.get("done"), Some(&Value::Int(1)));
+        assert_eq!(r.problems.len(), 2, "{:?}", r.problems);
+    }
 
     #[test]
     fn agent_lines_are_read() {
