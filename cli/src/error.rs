@@ -221,6 +221,7 @@ impl From<WorkflowError> for CliError {
                 "see the workflow format in README.md (\"Workflow format\")".into()
             }
             WorkflowError::Plan { rejection, .. } => rejection_hint(rejection),
+            WorkflowError::NoTests { task, .. } => crate::runner::conventions_hint(task),
         };
         Self::wrap(ExitKind::Input, Some(hint), e)
     }

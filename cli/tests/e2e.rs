@@ -150,6 +150,140 @@ fn a_planning_agent_adds_its_phases_tasks_at_run_time() {
     assert!(started("commands") > docs_done);
 }
 
+/// Whether `pytest` runs; without it the test says it was skipped, and with
+/// `RUNLOG_REQUIRE_PYTEST=1` (as `bash .ci/run` sets, after installing it) it fails instead.
+fn pytest_found() -> bool {
+    let found = Command::new("pytest")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        let why = "pytest is not on PATH (pip install pytest; bash .ci/run installs it)";
+        assert!(std::env::var_os("RUNLOG_REQUIRE_PYTEST").is_none(), "{why}");
+        eprintln!("SKIPPED: {why}");
+    }
+    found
+}
+
+#[test]
+fn tests_are_found_by_the_seeds_conventions_and_the_choice_is_recorded() {
+    if !pytest_found() {
+        return;
+    }
+    run_fixture("pytest-convention", 0);
+    // run_fixture's store is gone; run it again to read what was recorded.
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let out = runlog(&store)
+        .args([
+            "run",
+            "fixtures/workflows/pytest-convention.toml",
+            "--run-id",
+            "p",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let found: Vec<(String, String, String)> = events(&open(&store), "p")
+        .into_iter()
+        .filter_map(|(_, e)| match e.kind {
+            EventKind::TestsDiscovered {
+                task,
+                convention,
+                test,
+            } => Some((task.0, convention, test)),
+            _ => None,
+        })
+        .collect();
+    let expected = [
+        (
+            "slugify",
+            "pytest tests/test_{id}.py",
+            "pytest tests/test_slugify.py -v",
+        ),
+        ("wordcount", "make test-{id}", "make test-wordcount"),
+        (
+            "titlecase",
+            "test_file",
+            "pytest checks/titlecase_check.py -v",
+        ),
+    ]
+    .map(|(a, b, c)| (a.to_owned(), b.to_owned(), c.to_owned()));
+    assert_eq!(found, expected);
+    drop(open(&store));
+    // slugify's first attempt failed pytest, and the failure went back to its agent.
+    let show = runlog(&store)
+        .args(["show", "p", "slugify"])
+        .output()
+        .unwrap();
+    let shown = text(&show);
+    assert!(
+        shown.contains("test: pytest tests/test_slugify.py -v (found by the convention pytest tests/test_{id}.py)"),
+        "{shown}"
+    );
+    assert!(shown.contains("tests-failed"), "{shown}");
+    assert!(
+        shown.contains(
+            "read the test failure: tests/test_slugify.py::test_lowercases_and_joins_words FAILED"
+        ),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_task_that_must_be_tested_and_matches_no_convention_is_refused_before_the_run() {
+    let (out, dir) = bad_workflow(
+        "name = \"x\"\n[[task]]\nid = \"parse\"\nrun = \"true\"\n[[task]]\nid = \"b\"\nrun = \"true\"\nrequires_testing = false\n",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("line 3: task \"parse\" requires testing, but has no `test` command and no test found by the conventions"),
+        "{said}"
+    );
+    for convention in [
+        "tests/test_parse.py",
+        "`test-parse:`",
+        "parse_test.py",
+        "test_parse.py",
+        "requires_testing = false",
+    ] {
+        assert!(said.contains(convention), "{convention} in: {said}");
+    }
+    assert!(!dir.path().join("store").exists(), "nothing ran");
+    // Once a convention's file is there, the same workflow runs that test.
+    std::fs::write(dir.path().join("parse_test.py"), "").unwrap();
+    let out = runlog(&dir.path().join("store"))
+        .args([
+            "run",
+            dir.path().join("bad.toml").to_str().unwrap(),
+            "--run-id",
+            "r",
+            "--quiet",
+        ])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let log = open(&dir.path().join("store"));
+    let discovered = events(&log, "r").into_iter().any(|(_, e)| {
+        matches!(e.kind, EventKind::TestsDiscovered { ref test, .. } if test == "pytest parse_test.py -v")
+    });
+    assert!(discovered, "{}", text(&out));
+    // A test_file that is not there is named.
+    let (out, _dir) = bad_workflow(
+        "name = \"x\"\n[[task]]\nid = \"parse\"\nrun = \"true\"\ntest_file = \"checks/parse.py\"\n",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(
+            "task \"parse\", field test_file: test_file \"checks/parse.py\" does not exist"
+        ),
+        "{}",
+        text(&out)
+    );
+}
+
 #[test]
 fn seed_003_never_gives_up_until_the_checkpoints() {
     run_fixture("seed-003-never-give-up", 0);
@@ -408,7 +542,7 @@ fn agents_get_absolute_worktree_and_feedback_paths_with_the_default_store() {
     std::fs::create_dir_all(&wf).unwrap();
     std::fs::write(
         wf.join("w.toml"),
-        "name = \"w\"\n[[task]]\nid = \"a\"\nrun = \"echo $RUNLOG_WORKTREE; echo $RUNLOG_FEEDBACK; test -f $RUNLOG_FEEDBACK\"\n",
+        "name = \"w\"\n[[task]]\nid = \"a\"\nrun = \"echo $RUNLOG_WORKTREE; echo $RUNLOG_FEEDBACK; test -f $RUNLOG_FEEDBACK\"\nrequires_testing = false\n",
     )
     .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_runlog"))

@@ -277,4 +277,13 @@ pub enum CommandKind {
         /// Full size.
         bytes: u64,
     },
+    /// Record which test discovery convention gave a task its test command.
+    RecordTestsDiscovered {
+        /// The task.
+        task: TaskId,
+        /// The convention.
+        convention: String,
+        /// The test command it gave.
+        test: String,
+    },
 }

@@ -398,6 +398,17 @@ pub enum EventKind {
         /// How it was established: `token`, `unix-socket` or `os-user`.
         via: String,
     },
+    /// A task that requires testing and named no test command got one by a convention (seed
+    /// 004's test discovery), before the run started.
+    TestsDiscovered {
+        /// The task.
+        task: TaskId,
+        /// Which convention: `test_file`, `pytest tests/test_{id}.py`, `make test-{id}`,
+        /// `{id}_test.py` or `test_{id}.py`.
+        convention: String,
+        /// The test command it gave the task.
+        test: String,
+    },
 }
 
 /// Writes [`EventKind::name`] and [`EventKind::NAMES`] from one table, so a new variant needs
@@ -456,6 +467,7 @@ event_names! {
     ReplanLoopDetected => "replan-loop-detected",
     OutputRecorded => "output-recorded",
     Attributed => "attributed",
+    TestsDiscovered => "tests-discovered",
 }
 
 impl EventKind {
@@ -484,7 +496,8 @@ impl EventKind {
             | EventKind::RetryScheduled { task, .. }
             | EventKind::PendingValidation { task }
             | EventKind::EvalErrored { task, .. }
-            | EventKind::OutputRecorded { task, .. } => Some(task),
+            | EventKind::OutputRecorded { task, .. }
+            | EventKind::TestsDiscovered { task, .. } => Some(task),
             EventKind::MessagePosted { task, .. } => task.as_ref(),
             EventKind::RunStarted { .. }
             | EventKind::RunFinished { .. }

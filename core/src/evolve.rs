@@ -264,7 +264,8 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
         }
         EventKind::MessagePosted { .. }
         | EventKind::OutputRecorded { .. }
-        | EventKind::Attributed { .. } => {}
+        | EventKind::Attributed { .. }
+        | EventKind::TestsDiscovered { .. } => {}
         EventKind::StageStarted { stage, .. } => with_stage(state, stage, |h| h.executions += 1),
         EventKind::StageCompleted {
             stage, duration_ms, ..

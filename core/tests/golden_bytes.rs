@@ -13,7 +13,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 36;
+const VARIANTS: usize = 37;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -55,6 +55,7 @@ fn index(k: &EventKind) -> usize {
         EventKind::ReplanLoopDetected { .. } => 33,
         EventKind::OutputRecorded { .. } => 34,
         EventKind::Attributed { .. } => 35,
+        EventKind::TestsDiscovered { .. } => 36,
     }
 }
 
@@ -285,6 +286,11 @@ fn samples() -> Vec<EventKind> {
         EventKind::Attributed {
             principal: "ci".into(),
             via: "token".into(),
+        },
+        EventKind::TestsDiscovered {
+            task: t("parse"),
+            convention: "pytest tests/test_{id}.py".into(),
+            test: "pytest tests/test_parse.py -v".into(),
         },
     ]
 }

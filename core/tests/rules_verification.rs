@@ -243,3 +243,34 @@ fn cancelling_a_group_cancels_its_unfinished_children() {
     assert_eq!(g.status("b"), TaskStatus::Cancelled);
     assert_eq!(g.status("p1"), TaskStatus::Cancelled);
 }
+
+#[test]
+fn a_test_found_by_a_convention_is_recorded_with_the_convention_that_chose_it() {
+    let found = || CommandKind::RecordTestsDiscovered {
+        task: id("a"),
+        convention: "pytest tests/test_{id}.py".into(),
+        test: "pytest tests/test_a.py -v".into(),
+    };
+    let mut spec = task("a");
+    spec.test = Some("pytest tests/test_a.py -v".into());
+    let g = given_run(vec![spec.clone()])
+        .when(found())
+        .then(vec![EventKind::TestsDiscovered {
+            task: id("a"),
+            convention: "pytest tests/test_{id}.py".into(),
+            test: "pytest tests/test_a.py -v".into(),
+        }]);
+    // It changes nothing but the record: the task still runs the test its spec names.
+    assert_eq!(g.status("a"), TaskStatus::Open);
+    // A discovery that is not the task's own test command is refused: the record cannot lie.
+    given_run(vec![task("a").tested()])
+        .when(found())
+        .then_rejected_where(|r| matches!(r, Rejection::InvalidRevision { reason } if reason.contains("not the discovered")));
+    given_run(vec![spec])
+        .when(CommandKind::RecordTestsDiscovered {
+            task: id("ghost"),
+            convention: "test_file".into(),
+            test: "pytest ghost.py -v".into(),
+        })
+        .then_rejected_where(|r| matches!(r, Rejection::UnknownTask { .. }));
+}

@@ -69,4 +69,5 @@ recorded! {
     seed_003_replays_to_its_snapshot => "seed-003-never-give-up",
     seed_004_replays_to_its_snapshot => "seed-004-phases",
     planner_replays_to_its_snapshot => "planner-adds-tasks",
+    pytest_convention_replays_to_its_snapshot => "pytest-convention",
 }

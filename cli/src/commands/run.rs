@@ -90,7 +90,7 @@ pub(crate) fn start<'l>(
         work: work_dir(store_dir, &run),
     };
     let mut engine = Engine::new(log, &run, runlog_core::RunState::default(), context, opts);
-    engine.start(wf.start_command(RunId::from(run.as_str())))?;
+    engine.start(wf.start_commands(RunId::from(run.as_str())))?;
     Ok((run, engine))
 }
 

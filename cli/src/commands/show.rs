@@ -78,7 +78,13 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         println!("  run: {run_cmd}");
     }
     if let Some(cmd) = &t.spec.test {
-        println!("  test: {cmd}");
+        let found_by = story.iter().find_map(|(_, e)| match &e.kind {
+            EventKind::TestsDiscovered { convention, .. } => {
+                Some(format!(" (found by the convention {convention})"))
+            }
+            _ => None,
+        });
+        println!("  test: {cmd}{}", found_by.unwrap_or_default());
     }
     if let Some(cmd) = &t.spec.eval {
         println!("  eval: {cmd}");

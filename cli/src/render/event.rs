@@ -82,6 +82,11 @@ pub fn describe(e: &EventKind) -> String {
         EventKind::Attributed { principal, via } => {
             format!("recorded by {principal} ({via})")
         }
+        EventKind::TestsDiscovered {
+            task,
+            convention,
+            test,
+        } => format!("{task} tests found by the convention {convention}: {test}"),
         other => serde_json::to_value(other)
             .ok()
             .and_then(|v| v.as_object().cloned())

@@ -305,7 +305,7 @@ impl<'l> Engine<'l> {
         agent: &str,
         tasks: Vec<serde_json::Value>,
     ) -> Result<std::result::Result<(), String>> {
-        use super::workflow::{Commands, TaskFile};
+        use super::workflow::TaskFile;
         let group = self
             .state()
             .task(planner)
@@ -317,19 +317,12 @@ impl<'l> Engine<'l> {
                 Err(e) => return Ok(Err(format!("add_tasks item {}: {e}", i + 1))),
             }
         }
-        let mut add = Vec::new();
-        for file in &files {
-            let is_group = files
-                .iter()
-                .any(|other| other.parent.as_deref() == Some(file.id.as_str()));
-            let mut spec = match file.to_spec(is_group, Commands::Required) {
-                Ok(spec) => spec,
-                Err((field, why)) => return Ok(Err(format!("task {}: {field}: {why}", file.id))),
-            };
-            if spec.parent.is_none() {
-                spec.parent = group.clone();
-            }
-            add.push(spec);
+        let mut add = match super::workflow::added_specs(&files) {
+            Ok(add) => add,
+            Err(why) => return Ok(Err(why)),
+        };
+        for spec in add.iter_mut().filter(|s| s.parent.is_none()) {
+            spec.parent = group.clone();
         }
         let revision = CommandKind::RevisePlan {
             cancel: Vec::new(),
@@ -354,9 +347,13 @@ impl<'l> Engine<'l> {
             .map_err(|r| RunnerError::Refused(Box::new(r)))
     }
 
-    /// Starts a run of a workflow.
-    pub fn start(&mut self, start: CommandKind) -> Result<()> {
-        self.execute(start).map(|_| ())
+    /// Starts a run of a workflow: the start-run command, then what the workflow records with
+    /// it (the test commands found by convention).
+    pub fn start(&mut self, commands: Vec<CommandKind>) -> Result<()> {
+        for command in commands {
+            self.execute(command)?;
+        }
+        Ok(())
     }
 
     /// Makes an interrupted, crashed or paused run runnable again.

@@ -68,6 +68,16 @@ pub enum WorkflowError {
         /// What is wrong.
         message: String,
     },
+    /// A task that requires testing has no `test` and no file the conventions look for.
+    #[error("{}: {place}task {task:?} requires testing, but has no `test` command and no test found by the conventions", path.display())]
+    NoTests {
+        /// The file.
+        path: PathBuf,
+        /// `line N: ` when known.
+        place: String,
+        /// The task.
+        task: String,
+    },
     /// The plan breaks a rule of the engine (ids, dependencies, cycles, depth, settings).
     #[error("{}: {place}{rejection}", path.display())]
     Plan {

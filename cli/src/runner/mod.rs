@@ -4,6 +4,7 @@
 //! (`runlog_core::dispatch`); failures are [`RunnerError`]s, never the CLI's errors.
 
 pub mod clock;
+mod discovery;
 mod engine;
 mod error;
 mod history;
@@ -13,6 +14,7 @@ pub mod signals;
 mod view;
 pub mod workflow;
 
+pub use discovery::conventions_hint;
 pub use engine::{Context, Ended, Engine, RunOptions};
 pub use error::{RunnerError, WorkflowError};
 pub use view::View;

@@ -1,6 +1,7 @@
 //! Workflow files: TOML in, a validated plan out, with errors that name the file, the line,
 //! the field and what is allowed.
 
+use super::discovery::{self, Discovery};
 use super::error::WorkflowError;
 use runlog_core::{
     decide, Command, CommandKind, Hash, RunId, RunState, Settings, StageId, TaskId, TaskSpec,
@@ -151,6 +152,8 @@ pub struct TaskFile {
     pub checkpoints: Vec<String>,
     /// `false` skips testing.
     pub requires_testing: Option<bool>,
+    /// The pytest file that tests it, beside the workflow (instead of `test`).
+    pub test_file: Option<String>,
 }
 
 /// `max = 3` or `max = "unlimited"`.
@@ -208,6 +211,8 @@ pub struct Workflow {
     pub runner: RunnerSettings,
     /// The tasks.
     pub tasks: Vec<TaskSpec>,
+    /// The test commands found by convention, recorded right after the run starts.
+    pub discovered: Vec<Discovery>,
 }
 
 /// The 1-based line where `id = "…"` for a task appears, to point errors at it.
@@ -218,6 +223,14 @@ fn line_of_task(text: &str, id: &str) -> Option<usize> {
             l.starts_with("id") && l.contains(&format!("\"{id}\""))
         })
         .map(|i| i + 1)
+}
+
+/// `line N, task "ID", `: where a task's field error is.
+fn task_place(text: &str, id: &str) -> String {
+    match line_of_task(text, id) {
+        Some(line) => format!("line {line}, task {id:?}, "),
+        None => format!("task {id:?}, "),
+    }
 }
 
 impl Workflow {
@@ -309,26 +322,21 @@ impl Workflow {
                 .tasks
                 .iter()
                 .any(|c| c.parent.as_deref() == Some(&t.id));
-            let spec = t.to_spec(is_group, commands).map_err(|(field, message)| {
-                let place = match line_of_task(text, &t.id) {
-                    Some(line) => format!("line {line}, task {:?}, ", t.id),
-                    None => format!("task {:?}, ", t.id),
-                };
-                WorkflowError::Field {
-                    path: path.clone(),
-                    place,
-                    field,
-                    message,
-                }
-            })?;
-            tasks.push(spec);
+            let field_error = |(field, message): (&'static str, String)| WorkflowError::Field {
+                path: path.clone(),
+                place: task_place(text, &t.id),
+                field,
+                message,
+            };
+            tasks.push(t.to_spec(is_group, commands).map_err(field_error)?);
         }
-        let wf = Workflow {
+        let mut wf = Workflow {
             hash: Hash::of(text.as_bytes()),
             name: file.name.clone(),
             settings,
             runner: RunnerSettings::of(&file.settings),
             tasks,
+            discovered: Vec::new(),
             dir,
             path,
         };
@@ -355,7 +363,47 @@ impl Workflow {
                 rejection: Box::new(r),
             });
         }
+        if commands == Commands::Required {
+            wf.discover_tests(file, text)?;
+        }
         Ok(wf)
+    }
+
+    /// Each task the runner must test and has no `test` for gets one by the conventions, tried
+    /// beside the workflow; a task that matches none is refused now, before the run starts.
+    fn discover_tests(&mut self, file: &WorkflowFile, text: &str) -> Result<(), WorkflowError> {
+        for (spec, t) in self.tasks.iter_mut().zip(&file.tasks) {
+            let is_group = file
+                .tasks
+                .iter()
+                .any(|c| c.parent.as_deref() == Some(&t.id));
+            if is_group || !spec.requires_testing || spec.test.is_some() {
+                continue;
+            }
+            let found = match discovery::discover(&self.dir, &t.id, t.test_file.as_deref()) {
+                Ok(Some(found)) => found,
+                Ok(None) => {
+                    return Err(WorkflowError::NoTests {
+                        path: self.path.clone(),
+                        place: line_of_task(text, &t.id)
+                            .map(|l| format!("line {l}: "))
+                            .unwrap_or_default(),
+                        task: t.id.clone(),
+                    })
+                }
+                Err(message) => {
+                    return Err(WorkflowError::Field {
+                        path: self.path.clone(),
+                        place: task_place(text, &t.id),
+                        field: "test_file",
+                        message,
+                    })
+                }
+            };
+            spec.test = Some(found.test.clone());
+            self.discovered.push(found);
+        }
+        Ok(())
     }
 
     /// How the run records where its workflow is: relative to the current directory when the
@@ -368,6 +416,14 @@ impl Workflow {
             Some(rel) => rel.display().to_string(),
             None => self.path.display().to_string(),
         }
+    }
+
+    /// The commands that start a run of this workflow: the start, then the record of each test
+    /// command found by convention.
+    pub fn start_commands(&self, run: RunId) -> Vec<CommandKind> {
+        std::iter::once(self.start_command(run))
+            .chain(self.discovered.iter().map(Discovery::command))
+            .collect()
     }
 
     /// The command that starts a run of this workflow.
@@ -394,6 +450,12 @@ impl TaskFile {
             None => RetryStrategy::default(),
             Some(r) => retry_strategy(r).map_err(|m| ("retry", m))?,
         };
+        if self.test_file.is_some() && self.test.is_some() {
+            return Err((
+                "test_file",
+                "give `test` (a command) or `test_file` (a pytest file), not both".into(),
+            ));
+        }
         if self.run.is_none() && !is_group && commands == Commands::Required {
             return Err((
                 "run",
@@ -420,6 +482,26 @@ impl TaskFile {
             checkpoints: self.checkpoints.clone(),
         })
     }
+}
+
+/// The specs of tasks added to a live run (a plan revision, an agent's `add_tasks`). Their
+/// test commands are not discovered: a `test_file` is refused, since only a workflow file's
+/// tasks are checked against the files beside it before the run starts.
+pub fn added_specs(files: &[TaskFile]) -> Result<Vec<TaskSpec>, String> {
+    files
+        .iter()
+        .map(|t| {
+            if t.test_file.is_some() {
+                return Err(format!(
+                    "added task {:?}, field test_file: read only in a workflow file; give the added task a `test` command",
+                    t.id
+                ));
+            }
+            let is_group = files.iter().any(|c| c.parent.as_deref() == Some(&t.id));
+            t.to_spec(is_group, Commands::Required)
+                .map_err(|(field, m)| format!("added task {:?}, field {field}: {m}", t.id))
+        })
+        .collect()
 }
 
 fn retry_strategy(r: &RetryFile) -> Result<RetryStrategy, String> {
@@ -483,14 +565,7 @@ pub fn parse_revision(
             }
         }
     };
-    let mut add = Vec::new();
-    for t in &plan.add {
-        let is_group = plan.add.iter().any(|c| c.parent.as_deref() == Some(&t.id));
-        add.push(
-            t.to_spec(is_group, Commands::Required)
-                .map_err(|(field, m)| format!("added task {:?}, field {field}: {m}", t.id))?,
-        );
-    }
+    let add = added_specs(&plan.add)?;
     Ok(CommandKind::RevisePlan {
         cancel: plan.cancel.into_iter().map(TaskId).collect(),
         add,

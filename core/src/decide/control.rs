@@ -108,6 +108,29 @@ pub(super) fn record_output(
     }])
 }
 
+/// A discovered test command is the task's own: it must be the one its spec runs.
+pub(super) fn tests_discovered(
+    state: &RunState,
+    task: TaskId,
+    convention: String,
+    test: String,
+) -> Result<Vec<EventKind>, Rejection> {
+    require_started(state)?;
+    let spec_test = find(state, &task)?.spec.test.clone();
+    if spec_test.as_deref() != Some(test.as_str()) {
+        return Err(Rejection::InvalidRevision {
+            reason: format!(
+                "task {task} runs {spec_test:?} as its tests, not the discovered {test:?}"
+            ),
+        });
+    }
+    Ok(vec![EventKind::TestsDiscovered {
+        task,
+        convention,
+        test,
+    }])
+}
+
 pub(super) fn rollback(
     state: &RunState,
     to_seq: u64,

@@ -128,6 +128,11 @@ fn decide_kinds(
             blob,
             bytes,
         } => control::record_output(state, task, stream, text, blob, bytes),
+        CommandKind::RecordTestsDiscovered {
+            task,
+            convention,
+            test,
+        } => control::tests_discovered(state, task, convention, test),
     }
 }
 
