@@ -33,7 +33,14 @@ struct Final {
     summary: runlog_core::projections::RunSummary,
 }
 
-fn run_fixture(name: &str, expected_exit: i32) {
+/// Runs `fixtures/workflows/NAME.toml` as run NAME to its final board (insta), recording it
+/// (and `also`, runs it made) with `RUNLOG_RECORD_FIXTURES`; the store's directory, to look
+/// further.
+fn run_fixture(name: &str, expected_exit: i32) -> tempfile::TempDir {
+    record_fixture(name, expected_exit, &[])
+}
+
+fn record_fixture(name: &str, expected_exit: i32, also: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     let out = fixed(&mut runlog(&store))
@@ -62,11 +69,14 @@ fn run_fixture(name: &str, expected_exit: i32) {
         }
     );
     if std::env::var_os("RUNLOG_RECORD_FIXTURES").is_some() {
-        let path = repo().join("fixtures/runs").join(format!("{name}.jsonl"));
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let mut file = std::fs::File::create(&path).unwrap();
-        runlog_replay::export::export(&log, name, &mut file).unwrap();
+        for run in std::iter::once(name).chain(also.iter().copied()) {
+            let path = repo().join("fixtures/runs").join(format!("{run}.jsonl"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let mut file = std::fs::File::create(&path).unwrap();
+            runlog_replay::export::export(&log, run, &mut file).unwrap();
+        }
     }
+    dir
 }
 
 #[test]
@@ -279,6 +289,172 @@ fn a_task_that_must_be_tested_and_matches_no_convention_is_refused_before_the_ru
         text(&out).contains(
             "task \"parse\", field test_file: test_file \"checks/parse.py\" does not exist"
         ),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn a_sub_project_runs_as_a_child_run_linked_both_ways_and_its_success_submits_the_task() {
+    let dir = record_fixture("sub-project", 0, &["sub-project.buffer"]);
+    let store = dir.path().join("store");
+    let log = open(&store);
+    // Linked both ways.
+    let parent = events(&log, "sub-project");
+    assert!(parent.iter().any(|(_, e)| matches!(&e.kind,
+        EventKind::ChildRunStarted { task, child_run } if task.as_str() == "buffer" && child_run.as_str() == "sub-project.buffer")));
+    assert!(parent.iter().any(|(_, e)| matches!(
+        &e.kind,
+        EventKind::ChildRunEnded {
+            succeeded: true,
+            ..
+        }
+    )));
+    let child = events(&log, "sub-project.buffer");
+    assert!(child.iter().any(|(_, e)| matches!(&e.kind,
+        EventKind::ParentLinked { parent_run, task } if parent_run.as_str() == "sub-project" && task.as_str() == "buffer")));
+    // The child did its own verification loop: gap-buffer failed its tests once.
+    let state = Replay::new(&log).head_state("sub-project.buffer").unwrap();
+    assert_eq!(state.task(&"gap-buffer".into()).unwrap().test_failures, 1);
+    drop(log);
+    let runs = text(&runlog(&store).arg("runs").output().unwrap());
+    assert!(
+        runs.lines().any(|l| l.starts_with("sub-project.buffer")
+            && l.ends_with("sub-project of sub-project/buffer")),
+        "{runs}"
+    );
+    let tree = text(
+        &runlog(&store)
+            .args(["status", "sub-project", "--tree"])
+            .output()
+            .unwrap(),
+    );
+    let rows: Vec<String> = tree
+        .lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "design done 1 0",
+            "buffer done 1 0 child run sub-project.buffer",
+            "└ gap-buffer done 2 0",
+            "└ cursor done 1 0",
+            "commands done 1 0",
+        ],
+        "{tree}"
+    );
+    let show = text(
+        &runlog(&store)
+            .args(["show", "sub-project", "buffer"])
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        show.contains(
+            "sub-project: phases/buffer.toml, child run sub-project.buffer (finished, succeeded"
+        ),
+        "{show}"
+    );
+}
+
+#[test]
+fn a_failed_child_leaves_its_task_waiting_until_it_is_fixed_and_the_parent_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("phases")).unwrap();
+    let wf = common::workflow(
+        dir.path(),
+        "parent",
+        "name = \"parent\"\n[[task]]\nid = \"work\"\nworkflow = \"phases/child.toml\"\nrequires_testing = false\n\
+         [[task]]\nid = \"after\"\nafter = [\"work\"]\nrun = \"true\"\nrequires_testing = false\n",
+    );
+    common::workflow(
+        &dir.path().join("phases"),
+        "child",
+        "name = \"child\"\n[[task]]\nid = \"flaky\"\nrun = \"test -f ../fixed || { echo 'not fixed yet' >&2; exit 1; }\"\n\
+         requires_testing = false\nretry = { max = 0 }\n",
+    );
+    let store = dir.path().join("store");
+    let out = common::run(&store, &wf, "p", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("task work waits for its sub-project run p.work: failed: flaky (stage failed 1 times (max 0 retries); last error: exited with code 1: not fixed yet)"),
+        "{}",
+        text(&out)
+    );
+    let status = text(&runlog(&store).args(["status", "p"]).output().unwrap());
+    assert!(
+        status.contains("waits for child run p.work: failed: flaky"),
+        "{status}"
+    );
+    // Resuming changes nothing while the child still fails: it is taken on again and waits again.
+    let again = runlog(&store)
+        .args(["resume", "p", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again));
+    // Fixed in the child, then the parent resumed: the child is resumed, the task done.
+    std::fs::write(dir.path().join("fixed"), "").unwrap();
+    let reopen = runlog(&store)
+        .args(["reopen", "p.work", "flaky"])
+        .output()
+        .unwrap();
+    assert_eq!(reopen.status.code(), Some(0), "{}", text(&reopen));
+    let done = runlog(&store)
+        .args(["resume", "p", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done));
+    assert!(
+        text(&done).contains("resumes its child run p.work"),
+        "{}",
+        text(&done)
+    );
+    let runs = text(&runlog(&store).args(["runs", "--json"]).output().unwrap());
+    let outcomes: Vec<(String, String)> = runs
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| {
+            (
+                v["run"].as_str().unwrap().to_owned(),
+                v["outcome"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("p".to_owned(), "succeeded".to_owned()),
+            ("p.work".to_owned(), "succeeded".to_owned())
+        ],
+        "one child run, taken on again, never a second one"
+    );
+}
+
+#[test]
+fn sub_projects_nested_deeper_than_max_depth_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    // A workflow that runs itself as its own sub-project: only max_depth stops it.
+    let wf = common::workflow(
+        dir.path(),
+        "again",
+        "name = \"again\"\n[settings]\nmax_depth = 3\n[[task]]\nid = \"inner\"\nworkflow = \"again.toml\"\n",
+    );
+    let out = common::run(&dir.path().join("store"), &wf, "a", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("task \"inner\", field workflow: the task is at depth 1, and max_depth 1 leaves its sub-project no level (nesting counts across runs)"),
+        "{}",
+        text(&out)
+    );
+    assert!(!dir.path().join("store").exists(), "nothing ran");
+    // A sub-project task cannot have a command of its own.
+    let (out, _dir) =
+        bad_workflow("name = \"x\"\n[[task]]\nid = \"a\"\nrun = \"true\"\nworkflow = \"b.toml\"\n");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("leave out `run` and `test_file`"),
         "{}",
         text(&out)
     );

@@ -647,3 +647,48 @@ fn with_tokens_the_pages_load_but_the_data_needs_a_token() {
     assert!(runs.contains("quickstart"));
     stop(server);
 }
+
+#[test]
+fn a_sub_projects_child_run_shows_under_its_task_and_links_both_ways() {
+    let Some(parts) = browser_parts() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    import(&store, "sub-project");
+    import(&store, "sub-project.buffer");
+    let (server, base) = serve(&store);
+    let d = driver(parts);
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let c = browse(&d).await;
+        c.goto(&run_url(&base, "sub-project", None)).await.unwrap();
+        wait_css(&c, "main[data-state=ready] #board").await;
+        // The child's tasks under the task whose work they are, each row naming its run.
+        let rows = js(
+            &c,
+            "return [...document.querySelectorAll('#board tbody tr')].map(r => \
+             [r.dataset.task, r.dataset.status, r.dataset.run || '']);",
+        )
+        .await;
+        assert_eq!(
+            rows,
+            json!([
+                ["design", "done", ""],
+                ["buffer", "done", ""],
+                ["gap-buffer", "done", "sub-project.buffer"],
+                ["cursor", "done", "sub-project.buffer"],
+                ["commands", "done", ""],
+            ])
+        );
+        screenshot(&c, "sub-project").await;
+        // A child's row opens the child run's page, which links back to its parent.
+        c.find(Locator::Css("#board tr[data-task=cursor] a"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        let back = wait_css(&c, "main[data-state=ready] #parent-link a").await;
+        assert_eq!(back.text().await.unwrap(), "sub-project/buffer");
+        c.close().await.unwrap();
+    });
+    stop(server);
+}

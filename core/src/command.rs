@@ -286,4 +286,36 @@ pub enum CommandKind {
         /// The test command it gave.
         test: String,
     },
+    /// Declare that a task runs another workflow as a child run.
+    DeclareSubProject {
+        /// The task.
+        task: TaskId,
+        /// The child workflow file.
+        workflow: String,
+    },
+    /// Link a running sub-project task to its child run.
+    LinkChildRun {
+        /// The task.
+        task: TaskId,
+        /// The child run.
+        child_run: RunId,
+    },
+    /// Link this run to the parent task it is the work of.
+    LinkParentRun {
+        /// The parent run.
+        parent_run: RunId,
+        /// The parent's task.
+        task: TaskId,
+    },
+    /// Record how a sub-project task's child run finished.
+    EndChildRun {
+        /// The task.
+        task: TaskId,
+        /// The child run.
+        child_run: RunId,
+        /// Whether every task of the child is done.
+        succeeded: bool,
+        /// What failed or is blocked in it.
+        failures: String,
+    },
 }

@@ -409,6 +409,42 @@ pub enum EventKind {
         /// The test command it gave the task.
         test: String,
     },
+    /// A task runs another workflow as a child run of its own (seed 004's sub-projects),
+    /// declared before the run's first attempt.
+    SubProjectDeclared {
+        /// The task.
+        task: TaskId,
+        /// The child workflow file, as the parent's workflow names it.
+        workflow: String,
+    },
+    /// A sub-project task's child run started (or was taken on again): the parent's side of
+    /// the link.
+    ChildRunStarted {
+        /// The task.
+        task: TaskId,
+        /// The child run.
+        child_run: RunId,
+    },
+    /// This run is a sub-project of a task of another run: the child's side of the link.
+    ParentLinked {
+        /// The parent run.
+        parent_run: RunId,
+        /// The parent's task this run is the work of.
+        task: TaskId,
+    },
+    /// A sub-project task's child run finished. Succeeded: the task is submitted next. Not: the
+    /// task stays in progress, waiting, with the child's failures named, until the parent is
+    /// resumed.
+    ChildRunEnded {
+        /// The task.
+        task: TaskId,
+        /// The child run.
+        child_run: RunId,
+        /// Whether every task of the child is done.
+        succeeded: bool,
+        /// What failed or is blocked in the child (empty when it succeeded).
+        failures: String,
+    },
 }
 
 /// Writes [`EventKind::name`] and [`EventKind::NAMES`] from one table, so a new variant needs
@@ -468,6 +504,10 @@ event_names! {
     OutputRecorded => "output-recorded",
     Attributed => "attributed",
     TestsDiscovered => "tests-discovered",
+    SubProjectDeclared => "sub-project-declared",
+    ChildRunStarted => "child-run-started",
+    ParentLinked => "parent-linked",
+    ChildRunEnded => "child-run-ended",
 }
 
 impl EventKind {
@@ -497,7 +537,10 @@ impl EventKind {
             | EventKind::PendingValidation { task }
             | EventKind::EvalErrored { task, .. }
             | EventKind::OutputRecorded { task, .. }
-            | EventKind::TestsDiscovered { task, .. } => Some(task),
+            | EventKind::TestsDiscovered { task, .. }
+            | EventKind::SubProjectDeclared { task, .. }
+            | EventKind::ChildRunStarted { task, .. }
+            | EventKind::ChildRunEnded { task, .. } => Some(task),
             EventKind::MessagePosted { task, .. } => task.as_ref(),
             EventKind::RunStarted { .. }
             | EventKind::RunFinished { .. }
@@ -510,7 +553,8 @@ impl EventKind {
             | EventKind::StrategySet { .. }
             | EventKind::RunResumed { .. }
             | EventKind::ReplanLoopDetected { .. }
-            | EventKind::Attributed { .. } => None,
+            | EventKind::Attributed { .. }
+            | EventKind::ParentLinked { .. } => None,
         }
     }
 }

@@ -41,7 +41,15 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
             state.status = RunStatus::Interrupted;
             stop_all_attempts(state);
         }
-        EventKind::RunResumed { .. } => state.status = RunStatus::Running,
+        EventKind::RunResumed { .. } => {
+            state.status = RunStatus::Running;
+            // A resume takes each sub-project waiting on a failed child on again.
+            for t in state.tasks.values_mut() {
+                if let Some(s) = &mut t.sub_project {
+                    s.waiting = None;
+                }
+            }
+        }
         EventKind::Forked {
             run,
             from_run,
@@ -266,6 +274,39 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
         | EventKind::OutputRecorded { .. }
         | EventKind::Attributed { .. }
         | EventKind::TestsDiscovered { .. } => {}
+        EventKind::SubProjectDeclared { task, workflow } => with_task(state, task, |t| {
+            t.sub_project = Some(crate::state::SubProject {
+                workflow: workflow.clone(),
+                child: None,
+                waiting: None,
+            });
+        }),
+        EventKind::ChildRunStarted { task, child_run } => with_task(state, task, |t| {
+            if let Some(s) = &mut t.sub_project {
+                s.child = Some(child_run.clone());
+                s.waiting = None;
+            }
+        }),
+        EventKind::ParentLinked { parent_run, task } => {
+            state.parent = Some(crate::state::ParentLink {
+                run: parent_run.clone(),
+                task: task.clone(),
+            });
+        }
+        EventKind::ChildRunEnded {
+            task,
+            succeeded,
+            failures,
+            ..
+        } => with_task(state, task, |t| {
+            if !*succeeded {
+                // In progress still, but no attempt runs: it waits for a resume.
+                t.running = false;
+                if let Some(s) = &mut t.sub_project {
+                    s.waiting = Some(failures.clone());
+                }
+            }
+        }),
         EventKind::StageStarted { stage, .. } => with_stage(state, stage, |h| h.executions += 1),
         EventKind::StageCompleted {
             stage, duration_ms, ..

@@ -72,12 +72,12 @@ pub use feedback::eval_feedback;
 pub use files::{is_destructive, paths_in, touched_files};
 pub use fold::{fold, fold_with, state_at};
 pub use ids::{not_a_name, AgentId, Hash, RunId, StageId, TaskId, Timestamp, MAX_NAME, NAME_RULE};
-pub use plan::{check_name, plan_hash, validate_settings};
+pub use plan::{check_name, depth_among, plan_hash, validate_settings};
 pub use rejection::Rejection;
 pub use settings::{Budget, RetryLimit, RetryStrategy, Settings, MAX_NESTING, MAX_RETRY_DELAY_MS};
 pub use spec::{TaskClass, TaskSpec};
 pub use state::{
-    Circuit, ForkOrigin, PendingReplan, Readiness, ReplanRequest, RunInfo, RunState, RunStatus,
-    StageHealth, TaskState, TaskStatus,
+    Circuit, ForkOrigin, ParentLink, PendingReplan, Readiness, ReplanRequest, RunInfo, RunState,
+    RunStatus, StageHealth, SubProject, TaskState, TaskStatus,
 };
 pub use value::{Value, MAX_DEPTH as MAX_VALUE_DEPTH};

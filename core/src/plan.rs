@@ -151,6 +151,18 @@ pub fn validate_new_tasks(
     }
 }
 
+/// A task's nesting depth (1 at the top) among `specs`, following `parent`.
+pub fn depth_among(specs: &[TaskSpec], id: &TaskId) -> u32 {
+    depth_of(&|t| specs.iter().find(|s| &s.id == t), id)
+}
+
+impl crate::state::RunState {
+    /// A task's nesting depth in the plan (1 at the top), following `parent`.
+    pub fn depth(&self, id: &TaskId) -> u32 {
+        depth_of(&|t| self.task(t).map(|t| &t.spec), id)
+    }
+}
+
 fn depth_of<'a>(lookup: &dyn Fn(&TaskId) -> Option<&'a TaskSpec>, id: &TaskId) -> u32 {
     let mut depth = 1;
     let mut current = lookup(id).and_then(|s| s.parent.as_ref());

@@ -219,6 +219,14 @@ pub enum Rejection {
         /// What is wrong with it.
         why: String,
     },
+    /// A sub-project task waits on its child run, which finished with failures.
+    #[error("task {task} waits for its child run: {failures}")]
+    ChildRunFailed {
+        /// The task.
+        task: TaskId,
+        /// What failed in the child.
+        failures: String,
+    },
     /// A value nests deeper than the log can read back.
     #[error("the result of task {task} nests {depth} levels deep; at most {max} can be recorded")]
     ValueTooDeep {
@@ -280,6 +288,9 @@ impl Rejection {
             Rejection::NotRunning { .. } => "start an attempt first".into(),
             Rejection::RetryNotDue { .. } => "wait for the backoff delay".into(),
             Rejection::UnknownStage { .. } => "stages are named by tasks' `stage` (default: the task id)".into(),
+            Rejection::ChildRunFailed { .. } => {
+                "fix the child run (`runlog reopen CHILD TASK`), then `runlog resume` the parent".into()
+            }
         }
     }
 }

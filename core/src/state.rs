@@ -172,6 +172,29 @@ pub struct TaskState {
     pub reason: Option<String>,
     /// Tasks that replace this one (after a replan).
     pub replaced_by: Vec<TaskId>,
+    /// For a sub-project task: its workflow, child run and whether it waits on a failed child.
+    pub sub_project: Option<SubProject>,
+}
+
+/// A task whose work is another workflow, run as a child run.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct SubProject {
+    /// The child workflow file, as the parent's workflow names it.
+    pub workflow: String,
+    /// The child run, once started.
+    pub child: Option<RunId>,
+    /// The child finished with failures: what failed. The task waits, in progress, until the
+    /// parent is resumed.
+    pub waiting: Option<String>,
+}
+
+/// The task of another run this run is the sub-project of.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct ParentLink {
+    /// The parent run.
+    pub run: RunId,
+    /// The parent's task.
+    pub task: TaskId,
 }
 
 impl TaskState {
@@ -199,6 +222,7 @@ impl TaskState {
             eval_error: None,
             reason: None,
             replaced_by: Vec::new(),
+            sub_project: None,
         }
     }
 
@@ -327,6 +351,8 @@ pub struct RunState {
     pub replan: Option<PendingReplan>,
     /// Hashes of every revised plan, in order (regeneration-loop detection).
     pub plan_hashes: Vec<Hash>,
+    /// The parent task, for a sub-project's run.
+    pub parent: Option<ParentLink>,
 }
 
 impl RunState {

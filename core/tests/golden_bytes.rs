@@ -13,7 +13,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 37;
+const VARIANTS: usize = 41;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -56,6 +56,10 @@ fn index(k: &EventKind) -> usize {
         EventKind::OutputRecorded { .. } => 34,
         EventKind::Attributed { .. } => 35,
         EventKind::TestsDiscovered { .. } => 36,
+        EventKind::SubProjectDeclared { .. } => 37,
+        EventKind::ChildRunStarted { .. } => 38,
+        EventKind::ParentLinked { .. } => 39,
+        EventKind::ChildRunEnded { .. } => 40,
     }
 }
 
@@ -291,6 +295,24 @@ fn samples() -> Vec<EventKind> {
             task: t("parse"),
             convention: "pytest tests/test_{id}.py".into(),
             test: "pytest tests/test_parse.py -v".into(),
+        },
+        EventKind::SubProjectDeclared {
+            task: t("buffer"),
+            workflow: "phases/buffer.toml".into(),
+        },
+        EventKind::ChildRunStarted {
+            task: t("buffer"),
+            child_run: RunId::from("editor.buffer"),
+        },
+        EventKind::ParentLinked {
+            parent_run: RunId::from("editor"),
+            task: t("buffer"),
+        },
+        EventKind::ChildRunEnded {
+            task: t("buffer"),
+            child_run: RunId::from("editor.buffer"),
+            succeeded: false,
+            failures: "failed: gap (tests failed)".into(),
         },
     ]
 }

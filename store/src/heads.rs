@@ -117,6 +117,12 @@ impl Heads {
         Ok(decode(&bytes).map(Some))
     }
 
+    /// Writes `DIR/heads` even if nothing changed: the first manifest of a store's archive.
+    pub fn create(&mut self, dir: &Path) -> Result<()> {
+        self.dirty = true;
+        self.save(dir)
+    }
+
     /// Writes `DIR/heads` atomically (a synced temp file renamed over it) if anything changed.
     pub fn save(&mut self, dir: &Path) -> Result<()> {
         if !self.dirty {

@@ -70,4 +70,6 @@ recorded! {
     seed_004_replays_to_its_snapshot => "seed-004-phases",
     planner_replays_to_its_snapshot => "planner-adds-tasks",
     pytest_convention_replays_to_its_snapshot => "pytest-convention",
+    sub_project_replays_to_its_snapshot => "sub-project",
+    sub_project_child_replays_to_its_snapshot => "sub-project.buffer",
 }

@@ -4,6 +4,7 @@
 
 mod approve;
 mod audit;
+mod children;
 pub(crate) mod control;
 pub(crate) mod diff;
 mod digest;

@@ -60,10 +60,16 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         quiet: a.quiet,
         jobs,
     };
+    let notes = super::children::on_resume(&state, &|task, child| {
+        crate::runner::is_child_of(&log, child.as_str(), run, task).unwrap_or(false)
+    });
     let mut engine = Engine::new(&log, run, state, context, &opts);
     if engine.succeeded() {
         println!("run {run} already succeeded; nothing to resume");
         return Ok(None);
+    }
+    for note in notes {
+        eprintln!("note: {note}");
     }
     engine.prepare_resume()?;
     let ended = drive_serving(&log, &ctx.store, run, engine)?;

@@ -28,5 +28,11 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         reason: a.reason,
         by: actor(a.by),
     };
-    record(ctx, &a.run, kind)
+    let before = runlog_replay::Replay::new(&ctx.open()?).head_state(&a.run)?;
+    record(ctx, &a.run, kind)?;
+    let after = runlog_replay::Replay::new(&ctx.open()?).head_state(&a.run)?;
+    for note in super::children::after_rollback(&before, &after) {
+        eprintln!("note: {note}");
+    }
+    Ok(())
 }

@@ -27,10 +27,18 @@ pub struct Args {
     /// server executes the run).
     #[arg(long)]
     detach: bool,
+    /// Run as the sub-project of TASK of RUN, in the same store: how a task with
+    /// `workflow = "..."` starts its child run. The two runs are linked both ways, and the
+    /// child's nesting counts under the parent's max_depth. Never handed to a server.
+    #[arg(long, value_name = "RUN/TASK")]
+    parent: Option<String>,
 }
 
 /// Validates the workflow (nothing runs if it is wrong), starts the run and drives it.
 pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
+    if let Some(parent) = a.parent.clone() {
+        return run_child(a, &parent, ctx);
+    }
     let wf = Workflow::load(&a.workflow)?;
     let opts = RunOptions {
         quiet: a.quiet,
@@ -54,6 +62,39 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     }
     let log = ctx.open_or_create()?;
     let (run, engine) = start(&log, &ctx.store, &wf, a.run_id, &opts)?;
+    let ended = drive_serving(&log, &ctx.store, &run, engine)?;
+    finish(&log, ctx, &run, &ended)
+}
+
+/// `runlog run CHILD.toml --parent RUN/TASK`: the child run of a sub-project task, nested
+/// under what the parent's depth leaves, linked to the parent right after it starts.
+fn run_child(a: Args, parent: &str, ctx: &Ctx) -> Result<Option<ExitKind>> {
+    let bad = || {
+        CliError::input(format!("--parent {parent:?} is not RUN/TASK"))
+            .with_hint("name the parent run and its sub-project task: --parent editor/buffer")
+    };
+    let (parent_run, task) = parent.split_once('/').ok_or_else(bad)?;
+    let log = ctx.open()?;
+    let state = runlog_replay::Replay::new(&log).head_state(parent_run)?;
+    let task = runlog_core::TaskId::from(task);
+    let Some(t) = state.task(&task).filter(|t| t.sub_project.is_some()) else {
+        return Err(
+            CliError::input(format!("run {parent_run} has no sub-project task {task}")).with_hint(
+                "a sub-project task names a workflow file: workflow = \"phases/x.toml\"",
+            ),
+        );
+    };
+    let left = state
+        .settings
+        .max_depth
+        .saturating_sub(state.depth(&t.spec.id));
+    let wf = Workflow::load_within(&a.workflow, Some(left))?;
+    let opts = RunOptions {
+        quiet: a.quiet,
+        jobs: jobs(a.jobs)?,
+    };
+    let (run, mut engine) = start(&log, &ctx.store, &wf, a.run_id, &opts)?;
+    engine.link_parent(RunId::from(parent_run), task)?;
     let ended = drive_serving(&log, &ctx.store, &run, engine)?;
     finish(&log, ctx, &run, &ended)
 }

@@ -24,6 +24,9 @@ pub(crate) struct Row {
     fork_of: Option<String>,
     fork_at: Option<u64>,
     workflow: Option<String>,
+    /// For a sub-project's child run: `RUN/TASK` of its parent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sub_project_of: Option<String>,
 }
 
 /// Every run in the store; a run whose head cannot be read is listed as damaged.
@@ -45,6 +48,7 @@ pub(crate) fn rows(log: &dyn EventLog) -> Result<Vec<Row>> {
                     fork_of: None,
                     fork_at: None,
                     workflow: None,
+                    sub_project_of: None,
                 });
             }
             continue;
@@ -70,6 +74,10 @@ pub(crate) fn rows(log: &dyn EventLog) -> Result<Vec<Row>> {
             fork_of: state.fork.as_ref().map(|f| f.from_run.0.clone()),
             fork_at: state.fork.as_ref().map(|f| f.at_seq),
             workflow: state.run.as_ref().map(|r| r.workflow.clone()),
+            sub_project_of: state
+                .parent
+                .as_ref()
+                .map(|p| format!("{}/{}", p.run, p.task)),
         });
     }
     Ok(rows)
@@ -93,10 +101,19 @@ pub fn run(_: Args, ctx: &Ctx) -> Result<()> {
     );
     for r in rows {
         let outcome = r.outcome.as_ref().map_or("", runlog_core::RunOutcome::name);
-        let lineage = match (&r.fork_of, r.fork_at) {
-            (Some(p), Some(at)) => format!("fork of {p}@{at}"),
-            _ => String::new(),
+        let fork = match (&r.fork_of, r.fork_at) {
+            (Some(p), Some(at)) => Some(format!("fork of {p}@{at}")),
+            _ => None,
         };
+        let parent = r
+            .sub_project_of
+            .as_ref()
+            .map(|p| format!("sub-project of {p}"));
+        let lineage = [fork, parent]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(", ");
         println!(
             "{:<28} {:<12} {:<10} {:>7}  {lineage}",
             r.run, r.status, outcome, r.events

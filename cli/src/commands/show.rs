@@ -89,6 +89,22 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     if let Some(cmd) = &t.spec.eval {
         println!("  eval: {cmd}");
     }
+    if let Some(sub) = &t.sub_project {
+        let child = match &sub.child {
+            Some(child) => {
+                let status = replay
+                    .head_state(child.as_str())
+                    .map(|s| match s.status {
+                        runlog_core::RunStatus::Finished(o) => format!("finished, {}", o.name()),
+                        other => other.name().to_owned(),
+                    })
+                    .unwrap_or_else(|e| format!("unreadable: {e}"));
+                format!(", child run {child} ({status}; `runlog show {child} TASK`)")
+            }
+            None => ", no child run yet".into(),
+        };
+        println!("  sub-project: {}{child}", sub.workflow);
+    }
     println!(
         "  attempts {}, rescues {}, test failures {}, checkpoints {}/{}{}",
         t.attempt,

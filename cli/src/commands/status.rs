@@ -16,7 +16,8 @@ pub struct Args {
     /// Show the board as it was after this seq.
     #[arg(long, value_name = "SEQ")]
     at: Option<u64>,
-    /// Indent tasks under their groups.
+    /// Indent tasks under their groups, and show each sub-project's child run (its board at
+    /// its head) under its task.
     #[arg(long)]
     tree: bool,
 }
@@ -43,7 +44,6 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         });
         return Ok(());
     }
-    let c = color();
     let head = replay.head_seq(run)?;
     let at_text = if seq == head {
         format!("head, seq {seq}")
@@ -58,10 +58,26 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         "{:<24} {:<13} {:>7} {:>7} {:>6}  detail",
         "TASK", "STATUS", "ATTEMPT", "RESCUE", "SCORE"
     );
+    print_rows(&replay, &state, &board, a.tree, (0, 0))
+}
+
+/// Deepest chain of child runs `--tree` follows (sub-projects are nested under max_depth).
+const MAX_CHILD_LEVELS: u32 = 8;
+
+/// The board's rows; with `tree`, each indented by its depth below `base`, and a sub-project
+/// task's child run's rows under it (`levels`: how many child runs down this board is).
+fn print_rows(
+    replay: &Replay<'_>,
+    state: &runlog_core::RunState,
+    board: &Board,
+    tree: bool,
+    (base, levels): (u32, u32),
+) -> Result<()> {
+    let c = color();
     for row in &board.rows {
-        let indent = if a.tree {
-            "  ".repeat(row.depth.saturating_sub(1) as usize)
-                + if row.depth > 1 { "└ " } else { "" }
+        let depth = base + row.depth;
+        let indent = if tree {
+            "  ".repeat(depth.saturating_sub(1) as usize) + if depth > 1 { "└ " } else { "" }
         } else {
             String::new()
         };
@@ -87,6 +103,23 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             row.rescues,
             score
         );
+        let child = state
+            .task(&runlog_core::TaskId::from(row.id.as_str()))
+            .and_then(|t| t.sub_project.as_ref())
+            .and_then(|s| s.child.as_ref());
+        if let Some(child) = child.filter(|_| tree && levels < MAX_CHILD_LEVELS) {
+            // A child run that cannot be read leaves its parent's board whole.
+            if let Ok(child_state) = replay.head_state(child.as_str()) {
+                let child_board = Board::of(&child_state);
+                print_rows(
+                    replay,
+                    &child_state,
+                    &child_board,
+                    tree,
+                    (depth, levels + 1),
+                )?;
+            }
+        }
     }
     Ok(())
 }

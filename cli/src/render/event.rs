@@ -87,6 +87,27 @@ pub fn describe(e: &EventKind) -> String {
             convention,
             test,
         } => format!("{task} tests found by the convention {convention}: {test}"),
+        EventKind::SubProjectDeclared { task, workflow } => {
+            format!("{task} is a sub-project: it runs the workflow {workflow} as a child run")
+        }
+        EventKind::ChildRunStarted { task, child_run } => {
+            format!("{task} runs child run {child_run}")
+        }
+        EventKind::ParentLinked { parent_run, task } => {
+            format!("this run is the sub-project of task {task} of run {parent_run}")
+        }
+        EventKind::ChildRunEnded {
+            task,
+            child_run,
+            succeeded: true,
+            ..
+        } => format!("{task}'s child run {child_run} succeeded"),
+        EventKind::ChildRunEnded {
+            task,
+            child_run,
+            failures,
+            ..
+        } => format!("{task}'s child run {child_run} did not succeed: {failures}; {task} waits"),
         other => serde_json::to_value(other)
             .ok()
             .and_then(|v| v.as_object().cloned())

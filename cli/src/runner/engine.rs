@@ -9,12 +9,13 @@ use super::error::RunnerError;
 use super::process::{self, Outcome, Spec};
 use super::protocol;
 use super::signals::Signals;
+use super::sub_project;
 use super::view::View;
 use super::workflow::RunnerSettings;
 use runlog_core::dispatch::{dispatch, Capacity, Job};
 use runlog_core::projections::Board;
 use runlog_core::{
-    Command, CommandKind, Event, Hash, Rejection, RunOutcome, RunState, RunStatus, TaskId,
+    Command, CommandKind, Event, Hash, Rejection, RunId, RunOutcome, RunState, RunStatus, TaskId,
     TaskStatus,
 };
 use runlog_replay::{Replay, Session};
@@ -356,6 +357,12 @@ impl<'l> Engine<'l> {
         Ok(())
     }
 
+    /// Links this run to the task of another run it is the sub-project of.
+    pub fn link_parent(&mut self, parent_run: RunId, task: TaskId) -> Result<()> {
+        self.execute(CommandKind::LinkParentRun { parent_run, task })
+            .map(|_| ())
+    }
+
     /// Makes an interrupted, crashed or paused run runnable again.
     pub fn prepare_resume(&mut self) -> Result<()> {
         if self.state().status == RunStatus::Running {
@@ -458,14 +465,16 @@ impl<'l> Engine<'l> {
             }
         }
         for (id, job) in plan.starts {
+            let mut command = None;
             if job == Job::Attempt {
                 self.execute(CommandKind::StartTask {
                     task: id.clone(),
                     agent: None,
                     worktree: None,
                 })?;
+                command = self.child_command(&id)?;
             }
-            self.spawn(&id, job);
+            self.spawn(&id, job, command);
         }
         Ok(plan.next_due)
     }
@@ -496,8 +505,79 @@ impl<'l> Engine<'l> {
         ]
     }
 
-    /// Starts one of a task's commands; its outcome comes back as a `Done`.
-    fn spawn(&mut self, id: &TaskId, job: Job) {
+    /// A sub-project task's command for this attempt: run its child, or resume the one it
+    /// has; a fork of the parent first gets a child of its own. `None` for other tasks.
+    fn child_command(&mut self, id: &TaskId) -> Result<Option<String>> {
+        let Some(sp) = self.state().task(id).and_then(|t| t.sub_project.clone()) else {
+            return Ok(None);
+        };
+        let log = self.session.replay().log();
+        let run = self.run().to_owned();
+        let exists = |c: &str| {
+            log.head(c)
+                .map(|h| h.is_some())
+                .map_err(runlog_replay::ReplayError::from)
+        };
+        let (child, start) = match sp.child {
+            Some(c) if !exists(c.as_str())? => (c.0, true),
+            Some(c) if sub_project::is_child_of(log, c.as_str(), &run, id)? => (c.0, false),
+            Some(inherited) => {
+                let own = sub_project::new_child_id(log, &run, id)?;
+                sub_project::fork_child(log, inherited.as_str(), &own, &run, id, self.clock.now())?;
+                self.note(
+                    id,
+                    format!("child run {inherited} belongs to the run this one was forked from; this run's own, {own}, is forked from it at its head"),
+                )?;
+                (own, false)
+            }
+            None => (sub_project::new_child_id(log, &run, id)?, true),
+        };
+        self.execute(CommandKind::LinkChildRun {
+            task: id.clone(),
+            child_run: RunId::from(child.as_str()),
+        })?;
+        let store = self
+            .ctx
+            .work
+            .parent()
+            .and_then(std::path::Path::parent)
+            .unwrap_or(&self.ctx.work)
+            .to_path_buf();
+        let workflow = self.ctx.dir.join(&sp.workflow);
+        let start = start.then_some((workflow.as_path(), run.as_str(), id));
+        sub_project::child_command(&store, &child, start).map(Some)
+    }
+
+    /// A sub-project task's child finished: its log says how, recorded, with the child. Succeeded:
+    /// the task is submitted like any agent's. Failed: the task waits. Not finished (`None`):
+    /// the command's own failure counts.
+    fn child_ended(&mut self, id: &TaskId) -> Result<Option<(RunId, bool)>> {
+        let Some(child) = self
+            .state()
+            .task(id)
+            .and_then(|t| t.sub_project.as_ref())
+            .and_then(|s| s.child.clone())
+        else {
+            return Ok(None);
+        };
+        let (succeeded, failures) =
+            match sub_project::child_end(self.session.replay().log(), child.as_str())? {
+                None => return Ok(None),
+                Some(sub_project::ChildEnd::Succeeded) => (true, String::new()),
+                Some(sub_project::ChildEnd::Failed(failures)) => (false, failures),
+            };
+        self.execute(CommandKind::EndChildRun {
+            task: id.clone(),
+            child_run: child.clone(),
+            succeeded,
+            failures,
+        })?;
+        Ok(Some((child, succeeded)))
+    }
+
+    /// Starts one of a task's commands (`command` instead of the spec's, for a sub-project);
+    /// its outcome comes back as a `Done`.
+    fn spawn(&mut self, id: &TaskId, job: Job, command: Option<String>) {
         // The stories start with what was recorded before this engine (a resumed run).
         let log = self.session.replay().log();
         let seen_from = self.session.state().seq;
@@ -505,7 +585,8 @@ impl<'l> Engine<'l> {
         let Some(task) = self.state().task(id) else {
             return;
         };
-        let cmd = command_of(job, &task.spec).unwrap_or("true").to_owned();
+        let cmd =
+            command.unwrap_or_else(|| command_of(job, &task.spec).unwrap_or("true").to_owned());
         let timeout_ms = self.state().strategy_for(task).timeout_ms;
         let env = self.env_for(id);
         let dir = self.ctx.dir.clone();
@@ -677,6 +758,10 @@ impl<'l> Engine<'l> {
                 if !self.ended(&id, "agent", &out)? {
                     return Ok(());
                 }
+                let child = self.child_ended(&id)?;
+                if child.as_ref().is_some_and(|(_, succeeded)| !succeeded) {
+                    return Ok(());
+                }
                 let duration_ms = self.clock.duration_ms(out.duration);
                 if !out.succeeded() {
                     let (error, error_type) = out.failure_text();
@@ -689,7 +774,15 @@ impl<'l> Engine<'l> {
                         })
                         .map(|_| ());
                 }
-                let report = protocol::agent_report(&out.stdout);
+                let report = match child {
+                    // The child's own log holds its story; runlog's summary is not a report.
+                    Some((child, _)) => protocol::AgentReport {
+                        summary: format!("child run {child} succeeded"),
+                        result: serde_json::json!({ "child_run": child.as_str() }).into(),
+                        ..protocol::AgentReport::default()
+                    },
+                    None => protocol::agent_report(&out.stdout),
+                };
                 for name in report.checkpoints {
                     self.execute(CommandKind::ReachCheckpoint {
                         task: id.clone(),

@@ -11,11 +11,13 @@ mod history;
 pub mod process;
 pub mod protocol;
 pub mod signals;
+mod sub_project;
 mod view;
 pub mod workflow;
 
 pub use discovery::conventions_hint;
 pub use engine::{Context, Ended, Engine, RunOptions};
 pub use error::{RunnerError, WorkflowError};
+pub use sub_project::is_child_of;
 pub use view::View;
 pub use workflow::{parse_revision, RunnerSettings, Workflow};

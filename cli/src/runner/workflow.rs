@@ -154,6 +154,8 @@ pub struct TaskFile {
     pub requires_testing: Option<bool>,
     /// The pytest file that tests it, beside the workflow (instead of `test`).
     pub test_file: Option<String>,
+    /// Another workflow file this task runs as a child run (a sub-project), instead of `run`.
+    pub workflow: Option<String>,
 }
 
 /// `max = 3` or `max = "unlimited"`.
@@ -213,6 +215,8 @@ pub struct Workflow {
     pub tasks: Vec<TaskSpec>,
     /// The test commands found by convention, recorded right after the run starts.
     pub discovered: Vec<Discovery>,
+    /// The sub-project tasks and the workflow each runs as a child run: `(task, workflow)`.
+    pub sub_projects: Vec<(String, String)>,
 }
 
 /// The 1-based line where `id = "…"` for a task appears, to point errors at it.
@@ -236,20 +240,34 @@ fn task_place(text: &str, id: &str) -> String {
 impl Workflow {
     /// Reads and validates a workflow file; nothing runs if this fails.
     pub fn load(path: &Path) -> Result<Self, WorkflowError> {
+        Self::load_within(path, None)
+    }
+
+    /// Reads and validates a workflow file that runs as a sub-project, with `depth_left`
+    /// levels of nesting left under its parent's `max_depth` (nesting counts across runs).
+    pub fn load_within(path: &Path, depth_left: Option<u32>) -> Result<Self, WorkflowError> {
         let text = std::fs::read_to_string(path).map_err(|source| WorkflowError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        Self::parse(&text, path)
+        Self::parse_within(&text, path, depth_left)
     }
 
     /// Validates a workflow file's text; `path` names it in errors and anchors its commands.
     pub fn parse(text: &str, path: &Path) -> Result<Self, WorkflowError> {
+        Self::parse_within(text, path, None)
+    }
+
+    fn parse_within(
+        text: &str,
+        path: &Path,
+        depth_left: Option<u32>,
+    ) -> Result<Self, WorkflowError> {
         let file: WorkflowFile = toml::from_str(text).map_err(|e| WorkflowError::Syntax {
             path: path.to_path_buf(),
             message: e.to_string().trim_end().to_owned(),
         })?;
-        Self::from_file(&file, text, path, Commands::Required)
+        Self::from_file(&file, text, path, Commands::Required, depth_left)
     }
 
     /// A start-run command as a person or an orchestrator writes it, with the defaults of a
@@ -281,7 +299,7 @@ impl Workflow {
         Some(
             serde_json::from_value::<WorkflowFile>(serde_json::Value::Object(obj))
                 .map_err(|e| syntax(e.to_string()))
-                .and_then(|file| Self::from_file(&file, line, path, Commands::Optional))
+                .and_then(|file| Self::from_file(&file, line, path, Commands::Optional, None))
                 .map(|wf| wf.start_command(RunId::from(run.as_str()))),
         )
     }
@@ -291,6 +309,7 @@ impl Workflow {
         text: &str,
         path: &Path,
         commands: Commands,
+        depth_left: Option<u32>,
     ) -> Result<Self, WorkflowError> {
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let dir = path
@@ -304,7 +323,11 @@ impl Workflow {
             auto_rescue: s.auto_rescue.unwrap_or(d.auto_rescue),
             max_eval_rescues: s.max_eval_rescues.unwrap_or(d.max_eval_rescues),
             max_test_retries: s.max_test_retries.unwrap_or(d.max_test_retries),
-            max_depth: s.max_depth.unwrap_or(d.max_depth),
+            // A sub-project nests inside its parent task: what is left of the parent's depth.
+            max_depth: s
+                .max_depth
+                .unwrap_or(d.max_depth)
+                .min(depth_left.unwrap_or(u32::MAX)),
             jobs: s.jobs.unwrap_or(d.jobs),
             history_warn_events: s.history_warn_events.unwrap_or(d.history_warn_events),
         };
@@ -329,6 +352,12 @@ impl Workflow {
                 message,
             };
             tasks.push(t.to_spec(is_group, commands).map_err(field_error)?);
+            if is_group && t.workflow.is_some() {
+                return Err(field_error((
+                    "workflow",
+                    "a group's work is its children; a sub-project task has no children".into(),
+                )));
+            }
         }
         let mut wf = Workflow {
             hash: Hash::of(text.as_bytes()),
@@ -337,6 +366,7 @@ impl Workflow {
             runner: RunnerSettings::of(&file.settings),
             tasks,
             discovered: Vec::new(),
+            sub_projects: Vec::new(),
             dir,
             path,
         };
@@ -364,9 +394,36 @@ impl Workflow {
             });
         }
         if commands == Commands::Required {
+            wf.check_sub_projects(file, text)?;
             wf.discover_tests(file, text)?;
         }
         Ok(wf)
+    }
+
+    /// Each sub-project's workflow is read and validated now, recursively, with the depth its
+    /// task leaves it: a wrong or too deeply nested child stops the parent before it starts.
+    fn check_sub_projects(&mut self, file: &WorkflowFile, text: &str) -> Result<(), WorkflowError> {
+        for t in &file.tasks {
+            let Some(child) = &t.workflow else {
+                continue;
+            };
+            let depth = runlog_core::depth_among(&self.tasks, &TaskId(t.id.clone()));
+            let left = self.settings.max_depth.saturating_sub(depth);
+            if left == 0 {
+                return Err(WorkflowError::Field {
+                    path: self.path.clone(),
+                    place: task_place(text, &t.id),
+                    field: "workflow",
+                    message: format!(
+                        "the task is at depth {depth}, and max_depth {} leaves its sub-project no level (nesting counts across runs)",
+                        self.settings.max_depth
+                    ),
+                });
+            }
+            Self::load_within(&self.dir.join(child), Some(left))?;
+            self.sub_projects.push((t.id.clone(), child.clone()));
+        }
+        Ok(())
     }
 
     /// Each task the runner must test and has no `test` for gets one by the conventions, tried
@@ -377,7 +434,8 @@ impl Workflow {
                 .tasks
                 .iter()
                 .any(|c| c.parent.as_deref() == Some(&t.id));
-            if is_group || !spec.requires_testing || spec.test.is_some() {
+            // A sub-project's tasks are tested in its own run.
+            if is_group || t.workflow.is_some() || !spec.requires_testing || spec.test.is_some() {
                 continue;
             }
             let found = match discovery::discover(&self.dir, &t.id, t.test_file.as_deref()) {
@@ -423,6 +481,12 @@ impl Workflow {
     pub fn start_commands(&self, run: RunId) -> Vec<CommandKind> {
         std::iter::once(self.start_command(run))
             .chain(self.discovered.iter().map(Discovery::command))
+            .chain(self.sub_projects.iter().map(|(task, workflow)| {
+                CommandKind::DeclareSubProject {
+                    task: TaskId(task.clone()),
+                    workflow: workflow.clone(),
+                }
+            }))
             .collect()
     }
 
@@ -456,7 +520,17 @@ impl TaskFile {
                 "give `test` (a command) or `test_file` (a pytest file), not both".into(),
             ));
         }
-        if self.run.is_none() && !is_group && commands == Commands::Required {
+        if self.workflow.is_some() && (self.run.is_some() || self.test_file.is_some()) {
+            return Err((
+                "workflow",
+                "a sub-project task runs its workflow: leave out `run` and `test_file`".into(),
+            ));
+        }
+        if self.run.is_none()
+            && self.workflow.is_none()
+            && !is_group
+            && commands == Commands::Required
+        {
             return Err((
                 "run",
                 "a task needs a `run` command unless it is a group (has children)".into(),
@@ -491,6 +565,12 @@ pub fn added_specs(files: &[TaskFile]) -> Result<Vec<TaskSpec>, String> {
     files
         .iter()
         .map(|t| {
+            if t.workflow.is_some() {
+                return Err(format!(
+                    "added task {:?}, field workflow: sub-projects are declared in a workflow file, not added to a live run",
+                    t.id
+                ));
+            }
             if t.test_file.is_some() {
                 return Err(format!(
                     "added task {:?}, field test_file: read only in a workflow file; give the added task a `test` command",

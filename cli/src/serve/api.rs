@@ -343,10 +343,30 @@ async fn board(
             "status": state.status.name(),
             "board": Board::of(&state),
             "links": links(&state),
+            "children": children(&replay, &state),
+            "parent": state.parent,
         }))
     })
     .await?;
     Ok(Json(body))
+}
+
+/// Each sub-project task's child run, with its board at its head, for the page to show under
+/// the task (one level: a child's own page shows its children).
+fn children(replay: &Replay<'_>, state: &runlog_core::RunState) -> Vec<serde_json::Value> {
+    state
+        .tasks_in_order()
+        .filter_map(|t| Some((&t.spec.id, t.sub_project.as_ref()?.child.as_ref()?)))
+        .map(|(task, child)| match replay.head_state(child.as_str()) {
+            Ok(c) => serde_json::json!({
+                "task": task,
+                "run": child,
+                "status": c.status.name(),
+                "board": Board::of(&c),
+            }),
+            Err(e) => serde_json::json!({ "task": task, "run": child, "error": e.to_string() }),
+        })
+        .collect()
 }
 
 /// The edges of the task graph the board does not hold: what each task waits for as its plan

@@ -218,6 +218,23 @@ pub fn outcome(state: &RunState) -> RunOutcome {
     if !failed.is_empty() || !blocked.is_empty() {
         return RunOutcome::Failed { failed, blocked };
     }
+    let waiting: Vec<String> = leaves
+        .iter()
+        .filter_map(|t| {
+            let s = t.sub_project.as_ref()?;
+            let failures = s.waiting.as_ref()?;
+            let child = s.child.as_ref().map_or("?", |c| c.as_str());
+            Some(format!(
+                "task {} waits for its sub-project run {child}: {failures}; fix it there (`runlog reopen {child} TASK`), then `runlog resume` this run",
+                t.spec.id
+            ))
+        })
+        .collect();
+    if !waiting.is_empty() {
+        return RunOutcome::Paused {
+            reason: waiting.join("; "),
+        };
+    }
     let unresolved: Vec<&str> = leaves
         .iter()
         .filter(|t| !matches!(t.status, TaskStatus::Done | TaskStatus::Cancelled))

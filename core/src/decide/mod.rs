@@ -4,6 +4,7 @@
 pub(crate) mod control;
 mod gate;
 mod replan;
+mod sub_project;
 mod supervisor;
 mod task;
 
@@ -133,6 +134,21 @@ fn decide_kinds(
             convention,
             test,
         } => control::tests_discovered(state, task, convention, test),
+        CommandKind::DeclareSubProject { task, workflow } => {
+            sub_project::declare(state, task, workflow)
+        }
+        CommandKind::LinkChildRun { task, child_run } => {
+            sub_project::link_child(state, task, child_run)
+        }
+        CommandKind::LinkParentRun { parent_run, task } => {
+            sub_project::link_parent(state, parent_run, task)
+        }
+        CommandKind::EndChildRun {
+            task,
+            child_run,
+            succeeded,
+            failures,
+        } => sub_project::end_child(state, task, child_run, succeeded, failures),
     }
 }
 

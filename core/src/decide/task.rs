@@ -110,6 +110,12 @@ pub fn startable<'s>(
             Readiness::CircuitOpen { stage } => return Err(Rejection::CircuitOpen { stage }),
         }
     }
+    if let Some(failures) = task.sub_project.as_ref().and_then(|s| s.waiting.clone()) {
+        return Err(Rejection::ChildRunFailed {
+            task: id.clone(),
+            failures,
+        });
+    }
     if task.running {
         return Err(Rejection::AlreadyRunning {
             task: id.clone(),

@@ -2,7 +2,7 @@
 
 use crate::ids::{AgentId, TaskId};
 use crate::spec::TaskClass;
-use crate::state::{Readiness, RunState, TaskStatus};
+use crate::state::{Readiness, RunState, TaskState, TaskStatus};
 use serde::Serialize;
 
 /// One row of the board.
@@ -124,6 +124,17 @@ fn row(state: &RunState, id: &TaskId, depth: u32) -> Option<BoardRow> {
             .eval_error
             .clone()
             .map(|e| format!("evaluator error: {e}"))
-            .or_else(|| t.reason.clone()),
+            .or_else(|| t.reason.clone())
+            .or_else(|| sub_project_note(t)),
+    })
+}
+
+/// Where a sub-project task's work is: its child run, and what failed there while it waits.
+fn sub_project_note(t: &TaskState) -> Option<String> {
+    let s = t.sub_project.as_ref()?;
+    Some(match (&s.child, &s.waiting) {
+        (Some(child), Some(failures)) => format!("waits for child run {child}: {failures}"),
+        (Some(child), None) => format!("child run {child}"),
+        (None, _) => format!("sub-project: {}", s.workflow),
     })
 }

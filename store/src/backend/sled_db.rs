@@ -112,8 +112,12 @@ impl SledBackend {
                 heads
             }
             Ok(None) if archived.is_empty() => {
-                let heads = self.heads_from_sled()?;
+                let mut heads = self.heads_from_sled()?;
                 self.write_base_segment()?;
+                // Written now, not at the first checkpoint: another process opening the store
+                // meanwhile (a sub-project's child run, `runlog status`) finds it, instead of
+                // an archive without a manifest, which reads as a lost manifest.
+                heads.create(&self.dir)?;
                 heads
             }
             other => {

@@ -206,8 +206,11 @@ async function runsPage() {
       { key: "started", title: "Started", sort: (r) => r.started_ms || 0, cell: (r) => when(r.started_ms) },
       { key: "duration", title: "Duration", num: true, sort: (r) => (r.last_ms || 0) - (r.started_ms || 0), cell: (r) => r.started_ms ? duration(r.last_ms - r.started_ms) : "" },
       {
-        key: "lineage", title: "Lineage", sort: (r) => r.fork_of || "",
-        cell: (r) => r.fork_of ? el("span", {}, "fork of ", el("a", { href: `/runs/${enc(r.fork_of)}?at=${r.fork_at}` }, `${r.fork_of}@${r.fork_at}`)) : "",
+        key: "lineage", title: "Lineage", sort: (r) => r.fork_of || r.sub_project_of || "",
+        cell: (r) => el("span", {},
+          r.fork_of ? el("span", {}, "fork of ", el("a", { href: `/runs/${enc(r.fork_of)}?at=${r.fork_at}` }, `${r.fork_of}@${r.fork_at}`)) : null,
+          r.sub_project_of ? el("span", {}, " sub-project of ", el("a", { href: `/runs/${enc(r.sub_project_of.split("/")[0])}` }, r.sub_project_of)) : null,
+        ),
       },
       { key: "workflow", title: "Workflow", sort: (r) => r.workflow || "", cell: (r) => fmt(r.workflow) },
     ];
@@ -407,9 +410,10 @@ function runPage(run) {
     seqText = el("output", { id: "seq", for: "scrubber" });
     rollbackButton = el("button", { id: "rollback", onclick: rollback, title: "append a rollback to the state after this seq" }, "Roll back to here…");
     forkButton = el("button", { id: "fork", onclick: fork, title: "start a new run from the state after this seq" }, "Fork from here…");
-    const lineage = S.meta.fork_of
-      ? el("span", {}, "fork of ", el("a", { href: `/runs/${enc(S.meta.fork_of)}?at=${S.meta.fork_at}` }, `${S.meta.fork_of}@${S.meta.fork_at}`))
-      : null;
+    const lineage = el("span", {},
+      S.meta.fork_of ? el("span", {}, "fork of ", el("a", { href: `/runs/${enc(S.meta.fork_of)}?at=${S.meta.fork_at}` }, `${S.meta.fork_of}@${S.meta.fork_at}`)) : null,
+      S.meta.sub_project_of ? el("span", { id: "parent-link" }, " sub-project of ", el("a", { href: `/runs/${enc(S.meta.sub_project_of.split("/")[0])}` }, S.meta.sub_project_of)) : null,
+    );
     graphBox = el("div", { class: "pane scroll graph", id: "graph", "aria-label": "task graph" });
     graphBox.addEventListener("scroll", () => requestAnimationFrame(drawGraph));
     spacer = el("div");
@@ -494,6 +498,8 @@ function runPage(run) {
       r.replaced_by = l ? l.replaced_by : [];
     }
     S.board = b.board;
+    S.children = new Map((b.children || []).map((c) => [c.task, c]));
+    S.parent = b.parent;
     S.status = b.status;
     $("#run-status").replaceChildren(statusBadge(b.status));
     const t = performance.now();
@@ -607,19 +613,30 @@ function runPage(run) {
     const shown = rows.slice(0, BOARD_ROWS_SHOWN);
     const table = el("table", { id: "board" },
       el("thead", {}, el("tr", {}, ["Task", "Status", "Attempt", "Rescues", "Score", "Detail"].map((h) => el("th", { scope: "col" }, h)))),
-      el("tbody", {}, shown.map((r) =>
-        el("tr", { "data-task": r.id, "data-status": r.status, "data-readiness": r.readiness ? r.readiness.readiness : "" },
-          el("td", {}, el("a", { href: "#", onclick: (e) => (e.preventDefault(), openTask(r.id)) }, `${"  ".repeat(r.depth - 1)}${r.id}`)),
-          el("td", {}, statusBadge(rowLook(r) === "blocked" ? "blocked" : r.status)),
-          el("td", { class: "num" }, r.attempt),
-          el("td", { class: "num" }, r.rescues),
-          el("td", { class: "num" }, fmt(r.score)),
-          el("td", {}, [readinessText(r.readiness), r.failed_children.length ? `failed below: ${r.failed_children.join(", ")}` : "", r.note || ""].filter(Boolean).join("; ")),
-        ),
-      )),
+      el("tbody", {}, shown.flatMap((r) => [boardRow(r, 0, (e) => (e.preventDefault(), openTask(r.id))), ...childRows(r)])),
     );
     const more = rows.length > shown.length ? el("p", { class: "muted" }, `the first ${shown.length} of ${rows.length} tasks; the graph shows all`) : null;
     return el("div", {}, S.board.paused_for_replan ? el("p", {}, `dispatch paused: replan requested after ${S.board.paused_for_replan}`) : null, table, more);
+  }
+
+  function boardRow(r, base, open, run) {
+    const depth = base + r.depth;
+    return el("tr", { "data-task": r.id, "data-status": r.status, "data-readiness": r.readiness ? r.readiness.readiness : "", "data-run": run || null, class: run ? "child-row" : null },
+      el("td", {}, el("a", { href: run ? `/runs/${enc(run)}` : "#", onclick: open }, `${"  ".repeat(depth - 1)}${depth > r.depth ? "└ " : ""}${r.id}`)),
+      el("td", {}, statusBadge(rowLook(r) === "blocked" ? "blocked" : r.status)),
+      el("td", { class: "num" }, r.attempt),
+      el("td", { class: "num" }, r.rescues),
+      el("td", { class: "num" }, fmt(r.score)),
+      el("td", {}, [readinessText(r.readiness), r.failed_children.length ? `failed below: ${r.failed_children.join(", ")}` : "", r.note || ""].filter(Boolean).join("; ")),
+    );
+  }
+
+  /** A sub-project task's child run, under the task: its tasks, each linking to its page. */
+  function childRows(r) {
+    const child = S.children && S.children.get(r.id);
+    if (!child) return [];
+    if (!child.board) return [el("tr", { class: "child-row" }, el("td", { colspan: 6 }, `child run ${child.run}: ${child.error}`))];
+    return child.board.rows.map((c) => boardRow(c, r.depth, null, child.run));
   }
 
   function flagText(f) {
