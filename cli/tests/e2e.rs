@@ -430,6 +430,34 @@ fn a_failed_child_leaves_its_task_waiting_until_it_is_fixed_and_the_parent_resum
         ],
         "one child run, taken on again, never a second one"
     );
+    // Rolled back to before its child started, the parent no longer links it; the child stays.
+    let linked_at = events(&open(&store), "p")
+        .into_iter()
+        .find(|(_, e)| matches!(e.kind, EventKind::ChildRunStarted { .. }))
+        .unwrap()
+        .0;
+    let back = runlog(&store)
+        .args([
+            "rollback",
+            "p",
+            "--to",
+            &(linked_at - 1).to_string(),
+            "--reason",
+            "redo it",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(back.status.code(), Some(0), "{}", text(&back));
+    assert!(
+        text(&back).contains("note: child run p.work of task work is no longer linked: it stays in the store as it is"),
+        "{}",
+        text(&back)
+    );
+    let runs = text(&runlog(&store).arg("runs").output().unwrap());
+    assert!(
+        runs.contains("sub-project of p/work (no longer linked)"),
+        "{runs}"
+    );
 }
 
 #[test]
@@ -585,6 +613,68 @@ fn a_signal_interrupts_with_exit_130_and_resume_completes() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+#[test]
+fn kill_9_of_a_parent_mid_child_then_resume_finishes_both_with_one_child_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    slow_workflow(dir.path());
+    let wf = common::workflow(
+        dir.path(),
+        "parent",
+        "name = \"parent\"\n[[task]]\nid = \"inner\"\nworkflow = \"slow.toml\"\nrequires_testing = false\n",
+    );
+    let mut parent = runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", "p", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once the child run has started its own tasks.
+    wait_for(|| {
+        runlog(&store)
+            .args(["log", "p.inner", "--kind", "task-started"])
+            .output()
+            .is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
+    });
+    parent.kill().unwrap();
+    parent.wait().unwrap();
+    let out = runlog(&store)
+        .args(["resume", "p", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let runs = text(&runlog(&store).args(["runs", "--json"]).output().unwrap());
+    let outcomes: Vec<(String, String)> = runs
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| {
+            (
+                v["run"].as_str().unwrap().to_owned(),
+                v["outcome"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("p".to_owned(), "succeeded".to_owned()),
+            ("p.inner".to_owned(), "succeeded".to_owned())
+        ],
+        "the child was resumed, not started again"
+    );
+    let log = open(&store);
+    let state = Replay::new(&log).head_state("p.inner").unwrap();
+    assert!(state.tasks_in_order().all(|t| t.status == TaskStatus::Done));
+    for run in ["p", "p.inner"] {
+        assert!(
+            events(&log, run)
+                .iter()
+                .any(|(_, e)| matches!(e.kind, EventKind::RunInterrupted { .. })),
+            "{run} was stopped mid-way and says so"
+        );
+    }
 }
 
 fn bad_workflow(body: &str) -> (Output, tempfile::TempDir) {

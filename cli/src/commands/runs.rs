@@ -64,6 +64,18 @@ pub(crate) fn rows(log: &dyn EventLog) -> Result<Vec<Row>> {
             last_ms = Some(e.at.0);
             Ok(false)
         })?;
+        let sub_project_of = state.parent.as_ref().map(|p| {
+            // A rollback of the parent may have left this child behind.
+            let linked = replay.head_state(p.run.as_str()).is_ok_and(|parent| {
+                parent
+                    .task(&p.task)
+                    .and_then(|t| t.sub_project.as_ref())
+                    .and_then(|s| s.child.as_ref())
+                    .is_some_and(|c| c.as_str() == meta.run)
+            });
+            let left = if linked { "" } else { " (no longer linked)" };
+            format!("{}/{}{left}", p.run, p.task)
+        });
         rows.push(Row {
             run: meta.run,
             status,
@@ -74,10 +86,7 @@ pub(crate) fn rows(log: &dyn EventLog) -> Result<Vec<Row>> {
             fork_of: state.fork.as_ref().map(|f| f.from_run.0.clone()),
             fork_at: state.fork.as_ref().map(|f| f.at_seq),
             workflow: state.run.as_ref().map(|r| r.workflow.clone()),
-            sub_project_of: state
-                .parent
-                .as_ref()
-                .map(|p| format!("{}/{}", p.run, p.task)),
+            sub_project_of,
         });
     }
     Ok(rows)
