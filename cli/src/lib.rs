@@ -52,6 +52,9 @@ fn quiet_on_broken_pipe() {
 
 /// The `runlog` binary.
 pub fn main() -> ExitCode {
+    if let Some(code) = runner::process::trampoline() {
+        return code;
+    }
     let cli = Cli::parse();
     if cli.command.reads_only() {
         quiet_on_broken_pipe();

@@ -969,6 +969,8 @@ impl<'l> Engine<'l> {
 
     fn finish(mut self, started: Instant) -> Result<Ended> {
         self.view.done();
+        // Every command has ended: nothing listed is left to stop.
+        process::forget_groups(&self.groups_dir());
         self.execute(CommandKind::Finish)?;
         Ok(Ended {
             state: self.session.into_state(),

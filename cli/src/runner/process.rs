@@ -200,10 +200,8 @@ pub fn head_and_tail(text: &str, max: usize) -> String {
 /// Runs a command to its end, its timeout, or until `stop` turns true.
 pub async fn run(spec: Spec<'_>, mut stop: watch::Receiver<bool>) -> Outcome {
     let started = Instant::now();
-    let mut command = Command::new("sh");
+    let mut command = through_trampoline(["sh", "-c", spec.cmd]);
     command
-        .arg("-c")
-        .arg(spec.cmd)
         .current_dir(spec.dir)
         .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(match spec.stdin {
@@ -214,7 +212,6 @@ pub async fn run(spec: Spec<'_>, mut stop: watch::Receiver<bool>) -> Outcome {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    die_with_parent(&mut command);
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => return Outcome::failed(Failure::Spawn(e.to_string()), started),
@@ -225,7 +222,7 @@ pub async fn run(spec: Spec<'_>, mut stop: watch::Receiver<bool>) -> Outcome {
         .map(Pid::from_raw);
     let mut guard = GroupGuard(group);
     let listed = match (spec.groups, group) {
-        (Some(dir), Some(g)) => list_group(dir, g),
+        (Some(dir), Some(g)) if list_group(dir, g, true) => Some((dir, g)),
         _ => None,
     };
     let feeder = match (spec.stdin, child.stdin.take()) {
@@ -265,8 +262,8 @@ pub async fn run(spec: Spec<'_>, mut stop: watch::Receiver<bool>) -> Outcome {
     };
     // The group is gone: nothing for the guard to kill, and its pid may be reused.
     guard.0 = None;
-    if let Some(file) = listed {
-        let _ = std::fs::remove_file(file);
+    if let Some((dir, g)) = listed {
+        list_group(dir, g, false);
     }
     if let Some(f) = feeder {
         f.abort();
@@ -295,28 +292,119 @@ pub fn private_files() {
     let _ = USER_UMASK.set(user);
 }
 
-/// Asks the kernel to send the command SIGTERM when the runner dies, even by SIGKILL, which
-/// gives the runner no chance to stop it. It reaches the command's own process only: what that
-/// starts is left for `resume` to stop through the group listing ([`stop_leftover_groups`]).
-fn die_with_parent(command: &mut Command) {
+/// The first argument that makes `runlog` the trampoline of a command it runs.
+const TRAMPOLINE: &str = "__exec";
+
+/// Set when this process's `main` answers [`TRAMPOLINE`] (it is the `runlog` binary, not a
+/// test or another program using the library): only then may it start commands through itself.
+static IS_TRAMPOLINE_HOST: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// A command started the cheap way. Every command the runner runs must die with it and get the
+/// user's umask back, which needs code between fork and exec; but a fork of the runner (a big,
+/// threaded process) copies its page tables, the runner's main cost on a run of many short
+/// tasks (`perf` on the runner benchmark: `copy_page_range`, `unmap_page_range` and TLB
+/// shootdowns on top). So the command starts as `runlog __exec UMASK PARENT -- PROGRAM ARGS`,
+/// which `posix_spawn` starts without copying anything, and that small process does the work
+/// ([`trampoline`]) and execs the program. Without a path to its own executable, the runner
+/// forks as before.
+fn through_trampoline<'a>(program: impl IntoIterator<Item = &'a str>) -> Command {
+    static EXE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let mut program = program.into_iter();
+    let first = program.next().unwrap_or("true");
+    let umask = USER_UMASK
+        .get()
+        .map_or_else(|| "-".to_owned(), |m| format!("{:o}", m.bits()));
     let parent = nix::unistd::getpid();
+    let host = IS_TRAMPOLINE_HOST.load(std::sync::atomic::Ordering::Relaxed);
+    let exe = EXE.get_or_init(|| std::env::current_exe().ok().filter(|p| p.is_file()));
+    match exe.as_ref().filter(|_| host) {
+        Some(exe) => {
+            let mut command = Command::new(exe);
+            command
+                .arg(TRAMPOLINE)
+                .arg(umask)
+                .arg(parent.as_raw().to_string())
+                .arg("--")
+                .arg(first)
+                .args(program);
+            command
+        }
+        None => {
+            let mut command = Command::new(first);
+            command.args(program);
+            die_with_parent(&mut command, parent);
+            command
+        }
+    }
+}
+
+/// `runlog __exec UMASK PARENT -- PROGRAM ARGS`: gives the command the user's umask, asks the
+/// kernel to send it SIGTERM when the runner dies (even by SIGKILL, which gives the runner no
+/// chance to stop it), and execs it. `None` when this process is not a trampoline.
+pub fn trampoline() -> Option<std::process::ExitCode> {
+    use std::os::unix::process::CommandExt;
+    let mut args = std::env::args_os().skip(1);
+    if args.next().is_none_or(|a| a != TRAMPOLINE) {
+        IS_TRAMPOLINE_HOST.store(true, std::sync::atomic::Ordering::Relaxed);
+        return None;
+    }
+    let fail = |why: String| {
+        eprintln!("runlog: cannot start the command: {why}");
+        Some(std::process::ExitCode::from(127))
+    };
+    let (Some(umask), Some(parent), Some(dashes), Some(program)) =
+        (args.next(), args.next(), args.next(), args.next())
+    else {
+        return fail(format!(
+            "usage: runlog {TRAMPOLINE} UMASK PARENT -- PROGRAM [ARGS]"
+        ));
+    };
+    let parent = parent.to_str().and_then(|p| p.parse::<i32>().ok());
+    let umask = match umask.to_str() {
+        Some("-") => None,
+        Some(octal) => match nix::libc::mode_t::from_str_radix(octal, 8) {
+            Ok(bits) => Some(nix::sys::stat::Mode::from_bits_truncate(bits)),
+            Err(e) => return fail(format!("umask {octal:?}: {e}")),
+        },
+        None => return fail("the umask is not text".into()),
+    };
+    let (Some(parent), true) = (parent, dashes == "--") else {
+        return fail(format!(
+            "usage: runlog {TRAMPOLINE} UMASK PARENT -- PROGRAM [ARGS]"
+        ));
+    };
+    if let Err(e) = die_with(Pid::from_raw(parent), umask) {
+        return fail(e.to_string());
+    }
+    let e = std::process::Command::new(&program).args(args).exec();
+    fail(format!("{}: {e}", program.to_string_lossy()))
+}
+
+/// The same as [`trampoline`], in the forked child, for a runner that cannot name its own
+/// executable.
+fn die_with_parent(command: &mut Command, parent: Pid) {
     // SAFETY: the closure runs in the forked child before exec and calls only umask, prctl and
     // getppid, async-signal-safe system calls; it allocates nothing and takes no locks.
     #[allow(unsafe_code)]
     unsafe {
         let umask = USER_UMASK.get().copied();
-        command.pre_exec(move || {
-            if let Some(umask) = umask {
-                nix::sys::stat::umask(umask);
-            }
-            nix::sys::prctl::set_pdeathsig(Signal::SIGTERM)?;
-            // The runner may have died between fork and prctl: then nothing will signal us.
-            if nix::unistd::getppid() != parent {
-                return Err(std::io::Error::other("the runner exited"));
-            }
-            Ok(())
-        });
+        command.pre_exec(move || die_with(parent, umask));
     }
+}
+
+/// In a command's own process, before exec: the user's umask back, and SIGTERM from the kernel
+/// when `parent` (the runner) dies. Only async-signal-safe system calls until the error.
+fn die_with(parent: Pid, umask: Option<nix::sys::stat::Mode>) -> std::io::Result<()> {
+    if let Some(umask) = umask {
+        nix::sys::stat::umask(umask);
+    }
+    nix::sys::prctl::set_pdeathsig(Signal::SIGTERM)?;
+    // The runner may have died before prctl: then nothing would signal the command.
+    if nix::unistd::getppid() != parent {
+        return Err(std::io::Error::other("the runner exited"));
+    }
+    Ok(())
 }
 
 /// Resolves once `stop` turns true; never if its sender is gone (nobody can stop it then).
@@ -326,13 +414,49 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
     }
 }
 
-/// Lists a running group as a file named by its id, so that a runner killed with -9 (whose
-/// agents, in groups of their own, outlive it) leaves a trace the next one can act on.
-fn list_group(dir: &Path, group: Pid) -> Option<PathBuf> {
-    std::fs::create_dir_all(dir).ok()?;
-    let file = dir.join(group.as_raw().to_string());
-    std::fs::write(&file, b"").ok()?;
-    Some(file)
+/// The file in a run's groups directory where each command's process group is listed while it
+/// runs: a line `+ID` when it starts, `-ID` when it is gone, appended. A runner killed with -9,
+/// whose agents (in groups of their own) outlive it, so leaves a trace the next one acts on.
+/// One file for all, not one per group: creating and deleting a file per command showed in the
+/// kernel's inode allocation on runs of many short tasks.
+const GROUP_JOURNAL: &str = "journal";
+
+/// Appends `+ID` (started) or `-ID` (gone) for `group` to the journal in `dir`.
+fn list_group(dir: &Path, group: Pid, started: bool) -> bool {
+    let line = format!("{}{}\n", if started { '+' } else { '-' }, group.as_raw());
+    let path = dir.join(GROUP_JOURNAL);
+    let open = || {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+    };
+    let file = open().or_else(|_| {
+        std::fs::create_dir_all(dir)?;
+        open()
+    });
+    // One write of one short line: appends from the runner's tasks never interleave.
+    file.and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()))
+        .is_ok()
+}
+
+/// Forgets the groups listed in `dir` once none can be running (the run's engine finished).
+pub fn forget_groups(dir: &Path) {
+    let _ = std::fs::remove_file(dir.join(GROUP_JOURNAL));
+}
+
+/// The groups a journal lists as started and not gone.
+fn journal_groups(text: &str) -> Vec<i32> {
+    let mut live = std::collections::BTreeSet::new();
+    for line in text.lines() {
+        let (sign, id) = line.split_at(line.len().min(1));
+        match (sign, id.parse::<i32>()) {
+            ("+", Ok(id)) => live.insert(id),
+            ("-", Ok(id)) => live.remove(&id),
+            _ => false,
+        };
+    }
+    live.into_iter().collect()
 }
 
 /// Whether a live process of `group` runs for `run` (its environment says `RUNLOG_RUN=run`):
@@ -365,11 +489,20 @@ pub async fn stop_leftover_groups(dir: &Path, run: &str, grace: Duration) -> Vec
     };
     let mut said = Vec::new();
     for entry in entries.flatten() {
-        let listed = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok());
-        if let Some(id) = listed.filter(|id| *id > 1 && group_runs_for(*id, run)) {
+        let name = entry.file_name();
+        let listed = if name == GROUP_JOURNAL {
+            journal_groups(&std::fs::read_to_string(entry.path()).unwrap_or_default())
+        } else {
+            // A file per group: how a runner before the journal listed them.
+            name.to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+                .into_iter()
+                .collect()
+        };
+        for id in listed
+            .into_iter()
+            .filter(|id| *id > 1 && group_runs_for(*id, run))
+        {
             let how = terminate(Pid::from_raw(id), grace, || {}).await;
             said.push(format!(
                 "process group {id}, left running by a runner that stopped without recording it, was {}",
@@ -533,6 +666,21 @@ impl Drop for GroupGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_group_journal_lists_what_started_and_is_not_gone() {
+        let text = "+100\n+200\n-100\n+300\n-300\n+300\ngarbage\n+4";
+        assert_eq!(journal_groups(text), vec![4, 200, 300]);
+        let dir = tempfile::tempdir().unwrap();
+        let groups = dir.path().join(".groups");
+        assert!(list_group(&groups, Pid::from_raw(7), true));
+        assert!(list_group(&groups, Pid::from_raw(8), true));
+        assert!(list_group(&groups, Pid::from_raw(7), false));
+        let listed = std::fs::read_to_string(groups.join(GROUP_JOURNAL)).unwrap();
+        assert_eq!(journal_groups(&listed), vec![8]);
+        forget_groups(&groups);
+        assert!(!groups.join(GROUP_JOURNAL).exists());
+    }
 
     #[test]
     fn long_text_keeps_whole_lines_at_both_ends() {
