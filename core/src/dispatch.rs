@@ -49,7 +49,8 @@ pub struct Dispatch {
     pub starts: Vec<(TaskId, Job)>,
     /// Run the replan command now.
     pub replan: bool,
-    /// The earliest time a retry waiting for its backoff may start.
+    /// The earliest time a retry waiting for its backoff may start. Not looked for once every
+    /// free slot is taken: nothing could start before a slot frees, which asks again.
     pub next_due: Option<Timestamp>,
 }
 
@@ -67,11 +68,27 @@ impl Dispatch {
 
 /// The dispatch decision for `state` at `now`.
 pub fn dispatch(state: &RunState, now: Timestamp, cap: &Capacity<'_>) -> Dispatch {
+    dispatch_from(state, now, cap, 0)
+}
+
+/// The same decision, looking at the plan from its `from`-th task on: equal to [`dispatch`]
+/// when every task before it is settled ([`settled_prefix`]). A runner keeps that prefix as
+/// the run goes, so each decision costs what is left of the plan, not the whole plan.
+pub fn dispatch_from(
+    state: &RunState,
+    now: Timestamp,
+    cap: &Capacity<'_>,
+    from: usize,
+) -> Dispatch {
     let mut out = Dispatch {
         replan: replan_due(state, cap),
         ..Dispatch::default()
     };
-    for id in &state.order {
+    for id in state.order.get(from..).unwrap_or_default() {
+        // Every free slot is taken: the rest of the plan cannot change this decision.
+        if out.starts.len() >= cap.free {
+            break;
+        }
         let Some(task) = state.task(id) else {
             continue;
         };
@@ -106,6 +123,41 @@ pub fn dispatch(state: &RunState, now: Timestamp, cap: &Capacity<'_>) -> Dispatc
         }
     }
     out
+}
+
+/// How many tasks at the start of the plan the dispatch would pass over: groups, and tasks
+/// done, failed or cancelled. `from`: a prefix already known to be settled.
+pub fn settled_prefix(state: &RunState, from: usize) -> usize {
+    let rest = state.order.get(from..).unwrap_or_default();
+    from + rest
+        .iter()
+        .take_while(|id| {
+            state.is_group(id)
+                || state.task(id).is_some_and(|t| {
+                    matches!(
+                        t.status,
+                        TaskStatus::Done | TaskStatus::Failed | TaskStatus::Cancelled
+                    )
+                })
+        })
+        .count()
+}
+
+/// Whether an event can make a settled task unsettled again (a reopen, a rollback, a fork, a
+/// resume, a new plan): then the settled prefix is found again from the start. Tasks are only
+/// ever appended to the plan, and nothing else moves a task out of done, failed or cancelled.
+pub fn unsettles(kind: &crate::EventKind) -> bool {
+    use crate::EventKind as K;
+    matches!(
+        kind,
+        K::TaskReopened { .. }
+            | K::TaskRejected { .. }
+            | K::RolledBack { .. }
+            | K::Forked { .. }
+            | K::RunStarted { .. }
+            | K::RunResumed { .. }
+            | K::PlanRevised { .. }
+    )
 }
 
 /// The replan command runs once a replan is pending, no agent is still working (its result

@@ -281,6 +281,8 @@ proptest! {
             t.retry = slow.clone();
         }
         let mut g = given_run_with(settings(), tasks);
+        // The settled prefix as a runner keeps it: found again after an event that unsettles.
+        let mut settled = 0;
         for (op, wait) in ops.iter().zip(&waits) {
             let now = Timestamp(g.now + wait);
             let busy = |id: &TaskId| {
@@ -289,6 +291,18 @@ proptest! {
             };
             let cap = dispatch::Capacity { busy: &busy, free: usize::MAX, replanning: false, replan_stopped: false };
             let plan = dispatch::dispatch(&g.state, now, &cap);
+            settled = dispatch::settled_prefix(&g.state, settled);
+            prop_assert_eq!(
+                &dispatch::dispatch_from(&g.state, now, &cap, settled),
+                &plan,
+                "the decision from the settled prefix ({}) is the whole plan's",
+                settled
+            );
+            // With fewer free slots: the first of the same starts, whatever it skips to find them.
+            let free = 1 + usize::from(busy_mask % 3);
+            let few = dispatch::Capacity { busy: &busy, free, replanning: false, replan_stopped: false };
+            let first: Vec<_> = plan.starts.iter().take(free).cloned().collect();
+            prop_assert_eq!(dispatch::dispatch_from(&g.state, now, &few, settled).starts, first);
             for (task, job) in &plan.starts {
                 prop_assert!(!busy(task), "{} proposed while busy", task);
                 if *job == dispatch::Job::Attempt {
@@ -302,6 +316,9 @@ proptest! {
             }
             let cmd = command(op, &g.state);
             let when = g.when(cmd);
+            if when.result.as_ref().is_ok_and(|events| events.iter().any(|e| dispatch::unsettles(&e.kind))) {
+                settled = 0;
+            }
             g = if when.result.is_ok() { when.then_ok() } else { when.given };
             g.now += wait;
         }

@@ -12,7 +12,7 @@ use super::signals::Signals;
 use super::sub_project;
 use super::view::View;
 use super::workflow::RunnerSettings;
-use runlog_core::dispatch::{dispatch, Capacity, Job};
+use runlog_core::dispatch::{dispatch_from, settled_prefix, unsettles, Capacity, Job};
 use runlog_core::projections::Board;
 use runlog_core::{
     Command, CommandKind, Event, Hash, Rejection, RunId, RunOutcome, RunState, RunStatus, TaskId,
@@ -189,6 +189,9 @@ pub struct Engine<'l> {
     busy: HashMap<TaskId, Running>,
     replanning: Option<Replanning>,
     replan_gave_up: bool,
+    /// How many tasks at the start of the plan are settled (`dispatch::settled_prefix`): the
+    /// dispatch looks at the rest only. Found again from 0 after an event that unsettles.
+    settled: usize,
     tx: mpsc::UnboundedSender<Done>,
     rx: mpsc::UnboundedReceiver<Done>,
     /// An interrupt asked other than by a signal (`runlog serve`'s API).
@@ -228,6 +231,7 @@ impl<'l> Engine<'l> {
             busy: HashMap::new(),
             replanning: None,
             replan_gave_up: false,
+            settled: 0,
             tx,
             rx,
             asked: None,
@@ -290,10 +294,15 @@ impl<'l> Engine<'l> {
         let view = &self.view;
         let histories = &mut self.histories;
         let log = self.session.replay().log();
+        let mut unsettled = false;
         let recorded = self.session.execute_observed(cmd, &mut |seq, e, state| {
+            unsettled |= unsettles(&e.kind);
             histories.observe(log, seq, e);
             view.event(e, state)
         })?;
+        if unsettled {
+            self.settled = 0;
+        }
         Ok(recorded.map(|r| r.events))
     }
 
@@ -453,7 +462,9 @@ impl<'l> Engine<'l> {
             replanning: self.replanning.is_some(),
             replan_stopped: self.replan_gave_up,
         };
-        let plan = dispatch(self.state(), self.clock.peek(), &cap);
+        let settled = settled_prefix(self.state(), self.settled);
+        let plan = dispatch_from(self.state(), self.clock.peek(), &cap, settled);
+        self.settled = settled;
         self.stop_moved();
         if plan.replan {
             match self.ctx.runner.replan.clone() {
@@ -675,6 +686,9 @@ impl<'l> Engine<'l> {
             return Ok(());
         }
         let events = self.session.catch_up()?;
+        if events.iter().any(|(_, e)| unsettles(&e.kind)) {
+            self.settled = 0;
+        }
         let log = self.session.replay().log();
         for (seq, e) in &events {
             self.histories.observe(log, *seq, e);
