@@ -411,17 +411,7 @@ fn a_failed_child_leaves_its_task_waiting_until_it_is_fixed_and_the_parent_resum
         "{}",
         text(&done)
     );
-    let runs = text(&runlog(&store).args(["runs", "--json"]).output().unwrap());
-    let outcomes: Vec<(String, String)> = runs
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .map(|v| {
-            (
-                v["run"].as_str().unwrap().to_owned(),
-                v["outcome"].as_str().unwrap_or("").to_owned(),
-            )
-        })
-        .collect();
+    let outcomes = outcomes(&store);
     assert_eq!(
         outcomes,
         [
@@ -645,17 +635,7 @@ fn kill_9_of_a_parent_mid_child_then_resume_finishes_both_with_one_child_run() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let runs = text(&runlog(&store).args(["runs", "--json"]).output().unwrap());
-    let outcomes: Vec<(String, String)> = runs
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .map(|v| {
-            (
-                v["run"].as_str().unwrap().to_owned(),
-                v["outcome"].as_str().unwrap_or("").to_owned(),
-            )
-        })
-        .collect();
+    let outcomes = outcomes(&store);
     assert_eq!(
         outcomes,
         [
@@ -675,6 +655,20 @@ fn kill_9_of_a_parent_mid_child_then_resume_finishes_both_with_one_child_run() {
             "{run} was stopped mid-way and says so"
         );
     }
+}
+
+/// Each run in the store with its outcome, as `runlog runs --json` lists them.
+fn outcomes(store: &Path) -> Vec<(String, String)> {
+    let runs = text(&runlog(store).args(["runs", "--json"]).output().unwrap());
+    runs.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| {
+            (
+                v["run"].as_str().unwrap().to_owned(),
+                v["outcome"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
 }
 
 fn bad_workflow(body: &str) -> (Output, tempfile::TempDir) {

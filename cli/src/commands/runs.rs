@@ -33,6 +33,7 @@ pub(crate) struct Row {
 pub(crate) fn rows(log: &dyn EventLog) -> Result<Vec<Row>> {
     let replay = Replay::new(log);
     let mut rows = Vec::new();
+    let mut parents = std::collections::HashMap::new();
     for meta in log.runs()? {
         if meta.head.is_none() {
             // No readable head: an empty run (skipped) or a damaged one (listed as such).
@@ -65,8 +66,12 @@ pub(crate) fn rows(log: &dyn EventLog) -> Result<Vec<Row>> {
             Ok(false)
         })?;
         let sub_project_of = state.parent.as_ref().map(|p| {
-            // A rollback of the parent may have left this child behind.
-            let linked = replay.head_state(p.run.as_str()).is_ok_and(|parent| {
+            // A rollback of the parent may have left this child behind. Each parent is
+            // replayed once, however many children it has.
+            let parent = parents
+                .entry(p.run.0.clone())
+                .or_insert_with(|| replay.head_state(p.run.as_str()).ok());
+            let linked = parent.as_ref().is_some_and(|parent| {
                 parent
                     .task(&p.task)
                     .and_then(|t| t.sub_project.as_ref())
