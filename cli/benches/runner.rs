@@ -5,6 +5,10 @@
 //!
 //! `cargo bench -p runlog-cli --bench runner` (1,000 and 10,000 tasks);
 //! `RUNLOG_BENCH_TASKS=1000,10000,50000` for other sizes.
+//!
+//! With `RUNLOG_TEST_POSTGRES` (an admin URL, as for the tests), also the shared store: a DAG
+//! of 5,000 no-op tasks (`RUNLOG_BENCH_WORKER_TASKS`) submitted, then executed by 1, 2 and 4
+//! `runlog worker` processes (jobs 4 each), in tasks per second.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -12,46 +16,18 @@
     clippy::indexing_slicing
 )]
 
-use std::fmt::Write as _;
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const JOBS: u32 = 8;
 
-/// A DAG of `n` no-op tasks: each waits for up to two earlier ones (a fixed, seeded shape), so
-/// readiness changes as the run goes, as in a real plan.
-fn dag(n: usize) -> String {
-    let mut toml = format!("name = \"noop\"\n[settings]\njobs = {JOBS}\n");
-    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
-    for i in 0..n {
-        let _ = write!(
-            toml,
-            "[[task]]\nid = \"t{i}\"\nrun = \"true\"\nrequires_testing = false\n"
-        );
-        if i >= 16 {
-            let a = i - 1 - (next() as usize % 16);
-            let b = i - 1 - (next() as usize % 16);
-            let after = if a == b {
-                format!("\"t{a}\"")
-            } else {
-                format!("\"t{a}\", \"t{b}\"")
-            };
-            let _ = writeln!(toml, "after = [{after}]");
-        }
-    }
-    toml
-}
-
 fn runner(dir: &Path, n: usize) -> Duration {
     let wf = dir.join(format!("noop-{n}.toml"));
-    std::fs::write(&wf, dag(n)).unwrap();
+    std::fs::write(&wf, common::noop_dag(n, JOBS)).unwrap();
     let store = dir.join(format!("store-{n}"));
     let started = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_runlog"))
@@ -86,6 +62,48 @@ fn floor(n: usize) -> Duration {
     started.elapsed()
 }
 
+/// Seconds for `workers` worker processes to execute a submitted DAG of `n` tasks.
+fn workers(dir: &Path, n: usize, workers: usize) -> Duration {
+    let db = runlog_store::postgres::scratch::scratch().unwrap();
+    let wf = dir.join(format!("noop-{n}.toml"));
+    std::fs::write(&wf, common::noop_dag(n, 4)).unwrap();
+    let store = Path::new(&db.url);
+    let out = common::runlog(store)
+        .args([
+            "run",
+            wf.to_str().unwrap(),
+            "--submit-only",
+            "--run-id",
+            "noop",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::text(&out));
+    let started = Instant::now();
+    let all: Vec<std::process::Child> = (0..workers)
+        .map(|i| {
+            common::runlog(store)
+                .env("RUNLOG_LOCAL_DIR", dir.join(format!("host-{workers}-{i}")))
+                .args(["worker", "--until-idle", "--jobs", "4"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut w in all {
+        assert!(w.wait().unwrap().success());
+    }
+    let took = started.elapsed();
+    let runs = common::runlog(store).args(["runs"]).output().unwrap();
+    assert!(
+        common::text(&runs).contains("succeeded"),
+        "{}",
+        common::text(&runs)
+    );
+    took
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is taken.
     let sizes: Vec<usize> = std::env::var("RUNLOG_BENCH_TASKS")
@@ -114,6 +132,28 @@ fn main() {
             ours.as_secs_f64() / base.as_secs_f64(),
             per(ours),
             per(base)
+        );
+    }
+    if std::env::var_os(runlog_store::postgres::scratch::ENV).is_none() {
+        println!(
+            "(no PostgreSQL: set {} to measure workers on the shared store)",
+            runlog_store::postgres::scratch::ENV
+        );
+        return;
+    }
+    let n: usize = std::env::var("RUNLOG_BENCH_WORKER_TASKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5_000);
+    println!();
+    println!("shared store (PostgreSQL): a {n}-task no-op DAG, runlog worker --jobs 4 each");
+    println!("{:>8} {:>10} {:>10}", "workers", "seconds", "tasks/s");
+    for w in [1, 2, 4] {
+        let took = workers(dir.path(), n, w);
+        println!(
+            "{w:>8} {:>10.2} {:>10.0}",
+            took.as_secs_f64(),
+            n as f64 / took.as_secs_f64()
         );
     }
 }

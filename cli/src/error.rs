@@ -162,6 +162,7 @@ fn store_exit(e: &StoreError) -> ExitKind {
         StoreError::Locked { .. }
         | StoreError::NotAStore { .. }
         | StoreError::NewerFormat { .. }
+        | StoreError::NewerSchema { .. }
         | StoreError::Exposed { .. }
         | StoreError::Invalid(_) => ExitKind::Input,
         _ => ExitKind::Failed,

@@ -28,8 +28,9 @@ use std::process::ExitCode;
     after_help = "Exit codes: 0 success, 1 the run (or what was checked) failed, 2 usage or bad input, 130 interrupted.\n\nStart here:  runlog run fixtures/workflows/quickstart.toml"
 )]
 struct Cli {
-    /// The store directory [default: .runlog in the current directory]
-    #[arg(long, global = true, env = "RUNLOG_STORE", value_name = "DIR")]
+    /// The store: a directory [default: .runlog in the current directory], or a PostgreSQL URL
+    /// (postgres://USER:PASSWORD@HOST:PORT/DB) shared by runs and workers on many hosts
+    #[arg(long, global = true, env = "RUNLOG_STORE", value_name = "DIR|URL")]
     store: Option<PathBuf>,
     /// Machine-readable output: one JSON object per line (statuses as kebab-case words, every
     /// event with its seq).
@@ -60,8 +61,10 @@ pub fn main() -> ExitCode {
         quiet_on_broken_pipe();
     }
     runner::process::private_files();
+    let (store, shared) = store::chosen(cli.store.as_deref());
     let ctx = commands::Ctx {
-        store: store::dir(cli.store.as_deref()),
+        store,
+        shared,
         json: cli.json,
     };
     match cli.command.execute(&ctx) {

@@ -175,6 +175,23 @@ async fn wait_css(c: &Client, css: &str) -> fantoccini::elements::Element {
     }
 }
 
+/// Clicks what `css` finds, finding it again when the live page replaced it between the finding
+/// and the click (a stale element): the page re-renders as events arrive.
+async fn click_css(c: &Client, css: &str) {
+    for _ in 0..50 {
+        match wait_css(c, css).await.click().await {
+            Ok(()) => return,
+            Err(fantoccini::error::CmdError::Standard(e))
+                if e.error == fantoccini::error::ErrorStatus::StaleElementReference =>
+            {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("clicking {css}: {e}"),
+        }
+    }
+    panic!("{css} kept being replaced before it could be clicked");
+}
+
 /// Runs `script` (a function body returning a value) in the page.
 async fn js(c: &Client, script: &str) -> Value {
     c.execute(script, vec![]).await.unwrap()
@@ -432,12 +449,9 @@ fn approving_a_pending_eval_task_in_a_live_run_starts_its_dependents_on_the_page
             json!("open")
         );
         screenshot(&c, "live-pending").await;
-        review.click().await.unwrap();
-        wait_css(&c, "#task-panel #approve")
-            .await
-            .click()
-            .await
-            .unwrap();
+        drop(review);
+        click_css(&c, "#graph [data-task='review'][data-status='pending-eval']").await;
+        click_css(&c, "#task-panel #approve").await;
         wait_css(&c, "#confirm[open]").await;
         c.find(Locator::Css("#confirm-by"))
             .await
@@ -451,24 +465,20 @@ fn approving_a_pending_eval_task_in_a_live_run_starts_its_dependents_on_the_page
             .send_keys("browser")
             .await
             .unwrap();
-        c.find(Locator::Css("#confirm-ok"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click_css(&c, "#confirm-ok").await;
         // The approval shows in the timeline, and publish starts and finishes, live.
         wait_css(&c, "#timeline .ev[data-kind='task-approved']").await;
         wait_css(&c, "#graph [data-task='publish'][data-status='done']").await;
         wait_css(&c, "#timeline .ev[data-kind='run-finished']").await;
         screenshot(&c, "live-approved").await;
         // publish's output: its beginning in the story, the whole of it on demand.
-        c.find(Locator::Css("#graph [data-task='publish']")).await.unwrap().click().await.unwrap();
-        let load = wait_css(&c, "#story li[data-kind='output-recorded'] button").await;
+        click_css(&c, "#graph [data-task='publish']").await;
+        let load = "#story li[data-kind='output-recorded'] button";
+        wait_css(&c, load).await;
         let output = "return document.querySelector(\"#story li[data-kind='output-recorded'] pre\").textContent.length;";
         let shown = js(&c, output).await;
         assert!(shown.as_u64().unwrap() < 10_000, "{shown}");
-        load.click().await.unwrap();
+        click_css(&c, load).await;
         let mut whole = 0;
         for _ in 0..300 {
             whole = js(&c, output).await.as_u64().unwrap();

@@ -318,4 +318,32 @@ pub enum CommandKind {
         /// What failed or is blocked in it.
         failures: String,
     },
+    /// Start an attempt as a worker of the shared store, claiming the task (see
+    /// [`CommandKind::StartTask`]; the agent and worktree are the recorded ones).
+    StartTaskAs {
+        /// The task.
+        task: TaskId,
+        /// The worker.
+        worker: String,
+        /// The worker starts without the task's worktree.
+        fresh_worktree: bool,
+    },
+    /// Take on a task whose worker was lost, between attempts (its tests or eval go on here).
+    ClaimTask {
+        /// The task.
+        task: TaskId,
+        /// The worker.
+        worker: String,
+        /// The worker starts without the task's worktree.
+        fresh_worktree: bool,
+    },
+    /// Abandon the attempt of a worker whose lease expired.
+    AbandonAttempt {
+        /// The task.
+        task: TaskId,
+        /// The worker that was lost.
+        worker: String,
+        /// Why.
+        reason: String,
+    },
 }

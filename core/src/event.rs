@@ -445,6 +445,34 @@ pub enum EventKind {
         /// What failed or is blocked in the child (empty when it succeeded).
         failures: String,
     },
+    /// A worker of the shared store took a task on: recorded with the attempt's start (or, for
+    /// a task whose worker was lost, before its tests or eval go on elsewhere). Exactly one per
+    /// start, decided by the log's expected-seq check.
+    WorkerClaimed {
+        /// The task.
+        task: TaskId,
+        /// The attempt.
+        attempt: u32,
+        /// The worker.
+        worker: String,
+        /// The worker has no worktree of the task's (its previous worker is gone): it starts in
+        /// a fresh one, with the recorded feedback.
+        fresh_worktree: bool,
+        /// The task's worker before, when another.
+        previous: Option<String>,
+    },
+    /// A worker's lease expired while it held a task: its attempt is abandoned and the task is
+    /// taken on elsewhere. Recorded only once the worker can no longer record anything.
+    AttemptAbandoned {
+        /// The task.
+        task: TaskId,
+        /// The attempt.
+        attempt: u32,
+        /// The worker that was lost.
+        worker: String,
+        /// Why, in words.
+        reason: String,
+    },
 }
 
 /// Writes [`EventKind::name`] and [`EventKind::NAMES`] from one table, so a new variant needs
@@ -508,6 +536,8 @@ event_names! {
     ChildRunStarted => "child-run-started",
     ParentLinked => "parent-linked",
     ChildRunEnded => "child-run-ended",
+    WorkerClaimed => "worker-claimed",
+    AttemptAbandoned => "attempt-abandoned",
 }
 
 impl EventKind {
@@ -540,7 +570,9 @@ impl EventKind {
             | EventKind::TestsDiscovered { task, .. }
             | EventKind::SubProjectDeclared { task, .. }
             | EventKind::ChildRunStarted { task, .. }
-            | EventKind::ChildRunEnded { task, .. } => Some(task),
+            | EventKind::ChildRunEnded { task, .. }
+            | EventKind::WorkerClaimed { task, .. }
+            | EventKind::AttemptAbandoned { task, .. } => Some(task),
             EventKind::MessagePosted { task, .. } => task.as_ref(),
             EventKind::RunStarted { .. }
             | EventKind::RunFinished { .. }

@@ -307,6 +307,15 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
                 }
             }
         }),
+        EventKind::WorkerClaimed { task, worker, .. } => with_task(state, task, |t| {
+            t.worker = Some(worker.clone());
+            t.abandoned = false;
+        }),
+        EventKind::AttemptAbandoned { task, .. } => with_task(state, task, |t| {
+            // In progress still, with no attempt running: the next start continues it.
+            t.running = false;
+            t.abandoned = true;
+        }),
         EventKind::StageStarted { stage, .. } => with_stage(state, stage, |h| h.executions += 1),
         EventKind::StageCompleted {
             stage, duration_ms, ..

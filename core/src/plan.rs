@@ -157,6 +157,18 @@ pub fn depth_among(specs: &[TaskSpec], id: &TaskId) -> u32 {
 }
 
 impl crate::state::RunState {
+    /// Each sub-project task with a child run, in plan order.
+    pub fn child_runs(&self) -> Vec<(&TaskId, &crate::ids::RunId)> {
+        self.tasks_in_order()
+            .filter_map(|t| Some((&t.spec.id, t.child_run()?)))
+            .collect()
+    }
+
+    /// A task's child run, for a sub-project task that has one.
+    pub fn child_run_of(&self, task: &TaskId) -> Option<&crate::ids::RunId> {
+        self.task(task)?.child_run()
+    }
+
     /// A task's nesting depth in the plan (1 at the top), following `parent`.
     pub fn depth(&self, id: &TaskId) -> u32 {
         depth_of(&|t| self.task(t).map(|t| &t.spec), id)

@@ -227,6 +227,22 @@ pub enum Rejection {
         /// What failed in the child.
         failures: String,
     },
+    /// Another worker of the shared store holds the task.
+    #[error("task {task} is held by worker {worker}")]
+    HeldByWorker {
+        /// The task.
+        task: TaskId,
+        /// The worker holding it.
+        worker: String,
+    },
+    /// The worker does not hold the task (another took it, or its attempt was abandoned).
+    #[error("worker {worker} does not hold task {task}")]
+    NotHeld {
+        /// The task.
+        task: TaskId,
+        /// The worker named.
+        worker: String,
+    },
     /// A value nests deeper than the log can read back.
     #[error("the result of task {task} nests {depth} levels deep; at most {max} can be recorded")]
     ValueTooDeep {
@@ -291,6 +307,10 @@ impl Rejection {
             Rejection::ChildRunFailed { .. } => {
                 "fix the child run (`runlog reopen CHILD TASK`), then `runlog resume` the parent".into()
             }
+            Rejection::HeldByWorker { .. } => {
+                "its worker goes on with it; once that worker's lease expires, any worker may".into()
+            }
+            Rejection::NotHeld { .. } => "nothing to abandon: the task moved on".into(),
         }
     }
 }

@@ -174,6 +174,10 @@ pub struct TaskState {
     pub replaced_by: Vec<TaskId>,
     /// For a sub-project task: its workflow, child run and whether it waits on a failed child.
     pub sub_project: Option<SubProject>,
+    /// On the shared store: the worker that took the task on last.
+    pub worker: Option<String>,
+    /// That worker was lost (its lease expired): any worker may take the task on.
+    pub abandoned: bool,
 }
 
 /// A task whose work is another workflow, run as a child run.
@@ -223,7 +227,19 @@ impl TaskState {
             reason: None,
             replaced_by: Vec::new(),
             sub_project: None,
+            worker: None,
+            abandoned: false,
         }
+    }
+
+    /// The worker holding the task now, if one does (not one that was lost).
+    pub fn held_by(&self) -> Option<&str> {
+        self.worker.as_deref().filter(|_| !self.abandoned)
+    }
+
+    /// For a sub-project task: its child run, once started.
+    pub fn child_run(&self) -> Option<&RunId> {
+        self.sub_project.as_ref()?.child.as_ref()
     }
 
     /// Required checkpoints not reached yet, in spec order.

@@ -13,7 +13,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 41;
+const VARIANTS: usize = 43;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -60,6 +60,8 @@ fn index(k: &EventKind) -> usize {
         EventKind::ChildRunStarted { .. } => 38,
         EventKind::ParentLinked { .. } => 39,
         EventKind::ChildRunEnded { .. } => 40,
+        EventKind::WorkerClaimed { .. } => 41,
+        EventKind::AttemptAbandoned { .. } => 42,
     }
 }
 
@@ -313,6 +315,19 @@ fn samples() -> Vec<EventKind> {
             child_run: RunId::from("editor.buffer"),
             succeeded: false,
             failures: "failed: gap (tests failed)".into(),
+        },
+        EventKind::WorkerClaimed {
+            task: t("build"),
+            attempt: 2,
+            worker: "host-b.7".into(),
+            fresh_worktree: true,
+            previous: Some("host-a.3".into()),
+        },
+        EventKind::AttemptAbandoned {
+            task: t("build"),
+            attempt: 1,
+            worker: "host-a.3".into(),
+            reason: "its lease expired".into(),
         },
     ]
 }

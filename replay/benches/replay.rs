@@ -24,6 +24,10 @@ use std::time::Instant;
 
 const RUN: &str = "bench";
 
+/// The allocator the `runlog` binary uses, so that the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn peak_rss_mb() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status

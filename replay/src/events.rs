@@ -29,13 +29,7 @@ pub type Visit<'v> = &'v mut dyn FnMut(u64, &[u8; 32], Event) -> Result<bool>;
 pub fn for_each(log: &dyn EventLog, run: &str, from: u64, to: u64, f: Visit<'_>) -> Result<()> {
     let mut failure: Option<ReplayError> = None;
     let scanned = log.scan(run, from, to, &mut |r| {
-        let outcome = decode_event(r.body)
-            .map_err(|source| ReplayError::Decode {
-                run: run.to_owned(),
-                seq: r.seq,
-                source,
-            })
-            .and_then(|event| f(r.seq, r.hash, event));
+        let outcome = decode(run, r.seq, r.body).and_then(|event| f(r.seq, r.hash, event));
         match outcome {
             Ok(go) => Ok(go),
             Err(e) => {
@@ -48,6 +42,15 @@ pub fn for_each(log: &dyn EventLog, run: &str, from: u64, to: u64, f: Visit<'_>)
         (Some(e), _) => Err(e),
         (None, r) => Ok(r?),
     }
+}
+
+/// The event a record of `run` at `seq` holds (as a subscription delivers it, say).
+pub fn decode(run: &str, seq: u64, body: &[u8]) -> Result<Event> {
+    decode_event(body).map_err(|source| ReplayError::Decode {
+        run: run.to_owned(),
+        seq,
+        source,
+    })
 }
 
 /// The events with seq in `from..=to`, with their seqs.

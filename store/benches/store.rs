@@ -11,6 +11,9 @@
     clippy::indexing_slicing
 )]
 
+mod measure;
+
+use measure::rate;
 use runlog_core::codec::encode_event;
 use runlog_core::synthetic::synthetic_run;
 use runlog_store::{EventLog, Log, Options};
@@ -30,10 +33,6 @@ fn fresh(root: &Path, name: &str) -> PathBuf {
     let _ = fs::remove_dir_all(&p);
     let _ = fs::remove_file(&p);
     p
-}
-
-fn rate(n: usize, t: Instant) -> f64 {
-    n as f64 / t.elapsed().as_secs_f64()
 }
 
 fn fsync_floor(root: &Path, records: &[Vec<u8>], batch: usize, syncs: usize) -> f64 {
@@ -153,33 +152,14 @@ fn runlog_producers(
     per_producer: usize,
 ) -> f64 {
     let log = Log::open(&fresh(root, name), Options::default()).unwrap();
-    let t = Instant::now();
-    std::thread::scope(|s| {
-        for p in 0..producers {
-            let log = &log;
-            s.spawn(move || {
-                let run = format!("producer-{p}");
-                for i in 0..per_producer {
-                    log.append(&run, Some(i as u64), vec![bodies[i % bodies.len()].clone()])
-                        .unwrap();
-                }
-            });
-        }
-    });
-    rate(producers * per_producer, t)
+    measure::producers(&log, bodies, producers, per_producer)
 }
 
 /// Rate, bytes of the whole store, bytes of its archive (the sealed WAL segments).
 fn runlog_bulk(root: &Path, bodies: &[Vec<u8>], chunk: usize) -> (f64, u64, u64) {
     let path = fresh(root, "runlog-bulk");
     let log = Log::open(&path, Options::default()).unwrap();
-    let chunks: Vec<Vec<Vec<u8>>> = bodies.chunks(chunk).map(<[Vec<u8>]>::to_vec).collect();
-    let t = Instant::now();
-    let mut head = 0;
-    for c in chunks {
-        head = log.append("bulk", Some(head), c).unwrap().seq;
-    }
-    let r = rate(bodies.len(), t);
+    let r = measure::bulk(&log, "bulk", bodies, chunk);
     log.close().unwrap();
     (
         r,

@@ -157,6 +157,50 @@ pub enum StoreError {
         /// What the connection said.
         why: String,
     },
+    /// PostgreSQL (the shared store) refused or failed a statement, or could not be reached.
+    #[error("PostgreSQL at {at}: {what}: {why}")]
+    Postgres {
+        /// The server, without its password.
+        at: String,
+        /// What was being done.
+        what: &'static str,
+        /// What the server or the connection said.
+        why: String,
+        /// Whether the connection was lost (the server went away, or was told to end it):
+        /// the statement's outcome is unknown until the log is read again.
+        lost: bool,
+    },
+    /// The shared store's schema was made by a newer runlog.
+    #[error(
+        "PostgreSQL at {at} holds runlog schema {found}; this runlog knows schema {supported}"
+    )]
+    NewerSchema {
+        /// The server, without its password.
+        at: String,
+        /// The schema found.
+        found: i32,
+        /// The newest schema this build knows.
+        supported: i32,
+    },
+    /// This process's worker lease expired (or another process joined under its name): the
+    /// store refuses what it would record, since others may have taken its tasks on.
+    #[error("worker {worker} no longer holds its lease: {why}")]
+    Fenced {
+        /// The worker.
+        worker: String,
+        /// What the server found.
+        why: String,
+    },
+    /// Another live worker already has this name.
+    #[error("a live worker is already named {worker} (on {host}, pid {pid})")]
+    WorkerNameTaken {
+        /// The name.
+        worker: String,
+        /// Its host.
+        host: String,
+        /// Its process id there.
+        pid: i32,
+    },
     /// The store's owner reported an error this process has no closer type for.
     #[error("{message}")]
     Owner {
@@ -260,6 +304,18 @@ impl StoreError {
                 "verify the store for the full report; repair it from its archive, or export the intact prefix of the run".into(),
             ),
             StoreError::Poisoned { .. } => Some("check the disk, then reopen the store".into()),
+            StoreError::Fenced { .. } => Some(
+                "the worker lost its lease (it was cut off from PostgreSQL for longer than the lease, or stopped answering): its attempts go on elsewhere; start the worker again".into(),
+            ),
+            StoreError::WorkerNameTaken { .. } => Some(
+                "choose another --name, or wait until that worker stops and its lease expires".into(),
+            ),
+            StoreError::NewerSchema { .. } => {
+                Some("upgrade runlog on this host to the version the other hosts run".into())
+            }
+            StoreError::Postgres { lost: true, .. } => Some(
+                "the server or the connection went away: check that PostgreSQL is up and reachable, then run the command again (nothing half-written is kept)".into(),
+            ),
             _ => None,
         }
     }

@@ -32,6 +32,7 @@ pub mod frame;
 pub mod heads;
 pub mod layout;
 mod log;
+pub mod postgres;
 pub mod remote;
 mod repair;
 mod salvage;
@@ -42,6 +43,7 @@ mod writer;
 
 pub use error::{Damage, DamageKind, Result, StoreError};
 pub use log::{EventLog, Log, Options, MAX_RECORD_BYTES};
+pub use postgres::PgLog;
 pub use remote::Store;
 pub use repair::{repair, Repaired, RunRepaired};
 pub use salvage::{salvage, Salvaged, SalvagedRun};

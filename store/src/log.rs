@@ -371,7 +371,7 @@ impl Drop for InFlight<'_> {
     }
 }
 
-fn validate_append(run: &str, bodies: &[Vec<u8>]) -> Result<()> {
+pub(crate) fn validate_append(run: &str, bodies: &[Vec<u8>]) -> Result<()> {
     if run.is_empty() || run.len() > 256 || run.chars().any(char::is_control) {
         return Err(StoreError::Invalid(format!(
             "run id {run:?} must be 1 to 256 printable characters"
@@ -387,4 +387,25 @@ fn validate_append(run: &str, bodies: &[Vec<u8>]) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The head after `bodies`, if the log holds exactly them right after `expected`.
+pub(crate) fn landed(
+    log: &dyn EventLog,
+    run: &str,
+    expected: Option<u64>,
+    bodies: &[Vec<u8>],
+) -> Result<Option<Head>> {
+    let Some(expected) = expected else {
+        return Ok(None);
+    };
+    let Some(head) = log.head(run)? else {
+        return Ok(None);
+    };
+    if head.seq != expected + bodies.len() as u64 {
+        return Ok(None);
+    }
+    let found = log.read(run, expected + 1, head.seq, Direction::Forward)?;
+    let same = found.len() == bodies.len() && found.iter().zip(bodies).all(|(r, b)| &r.body == b);
+    Ok(same.then_some(head))
 }

@@ -322,6 +322,21 @@ contract!(sled_durable, sled_log());
 contract!(sled_buffered_mode, sled_buffered());
 contract!(memory, (Log::memory().unwrap(), ()));
 
+/// The shared store, on a database of its own (skipped, saying so, without a server).
+fn postgres_log() -> Option<(PgLog, runlog_store::postgres::scratch::Scratch)> {
+    let db = runlog_store::postgres::scratch::scratch()?;
+    let log = PgLog::connect(&db.url).unwrap();
+    Some((log, db))
+}
+
+contract!(
+    postgres,
+    match postgres_log() {
+        Some(made) => made,
+        None => return,
+    }
+);
+
 /// The store opened by the process that owns it (and serves it to others).
 fn store_owner() -> (Store, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();

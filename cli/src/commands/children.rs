@@ -3,18 +3,10 @@
 
 use runlog_core::{RunId, RunState, TaskId};
 
-/// Each sub-project task with a child run: `(task, child)`, in plan order.
-fn children(state: &RunState) -> Vec<(&TaskId, &RunId)> {
-    state
-        .tasks_in_order()
-        .filter_map(|t| Some((&t.spec.id, t.sub_project.as_ref()?.child.as_ref()?)))
-        .collect()
-}
-
 /// On `resume`: each unfinished sub-project task takes its child run on again, or, in a fork
 /// whose child is still the original's (`own` says which are this run's), gets its own.
 pub fn on_resume(state: &RunState, own: &dyn Fn(&TaskId, &RunId) -> bool) -> Vec<String> {
-    children(state)
+    state.child_runs()
         .into_iter()
         .filter(|(task, _)| {
             state
@@ -34,8 +26,8 @@ pub fn on_resume(state: &RunState, own: &dyn Fn(&TaskId, &RunId) -> bool) -> Vec
 /// After a rollback from `before` to `after`: a child the parent no longer links is left as it
 /// is, and the task's next attempt starts a new one; a child still linked is not rolled back.
 pub fn after_rollback(before: &RunState, after: &RunState) -> Vec<String> {
-    let linked = children(after);
-    children(before)
+    let linked = after.child_runs();
+    before.child_runs()
         .into_iter()
         .map(|(task, child)| {
             if linked.contains(&(task, child)) {
@@ -49,7 +41,7 @@ pub fn after_rollback(before: &RunState, after: &RunState) -> Vec<String> {
 
 /// After forking a run whose state at the fork point is `at`: the fork shares no child.
 pub fn after_fork(at: &RunState, fork: &str) -> Vec<String> {
-    children(at)
+    at.child_runs()
         .into_iter()
         .map(|(task, child)| {
             format!("child run {child} of task {task} stays the original's; when {task} runs in {fork}, the fork gets its own child run, forked from {child} at its head")

@@ -51,6 +51,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     }
     let run = a.run.as_str();
     let log = ctx.open()?;
+    if a.follow && ctx.shared.is_some() {
+        return follow_shared(&a, &log, ctx.json);
+    }
     if a.follow {
         let followed = crate::live::connect(&ctx.store, run, a.from.max(1), &mut |seq, e| {
             if a.keeps(seq, &e) {
@@ -81,5 +84,45 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         }
         Ok(true)
     })?;
+    Ok(())
+}
+
+/// `--follow` on the shared store: the workers of a run may be on any hosts, so the history is
+/// read, then the store's own subscription followed until the run stops running.
+fn follow_shared(a: &Args, log: &runlog_store::Store, json: bool) -> Result<()> {
+    use runlog_store::EventLog;
+    let run = a.run.as_str();
+    let appended = log.subscribe(Some(run));
+    let mut next = a.from.max(1);
+    let mut running = true;
+    let show = |seq: u64, e: Event, running: &mut bool| {
+        *running = match e.kind {
+            EventKind::RunFinished { .. } | EventKind::RunInterrupted { .. } => false,
+            EventKind::RunStarted { .. } | EventKind::RunResumed { .. } => true,
+            _ => *running,
+        };
+        if a.keeps(seq, &e) {
+            print_event(seq, &e, json);
+        }
+    };
+    runlog_replay::events::for_each(log, run, next, u64::MAX, &mut |seq, _, e| {
+        next = seq + 1;
+        show(seq, e, &mut running);
+        Ok(true)
+    })?;
+    if next == a.from.max(1) || !running {
+        return Ok(());
+    }
+    for record in appended.iter() {
+        if record.seq < next {
+            continue;
+        }
+        next = record.seq + 1;
+        let e = runlog_replay::events::decode(run, record.seq, &record.body)?;
+        show(record.seq, e, &mut running);
+        if !running {
+            break;
+        }
+    }
     Ok(())
 }

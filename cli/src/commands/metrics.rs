@@ -52,7 +52,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         }
     }
     if runs.is_empty() && !ctx.json {
-        println!("no runs in {}", ctx.store.display());
+        println!("no runs in {}", ctx.store_name());
     }
     Ok(())
 }

@@ -31,6 +31,7 @@ mod status;
 mod ui;
 pub(crate) mod verify;
 mod viz;
+pub(crate) mod worker;
 
 use crate::error::{ExitKind, Result};
 use clap::Subcommand;
@@ -40,21 +41,63 @@ use std::path::PathBuf;
 /// What every command gets besides its own arguments: the global options.
 #[derive(Debug, Clone)]
 pub struct Ctx {
-    /// The store directory.
+    /// The store directory; for the shared store, this host's directory for its worktrees,
+    /// sockets and logs.
     pub store: PathBuf,
+    /// The shared store's URL, when `--store` is a PostgreSQL one.
+    pub shared: Option<String>,
     /// `--json`: machine-readable output.
     pub json: bool,
 }
 
 impl Ctx {
-    /// Opens the store, which must exist.
+    /// Opens the store, which must exist (the shared store is created on first use).
     pub fn open(&self) -> Result<Store> {
-        crate::store::open(&self.store, false)
+        self.open_with(false)
     }
 
     /// Opens the store, creating it if needed (commands that start or import runs).
     pub fn open_or_create(&self) -> Result<Store> {
-        crate::store::open(&self.store, true)
+        self.open_with(true)
+    }
+
+    fn open_with(&self, create: bool) -> Result<Store> {
+        match &self.shared {
+            Some(url) => crate::store::connect(url),
+            None => crate::store::open(&self.store, create),
+        }
+    }
+
+    /// The store as messages name it: its directory, or the shared store's server without its
+    /// password.
+    pub fn store_name(&self) -> String {
+        match &self.shared {
+            Some(url) => runlog_store::postgres::without_password(url),
+            None => self.store.display().to_string(),
+        }
+    }
+
+    /// The `runlog` command line that reaches this store again, for the hints a run prints.
+    pub fn command(&self) -> String {
+        if self.shared.is_none() && self.store == std::path::Path::new(".runlog") {
+            "runlog".to_owned()
+        } else {
+            format!("runlog --store {}", self.store_name())
+        }
+    }
+
+    /// Refuses a command that works on a store directory's files when the store is shared.
+    pub fn directory_only(&self, command: &str) -> Result<()> {
+        match &self.shared {
+            None => Ok(()),
+            Some(_) => Err(crate::error::CliError::input(format!(
+                "`runlog {command}` works on a store directory, not on PostgreSQL"
+            ))
+            .with_hint(
+                "PostgreSQL keeps its own write-ahead log and backups (pg_dump, point-in-time \
+                 recovery); `runlog verify` checks every run's chain there",
+            )),
+        }
     }
 }
 
@@ -230,6 +273,21 @@ pub enum Command {
     ///
     /// Example: runlog ui --open
     Ui(ui::Args),
+    /// Execute the ready tasks of any runs of the shared store, beside other workers on any hosts.
+    ///
+    /// Needs --store postgres://… (or RUNLOG_STORE). The worker joins with a lease it renews;
+    /// it starts an attempt only by claiming the task in the same append as the attempt, so
+    /// one worker runs each; a task stays with the worker that has its worktree. When a worker
+    /// dies (kill -9, host gone, cut off), its attempts are abandoned once its lease expires and
+    /// taken on elsewhere in a fresh worktree with the feedback; it can record nothing more.
+    /// Each run's workflow directory must be at the same path on every worker's host. Ctrl-C
+    /// leaves: what the worker holds goes to the others at once.
+    ///
+    /// Example: runlog --store postgres://runlog:secret@db/runlog worker --jobs 8
+    #[command(
+        after_help = "Exit codes: 0 idle (--until-idle), 1 the lease was lost or the store failed, 2 usage, 130 left on a signal."
+    )]
+    Worker(worker::Args),
 }
 
 impl Command {
@@ -243,6 +301,7 @@ impl Command {
                 | Command::Emit(_)
                 | Command::Serve(_)
                 | Command::Ui(_)
+                | Command::Worker(_)
                 | Command::Repair(_)
                 | Command::Salvage(_)
         )
@@ -278,6 +337,7 @@ impl Command {
             Command::Viz(a) => done(viz::run(a, ctx)),
             Command::Serve(a) => done(crate::serve::run(a, ctx)),
             Command::Ui(a) => done(ui::run(a, ctx)),
+            Command::Worker(a) => worker::run(a, ctx),
             Command::Repair(a) => done(repair::run(a, ctx)),
             Command::Salvage(a) => done(salvage::run(a, ctx)),
         }

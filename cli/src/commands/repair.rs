@@ -32,6 +32,7 @@ struct RunReport {
 
 /// Rebuilds, then verifies every run; exit 1 if any is still damaged (what is lost is named).
 pub fn run(_a: Args, ctx: &Ctx) -> Result<()> {
+    ctx.directory_only("repair")?;
     if !ctx.json {
         eprintln!(
             "rebuilding the sled database of {} from its archive ...",

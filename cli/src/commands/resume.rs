@@ -1,11 +1,10 @@
 //! `runlog resume RUN`: continue an interrupted, crashed or paused run from its log.
 
-use super::run::{drive_serving, finish, jobs, work_dir};
+use super::run::{drive_to_end, jobs, work_dir, workflow_context};
 use super::Ctx;
 use crate::error::{ExitKind, Result};
-use crate::runner::{Context, Engine, RunOptions, RunnerSettings, Workflow};
+use crate::runner::{Engine, RunOptions};
 use runlog_replay::Replay;
-use std::path::Path;
 
 /// Arguments of `runlog resume`.
 #[derive(Debug, clap::Args)]
@@ -26,36 +25,10 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     let jobs = jobs(a.jobs)?;
     let log = ctx.open()?;
     let state = Replay::new(&log).head_state(run)?;
-    let path = state
-        .run
-        .as_ref()
-        .map(|r| r.workflow.clone())
-        .unwrap_or_default();
-    let (dir, runner) = match Workflow::load(Path::new(&path)) {
-        Ok(wf) => {
-            if state
-                .run
-                .as_ref()
-                .is_some_and(|r| r.workflow_hash != wf.hash)
-            {
-                eprintln!("note: {path} changed since the run started; the run keeps its recorded plan and commands");
-            }
-            (wf.dir, wf.runner)
-        }
-        Err(_) => {
-            let dir = Path::new(&path)
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| ".".into());
-            eprintln!("note: cannot read the workflow {path}; resuming with the recorded plan and no replan command");
-            (dir, RunnerSettings::default())
-        }
-    };
-    let context = Context {
-        dir,
-        runner,
-        work: work_dir(&ctx.store, run),
-    };
+    let (context, notes) = workflow_context(&state, work_dir(&ctx.store, run), &log);
+    for note in notes {
+        eprintln!("note: {note}");
+    }
     let opts = RunOptions {
         quiet: a.quiet,
         jobs,
@@ -63,7 +36,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     let notes = super::children::on_resume(&state, &|task, child| {
         crate::runner::is_child_of(&log, child.as_str(), run, task).unwrap_or(false)
     });
-    let mut engine = Engine::new(&log, run, state, context, &opts);
+    let engine = Engine::new(&log, run, state, context, &opts);
     if engine.succeeded() {
         println!("run {run} already succeeded; nothing to resume");
         return Ok(None);
@@ -71,7 +44,5 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     for note in notes {
         eprintln!("note: {note}");
     }
-    engine.prepare_resume()?;
-    let ended = drive_serving(&log, &ctx.store, run, engine)?;
-    finish(&log, ctx, run, &ended)
+    drive_to_end(&log, ctx, run, engine, |e| Ok(e.prepare_resume()?))
 }

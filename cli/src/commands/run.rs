@@ -27,6 +27,10 @@ pub struct Args {
     /// server executes the run).
     #[arg(long)]
     detach: bool,
+    /// On the shared store: record the run's start, print its id and return; `runlog worker`s
+    /// execute it. Without it, this process works on the run as one worker among them.
+    #[arg(long)]
+    submit_only: bool,
     /// Run as the sub-project of TASK of RUN, in the same store: how a task with
     /// `workflow = "..."` starts its child run. The two runs are linked both ways, and the
     /// child's nesting counts under the parent's max_depth. Never handed to a server.
@@ -60,10 +64,23 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         )
         .with_hint("start one (`runlog serve &`), or run without --detach"));
     }
+    if a.submit_only && ctx.shared.is_none() {
+        return Err(CliError::input(
+            "--submit-only hands the run to `runlog worker`s, which work on the shared store only",
+        )
+        .with_hint("use --store postgres://…, or --detach with a `runlog serve` on this store"));
+    }
     let log = ctx.open_or_create()?;
     let (run, engine) = start(&log, &ctx.store, &wf, a.run_id, &opts)?;
-    let ended = drive_serving(&log, &ctx.store, &run, engine)?;
-    finish(&log, ctx, &run, &ended)
+    if a.submit_only {
+        if ctx.json {
+            render::json(&serde_json::json!({ "run": run, "submitted": true }));
+        } else {
+            println!("{run}");
+        }
+        return Ok(None);
+    }
+    drive_to_end(&log, ctx, &run, engine, |_| Ok(()))
 }
 
 /// `runlog run CHILD.toml --parent RUN/TASK`: the child run of a sub-project task, nested
@@ -95,8 +112,7 @@ fn run_child(a: Args, parent: &str, ctx: &Ctx) -> Result<Option<ExitKind>> {
     };
     let (run, mut engine) = start(&log, &ctx.store, &wf, a.run_id, &opts)?;
     engine.link_parent(RunId::from(parent_run), task)?;
-    let ended = drive_serving(&log, &ctx.store, &run, engine)?;
-    finish(&log, ctx, &run, &ended)
+    drive_to_end(&log, ctx, &run, engine, |_| Ok(()))
 }
 
 /// Starts a run of `wf` in the store (`runlog run`, and `POST /v1/runs` of `runlog serve`):
@@ -113,13 +129,11 @@ pub(crate) fn start<'l>(
         Some(id) => {
             runlog_core::check_name("run", &id)?;
             if log.head(&id)?.is_some() {
-                return Err(CliError::input(format!(
-                    "run {id} already exists in {}",
-                    store_dir.display()
-                ))
-                .with_hint(format!(
-                    "resume it with `runlog resume {id}`, or choose another --run-id"
-                )));
+                return Err(
+                    CliError::input(format!("run {id} already exists in this store")).with_hint(
+                        format!("resume it with `runlog resume {id}`, or choose another --run-id"),
+                    ),
+                );
             }
             id
         }
@@ -129,10 +143,54 @@ pub(crate) fn start<'l>(
         dir: wf.dir.clone(),
         runner: wf.runner.clone(),
         work: work_dir(store_dir, &run),
+        shared: log.postgres().map(|p| p.url().to_owned()),
     };
     let mut engine = Engine::new(log, &run, runlog_core::RunState::default(), context, opts);
     engine.start(wf.start_commands(RunId::from(run.as_str())))?;
     Ok((run, engine))
+}
+
+/// How a recorded run's commands run on this host: in its workflow file's directory, with the
+/// runner settings of that file (read again when it can be; the run keeps its recorded plan
+/// either way), its worktrees under `work`. With notes for the user on what differs.
+pub(crate) fn workflow_context(
+    state: &runlog_core::RunState,
+    work: PathBuf,
+    log: &runlog_store::Store,
+) -> (Context, Vec<String>) {
+    let path = state
+        .run
+        .as_ref()
+        .map(|r| r.workflow.clone())
+        .unwrap_or_default();
+    let mut notes = Vec::new();
+    let (dir, runner) = match Workflow::load(Path::new(&path)) {
+        Ok(wf) => {
+            if state
+                .run
+                .as_ref()
+                .is_some_and(|r| r.workflow_hash != wf.hash)
+            {
+                notes.push(format!("{path} changed since the run started; the run keeps its recorded plan and commands"));
+            }
+            (wf.dir, wf.runner)
+        }
+        Err(_) => {
+            let dir = Path::new(&path)
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| ".".into());
+            notes.push(format!("cannot read the workflow {path}; going on with the recorded plan and no replan command"));
+            (dir, crate::runner::RunnerSettings::default())
+        }
+    };
+    let context = Context {
+        dir,
+        runner,
+        work,
+        shared: log.postgres().map(|p| p.url().to_owned()),
+    };
+    (context, notes)
 }
 
 /// `--jobs`, checked by the same rule as the workflow's `jobs`.
@@ -157,6 +215,26 @@ pub(super) fn work_dir(store: &Path, run: &str) -> PathBuf {
         .unwrap_or_else(|_| store.to_path_buf())
         .join("worktrees");
     crate::paths::within(&worktrees, run)
+}
+
+/// Drives the run to its end, then prints the closing summary. On the shared store this
+/// process holds a lease of its own and works on the run as one worker among many (see
+/// `worker`); `prepare` runs once the engine is enlisted, before it drives.
+pub(super) fn drive_to_end(
+    log: &runlog_store::Store,
+    ctx: &Ctx,
+    run: &str,
+    mut engine: Engine<'_>,
+    prepare: impl FnOnce(&mut Engine<'_>) -> Result<()>,
+) -> Result<Option<ExitKind>> {
+    let member = super::worker::join_for_run(log)?;
+    if let Some(m) = &member {
+        m.enlist(&mut engine, true);
+    }
+    prepare(&mut engine)?;
+    let ended = drive_serving(log, &ctx.store, run, engine)?;
+    drop(member);
+    finish(log, ctx, run, &ended)
 }
 
 /// Runs the engine while serving live followers from the store's socket.
@@ -193,7 +271,7 @@ pub(crate) fn finish(
         &ended.state,
         ended.elapsed,
         run,
-        &ctx.store,
+        &ctx.command(),
         ctx.json,
     );
     Ok(if ended.interrupted {

@@ -73,9 +73,7 @@ pub(crate) fn rows(log: &dyn EventLog) -> Result<Vec<Row>> {
                 .or_insert_with(|| replay.head_state(p.run.as_str()).ok());
             let linked = parent.as_ref().is_some_and(|parent| {
                 parent
-                    .task(&p.task)
-                    .and_then(|t| t.sub_project.as_ref())
-                    .and_then(|s| s.child.as_ref())
+                    .child_run_of(&p.task)
                     .is_some_and(|c| c.as_str() == meta.run)
             });
             let left = if linked { "" } else { " (no longer linked)" };
@@ -106,7 +104,7 @@ pub fn run(_: Args, ctx: &Ctx) -> Result<()> {
         return Ok(());
     }
     if rows.is_empty() {
-        println!("no runs in {}", ctx.store.display());
+        println!("no runs in {}", ctx.store_name());
         return Ok(());
     }
     println!(

@@ -46,6 +46,7 @@ struct Unnamed {
 /// Salvages, then reports each run (exit 1 if a run is shorter than the store remembered, or
 /// nothing was found).
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+    ctx.directory_only("salvage")?;
     let found = runlog_store::salvage(&ctx.store, a.from.as_deref(), &a.into, &a.runs)
         .map_err(|e| crate::store::explain(&ctx.store, e))?;
     let report = Report {

@@ -103,10 +103,7 @@ fn print_rows(
             row.rescues,
             score
         );
-        let child = state
-            .task(&runlog_core::TaskId::from(row.id.as_str()))
-            .and_then(|t| t.sub_project.as_ref())
-            .and_then(|s| s.child.as_ref());
+        let child = state.child_run_of(&runlog_core::TaskId::from(row.id.as_str()));
         if let Some(child) = child.filter(|_| tree && levels < MAX_CHILD_LEVELS) {
             // A child run that cannot be read leaves its parent's board whole.
             if let Ok(child_state) = replay.head_state(child.as_str()) {

@@ -89,9 +89,15 @@ fn start(ctx: &Ctx, port: u16) -> Result<(String, Option<u32>)> {
     let exe = std::env::current_exe()
         .map_err(|e| CliError::failed(format!("cannot find the runlog binary: {e}")))?;
     let _ = std::fs::remove_file(address_file(&ctx.store));
-    let mut child = std::process::Command::new(exe)
-        .arg("--store")
-        .arg(&ctx.store)
+    let mut command = std::process::Command::new(exe);
+    match &ctx.shared {
+        // In its environment, not on its command line, where `ps` would show the password.
+        Some(url) => command
+            .env("RUNLOG_STORE", url)
+            .env("RUNLOG_LOCAL_DIR", &ctx.store),
+        None => command.arg("--store").arg(&ctx.store),
+    };
+    let mut child = command
         .args(["serve", "--http", &format!("127.0.0.1:{port}")])
         .stdin(Stdio::null())
         .stdout(log)

@@ -108,6 +108,30 @@ pub fn describe(e: &EventKind) -> String {
             failures,
             ..
         } => format!("{task}'s child run {child_run} did not succeed: {failures}; {task} waits"),
+        EventKind::WorkerClaimed {
+            task,
+            attempt,
+            worker,
+            fresh_worktree,
+            previous,
+        } => {
+            let from = previous
+                .as_ref()
+                .map(|p| format!(" from worker {p}"))
+                .unwrap_or_default();
+            let fresh = if *fresh_worktree {
+                " in a fresh worktree (the feedback goes with it)"
+            } else {
+                ""
+            };
+            format!("{task} attempt {attempt} taken on by worker {worker}{from}{fresh}")
+        }
+        EventKind::AttemptAbandoned {
+            task,
+            attempt,
+            worker,
+            reason,
+        } => format!("{task} attempt {attempt} of worker {worker} abandoned: {reason}"),
         other => serde_json::to_value(other)
             .ok()
             .and_then(|v| v.as_object().cloned())

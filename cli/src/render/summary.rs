@@ -6,7 +6,6 @@ use super::join;
 use runlog_core::projections::RunSummary;
 use runlog_core::{RunOutcome, RunState, RunStatus, TaskStatus};
 use std::io::Write;
-use std::path::Path;
 use std::time::Duration;
 
 /// How a run ended, for people and scripts.
@@ -82,15 +81,10 @@ pub fn print(
     state: &RunState,
     elapsed: Duration,
     run: &str,
-    store_dir: &Path,
+    cmd: &str,
     json: bool,
 ) {
-    let cmd = if store_dir == Path::new(".runlog") {
-        "runlog".to_owned()
-    } else {
-        format!("runlog --store {}", store_dir.display())
-    };
-    let end = ending(state, run, &cmd);
+    let end = ending(state, run, cmd);
     let warn_at = state.settings.history_warn_events;
     let history_warning = (s.events > warn_at).then(|| {
         format!(

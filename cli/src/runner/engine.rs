@@ -5,6 +5,7 @@
 //! channel.
 
 use super::clock::Clock;
+use super::crew::{Crew, TICK};
 use super::error::RunnerError;
 use super::process::{self, Outcome, Spec};
 use super::protocol;
@@ -57,6 +58,9 @@ pub struct Context {
     pub runner: RunnerSettings,
     /// Where worktrees and feedback files live: `STORE/worktrees/RUN`.
     pub work: PathBuf,
+    /// The shared store's URL, which a sub-project's child run must use too (in its
+    /// environment, where `ps` does not show the password).
+    pub shared: Option<String>,
 }
 
 /// The command line of a task's job and the message its end sends back.
@@ -136,6 +140,18 @@ impl Foreign {
     }
 }
 
+impl Foreign {
+    /// The last seq announced so far, `first` included: a burst of appends (other workers')
+    /// is taken in with one catch-up and one dispatch, not one per event.
+    fn latest(&mut self, first: u64) -> u64 {
+        let mut last = first;
+        while let Ok(seq) = self.appended.try_recv() {
+            last = last.max(seq);
+        }
+        last
+    }
+}
+
 impl Drop for Foreign {
     fn drop(&mut self) {
         self.stop.store(true, std::sync::atomic::Ordering::Release);
@@ -200,6 +216,8 @@ pub struct Engine<'l> {
     published: Option<watch::Sender<std::sync::Arc<RunState>>>,
     /// Each task's story so far, for its agent's `RUNLOG_HISTORY`.
     histories: super::history::Histories,
+    /// Working the run as one worker among many (the shared store); `None` alone.
+    crew: Option<Crew>,
 }
 
 impl std::fmt::Debug for Engine<'_> {
@@ -237,7 +255,13 @@ impl<'l> Engine<'l> {
             asked: None,
             published: None,
             histories,
+            crew: None,
         }
+    }
+
+    /// Works the run as one worker among many (see [`super::crew`]).
+    pub fn as_worker(&mut self, crew: Crew) {
+        self.crew = Some(crew);
     }
 
     /// Shows the run's state to `readers` as it goes (at most once per step of the loop), so
@@ -374,7 +398,9 @@ impl<'l> Engine<'l> {
 
     /// Makes an interrupted, crashed or paused run runnable again.
     pub fn prepare_resume(&mut self) -> Result<()> {
-        if self.state().status == RunStatus::Running {
+        // Among workers a running run is the usual case; the attempts of lost ones are
+        // abandoned as the engine goes.
+        if self.state().status == RunStatus::Running && self.crew.is_none() {
             // Nothing recorded how the last runner stopped (kill -9, power loss): its agents
             // may still run, in groups of their own. Stop them before anything is retried in
             // their worktrees, then say so, which also abandons their attempts.
@@ -401,7 +427,7 @@ impl<'l> Engine<'l> {
                 })?;
             }
         }
-        if self.succeeded() {
+        if self.succeeded() || self.state().status == RunStatus::Running {
             return Ok(());
         }
         self.execute(CommandKind::Resume {
@@ -428,16 +454,36 @@ impl<'l> Engine<'l> {
         let started = Instant::now();
         let mut signals = Signals::new()?.or_asked(self.asked.take());
         let mut foreign = Foreign::watch(self.session.replay().log(), self.run());
+        let crew = self.crew.is_some();
         loop {
+            if crew && self.state().status != RunStatus::Running {
+                // Someone else finished or interrupted the run.
+                self.stop_all().await;
+                return Ok(self.into_ended(started, false));
+            }
             let next_due = self.dispatch()?;
             self.publish();
             if self.busy.is_empty() && self.replanning.is_none() {
+                let others = self
+                    .crew
+                    .as_ref()
+                    .is_some_and(|c| c.others_at_work(self.state()));
                 match next_due {
                     Some(due) => {
                         tokio::select! {
                             _ = self.clock.sleep_until(due) => continue,
-                            Some(seq) = foreign.appended.recv() => self.take_foreign(seq)?,
+                            Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
                             _ = signals.next() => return self.interrupt(started).await,
+                            _ = tokio::time::sleep(TICK), if crew => {}
+                        }
+                        continue;
+                    }
+                    // Other workers still hold tasks: their ends (or their loss) come in.
+                    None if others => {
+                        tokio::select! {
+                            Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
+                            _ = signals.next() => return self.interrupt(started).await,
+                            _ = tokio::time::sleep(TICK) => {}
                         }
                         continue;
                     }
@@ -446,19 +492,23 @@ impl<'l> Engine<'l> {
             }
             tokio::select! {
                 Some(done) = self.rx.recv() => self.handle(done)?,
-                Some(seq) = foreign.appended.recv() => self.take_foreign(seq)?,
+                Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
                 _ = signals.next() => return self.interrupt(started).await,
                 _ = self.clock.sleep_until(next_due.unwrap_or_default()), if next_due.is_some() => {}
+                _ = tokio::time::sleep(TICK), if crew => {}
             }
         }
     }
 
     /// Starts what the dispatch policy proposes; returns when the next retry comes due.
     fn dispatch(&mut self) -> Result<Option<runlog_core::Timestamp>> {
+        self.abandon_lost()?;
         let busy = &self.busy;
+        let (crew, state) = (self.crew.as_ref(), self.session.state());
+        let running = crew.map_or(busy.len(), Crew::running);
         let cap = Capacity {
-            busy: &|id| busy.contains_key(id),
-            free: self.jobs().saturating_sub(busy.len()),
+            busy: &|id| busy.contains_key(id) || crew.is_some_and(|c| c.held_elsewhere(state, id)),
+            free: self.jobs().saturating_sub(running),
             replanning: self.replanning.is_some(),
             replan_stopped: self.replan_gave_up,
         };
@@ -477,17 +527,72 @@ impl<'l> Engine<'l> {
         }
         for (id, job) in plan.starts {
             let mut command = None;
+            if !self.claim(&id, job)? {
+                continue;
+            }
+            if job == Job::Attempt {
+                command = self.child_command(&id)?;
+            }
+            self.spawn(&id, job, command);
+        }
+        Ok(plan.next_due)
+    }
+
+    /// Takes the task on for `job`: an attempt starts here (among workers, claiming the task in
+    /// the same append); tests or an eval go on here, after claiming the task from a lost
+    /// worker. `false` when another worker won the race for it: nothing was recorded.
+    fn claim(&mut self, id: &TaskId, job: Job) -> Result<bool> {
+        let Some(crew) = self.crew.clone() else {
             if job == Job::Attempt {
                 self.execute(CommandKind::StartTask {
                     task: id.clone(),
                     agent: None,
                     worktree: None,
                 })?;
-                command = self.child_command(&id)?;
             }
-            self.spawn(&id, job, command);
+            return Ok(true);
+        };
+        let fresh_worktree = crew.fresh(&self.ctx.work, self.state(), id);
+        let (task, worker) = (id.clone(), crew.me.clone());
+        let command = match job {
+            Job::Attempt => CommandKind::StartTaskAs {
+                task,
+                worker,
+                fresh_worktree,
+            },
+            _ if self.state().task(id).and_then(|t| t.held_by()) == Some(crew.me.as_str()) => {
+                return Ok(true)
+            }
+            _ => CommandKind::ClaimTask {
+                task,
+                worker,
+                fresh_worktree,
+            },
+        };
+        Ok(self.try_execute(command)?.is_ok())
+    }
+
+    /// Among workers: abandons the attempts of workers that were lost, so that the tasks are
+    /// taken on (here or elsewhere).
+    fn abandon_lost(&mut self) -> Result<()> {
+        let Some(crew) = self.crew.clone().filter(Crew::time_to_look) else {
+            return Ok(());
+        };
+        let busy = &self.busy;
+        for (task, worker) in crew.lost(self.session.state(), &|id| busy.contains_key(id)) {
+            let reason = if worker == crew.me {
+                "a process of this worker's name stopped without finishing it".to_owned()
+            } else {
+                format!("worker {worker}'s lease expired")
+            };
+            // Refused when another worker abandoned it first: nothing to do.
+            let _ = self.try_execute(CommandKind::AbandonAttempt {
+                task,
+                worker,
+                reason,
+            })?;
         }
-        Ok(plan.next_due)
+        Ok(())
     }
 
     /// The environment every command of a task sees.
@@ -556,19 +661,15 @@ impl<'l> Engine<'l> {
             .to_path_buf();
         let workflow = self.ctx.dir.join(&sp.workflow);
         let start = start.then_some((workflow.as_path(), run.as_str(), id));
-        sub_project::child_command(&store, &child, start).map(Some)
+        let store = self.ctx.shared.is_none().then_some(store.as_path());
+        sub_project::child_command(store, &child, start).map(Some)
     }
 
     /// A sub-project task's child finished: its log says how, recorded, with the child. Succeeded:
     /// the task is submitted like any agent's. Failed: the task waits. Not finished (`None`):
     /// the command's own failure counts.
     fn child_ended(&mut self, id: &TaskId) -> Result<Option<(RunId, bool)>> {
-        let Some(child) = self
-            .state()
-            .task(id)
-            .and_then(|t| t.sub_project.as_ref())
-            .and_then(|s| s.child.clone())
-        else {
+        let Some(child) = self.state().child_run_of(id).cloned() else {
             return Ok(None);
         };
         let (succeeded, failures) =
@@ -596,10 +697,18 @@ impl<'l> Engine<'l> {
         let Some(task) = self.state().task(id) else {
             return;
         };
+        let child_run = command.is_some();
         let cmd =
             command.unwrap_or_else(|| command_of(job, &task.spec).unwrap_or("true").to_owned());
         let timeout_ms = self.state().strategy_for(task).timeout_ms;
-        let env = self.env_for(id);
+        let mut env = self.env_for(id);
+        if let (Some(url), true) = (&self.ctx.shared, child_run) {
+            // A sub-project's child run: the same shared store, and this host's files for it.
+            env.push(("RUNLOG_STORE".into(), url.clone()));
+            if let Some(local) = self.ctx.work.parent().and_then(std::path::Path::parent) {
+                env.push(("RUNLOG_LOCAL_DIR".into(), local.display().to_string()));
+            }
+        }
         let dir = self.ctx.dir.clone();
         let grace = self.ctx.runner.grace;
         let output_cap = self.ctx.runner.output_cap;
@@ -624,6 +733,9 @@ impl<'l> Engine<'l> {
             phase: self.phase(id),
             ..running
         };
+        if let Some(crew) = &self.crew {
+            crew.started_one();
+        }
         self.busy.insert(id.clone(), running);
     }
 
@@ -701,7 +813,11 @@ impl<'l> Engine<'l> {
     /// Records what a task's process printed and left behind. `false` when the task was
     /// cancelled meanwhile: its end is noted and nothing more is decided for it.
     fn ended(&mut self, id: &TaskId, what: &str, out: &Outcome) -> Result<bool> {
-        let started_for = self.busy.remove(id).and_then(|r| r.phase);
+        let removed = self.busy.remove(id);
+        if let (Some(crew), Some(_)) = (&self.crew, &removed) {
+            crew.ended(1);
+        }
+        let started_for = removed.and_then(|r| r.phase);
         self.record_output(id, what, out)?;
         if let Some(text) = out.leftovers_text() {
             self.note(id, format!("the {what} command: {text}"))?;
@@ -952,6 +1068,9 @@ impl<'l> Engine<'l> {
     /// a bound, for each to end; whatever does not end in time is abandoned, which kills its
     /// group (see `process`).
     async fn stop_all(&mut self) {
+        if let Some(crew) = &self.crew {
+            crew.ended(self.busy.len());
+        }
         let mut all: Vec<Running> = self.busy.drain().map(|(_, r)| r).collect();
         all.extend(self.replanning.take().map(|r| r.running));
         for r in &all {
@@ -971,26 +1090,56 @@ impl<'l> Engine<'l> {
             .say("⏹ stopping: asking running commands to end (SIGTERM)");
         self.stop_all().await;
         self.view.done();
-        self.execute(CommandKind::Interrupt {
-            reason: "interrupted (signal); `runlog resume` continues".into(),
-        })?;
-        Ok(Ended {
+        match self.crew.clone().filter(|c| !c.owns_run) {
+            // A worker leaves: what it holds goes to the others at once.
+            Some(crew) => self.give_up_held(&crew)?,
+            None => {
+                self.execute(CommandKind::Interrupt {
+                    reason: "interrupted (signal); `runlog resume` continues".into(),
+                })?;
+            }
+        }
+        Ok(self.into_ended(started, true))
+    }
+
+    /// Abandons every unfinished task this worker holds, as it leaves.
+    fn give_up_held(&mut self, crew: &Crew) -> Result<()> {
+        let held: Vec<TaskId> = self
+            .state()
+            .tasks
+            .values()
+            .filter(|t| !t.status.is_terminal() && t.held_by() == Some(crew.me.as_str()))
+            .map(|t| t.spec.id.clone())
+            .collect();
+        for task in held {
+            let _ = self.try_execute(CommandKind::AbandonAttempt {
+                task,
+                worker: crew.me.clone(),
+                reason: format!("worker {} stopped (signal)", crew.me),
+            })?;
+        }
+        Ok(())
+    }
+
+    fn into_ended(self, started: Instant, interrupted: bool) -> Ended {
+        Ended {
             state: self.session.into_state(),
-            interrupted: true,
+            interrupted,
             elapsed: started.elapsed(),
-        })
+        }
     }
 
     fn finish(mut self, started: Instant) -> Result<Ended> {
         self.view.done();
         // Every command has ended: nothing listed is left to stop.
         process::forget_groups(&self.groups_dir());
-        self.execute(CommandKind::Finish)?;
-        Ok(Ended {
-            state: self.session.into_state(),
-            interrupted: false,
-            elapsed: started.elapsed(),
-        })
+        match self.try_execute(CommandKind::Finish)? {
+            Ok(_) => {}
+            // Among workers another may have finished it first.
+            Err(_) if self.crew.is_some() => {}
+            Err(r) => return Err(RunnerError::Refused(Box::new(r))),
+        }
+        Ok(self.into_ended(started, false))
     }
 }
 

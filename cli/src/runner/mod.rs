@@ -4,6 +4,7 @@
 //! (`runlog_core::dispatch`); failures are [`RunnerError`]s, never the CLI's errors.
 
 pub mod clock;
+mod crew;
 mod discovery;
 mod engine;
 mod error;
@@ -15,6 +16,7 @@ mod sub_project;
 mod view;
 pub mod workflow;
 
+pub use crew::Crew;
 pub use discovery::conventions_hint;
 pub use engine::{Context, Ended, Engine, RunOptions};
 pub use error::{RunnerError, WorkflowError};

@@ -131,7 +131,7 @@ pub fn fork_child(
 /// The shell command that runs (or resumes) the child in the same store, from the directory
 /// the parent's runner was started in (where relative workflow paths are recorded from).
 pub fn child_command(
-    store: &Path,
+    store: Option<&Path>,
     child: &str,
     start: Option<(&Path, &str, &TaskId)>,
 ) -> Result<String> {
@@ -144,7 +144,11 @@ pub fn child_command(
         source,
     })?;
     let q = |p: &Path| quote(&p.display().to_string());
-    let prefix = format!("cd {} && exec {} --store {}", q(&cwd), q(&exe), q(store));
+    // Without a directory the child finds the shared store in its environment.
+    let store = store
+        .map(|s| format!(" --store {}", q(s)))
+        .unwrap_or_default();
+    let prefix = format!("cd {} && exec {}{store}", q(&cwd), q(&exe));
     Ok(match start {
         Some((workflow, run, task)) => format!(
             "{prefix} run {} --run-id {} --parent {} --quiet",

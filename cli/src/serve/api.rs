@@ -355,8 +355,8 @@ async fn board(
 /// the task (one level: a child's own page shows its children).
 fn children(replay: &Replay<'_>, state: &runlog_core::RunState) -> Vec<serde_json::Value> {
     state
-        .tasks_in_order()
-        .filter_map(|t| Some((&t.spec.id, t.sub_project.as_ref()?.child.as_ref()?)))
+        .child_runs()
+        .into_iter()
         .map(|(task, child)| match replay.head_state(child.as_str()) {
             Ok(c) => serde_json::json!({
                 "task": task,

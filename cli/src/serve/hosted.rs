@@ -100,6 +100,11 @@ impl Hosted {
                 engine.publish_to(shown);
                 hosted.lock().insert(run.clone(), Run { ask, state });
                 let _ = started.send(Ok(run.clone()));
+                if store.postgres().is_some() {
+                    // On the shared store the workers execute it (`runlog worker`).
+                    hosted.lock().remove(&run);
+                    return;
+                }
                 if let Err(e) = engine.drive().await {
                     eprintln!("run {run} stopped: {e}");
                 }

@@ -20,7 +20,8 @@ pub fn repo() -> PathBuf {
         .to_path_buf()
 }
 
-/// `runlog --store STORE`, run from the repository's root, without colour.
+/// `runlog --store STORE`, run from the repository's root, without colour. A PostgreSQL URL
+/// as STORE gets a local directory of its own in the temporary directory (not the repository).
 pub fn runlog(store: &Path) -> Command {
     let bin = std::env::var_os("RUNLOG_TEST_BIN").map_or_else(
         || PathBuf::from(env!("CARGO_BIN_EXE_runlog")),
@@ -32,6 +33,14 @@ pub fn runlog(store: &Path) -> Command {
         .arg(store)
         .env_remove("RUNLOG_STORE")
         .env("NO_COLOR", "1");
+    let text = store.to_string_lossy();
+    if text.starts_with("postgres://") {
+        let hash = blake3::hash(text.as_bytes()).to_hex();
+        let local = std::env::temp_dir().join(format!("runlog-shared-{}", &hash.as_str()[..16]));
+        c.env("RUNLOG_LOCAL_DIR", local);
+    } else {
+        c.env_remove("RUNLOG_LOCAL_DIR");
+    }
     c
 }
 
@@ -214,4 +223,35 @@ pub fn exchange(
         .unwrap_or(0);
     let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
     (status, head.to_ascii_lowercase(), body.to_owned())
+}
+
+/// A DAG of `n` no-op tasks: each waits for up to two earlier ones (a fixed, seeded shape), so
+/// readiness changes as the run goes, as in a real plan.
+pub fn noop_dag(n: usize, jobs: u32) -> String {
+    use std::fmt::Write as _;
+    let mut toml = format!("name = \"noop\"\n[settings]\njobs = {jobs}\n");
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for i in 0..n {
+        let _ = write!(
+            toml,
+            "[[task]]\nid = \"t{i}\"\nrun = \"true\"\nrequires_testing = false\n"
+        );
+        if i >= 16 {
+            let a = i - 1 - (next() as usize % 16);
+            let b = i - 1 - (next() as usize % 16);
+            let after = if a == b {
+                format!("\"t{a}\"")
+            } else {
+                format!("\"t{a}\", \"t{b}\"")
+            };
+            let _ = writeln!(toml, "after = [{after}]");
+        }
+    }
+    toml
 }

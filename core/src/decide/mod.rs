@@ -7,6 +7,7 @@ mod replan;
 mod sub_project;
 mod supervisor;
 mod task;
+mod workers;
 
 use crate::command::{Command, CommandKind};
 use crate::event::{Event, EventKind};
@@ -149,6 +150,21 @@ fn decide_kinds(
             succeeded,
             failures,
         } => sub_project::end_child(state, task, child_run, succeeded, failures),
+        CommandKind::StartTaskAs {
+            task,
+            worker,
+            fresh_worktree,
+        } => workers::start_as(state, task, worker, fresh_worktree, at),
+        CommandKind::ClaimTask {
+            task,
+            worker,
+            fresh_worktree,
+        } => workers::claim(state, task, worker, fresh_worktree),
+        CommandKind::AbandonAttempt {
+            task,
+            worker,
+            reason,
+        } => workers::abandon(state, task, worker, reason),
     }
 }
 

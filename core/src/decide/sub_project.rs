@@ -82,7 +82,7 @@ pub(super) fn end_child(
     require_running(state)?;
     let t = find(state, &task)?;
     require_running_attempt(t, "end the child run of")?;
-    let linked = t.sub_project.as_ref().and_then(|s| s.child.as_ref());
+    let linked = t.child_run();
     if linked != Some(&child_run) {
         return Err(Rejection::InvalidRevision {
             reason: format!(

@@ -11,7 +11,8 @@ mod wire;
 pub use server::{socket_path, MAX_CONNECTIONS};
 
 use crate::error::{Result, StoreError};
-use crate::log::{EventLog, Log, Options};
+use crate::log::{landed, EventLog, Log, Options};
+use crate::postgres::PgLog;
 use crate::types::{Direction, Durability, Head, Record, RecordRef, RunMeta, VerifyReport};
 use client::{Client, Connect};
 use crossbeam_channel::Receiver;
@@ -31,6 +32,8 @@ enum Reach {
     Owner { log: Arc<Log>, _server: Server },
     /// Another process owns it.
     Client(Client),
+    /// The shared store in PostgreSQL: no owner, every process connects.
+    Shared(Arc<PgLog>),
 }
 
 impl Reach {
@@ -38,11 +41,13 @@ impl Reach {
         match self {
             Reach::Owner { log, .. } => &**log,
             Reach::Client(c) => c,
+            Reach::Shared(log) => &**log,
         }
     }
 }
 
-/// A store directory, owned by this process or reached through its owner.
+/// A store directory, owned by this process or reached through its owner; or the shared store
+/// in PostgreSQL ([`Store::connect`]).
 #[derive(Debug)]
 pub struct Store {
     route: Arc<Route>,
@@ -95,6 +100,36 @@ impl Store {
         })
     }
 
+    /// Connects to the shared store at a PostgreSQL URL.
+    pub fn connect(url: &str) -> Result<Self> {
+        let log = PgLog::connect(url)?;
+        let route = Route {
+            dir: PathBuf::from(log.at()),
+            options: Options::default(),
+            reach: RwLock::new(Arc::new(Reach::Shared(Arc::new(log)))),
+        };
+        Ok(Self {
+            route: Arc::new(route),
+            notes: Vec::new(),
+        })
+    }
+
+    /// The shared store, when this is one (for what only it does: workers' leases).
+    pub fn postgres(&self) -> Option<Arc<PgLog>> {
+        match &*self.current() {
+            Reach::Shared(log) => Some(log.clone()),
+            _ => None,
+        }
+    }
+
+    /// The shared store's server (without its password), when this is one.
+    pub fn shared_at(&self) -> Option<String> {
+        match &*self.current() {
+            Reach::Shared(log) => Some(log.at().to_owned()),
+            _ => None,
+        }
+    }
+
     /// What opening the store had to repair (only the owner that opened it knows).
     pub fn recovery_notes(&self) -> &[String] {
         &self.notes
@@ -109,7 +144,7 @@ impl Store {
     pub fn owner(&self) -> Option<String> {
         match &*self.current() {
             Reach::Client(c) => Some(c.owner.clone()),
-            Reach::Owner { .. } => None,
+            Reach::Owner { .. } | Reach::Shared(_) => None,
         }
     }
 
@@ -232,8 +267,8 @@ impl EventLog for Store {
 
     fn subscribe(&self, run: Option<&str>) -> Receiver<Record> {
         let reach = self.current();
-        if let Reach::Owner { log, .. } = &*reach {
-            return log.subscribe(run);
+        if !matches!(&*reach, Reach::Client(_)) {
+            return reach.log().subscribe(run);
         }
         let first = reach.log().subscribe(run);
         let (tx, rx) = crossbeam_channel::unbounded();
@@ -279,27 +314,6 @@ impl EventLog for Store {
     fn durability(&self) -> Durability {
         self.current().log().durability()
     }
-}
-
-/// The head after `bodies`, if the log holds exactly them right after `expected`.
-fn landed(
-    log: &dyn EventLog,
-    run: &str,
-    expected: Option<u64>,
-    bodies: &[Vec<u8>],
-) -> Result<Option<Head>> {
-    let Some(expected) = expected else {
-        return Ok(None);
-    };
-    let Some(head) = log.head(run)? else {
-        return Ok(None);
-    };
-    if head.seq != expected + bodies.len() as u64 {
-        return Ok(None);
-    }
-    let found = log.read(run, expected + 1, head.seq, Direction::Forward)?;
-    let same = found.len() == bodies.len() && found.iter().zip(bodies).all(|(r, b)| &r.body == b);
-    Ok(same.then_some(head))
 }
 
 /// Forwards a subscription through whichever process owns the store: when the owner goes, the

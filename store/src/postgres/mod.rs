@@ -1,0 +1,597 @@
+//! The shared store: the same log in PostgreSQL, for runs and workers on many hosts.
+//!
+//! Same records as the sled store (the bodies byte for byte, per-run gapless seqs, the blake3
+//! chain from the run's genesis hash), one row per record. An append is one transaction that
+//! locks the run's head row, compares its seq with the expected one (a stale one is the same
+//! typed [`StoreError::Conflict`]), inserts the rows, moves the head and notifies: so any number
+//! of processes on any hosts append to one run safely. A connection lost mid-append is settled
+//! by reading the log again, never by guessing (see [`PgLog::append`]). Subscriptions use
+//! LISTEN/NOTIFY only to wake up and read by seq ([`follow`]), so a missed notification loses
+//! nothing.
+//!
+//! [`crate::EventLog`] is synchronous and the callers may be inside a tokio runtime of their own,
+//! so the log drives tokio-postgres on a runtime it owns and waits for answers on a channel.
+
+mod append;
+mod follow;
+mod lease;
+mod schema;
+#[cfg(feature = "testkit")]
+pub mod scratch;
+
+pub use lease::host_name;
+pub use schema::SCHEMA;
+
+use crate::error::{Damage, Result, StoreError};
+use crate::frame::{genesis, link};
+use crate::log::EventLog;
+use crate::types::{Durability, Head, Record, RecordRef, RunMeta, VerifyReport};
+use crossbeam_channel::Receiver;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use std::collections::HashMap;
+use std::future::Future;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Row as PgRow};
+
+/// Records read per round trip by a scan.
+const SCAN_BATCH: i64 = 8_192;
+/// Connections a process keeps open to the server.
+const POOL_SIZE: usize = 16;
+/// How long to wait for a connection before saying the server cannot be reached.
+const CONNECT_WAIT: Duration = Duration::from_secs(10);
+
+/// Whether a text names a PostgreSQL store rather than a directory.
+pub fn is_url(text: &str) -> bool {
+    text.starts_with("postgres://") || text.starts_with("postgresql://")
+}
+
+/// What the async side needs: the pool and how to name the server in messages.
+#[derive(Debug)]
+pub(crate) struct Pg {
+    pool: Pool,
+    config: tokio_postgres::Config,
+    /// The server as `postgres://user@host:port/db`, never with its password.
+    pub(crate) at: String,
+}
+
+impl Pg {
+    async fn client(&self) -> Result<deadpool_postgres::Client> {
+        self.pool.get().await.map_err(|e| StoreError::Postgres {
+            at: self.at.clone(),
+            what: "cannot connect",
+            why: e.to_string(),
+            lost: true,
+        })
+    }
+
+    fn error(&self, what: &'static str, e: &tokio_postgres::Error) -> StoreError {
+        StoreError::Postgres {
+            at: self.at.clone(),
+            what,
+            why: describe(e),
+            lost: lost(e),
+        }
+    }
+}
+
+/// The server's message when it sent one (tokio-postgres says only "db error" otherwise).
+fn describe(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => e.to_string(),
+    }
+}
+
+/// Whether the connection went away (the server stopped, or ended this session): the statement
+/// may or may not have been applied.
+fn lost(e: &tokio_postgres::Error) -> bool {
+    use tokio_postgres::error::SqlState;
+    e.is_closed()
+        || e.code().is_some_and(|c| {
+            [
+                SqlState::ADMIN_SHUTDOWN,
+                SqlState::CRASH_SHUTDOWN,
+                SqlState::CANNOT_CONNECT_NOW,
+                SqlState::CONNECTION_FAILURE,
+                SqlState::CONNECTION_EXCEPTION,
+            ]
+            .contains(c)
+        })
+        || std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
+}
+
+/// The log in PostgreSQL.
+#[derive(Debug)]
+pub struct PgLog {
+    runtime: Option<tokio::runtime::Runtime>,
+    handle: tokio::runtime::Handle,
+    pg: Arc<Pg>,
+    /// Run ids to their numbers, which never change once a run exists.
+    nums: Mutex<HashMap<String, i64>>,
+    follow: follow::Follow,
+    held: lease::Held,
+    /// The URL as given, password included: only for the environment of runlog's own child
+    /// processes (a sub-project's run), never for messages.
+    url: String,
+}
+
+impl PgLog {
+    /// Connects to the server at `url` (`postgres://user:password@host:port/db`), creating the
+    /// schema on first use.
+    pub fn connect(url: &str) -> Result<Self> {
+        let mut config = tokio_postgres::Config::from_str(url).map_err(|e| {
+            StoreError::Invalid(format!(
+                "{} is not a PostgreSQL URL: {e}",
+                without_password(url)
+            ))
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_WAIT);
+        }
+        config.application_name("runlog");
+        // As libpq does: a URL without a password takes PGPASSWORD's.
+        if config.get_password().is_none() {
+            if let Some(password) = std::env::var_os("PGPASSWORD") {
+                config.password(password.as_encoded_bytes());
+            }
+        }
+        let at = name_server(&config);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("runlog-postgres")
+            .enable_all()
+            .build()
+            .map_err(|source| StoreError::Io {
+                what: "cannot start the PostgreSQL client runtime for",
+                path: at.clone().into(),
+                source,
+            })?;
+        let manager = Manager::from_config(
+            config.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .wait_timeout(Some(CONNECT_WAIT))
+            .create_timeout(Some(CONNECT_WAIT))
+            .build()
+            .map_err(|e| StoreError::Invalid(format!("cannot set up connections: {e}")))?;
+        let log = Self {
+            handle: runtime.handle().clone(),
+            runtime: Some(runtime),
+            pg: Arc::new(Pg { pool, config, at }),
+            nums: Mutex::new(HashMap::new()),
+            follow: follow::Follow::default(),
+            held: lease::Held::default(),
+            url: url.to_owned(),
+        };
+        log.call(|pg| async move { schema::prepare(&pg).await })?;
+        Ok(log)
+    }
+
+    /// The server, without its password.
+    pub fn at(&self) -> &str {
+        &self.pg.at
+    }
+
+    /// The URL as given, password included: for the environment of runlog's own child
+    /// processes only (never a message or a command line).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Runs `work` on the log's runtime and waits for it: callable from any thread, inside a
+    /// runtime or not.
+    fn call<T, F>(&self, work: impl FnOnce(Arc<Pg>) -> F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T>> + Send + 'static,
+    {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let job = work(self.pg.clone());
+        self.handle.spawn(async move {
+            let _ = tx.send(job.await);
+        });
+        rx.recv().map_err(|_| StoreError::Closed)?
+    }
+
+    /// Like [`Self::call`] for statements that may safely run again: a lost connection is
+    /// retried on a new one a few times before it is reported.
+    fn read<T, F>(&self, work: impl Fn(Arc<Pg>) -> F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T>> + Send + 'static,
+    {
+        let mut tries = 0;
+        loop {
+            match self.call(&work) {
+                Err(StoreError::Postgres { lost: true, .. }) if tries < append::RETRIES => {
+                    tries += 1;
+                    std::thread::sleep(append::backoff(tries));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// The run's number, if it exists.
+    fn num(&self, run: &str) -> Result<Option<i64>> {
+        if let Some(n) = self.nums.lock().unwrap_or_else(|p| p.into_inner()).get(run) {
+            return Ok(Some(*n));
+        }
+        let owned = run.to_owned();
+        let found = self.read(|pg| {
+            let run = owned.clone();
+            async move { num_of(&pg, &run).await }
+        })?;
+        if let Some(n) = found {
+            self.nums
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(run.to_owned(), n);
+        }
+        Ok(found)
+    }
+
+    /// Runs one statement that may safely run again (see [`Self::read`]); its rows.
+    fn query(
+        &self,
+        what: &'static str,
+        sql: &'static str,
+        params: Vec<Param>,
+    ) -> Result<Vec<PgRow>> {
+        let params = Arc::new(params);
+        self.read(|pg| {
+            let params = params.clone();
+            async move {
+                let refs: Vec<&(dyn ToSql + Sync)> =
+                    params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
+                query_on(&pg, what, sql, &refs).await
+            }
+        })
+    }
+}
+
+impl Drop for PgLog {
+    fn drop(&mut self) {
+        // Not `drop(runtime)`: that blocks, and panics when this runs inside another runtime.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// `postgres://user@host:port/db` from a parsed config: what messages name.
+fn name_server(config: &tokio_postgres::Config) -> String {
+    use tokio_postgres::config::Host;
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(h)) => h.clone(),
+        Some(Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".into(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let user = config
+        .get_user()
+        .map(|u| format!("{u}@"))
+        .unwrap_or_default();
+    let db = config.get_dbname().unwrap_or("");
+    format!("postgres://{user}{host}:{port}/{db}")
+}
+
+/// A URL without its password: what messages and other processes' command lines may show.
+pub fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return "the store URL".into();
+    };
+    match rest.split_once('@') {
+        Some((cred, host)) => {
+            let user = cred.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}@{host}")
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// A statement's parameter, owned, for statements that may be run again on a new connection.
+type Param = Box<dyn ToSql + Send + Sync>;
+
+/// One statement's rows (prepared once per connection).
+async fn query_on(
+    pg: &Pg,
+    what: &'static str,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<PgRow>> {
+    let client = pg.client().await?;
+    let statement = client
+        .prepare_cached(sql)
+        .await
+        .map_err(|e| pg.error(what, &e))?;
+    client
+        .query(&statement, params)
+        .await
+        .map_err(|e| pg.error(what, &e))
+}
+
+/// The number of a run, if it exists.
+async fn num_of(pg: &Pg, run: &str) -> Result<Option<i64>> {
+    let found = query_on(
+        pg,
+        "cannot look the run up",
+        "SELECT num FROM runlog_runs WHERE run = $1",
+        &[&run],
+    )
+    .await?;
+    Ok(found.first().map(|r| r.get::<_, i64>(0)))
+}
+
+/// A row of `runlog_events`.
+type Row = (u64, [u8; 32], Vec<u8>);
+
+/// Rows of run `num` with seq in `from..=to`, at most `limit`, oldest first.
+async fn rows(pg: &Pg, num: i64, from: u64, to: u64, limit: i64) -> Result<Vec<Row>> {
+    let found = query_on(
+        pg,
+        "cannot read the run",
+        "SELECT seq, hash, body FROM runlog_events
+         WHERE num = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq LIMIT $4",
+        &[&num, &to_i64(from), &to_i64(to), &limit],
+    )
+    .await?;
+    found
+        .into_iter()
+        .map(|r| {
+            let seq: i64 = r.get(0);
+            let hash: Vec<u8> = r.get(1);
+            let hash = <[u8; 32]>::try_from(hash.as_slice()).map_err(|_| StoreError::Damaged {
+                run: format!("#{num}"),
+                damage: Damage::corrupt(seq as u64, "a stored hash is not 32 bytes"),
+            })?;
+            Ok((seq as u64, hash, r.get(2)))
+        })
+        .collect()
+}
+
+fn to_i64(seq: u64) -> i64 {
+    i64::try_from(seq).unwrap_or(i64::MAX)
+}
+
+/// Checks that a row follows `prev` in the chain (and carries the hash its body gives).
+fn check_link(run: &str, expect_seq: u64, prev: &[u8; 32], row: &Row) -> Result<[u8; 32]> {
+    let (seq, stored, body) = row;
+    if *seq != expect_seq {
+        return Err(StoreError::Damaged {
+            run: run.to_owned(),
+            damage: Damage::corrupt(expect_seq, format!("seq {expect_seq} is missing")),
+        });
+    }
+    let hash = link(prev, body);
+    if &hash != stored {
+        return Err(StoreError::Damaged {
+            run: run.to_owned(),
+            damage: Damage::corrupt(*seq, "the body does not match its chain hash"),
+        });
+    }
+    Ok(hash)
+}
+
+impl EventLog for PgLog {
+    fn append(&self, run: &str, expected: Option<u64>, bodies: Vec<Vec<u8>>) -> Result<Head> {
+        append::append(self, run, expected, bodies)
+    }
+
+    fn head(&self, run: &str) -> Result<Option<Head>> {
+        let found = self.query(
+            "cannot read the run's head",
+            "SELECT head_seq, head_hash FROM runlog_runs WHERE run = $1",
+            vec![Box::new(run.to_owned())],
+        )?;
+        Ok(found.first().and_then(|r| head_of(r.get(0), r.get(1))))
+    }
+
+    fn runs(&self) -> Result<Vec<RunMeta>> {
+        let found = self.query(
+            "cannot list the runs",
+            "SELECT run, created_ms, head_seq, head_hash FROM runlog_runs",
+            Vec::new(),
+        )?;
+        let mut runs: Vec<RunMeta> = found
+            .iter()
+            .map(|r| RunMeta {
+                run: r.get(0),
+                created_ms: r.get::<_, i64>(1).max(0) as u64,
+                head: head_of(r.get(2), r.get(3)),
+            })
+            .collect();
+        // Byte order, as the sled store lists them (the server's collation may differ).
+        runs.sort_by(|a, b| a.run.cmp(&b.run));
+        Ok(runs)
+    }
+
+    fn scan(
+        &self,
+        run: &str,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(RecordRef<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        let from = from.max(1);
+        if from > to {
+            return Ok(());
+        }
+        let Some(num) = self.num(run)? else {
+            return Ok(());
+        };
+        let mut prev = if from == 1 {
+            genesis(run)
+        } else {
+            match self
+                .read(|pg| async move { rows(&pg, num, from - 1, from - 1, 1).await })?
+                .pop()
+            {
+                Some((_, hash, _)) => hash,
+                None => return Ok(()),
+            }
+        };
+        let mut next = from;
+        while next <= to {
+            let batch =
+                self.read(|pg| async move { rows(&pg, num, next, to, SCAN_BATCH).await })?;
+            let full = batch.len() as i64 == SCAN_BATCH;
+            for row in &batch {
+                prev = check_link(run, next, &prev, row)?;
+                let record = RecordRef {
+                    seq: row.0,
+                    body: &row.2,
+                    hash: &prev,
+                };
+                if !f(record)? {
+                    return Ok(());
+                }
+                next = row.0 + 1;
+            }
+            if !full {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn subscribe(&self, run: Option<&str>) -> Receiver<Record> {
+        follow::subscribe(self, run)
+    }
+
+    fn verify(&self, run: &str) -> Result<VerifyReport> {
+        let head = self.head(run)?;
+        let mut report = VerifyReport {
+            run: run.to_owned(),
+            verified: 0,
+            head,
+            damage: None,
+        };
+        let mut last = None;
+        match self.scan(run, 1, u64::MAX, &mut |r| {
+            last = Some(Head {
+                seq: r.seq,
+                hash: *r.hash,
+            });
+            Ok(true)
+        }) {
+            Ok(()) => {}
+            Err(StoreError::Damaged { damage, .. }) => {
+                report.verified = damage.seq.saturating_sub(1);
+                report.damage = Some(damage);
+                return Ok(report);
+            }
+            Err(e) => return Err(e),
+        }
+        report.verified = last.map_or(0, |h| h.seq);
+        if last != head {
+            let at = head.map_or(1, |h| h.seq.min(report.verified + 1));
+            report.damage = Some(Damage::corrupt(
+                at,
+                format!(
+                    "the run's head says seq {} but its records end at seq {}",
+                    head.map_or(0, |h| h.seq),
+                    report.verified
+                ),
+            ));
+        }
+        Ok(report)
+    }
+
+    fn sync(&self) -> Result<()> {
+        // Every append is a committed transaction: durable once acknowledged.
+        Ok(())
+    }
+
+    fn put_blob(&self, bytes: &[u8]) -> Result<[u8; 32]> {
+        let hash = *blake3::hash(bytes).as_bytes();
+        self.query(
+            "cannot store a blob",
+            "INSERT INTO runlog_blobs (hash, bytes) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING",
+            vec![Box::new(hash.to_vec()), Box::new(bytes.to_vec())],
+        )?;
+        Ok(hash)
+    }
+
+    fn get_blob(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>> {
+        let found = self.query(
+            "cannot read a blob",
+            "SELECT bytes FROM runlog_blobs WHERE hash = $1",
+            vec![Box::new(hash.to_vec())],
+        )?;
+        match found.first().map(|r| r.get::<_, Vec<u8>>(0)) {
+            Some(bytes) if blake3::hash(&bytes).as_bytes() != hash => Err(StoreError::Damaged {
+                run: "blobs".into(),
+                damage: Damage::corrupt(0, "a blob does not match its hash"),
+            }),
+            other => Ok(other),
+        }
+    }
+
+    fn cache_put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.query(
+            "cannot write the cache",
+            "INSERT INTO runlog_cache (key, value) VALUES ($1, $2)
+             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            vec![Box::new(key.to_vec()), Box::new(value.to_vec())],
+        )?;
+        Ok(())
+    }
+
+    fn cache_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let found = self.query(
+            "cannot read the cache",
+            "SELECT value FROM runlog_cache WHERE key = $1",
+            vec![Box::new(key.to_vec())],
+        )?;
+        Ok(found.first().map(|r| r.get(0)))
+    }
+
+    fn cache_keys(&self, prefix: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let found = self.query(
+            "cannot list the cache",
+            "SELECT key FROM runlog_cache WHERE key >= $1 ORDER BY key",
+            vec![Box::new(prefix.to_vec())],
+        )?;
+        Ok(found
+            .iter()
+            .map(|r| r.get::<_, Vec<u8>>(0))
+            .take_while(|k| k.starts_with(prefix))
+            .collect())
+    }
+
+    fn size_bytes(&self) -> Result<u64> {
+        let found = self.query(
+            "cannot measure the tables",
+            "SELECT COALESCE(sum(pg_total_relation_size(t::regclass)), 0)::bigint
+             FROM unnest(ARRAY['runlog_runs', 'runlog_events', 'runlog_blobs',
+                               'runlog_cache']) AS t",
+            Vec::new(),
+        )?;
+        Ok(found
+            .first()
+            .map_or(0, |r| r.get::<_, i64>(0).max(0) as u64))
+    }
+
+    fn durability(&self) -> Durability {
+        Durability::Durable
+    }
+}
+
+/// A head from a runs row (a run whose head seq is 0 has no records yet).
+fn head_of(seq: i64, hash: Vec<u8>) -> Option<Head> {
+    let hash = <[u8; 32]>::try_from(hash.as_slice()).ok()?;
+    (seq > 0).then_some(Head {
+        seq: seq as u64,
+        hash,
+    })
+}

@@ -1,0 +1,103 @@
+//! Scratch databases for tests that need a real PostgreSQL: each test gets a database of its
+//! own on the server named by `RUNLOG_TEST_POSTGRES` (an admin URL, e.g.
+//! `postgres://postgres:runlog@127.0.0.1:5432/postgres`; `bash .ci/run` starts a server and sets
+//! it), dropped when the test ends. Without it a test says it was skipped and how to run it;
+//! with `RUNLOG_REQUIRE_POSTGRES=1` (as in CI) it fails instead.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The variable naming the server tests may create databases on.
+pub const ENV: &str = "RUNLOG_TEST_POSTGRES";
+
+/// A database of a test's own, dropped (with any connections left) when this is.
+#[derive(Debug)]
+pub struct Scratch {
+    /// Where the database is, for `--store` or [`super::PgLog::connect`].
+    pub url: String,
+    admin: String,
+    name: String,
+}
+
+/// A fresh database, or `None` after saying why the test is skipped.
+///
+/// # Panics
+/// When no server is named and `RUNLOG_REQUIRE_POSTGRES` is set, or the server refuses.
+#[allow(clippy::panic)]
+pub fn scratch() -> Option<Scratch> {
+    let Ok(admin) = std::env::var(ENV) else {
+        let why = format!(
+            "no PostgreSQL for this test: set {ENV} to an admin URL such as \
+             postgres://postgres:PASSWORD@127.0.0.1:5432/postgres (apt-get install -y postgresql; \
+             pg_ctlcluster 15 main start; bash .ci/run does both)"
+        );
+        assert!(
+            std::env::var_os("RUNLOG_REQUIRE_POSTGRES").is_none(),
+            "{why}"
+        );
+        eprintln!("SKIPPED: {why}");
+        return None;
+    };
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let name = format!(
+        "runlog_test_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    if let Err(e) = admin_statement(
+        &admin,
+        &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+    )
+    .and_then(|()| admin_statement(&admin, &format!("CREATE DATABASE {name}")))
+    {
+        panic!("cannot create a test database on {ENV}: {e}");
+    }
+    let url = with_database(&admin, &name);
+    Some(Scratch { url, admin, name })
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = admin_statement(
+            &self.admin,
+            &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
+        );
+    }
+}
+
+/// `url` pointing at database `name` instead.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let authority_end = base.find("://").map_or(0, |i| i + 3);
+    let root = match base[authority_end..].find('/') {
+        Some(i) => &base[..authority_end + i],
+        None => base,
+    };
+    format!("{root}/{name}{query}")
+}
+
+/// Runs one statement outside a transaction (CREATE DATABASE cannot run in one), on a thread
+/// of its own so that a test inside a runtime may call it.
+fn admin_statement(admin: &str, sql: &str) -> Result<(), String> {
+    let (admin, sql) = (admin.to_owned(), sql.to_owned());
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        runtime.block_on(async move {
+            let (client, connection) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+                .await
+                .map_err(|e| e.to_string())?;
+            tokio::spawn(connection);
+            client
+                .batch_execute(&sql)
+                .await
+                .map_err(|e| format!("{sql}: {e}"))
+        })
+    })
+    .join()
+    .map_err(|_| "the admin connection's thread panicked".to_string())?
+}

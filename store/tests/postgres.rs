@@ -1,0 +1,212 @@
+//! What only the shared store has to get right: a schema made by a newer runlog, and
+//! connections the server cuts (`pg_terminate_backend`) in the middle of appends and of
+//! subscriptions. Needs a real PostgreSQL (see `runlog_store::postgres::scratch`).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use runlog_store::postgres::scratch::scratch;
+use runlog_store::{Direction, EventLog, PgLog, StoreError};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Runs one statement on the test's database as an administrator would; the first column of
+/// its last row, as a number (0 when it returns none).
+fn admin(url: &str, statement: &str) -> i64 {
+    let (url, statement) = (url.to_owned(), statement.to_owned());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(conn);
+            let said = client.simple_query(&statement).await.unwrap();
+            said.iter()
+                .filter_map(|m| match m {
+                    tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0),
+                    _ => None,
+                })
+                .last()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        })
+    })
+    .join()
+    .unwrap()
+}
+
+/// Ends every other session on the test's database, as an administrator (or a failover) does.
+fn cut_connections(url: &str) -> u64 {
+    let cut = admin(
+        url,
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    );
+    u64::try_from(cut).unwrap()
+}
+
+#[test]
+fn a_schema_made_by_a_newer_runlog_is_refused() {
+    let Some(db) = scratch() else { return };
+    drop(PgLog::connect(&db.url).unwrap());
+    admin(&db.url, "UPDATE runlog_schema SET version = 99");
+    match PgLog::connect(&db.url) {
+        Err(e @ StoreError::NewerSchema { found: 99, .. }) => {
+            assert!(e.hint().unwrap().contains("upgrade runlog"));
+            assert!(!e.to_string().contains("runlog@"), "{e}");
+        }
+        other => panic!("expected a refusal of schema 99, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_password_never_appears_in_an_error() {
+    let err = PgLog::connect("postgres://runlog:s3cret@127.0.0.1:1/nowhere").unwrap_err();
+    let text = format!("{err} {err:?}");
+    assert!(!text.contains("s3cret"), "{text}");
+    assert!(
+        matches!(err, StoreError::Postgres { lost: true, .. }),
+        "{err:?}"
+    );
+}
+
+/// Appends keep going while the server ends the producers' sessions again and again: every
+/// acknowledged append is in the log exactly once, and nothing else is.
+#[test]
+fn connections_cut_mid_append_lose_and_duplicate_nothing() {
+    let Some(db) = scratch() else { return };
+    let log = Arc::new(PgLog::connect(&db.url).unwrap());
+    let done = Arc::new(AtomicBool::new(false));
+    let producers: Vec<_> = (0..4)
+        .map(|p| {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                let mut acked = Vec::new();
+                let mut failed = Vec::new();
+                for i in 0..150 {
+                    let body = format!("p{p}-{i}").into_bytes();
+                    match log.append("cut", None, vec![body.clone()]) {
+                        Ok(_) => acked.push(body),
+                        Err(StoreError::Postgres { lost: true, .. }) => failed.push(body),
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+                (acked, failed)
+            })
+        })
+        .collect();
+    let cutter = {
+        let done = done.clone();
+        let url = db.url.clone();
+        std::thread::spawn(move || {
+            let mut cuts = 0;
+            while !done.load(Ordering::Acquire) {
+                std::thread::sleep(Duration::from_millis(40));
+                cuts += cut_connections(&url);
+            }
+            cuts
+        })
+    };
+    let mut acked = Vec::new();
+    let mut failed = Vec::new();
+    for p in producers {
+        let (a, f) = p.join().unwrap();
+        acked.extend(a);
+        failed.extend(f);
+    }
+    done.store(true, Ordering::Release);
+    let cuts = cutter.join().unwrap();
+    assert!(cuts > 0, "the test cut no connection");
+    let stored: Vec<Vec<u8>> = log
+        .read("cut", 1, u64::MAX, Direction::Forward)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.body)
+        .collect();
+    let unique: HashSet<&Vec<u8>> = stored.iter().collect();
+    assert_eq!(unique.len(), stored.len(), "a record was stored twice");
+    for body in &acked {
+        assert!(unique.contains(body), "an acknowledged append was lost");
+    }
+    let allowed: HashSet<&Vec<u8>> = acked.iter().chain(&failed).collect();
+    assert!(stored.iter().all(|b| allowed.contains(b)));
+    assert!(log.verify("cut").unwrap().is_ok());
+    eprintln!(
+        "{cuts} sessions cut; {} appends acknowledged, {} reported as failed",
+        acked.len(),
+        failed.len()
+    );
+}
+
+/// A subscriber keeps receiving after its listening connection is cut: it reconnects and reads
+/// on from the last seq it was given.
+#[test]
+fn a_subscription_survives_a_cut_connection() {
+    let Some(db) = scratch() else { return };
+    let log = PgLog::connect(&db.url).unwrap();
+    let follow = log.subscribe(Some("r"));
+    log.append("r", Some(0), vec![b"one".to_vec()]).unwrap();
+    assert_eq!(follow.recv_timeout(Duration::from_secs(5)).unwrap().seq, 1);
+    assert!(cut_connections(&db.url) > 0);
+    log.append("r", Some(1), vec![b"two".to_vec(), b"three".to_vec()])
+        .unwrap();
+    let seqs: Vec<u64> = (0..2)
+        .map(|_| follow.recv_timeout(Duration::from_secs(10)).unwrap().seq)
+        .collect();
+    assert_eq!(seqs, vec![2, 3]);
+    std::thread::sleep(Duration::from_millis(1_200));
+    assert!(follow.try_recv().is_err(), "a record was delivered twice");
+}
+
+/// A worker whose lease expired records nothing more, even though its process goes on; its
+/// name is free for another, and a live worker's name is not.
+#[test]
+fn an_expired_lease_fences_every_append_of_its_worker() {
+    let Some(db) = scratch() else { return };
+    let first = PgLog::connect(&db.url).unwrap();
+    first.join("w1", Duration::from_secs(30)).unwrap();
+    first.append("r", Some(0), vec![b"one".to_vec()]).unwrap();
+    assert_eq!(first.live_workers().unwrap(), vec!["w1".to_string()]);
+
+    let second = PgLog::connect(&db.url).unwrap();
+    match second.join("w1", Duration::from_secs(30)) {
+        Err(StoreError::WorkerNameTaken { worker, .. }) => assert_eq!(worker, "w1"),
+        other => panic!("a live worker's name was given again: {other:?}"),
+    }
+    // The lease runs out (a worker cut off from the server for longer than its lease).
+    admin(
+        &db.url,
+        "UPDATE runlog_workers SET expires_at = now() - interval '1 second'",
+    );
+    assert!(first.live_workers().unwrap().is_empty());
+    match first.append("r", Some(1), vec![b"late".to_vec()]) {
+        Err(e @ StoreError::Fenced { .. }) => assert!(e.to_string().contains("expired"), "{e}"),
+        other => panic!("an expired worker appended: {other:?}"),
+    }
+    second.join("w1", Duration::from_secs(30)).unwrap();
+    match first.append("r", Some(1), vec![b"late".to_vec()]) {
+        Err(e @ StoreError::Fenced { .. }) => {
+            assert!(e.to_string().contains("another process"), "{e}")
+        }
+        other => panic!("a worker whose name was taken over appended: {other:?}"),
+    }
+    assert_eq!(
+        second
+            .append("r", Some(1), vec![b"two".to_vec()])
+            .unwrap()
+            .seq,
+        2
+    );
+    assert_eq!(first.head("r").unwrap().unwrap().seq, 2);
+    second.leave().unwrap();
+    assert!(second.live_workers().unwrap().is_empty());
+}
