@@ -129,6 +129,17 @@ impl Log {
         self.shared.backend.recovery_notes()
     }
 
+    /// How many syncs acknowledged how many appends since the log opened, as (the smallest
+    /// group of the class, syncs): 1, 2–3, 4–7, …, 128 and more. The shape of group commit.
+    pub fn sync_groups(&self) -> Vec<(usize, u64)> {
+        self.shared
+            .sync_groups()
+            .iter()
+            .enumerate()
+            .map(|(class, n)| (1 << class, *n))
+            .collect()
+    }
+
     /// A fresh log in memory.
     pub fn memory() -> Result<Self> {
         Self::with_memory(Arc::new(MemoryBackend::default()))

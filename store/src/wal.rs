@@ -29,6 +29,7 @@ use crate::layout::{io, sync_dir, write_synced};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 const MAGIC: u8 = b'V';
 const ENTRY_HEADER: usize = 1 + 1 + 4 + 8 + 4 + 8;
@@ -250,11 +251,32 @@ impl std::fmt::Display for SetAside {
     }
 }
 
+/// The WAL's bytes up to `len`, to be made durable by [`SyncPoint::sync`].
+#[derive(Debug)]
+pub struct SyncPoint {
+    file: Arc<File>,
+    path: PathBuf,
+    len: u64,
+    segment: u64,
+}
+
+impl SyncPoint {
+    /// fdatasync: every byte appended before the point was taken is durable after it.
+    pub fn sync(&self) -> Result<()> {
+        self.file
+            .sync_data()
+            .map_err(io("fdatasync failed on", &self.path))
+    }
+}
+
 /// The open WAL file.
 #[derive(Debug)]
 pub struct Wal {
     path: PathBuf,
-    file: File,
+    /// Shared with a sync in progress outside the WAL's lock ([`Wal::sync_point`]).
+    file: Arc<File>,
+    /// Which file `file` is: a new one starts at each seal.
+    segment: u64,
     len: u64,
     /// Bytes known durable: the length at the last successful sync.
     synced: u64,
@@ -321,7 +343,8 @@ impl Wal {
         Ok((
             Self {
                 path: path.to_path_buf(),
-                file,
+                file: Arc::new(file),
+                segment: 0,
                 len: valid as u64,
                 synced: valid as u64,
                 broken: None,
@@ -340,12 +363,12 @@ impl Wal {
             });
         }
         let bytes = encode(entry, self.synced);
-        if let Err(e) = self.file.write_all(&bytes) {
+        if let Err(e) = (&*self.file).write_all(&bytes) {
             let err = io("cannot write the write-ahead log", &self.path)(e);
             self.broken = Some(err.to_string());
             // Best effort: cut the partial entry so the file ends on a whole one.
             let _ = self.file.set_len(self.len);
-            let _ = self.file.seek(SeekFrom::Start(self.len));
+            let _ = (&*self.file).seek(SeekFrom::Start(self.len));
             return Err(err);
         }
         self.len += bytes.len() as u64;
@@ -359,6 +382,25 @@ impl Wal {
             .map_err(io("fdatasync failed on", &self.path))?;
         self.synced = self.len;
         Ok(())
+    }
+
+    /// What a sync of everything appended so far needs, for a caller that syncs without
+    /// holding the WAL (the writer appends the next group meanwhile); then [`Wal::synced_to`].
+    pub fn sync_point(&self) -> SyncPoint {
+        SyncPoint {
+            file: Arc::clone(&self.file),
+            path: self.path.clone(),
+            len: self.len,
+            segment: self.segment,
+        }
+    }
+
+    /// Records a [`SyncPoint`] that was synced. One taken before a seal says nothing of the
+    /// new file (the seal synced the old one itself).
+    pub fn synced_to(&mut self, point: &SyncPoint) {
+        if point.segment == self.segment {
+            self.synced = self.synced.max(point.len);
+        }
     }
 
     /// Bytes in the WAL.
@@ -394,7 +436,10 @@ impl Wal {
             .open(&self.path)
             .and_then(|f| f.sync_all().map(|()| f));
         match fresh {
-            Ok(file) => self.file = file,
+            Ok(file) => {
+                self.file = Arc::new(file);
+                self.segment += 1;
+            }
             Err(e) => {
                 let err = io("cannot start a new write-ahead log", &self.path)(e);
                 self.broken = Some(err.to_string());

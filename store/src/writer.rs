@@ -1,7 +1,10 @@
 //! The writer thread: group commit. Producers send appends over a channel; the writer drains
-//! everything waiting, validates each against the run's head, builds one frame set per batch,
-//! inserts it atomically, syncs once, then acknowledges every producer and publishes the
-//! records to subscribers. A failed sync poisons the store: no write is acknowledged after it.
+//! everything waiting, validates each against the run's head (or the head a group not yet
+//! synced left), builds one frame set per batch and inserts it atomically. In durable mode a
+//! syncer thread then syncs once for every group written since its last sync began, while the
+//! writer goes on writing the next, and acknowledges every producer and publishes the records
+//! to subscribers, in the order they were written. A failed sync poisons the store: no write is
+//! acknowledged after it. A lone producer commits on its own thread (no hand-offs).
 
 use crate::backend::{Backend, RunSlot};
 use crate::chain::{head_from_backend, RunHead};
@@ -15,8 +18,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Requests at most per group commit, so one commit's latency stays bounded.
 const MAX_BATCH: usize = 4096;
-/// How long a commit waits for the rest of a group (a sync costs ~250 µs here).
+/// How long a sync waits for the rest of a group (a sync costs ~200 µs here).
 const GATHER_WAIT: Duration = Duration::from_micros(100);
+
+/// Size classes of [`Shared::sync_groups`]: powers of two from 1 to 128 and more.
+pub(crate) const SYNC_GROUP_CLASSES: usize = 8;
 
 /// A message to the writer.
 #[derive(Debug)]
@@ -43,6 +49,10 @@ struct Subscriber {
 pub(crate) struct Shared {
     pub backend: Box<dyn Backend>,
     heads: Mutex<HashMap<String, RunHead>>,
+    /// Heads of groups written and not yet synced: the next group is staged on them.
+    unsynced: Mutex<HashMap<String, RunHead>>,
+    /// Appends acknowledged by each sync, by size class (see [`SYNC_GROUP_CLASSES`]).
+    sync_groups: Mutex<[u64; SYNC_GROUP_CLASSES]>,
     poisoned: Mutex<Option<String>>,
     subscribers: Mutex<Vec<Subscriber>>,
     next_num: Mutex<u64>,
@@ -64,6 +74,8 @@ impl Shared {
         Self {
             backend,
             heads: Mutex::new(HashMap::new()),
+            unsynced: Mutex::new(HashMap::new()),
+            sync_groups: Mutex::new([0; SYNC_GROUP_CLASSES]),
             poisoned: Mutex::new(None),
             subscribers: Mutex::new(Vec::new()),
             next_num: Mutex::new(next_num),
@@ -102,6 +114,33 @@ impl Shared {
         if commit(self, batch, durability) {
             self.dirty.store(true, std::sync::atomic::Ordering::Release);
         }
+    }
+
+    /// Syncs what the groups wrote (and whatever was written before the sync began); on
+    /// failure poisons the store. Counts the group's appends for [`Shared::sync_groups`].
+    fn sync_group(&self, groups: &[Written]) -> Result<()> {
+        if let Some(cause) = self.poison_cause() {
+            return Err(StoreError::Poisoned { cause });
+        }
+        if !groups.iter().any(Written::needs_sync) {
+            return Ok(());
+        }
+        self.backend
+            .sync()
+            .inspect_err(|e| self.poison(e.to_string()))?;
+        let appends = appends(groups);
+        if appends > 0 {
+            let class = (usize::BITS - appends.leading_zeros()) as usize - 1;
+            if let Some(n) = lock(&self.sync_groups).get_mut(class.min(SYNC_GROUP_CLASSES - 1)) {
+                *n += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// How many syncs acknowledged 1, 2–3, 4–7, … appends (the last class: that many or more).
+    pub(crate) fn sync_groups(&self) -> [u64; SYNC_GROUP_CLASSES] {
+        *lock(&self.sync_groups)
     }
 
     fn take_dirty(&self) -> bool {
@@ -157,14 +196,88 @@ impl Shared {
 
 /// The writer loop; returns when every log handle is gone.
 pub(crate) fn run(shared: &Shared, rx: &Receiver<Msg>, durability: Durability) {
+    match durability {
+        Durability::Durable => run_pipelined(shared, rx),
+        Durability::Buffered { interval } => run_buffered(shared, rx, interval),
+    }
+}
+
+/// Everything waiting, up to [`MAX_BATCH`] requests.
+fn gather(first: Msg, rx: &Receiver<Msg>) -> Vec<Msg> {
+    let mut batch = vec![first];
+    batch.extend(rx.try_iter().take(MAX_BATCH - 1));
+    batch
+}
+
+/// Durable mode: this thread writes each batch and hands it to a syncer thread, so that the
+/// next batch is written while the last one's fdatasync runs; one sync acknowledges every group
+/// written before it began. Without a syncer thread, each batch is synced here.
+fn run_pipelined(shared: &Shared, rx: &Receiver<Msg>) {
+    std::thread::scope(|scope| {
+        let (to_sync, waiting) = crossbeam_channel::unbounded::<Written>();
+        let syncer = std::thread::Builder::new()
+            .name("runlog-syncer".into())
+            .spawn_scoped(scope, move || sync_loop(shared, &waiting))
+            .ok()
+            .map(|_| to_sync);
+        while let Ok(first) = rx.recv() {
+            let batch = gather(first, rx);
+            let _guard = lock(&shared.commit_lock);
+            let Some(to_sync) = &syncer else {
+                shared.commit_locked(batch, Durability::Durable);
+                continue;
+            };
+            if let Some(written) = write(shared, batch) {
+                if let Err(gone) = to_sync.send(written) {
+                    let written = gone.into_inner();
+                    let synced = shared.sync_group(std::slice::from_ref(&written));
+                    settle(shared, vec![written], synced);
+                }
+            }
+        }
+        // Dropping the sender ends the syncer once it has answered every group.
+    });
+}
+
+/// The syncer thread: one sync for all the groups written since the last one began.
+fn sync_loop(shared: &Shared, waiting: &Receiver<Written>) {
     let mut recent = [1usize; 8];
+    while let Ok(first) = waiting.recv() {
+        let mut groups = vec![first];
+        groups.extend(waiting.try_iter());
+        // Producers acknowledged together come back a few microseconds apart; when recent
+        // syncs covered more appends, wait briefly for them rather than split them over two
+        // syncs (which would then alternate, each covering half of them).
+        let expected = recent.iter().copied().max().unwrap_or(1);
+        let deadline = Instant::now() + GATHER_WAIT;
+        while appends(&groups) < expected {
+            match waiting.recv_deadline(deadline) {
+                Ok(g) => groups.push(g),
+                Err(_) => break,
+            }
+        }
+        recent.rotate_left(1);
+        if let Some(last) = recent.last_mut() {
+            *last = appends(&groups);
+        }
+        let synced = shared.sync_group(&groups);
+        settle(shared, groups, synced);
+    }
+}
+
+fn appends(groups: &[Written]) -> usize {
+    groups.iter().map(|g| g.staged.len()).sum()
+}
+
+/// Buffered mode: commits without a sync, synced every `interval` and when the log closes.
+fn run_buffered(shared: &Shared, rx: &Receiver<Msg>, interval: Duration) {
     loop {
-        let first = match durability {
-            Durability::Durable => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-            Durability::Buffered { interval } => rx.recv_timeout(interval),
-        };
-        let first = match first {
-            Ok(m) => m,
+        match rx.recv_timeout(interval) {
+            Ok(first) => {
+                let batch = gather(first, rx);
+                let _guard = lock(&shared.commit_lock);
+                shared.commit_locked(batch, Durability::Buffered { interval });
+            }
             Err(RecvTimeoutError::Timeout) => {
                 let _guard = lock(&shared.commit_lock);
                 if shared.take_dirty() && !sync_or_poison(shared) {
@@ -172,7 +285,6 @@ pub(crate) fn run(shared: &Shared, rx: &Receiver<Msg>, durability: Durability) {
                         .dirty
                         .store(true, std::sync::atomic::Ordering::Release);
                 }
-                continue;
             }
             Err(RecvTimeoutError::Disconnected) => {
                 let _guard = lock(&shared.commit_lock);
@@ -181,30 +293,7 @@ pub(crate) fn run(shared: &Shared, rx: &Receiver<Msg>, durability: Durability) {
                 }
                 return;
             }
-        };
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(m) => batch.push(m),
-                Err(_) => break,
-            }
         }
-        // Producers acknowledged together come back a few microseconds apart; when recent
-        // commits were larger, wait briefly for them rather than pay a sync for a partial group.
-        let expected = recent.iter().copied().max().unwrap_or(1);
-        let deadline = Instant::now() + GATHER_WAIT;
-        while batch.len() < expected.min(MAX_BATCH) {
-            match rx.recv_deadline(deadline) {
-                Ok(m) => batch.push(m),
-                Err(_) => break,
-            }
-        }
-        recent.rotate_left(1);
-        if let Some(last) = recent.last_mut() {
-            *last = batch.len();
-        }
-        let _guard = lock(&shared.commit_lock);
-        shared.commit_locked(batch, durability);
     }
 }
 
@@ -225,24 +314,60 @@ struct Staged {
     records: Option<Vec<Record>>,
 }
 
-/// Commits one batch; returns true if it left unsynced data behind (buffered mode).
+/// A group written to the WAL and sled, waiting for the sync that makes it durable.
+struct Written {
+    staged: Vec<Staged>,
+    syncs: Vec<Sender<Result<()>>>,
+    heads: HashMap<String, RunHead>,
+}
+
+impl Written {
+    fn needs_sync(&self) -> bool {
+        !self.staged.is_empty() || !self.syncs.is_empty()
+    }
+}
+
+/// Commits one batch on this thread; returns true if it left unsynced data behind (buffered
+/// mode).
 fn commit(shared: &Shared, batch: Vec<Msg>, durability: Durability) -> bool {
-    if let Some(cause) = shared.poison_cause() {
-        for msg in batch {
-            match msg {
-                Msg::Append { reply, .. } => {
-                    let _ = reply.send(Err(StoreError::Poisoned {
-                        cause: cause.clone(),
-                    }));
-                }
-                Msg::Sync { reply } => {
-                    let _ = reply.send(Err(StoreError::Poisoned {
-                        cause: cause.clone(),
-                    }));
-                }
+    let Some(written) = write(shared, batch) else {
+        return false;
+    };
+    let must_sync = durability == Durability::Durable || !written.syncs.is_empty();
+    let wrote = !written.staged.is_empty();
+    if must_sync && written.needs_sync() {
+        let synced = shared.sync_group(std::slice::from_ref(&written));
+        settle(shared, vec![written], synced);
+        false
+    } else {
+        settle(shared, vec![written], Ok(()));
+        wrote && !must_sync
+    }
+}
+
+/// Fails every request of a batch that cannot be written.
+fn refuse(batch: Vec<Msg>, cause: &str) {
+    for msg in batch {
+        let err = StoreError::Poisoned {
+            cause: cause.to_owned(),
+        };
+        match msg {
+            Msg::Append { reply, .. } => {
+                let _ = reply.send(Err(err));
+            }
+            Msg::Sync { reply } => {
+                let _ = reply.send(Err(err));
             }
         }
-        return false;
+    }
+}
+
+/// Validates and writes one batch (not yet durable); `None` when nothing of it was written,
+/// every request answered.
+fn write(shared: &Shared, batch: Vec<Msg>) -> Option<Written> {
+    if let Some(cause) = shared.poison_cause() {
+        refuse(batch, &cause);
+        return None;
     }
     let keep_records = shared.has_subscribers();
     let mut heads: HashMap<String, RunHead> = HashMap::new();
@@ -280,52 +405,74 @@ fn commit(shared: &Shared, batch: Vec<Msg>, durability: Durability) -> bool {
             },
         }
     }
-    let mut outcome: Result<()> = if frames.is_empty() {
-        Ok(())
-    } else {
-        shared.backend.insert_frames(frames)
+    let written = Written {
+        staged,
+        syncs,
+        heads,
     };
-    let must_sync = durability == Durability::Durable || !syncs.is_empty();
-    let wrote = !staged.is_empty();
-    if outcome.is_ok() && must_sync && (wrote || !syncs.is_empty()) {
-        outcome = shared
-            .backend
-            .sync()
-            .inspect_err(|e| shared.poison(e.to_string()));
+    if !frames.is_empty() {
+        if let Err(e) = shared.backend.insert_frames(frames) {
+            // An insert that failed without a sync: nothing is known to be written.
+            let message = e.to_string();
+            shared.poison(message.clone());
+            settle(
+                shared,
+                vec![written],
+                Err(StoreError::Poisoned { cause: message }),
+            );
+            return None;
+        }
     }
-    match outcome {
+    lock(&shared.unsynced).extend(written.heads.iter().map(|(k, h)| (k.clone(), *h)));
+    Some(written)
+}
+
+/// Answers the groups of one sync, in the order they were written: acknowledged and published
+/// when it succeeded, failed otherwise.
+fn settle(shared: &Shared, groups: Vec<Written>, synced: Result<()>) {
+    match synced {
         Ok(()) => {
-            lock(&shared.heads).extend(heads);
-            let mut published = Vec::new();
-            for s in staged {
-                let _ = s.reply.send(Ok(s.head));
-                published.extend(s.records.into_iter().flatten());
+            for group in groups {
+                // Durable heads before the unsynced ones go, so that a batch being staged
+                // meanwhile finds each run's head in one or the other; both before the replies,
+                // so that a producer acknowledged finds its own append's head.
+                lock(&shared.heads).extend(group.heads.iter().map(|(k, h)| (k.clone(), *h)));
+                {
+                    let mut unsynced = lock(&shared.unsynced);
+                    for (run, head) in &group.heads {
+                        if unsynced.get(run).is_some_and(|h| h.seq == head.seq) {
+                            unsynced.remove(run);
+                        }
+                    }
+                }
+                let mut published = Vec::new();
+                for s in group.staged {
+                    let _ = s.reply.send(Ok(s.head));
+                    published.extend(s.records.into_iter().flatten());
+                }
+                if !published.is_empty() {
+                    shared.publish(published);
+                }
+                for reply in group.syncs {
+                    let _ = reply.send(Ok(()));
+                }
             }
-            if !published.is_empty() {
-                shared.publish(published);
-            }
-            for reply in syncs {
-                let _ = reply.send(Ok(()));
-            }
-            wrote && !must_sync
         }
         Err(e) => {
             let message = e.to_string();
-            for s in staged {
-                let _ = s.reply.send(Err(StoreError::Poisoned {
-                    cause: message.clone(),
-                }));
+            lock(&shared.unsynced).clear();
+            for group in groups {
+                for s in group.staged {
+                    let _ = s.reply.send(Err(StoreError::Poisoned {
+                        cause: message.clone(),
+                    }));
+                }
+                for reply in group.syncs {
+                    let _ = reply.send(Err(StoreError::Poisoned {
+                        cause: message.clone(),
+                    }));
+                }
             }
-            for reply in syncs {
-                let _ = reply.send(Err(StoreError::Poisoned {
-                    cause: message.clone(),
-                }));
-            }
-            if shared.poison_cause().is_none() {
-                // An insert that failed without a sync: nothing is known to be written.
-                shared.poison(message);
-            }
-            false
         }
     }
 }
@@ -340,8 +487,10 @@ fn stage(
     frames: &mut Vec<(u64, u64, Vec<u8>)>,
     keep_hashes: bool,
 ) -> Result<(Head, Vec<ChainHash>)> {
-    let current = match heads.get(run) {
-        Some(h) => Some(*h),
+    // This batch's own appends, then groups written and not yet synced, then what is durable.
+    let unsynced = lock(&shared.unsynced).get(run).copied();
+    let current = match heads.get(run).copied().or(unsynced) {
+        Some(h) => Some(h),
         None => shared.load_head(run)?,
     };
     let actual = current.map_or(0, |h| h.seq);

@@ -11,16 +11,40 @@
 use runlog_store::backend::memory::MemoryBackend;
 use runlog_store::backend::{Backend, RunSlot};
 use runlog_store::*;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// Memory storage whose sync fails once `fail` is set, like a disk returning EIO on fdatasync,
-/// and whose blob writes fail once `fail_blobs` is set.
+/// and whose blob writes fail once `fail_blobs` is set. It remembers, for each run slot, the
+/// highest seq written before the last sync that succeeded began: what a power cut would keep.
 #[derive(Debug, Default)]
 struct FailingDisk {
     inner: MemoryBackend,
     fail: Arc<AtomicBool>,
     fail_blobs: Arc<AtomicBool>,
+    /// Each sync takes this long (a real fdatasync is not instant).
+    sync_takes: Duration,
+    /// Syncs that succeed before `fail` is set by the disk itself.
+    fail_after_syncs: Option<usize>,
+    seen: Arc<Seen>,
+}
+
+/// What the disk saw, kept by the test after the log owns the disk.
+#[derive(Debug, Default)]
+struct Seen {
+    syncs: AtomicUsize,
+    slots: Mutex<HashMap<String, u64>>,
+    written: Mutex<HashMap<u64, u64>>,
+    durable: Mutex<HashMap<u64, u64>>,
+}
+
+impl Seen {
+    fn durable_seq(&self, run: &str) -> u64 {
+        let num = self.slots.lock().unwrap()[run];
+        self.durable.lock().unwrap().get(&num).copied().unwrap_or(0)
+    }
 }
 
 impl Backend for FailingDisk {
@@ -28,6 +52,11 @@ impl Backend for FailingDisk {
         self.inner.run_slot(run)
     }
     fn create_run(&self, run: &str, slot: RunSlot) -> Result<()> {
+        self.seen
+            .slots
+            .lock()
+            .unwrap()
+            .insert(run.to_owned(), slot.num);
         self.inner.create_run(run, slot)
     }
     fn runs(&self) -> Result<Vec<(String, RunSlot)>> {
@@ -37,7 +66,19 @@ impl Backend for FailingDisk {
         self.inner.max_run_num()
     }
     fn insert_frames(&self, frames: Vec<(u64, u64, Vec<u8>)>) -> Result<()> {
-        self.inner.insert_frames(frames)
+        let ends: Vec<(u64, u64)> = frames
+            .iter()
+            .map(|(num, first, _)| (*num, *first))
+            .collect();
+        self.inner.insert_frames(frames)?;
+        let mut written = self.seen.written.lock().unwrap();
+        for (num, first) in ends {
+            // A frame's first seq is a lower bound of its last: enough to compare with acks,
+            // which are checked against the frames' seqs read back below.
+            let seq = written.entry(num).or_insert(0);
+            *seq = (*seq).max(first);
+        }
+        Ok(())
     }
     fn frame_at_or_before(&self, num: u64, seq: u64) -> Result<Option<(u64, Vec<u8>)>> {
         self.inner.frame_at_or_before(num, seq)
@@ -52,6 +93,12 @@ impl Backend for FailingDisk {
         self.inner.scan_frames(num, from, to, f)
     }
     fn sync(&self) -> Result<()> {
+        let began = self.seen.written.lock().unwrap().clone();
+        std::thread::sleep(self.sync_takes);
+        let n = self.seen.syncs.fetch_add(1, Ordering::SeqCst);
+        if self.fail_after_syncs.is_some_and(|k| n >= k) {
+            self.fail.store(true, Ordering::SeqCst);
+        }
         if self.fail.load(Ordering::SeqCst) {
             return Err(StoreError::Io {
                 what: "fdatasync failed on",
@@ -59,6 +106,7 @@ impl Backend for FailingDisk {
                 source: std::io::Error::other("EIO"),
             });
         }
+        *self.seen.durable.lock().unwrap() = began;
         Ok(())
     }
     fn put_blob(&self, hash: &[u8; 32], bytes: &[u8]) -> Result<()> {
@@ -145,6 +193,78 @@ fn a_failed_sync_in_a_group_fails_every_append_of_the_group() {
             );
         }
     });
+}
+
+/// Group commit with a sync in flight while the next group is written: every acknowledged
+/// append was written before a sync that succeeded began, and none is acknowledged once a sync
+/// failed, however the groups fell.
+#[test]
+fn no_append_is_acknowledged_before_a_sync_that_covers_it() {
+    let seen = Arc::new(Seen::default());
+    let disk = FailingDisk {
+        sync_takes: Duration::from_millis(3),
+        fail_after_syncs: Some(40),
+        seen: Arc::clone(&seen),
+        ..FailingDisk::default()
+    };
+    let log = Log::with_backend(Box::new(disk), Durability::Durable).unwrap();
+    let acked: Vec<(String, u64)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|p| {
+                let log = &log;
+                s.spawn(move || {
+                    let mut acked = Vec::new();
+                    // Two producers per run: appends without an expected seq share its head.
+                    let run = format!("r{}", p % 4);
+                    for i in 0..200 {
+                        match log.append(&run, None, vec![format!("{p}-{i}").into_bytes()]) {
+                            Ok(head) => acked.push((run.clone(), head.seq)),
+                            Err(StoreError::Poisoned { .. }) => break,
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                    acked
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert!(seen.syncs.load(Ordering::SeqCst) > 40, "the disk failed");
+    assert!(!acked.is_empty());
+    for (run, seq) in &acked {
+        assert!(
+            *seq <= seen.durable_seq(run),
+            "{run}@{seq} acknowledged but not durable (durable up to {})",
+            seen.durable_seq(run)
+        );
+    }
+    let groups: u64 = log.sync_groups().iter().skip(1).map(|(_, n)| n).sum();
+    assert!(
+        groups > 0,
+        "some syncs acknowledged more than one append: {:?}",
+        log.sync_groups()
+    );
+    // Per run, the acknowledged seqs are distinct and the log holds them in order.
+    for r in 0..4 {
+        let run = format!("r{r}");
+        let mut seqs: Vec<u64> = acked
+            .iter()
+            .filter(|(x, _)| *x == run)
+            .map(|(_, s)| *s)
+            .collect();
+        seqs.sort_unstable();
+        let n = seqs.len();
+        seqs.dedup();
+        assert_eq!(
+            seqs.len(),
+            n,
+            "{run}: two appends acknowledged with one seq"
+        );
+        assert!(log.verify(&run).unwrap().is_ok());
+    }
 }
 
 #[test]
