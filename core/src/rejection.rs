@@ -253,6 +253,18 @@ pub enum Rejection {
         /// The limit.
         max: usize,
     },
+    /// A task whose tests already failed more often than `max_test_retries` allows. Its
+    /// `TaskFailed` is missing only when a rollback landed between it and the last
+    /// `TestsFailed`, which were recorded together.
+    #[error("the tests of task {task} failed {failures} times (max_test_retries = {max})")]
+    TestRetriesExhausted {
+        /// The task.
+        task: TaskId,
+        /// How often its tests failed.
+        failures: u32,
+        /// The limit.
+        max: u32,
+    },
 }
 
 fn join(ids: &[TaskId]) -> String {
@@ -281,6 +293,9 @@ impl Rejection {
             Rejection::TooDeep { .. } => "flatten the hierarchy or raise settings.max_depth".into(),
             Rejection::InvalidSetting { .. } => "fix the value in the workflow file".into(),
             Rejection::ValueTooDeep { .. } => "flatten the result, or submit it as text".into(),
+            Rejection::TestRetriesExhausted { .. } => {
+                "reopen the task to try it again from the start".into()
+            }
             Rejection::NotAName { what, .. } => format!("a {what} id is {}", crate::ids::NAME_RULE),
             Rejection::WrongStatus { allowed, .. } => format!(
                 "this is allowed when the task is {}",

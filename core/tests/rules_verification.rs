@@ -94,6 +94,47 @@ fn test_retries_are_capped_by_max_test_retries_then_the_task_fails() {
 }
 
 #[test]
+fn a_rollback_between_the_last_tests_failed_and_task_failed_retries_nothing() {
+    let mut g = given_run(vec![task("a").tested(), task("b")]);
+    for _ in 0..4 {
+        g = g.and(start("a")).and(submit("a")).and(tests("a", false));
+    }
+    assert_eq!(g.status("a"), TaskStatus::Failed);
+    // `TestsFailed` and `TaskFailed` went in together; roll back to the first of them.
+    let to_seq = g.state.seq - 1;
+    let g = g.and(CommandKind::Rollback {
+        to_seq,
+        reason: "look again".into(),
+        by: "me".into(),
+    });
+    assert_eq!(g.status("a"), TaskStatus::TestFailed);
+    assert_eq!(g.task("a").test_failures, 4);
+    g.clone()
+        .when(start("a"))
+        .then_rejected(Rejection::TestRetriesExhausted {
+            task: id("a"),
+            failures: 4,
+            max: 3,
+        });
+    let g = complete(g, "b");
+    assert_eq!(
+        outcome(&g.state),
+        RunOutcome::Failed {
+            failed: vec![id("a")],
+            blocked: vec![],
+        },
+        "the run ends as the append it was rolled into would have ended it"
+    );
+    let g = g
+        .when(CommandKind::Reopen {
+            task: id("a"),
+            by: "me".into(),
+        })
+        .then_ok();
+    g.when(start("a")).then_ok();
+}
+
+#[test]
 fn a_task_with_failing_last_tests_cannot_be_done_or_scored() {
     let g = given_run(vec![task("a").tested().evaluated()])
         .and(start("a"))

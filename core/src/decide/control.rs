@@ -194,7 +194,10 @@ pub fn outcome(state: &RunState) -> RunOutcome {
         .collect();
     let failed: Vec<TaskId> = leaves
         .iter()
-        .filter(|t| t.status == TaskStatus::Failed)
+        .filter(|t| {
+            t.status == TaskStatus::Failed
+                || super::task::test_retries_exhausted(state, t).is_some()
+        })
         .map(|t| t.spec.id.clone())
         .collect();
     let blocked: Vec<TaskId> = leaves

@@ -92,6 +92,9 @@ pub fn startable<'s>(
             TaskStatus::TestFailed,
         ],
     )?;
+    if let Some(rejection) = test_retries_exhausted(state, task) {
+        return Err(rejection);
+    }
     if task.status == TaskStatus::Open {
         match state.readiness(id) {
             Readiness::Ready => {}
@@ -132,6 +135,19 @@ pub fn startable<'s>(
         }
     }
     Ok(task)
+}
+
+/// A test-failed task with no test retry left: `record_tests` fails such a task in the same
+/// append, so only a rollback to between the two leaves one standing.
+pub(super) fn test_retries_exhausted(state: &RunState, task: &TaskState) -> Option<Rejection> {
+    let max = state.settings.max_test_retries;
+    (task.status == TaskStatus::TestFailed && task.test_failures > max).then(|| {
+        Rejection::TestRetriesExhausted {
+            task: task.spec.id.clone(),
+            failures: task.test_failures,
+            max,
+        }
+    })
 }
 
 /// Seed 001: a retry or rescue continues the same agent in the same worktree. A fresh start
@@ -263,7 +279,10 @@ pub(super) fn reopen(
 ) -> Result<Vec<EventKind>, Rejection> {
     require_started(state)?;
     let task = find(state, &id)?;
-    require_status(task, "reopen", &[TaskStatus::Failed])?;
+    // A task with no test retry left has failed in all but its event.
+    if test_retries_exhausted(state, task).is_none() {
+        require_status(task, "reopen", &[TaskStatus::Failed])?;
+    }
     Ok(vec![EventKind::TaskReopened { task: id, by }])
 }
 
