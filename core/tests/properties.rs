@@ -260,6 +260,11 @@ proptest! {
         expected.seq = g.state.seq;
         prop_assert_eq!(&g.state, &expected);
     }
+}
+
+proptest! {
+    // More cases: the frontier's incremental upkeep is checked here against the whole plan.
+    #![proptest_config(ProptestConfig { cases: 768, ..ProptestConfig::default() })]
 
     #[test]
     fn every_start_the_dispatch_policy_proposes_is_accepted(
@@ -281,8 +286,8 @@ proptest! {
             t.retry = slow.clone();
         }
         let mut g = given_run_with(settings(), tasks);
-        // The settled prefix as a runner keeps it: found again after an event that unsettles.
-        let mut settled = 0;
+        // The frontier as a runner keeps it: shown every event recorded.
+        let mut frontier = dispatch::Frontier::new();
         for (op, wait) in ops.iter().zip(&waits) {
             let now = Timestamp(g.now + wait);
             let busy = |id: &TaskId| {
@@ -291,18 +296,17 @@ proptest! {
             };
             let cap = dispatch::Capacity { busy: &busy, free: usize::MAX, replanning: false, replan_stopped: false };
             let plan = dispatch::dispatch(&g.state, now, &cap);
-            settled = dispatch::settled_prefix(&g.state, settled);
             prop_assert_eq!(
-                &dispatch::dispatch_from(&g.state, now, &cap, settled),
+                &frontier.dispatch(&g.state, now, &cap),
                 &plan,
-                "the decision from the settled prefix ({}) is the whole plan's",
-                settled
+                "the decision over the frontier ({} tasks) is the whole plan's",
+                frontier.len()
             );
             // With fewer free slots: the first of the same starts, whatever it skips to find them.
             let free = 1 + usize::from(busy_mask % 3);
             let few = dispatch::Capacity { busy: &busy, free, replanning: false, replan_stopped: false };
             let first: Vec<_> = plan.starts.iter().take(free).cloned().collect();
-            prop_assert_eq!(dispatch::dispatch_from(&g.state, now, &few, settled).starts, first);
+            prop_assert_eq!(frontier.dispatch(&g.state, now, &few).starts, first);
             for (task, job) in &plan.starts {
                 prop_assert!(!busy(task), "{} proposed while busy", task);
                 if *job == dispatch::Job::Attempt {
@@ -316,10 +320,12 @@ proptest! {
             }
             let cmd = command(op, &g.state);
             let when = g.when(cmd);
-            if when.result.as_ref().is_ok_and(|events| events.iter().any(|e| dispatch::unsettles(&e.kind))) {
-                settled = 0;
-            }
+            let recorded = when.result.clone().unwrap_or_default();
             g = if when.result.is_ok() { when.then_ok() } else { when.given };
+            let first_seq = g.state.seq + 1 - recorded.len() as u64;
+            for (seq, e) in (first_seq..).zip(&recorded) {
+                frontier.observe(seq, &e.kind, &g.state);
+            }
             g.now += wait;
         }
     }

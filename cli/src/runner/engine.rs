@@ -13,7 +13,7 @@ use super::signals::Signals;
 use super::sub_project;
 use super::view::View;
 use super::workflow::RunnerSettings;
-use runlog_core::dispatch::{dispatch_from, settled_prefix, unsettles, Capacity, Job};
+use runlog_core::dispatch::{Capacity, Frontier, Job};
 use runlog_core::projections::Board;
 use runlog_core::{
     Command, CommandKind, Event, Hash, Rejection, RunId, RunOutcome, RunState, RunStatus, TaskId,
@@ -205,9 +205,8 @@ pub struct Engine<'l> {
     busy: HashMap<TaskId, Running>,
     replanning: Option<Replanning>,
     replan_gave_up: bool,
-    /// How many tasks at the start of the plan are settled (`dispatch::settled_prefix`): the
-    /// dispatch looks at the rest only. Found again from 0 after an event that unsettles.
-    settled: usize,
+    /// The tasks the dispatch looks at, kept up to date with every event the session folds.
+    frontier: Frontier,
     tx: mpsc::UnboundedSender<Done>,
     rx: mpsc::UnboundedReceiver<Done>,
     /// An interrupt asked other than by a signal (`runlog serve`'s API).
@@ -249,7 +248,7 @@ impl<'l> Engine<'l> {
             busy: HashMap::new(),
             replanning: None,
             replan_gave_up: false,
-            settled: 0,
+            frontier: Frontier::new(),
             tx,
             rx,
             asked: None,
@@ -318,15 +317,12 @@ impl<'l> Engine<'l> {
         let view = &self.view;
         let histories = &mut self.histories;
         let log = self.session.replay().log();
-        let mut unsettled = false;
+        let frontier = &mut self.frontier;
         let recorded = self.session.execute_observed(cmd, &mut |seq, e, state| {
-            unsettled |= unsettles(&e.kind);
+            frontier.observe(seq, &e.kind, state);
             histories.observe(log, seq, e);
             view.event(e, state)
         })?;
-        if unsettled {
-            self.settled = 0;
-        }
         Ok(recorded.map(|r| r.events))
     }
 
@@ -512,9 +508,7 @@ impl<'l> Engine<'l> {
             replanning: self.replanning.is_some(),
             replan_stopped: self.replan_gave_up,
         };
-        let settled = settled_prefix(self.state(), self.settled);
-        let plan = dispatch_from(self.state(), self.clock.peek(), &cap, settled);
-        self.settled = settled;
+        let plan = self.frontier.dispatch(state, self.clock.peek(), &cap);
         self.stop_moved();
         if plan.replan {
             match self.ctx.runner.replan.clone() {
@@ -798,11 +792,9 @@ impl<'l> Engine<'l> {
             return Ok(());
         }
         let events = self.session.catch_up()?;
-        if events.iter().any(|(_, e)| unsettles(&e.kind)) {
-            self.settled = 0;
-        }
         let log = self.session.replay().log();
         for (seq, e) in &events {
+            self.frontier.observe(*seq, &e.kind, self.session.state());
             self.histories.observe(log, *seq, e);
             self.view.event(e, self.session.state());
         }

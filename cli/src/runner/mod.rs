@@ -8,6 +8,7 @@ mod crew;
 mod discovery;
 mod engine;
 mod error;
+mod exec_shim;
 mod history;
 pub mod process;
 pub mod protocol;

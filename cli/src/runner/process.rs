@@ -304,9 +304,10 @@ static IS_TRAMPOLINE_HOST: std::sync::atomic::AtomicBool =
 /// user's umask back, which needs code between fork and exec; but a fork of the runner (a big,
 /// threaded process) copies its page tables, the runner's main cost on a run of many short
 /// tasks (`perf` on the runner benchmark: `copy_page_range`, `unmap_page_range` and TLB
-/// shootdowns on top). So the command starts as `runlog __exec UMASK PARENT -- PROGRAM ARGS`,
-/// which `posix_spawn` starts without copying anything, and that small process does the work
-/// ([`trampoline`]) and execs the program. Without a path to its own executable, the runner
+/// shootdowns on top). So the command starts as `runlog-exec UMASK PARENT -- PROGRAM ARGS`,
+/// which `posix_spawn` starts without copying anything, and that small static program does the
+/// work and execs the program ([`super::exec_shim`]). Where it was not built, `runlog __exec`
+/// does the same ([`trampoline`]); without a path to its own executable either, the runner
 /// forks as before.
 fn through_trampoline<'a>(program: impl IntoIterator<Item = &'a str>) -> Command {
     static EXE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
@@ -318,11 +319,19 @@ fn through_trampoline<'a>(program: impl IntoIterator<Item = &'a str>) -> Command
     let parent = nix::unistd::getpid();
     let host = IS_TRAMPOLINE_HOST.load(std::sync::atomic::Ordering::Relaxed);
     let exe = EXE.get_or_init(|| std::env::current_exe().ok().filter(|p| p.is_file()));
-    match exe.as_ref().filter(|_| host) {
-        Some(exe) => {
-            let mut command = Command::new(exe);
+    let through = match (super::exec_shim::path(), exe.as_ref().filter(|_| host)) {
+        (Some(shim), _) => Some((shim, None)),
+        (None, Some(exe)) => Some((exe.as_path(), Some(TRAMPOLINE))),
+        (None, None) => None,
+    };
+    match through {
+        Some((path, verb)) => {
+            let mut command = Command::new(path);
+            if verb.is_none() {
+                command.arg0("runlog-exec");
+            }
             command
-                .arg(TRAMPOLINE)
+                .args(verb)
                 .arg(umask)
                 .arg(parent.as_raw().to_string())
                 .arg("--")

@@ -3,6 +3,9 @@
 //! The runner only executes what this returns. Every attempt it proposes passes
 //! [`startable`], the check `decide` itself applies, so a proposal is never refused.
 
+mod frontier;
+pub use frontier::Frontier;
+
 use crate::decide::startable;
 use crate::ids::{TaskId, Timestamp};
 use crate::state::{RunState, TaskStatus};
@@ -66,25 +69,25 @@ impl Dispatch {
     }
 }
 
-/// The dispatch decision for `state` at `now`.
+/// The dispatch decision for `state` at `now`. A runner asks its [`Frontier`] instead, which
+/// decides the same looking only at the tasks that can move.
 pub fn dispatch(state: &RunState, now: Timestamp, cap: &Capacity<'_>) -> Dispatch {
-    dispatch_from(state, now, cap, 0)
+    dispatch_over(state, now, cap, state.order.iter())
 }
 
-/// The same decision, looking at the plan from its `from`-th task on: equal to [`dispatch`]
-/// when every task before it is settled ([`settled_prefix`]). A runner keeps that prefix as
-/// the run goes, so each decision costs what is left of the plan, not the whole plan.
-pub fn dispatch_from(
-    state: &RunState,
+/// The same decision over `ids`, in plan order: equal to [`dispatch`] when every task left out
+/// is one it would pass over.
+fn dispatch_over<'s>(
+    state: &'s RunState,
     now: Timestamp,
     cap: &Capacity<'_>,
-    from: usize,
+    ids: impl Iterator<Item = &'s TaskId>,
 ) -> Dispatch {
     let mut out = Dispatch {
         replan: replan_due(state, cap),
         ..Dispatch::default()
     };
-    for id in state.order.get(from..).unwrap_or_default() {
+    for id in ids {
         // Every free slot is taken: the rest of the plan cannot change this decision.
         if out.starts.len() >= cap.free {
             break;
@@ -123,41 +126,6 @@ pub fn dispatch_from(
         }
     }
     out
-}
-
-/// How many tasks at the start of the plan the dispatch would pass over: groups, and tasks
-/// done, failed or cancelled. `from`: a prefix already known to be settled.
-pub fn settled_prefix(state: &RunState, from: usize) -> usize {
-    let rest = state.order.get(from..).unwrap_or_default();
-    from + rest
-        .iter()
-        .take_while(|id| {
-            state.is_group(id)
-                || state.task(id).is_some_and(|t| {
-                    matches!(
-                        t.status,
-                        TaskStatus::Done | TaskStatus::Failed | TaskStatus::Cancelled
-                    )
-                })
-        })
-        .count()
-}
-
-/// Whether an event can make a settled task unsettled again (a reopen, a rollback, a fork, a
-/// resume, a new plan): then the settled prefix is found again from the start. Tasks are only
-/// ever appended to the plan, and nothing else moves a task out of done, failed or cancelled.
-pub fn unsettles(kind: &crate::EventKind) -> bool {
-    use crate::EventKind as K;
-    matches!(
-        kind,
-        K::TaskReopened { .. }
-            | K::TaskRejected { .. }
-            | K::RolledBack { .. }
-            | K::Forked { .. }
-            | K::RunStarted { .. }
-            | K::RunResumed { .. }
-            | K::PlanRevised { .. }
-    )
 }
 
 /// The replan command runs once a replan is pending, no agent is still working (its result
