@@ -36,6 +36,16 @@ pub struct WorkflowFile {
     pub tasks: Vec<TaskFile>,
 }
 
+impl WorkflowFile {
+    /// Ids of the tasks some task names as its parent.
+    fn groups(&self) -> std::collections::HashSet<&str> {
+        self.tasks
+            .iter()
+            .filter_map(|t| t.parent.as_deref())
+            .collect()
+    }
+}
+
 /// `[settings]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -340,11 +350,9 @@ impl Workflow {
             });
         }
         let mut tasks = Vec::new();
+        let groups = file.groups();
         for t in &file.tasks {
-            let is_group = file
-                .tasks
-                .iter()
-                .any(|c| c.parent.as_deref() == Some(&t.id));
+            let is_group = groups.contains(t.id.as_str());
             let field_error = |(field, message): (&'static str, String)| WorkflowError::Field {
                 path: path.clone(),
                 place: task_place(text, &t.id),
@@ -429,11 +437,9 @@ impl Workflow {
     /// Each task the runner must test and has no `test` for gets one by the conventions, tried
     /// beside the workflow; a task that matches none is refused now, before the run starts.
     fn discover_tests(&mut self, file: &WorkflowFile, text: &str) -> Result<(), WorkflowError> {
+        let groups = file.groups();
         for (spec, t) in self.tasks.iter_mut().zip(&file.tasks) {
-            let is_group = file
-                .tasks
-                .iter()
-                .any(|c| c.parent.as_deref() == Some(&t.id));
+            let is_group = groups.contains(t.id.as_str());
             // A sub-project's tasks are tested in its own run.
             if is_group || t.workflow.is_some() || !spec.requires_testing || spec.test.is_some() {
                 continue;
