@@ -3,8 +3,9 @@
 //! with `xargs -P 8 sh -c true` in the same run. Prints the ratio and the cost per task;
 //! asserts nothing about time.
 //!
-//! `cargo bench -p runlog-cli --bench runner` (1,000 and 10,000 tasks);
-//! `RUNLOG_BENCH_TASKS=1000,10000,50000` for other sizes.
+//! `cargo bench -p runlog-cli --bench runner` (1,000, 10,000 and 50,000 tasks, about three
+//! minutes); `RUNLOG_BENCH_TASKS=1000,10000` for other sizes. Ends with issue 14's goals: at most
+//! 1.3× the floor from 10,000 tasks on, and a cost per task flat within ±10 %.
 //!
 //! With `RUNLOG_TEST_POSTGRES` (an admin URL, as for the tests), also the shared store: a DAG
 //! of 5,000 no-op tasks (`RUNLOG_BENCH_WORKER_TASKS`) submitted, then executed by 1, 2 and 4
@@ -104,10 +105,30 @@ fn workers(dir: &Path, n: usize, workers: usize) -> Duration {
     took
 }
 
+/// Issue 14's goals against `(tasks, ratio, µs per task)` rows.
+fn goals(measured: &[(usize, f64, f64)]) {
+    let large: Vec<String> = measured
+        .iter()
+        .filter(|(n, ..)| *n >= 10_000)
+        .map(|(n, ratio, _)| format!("{n}: {ratio:.2}×"))
+        .collect();
+    if !large.is_empty() {
+        println!("goal ≤ 1.30× from 10,000 tasks on: {}", large.join(", "));
+    }
+    let costs = measured.iter().map(|(.., per)| *per);
+    let (low, high) = costs.fold((f64::MAX, 0.0_f64), |(l, h), c| (l.min(c), h.max(c)));
+    if measured.len() > 1 {
+        println!(
+            "goal cost per task flat within ±10 %: {low:.0} to {high:.0} µs, ±{:.1} %",
+            (high - low) / (high + low) * 100.0
+        );
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is taken.
     let sizes: Vec<usize> = std::env::var("RUNLOG_BENCH_TASKS")
-        .unwrap_or_else(|_| "1000,10000".into())
+        .unwrap_or_else(|_| "1000,10000,50000".into())
         .split(',')
         .map(|s| {
             s.trim()
@@ -121,10 +142,12 @@ fn main() {
         "{:>8} {:>10} {:>10} {:>7} {:>12} {:>12}",
         "tasks", "runlog s", "xargs s", "ratio", "runlog µs/t", "xargs µs/t"
     );
+    let mut measured = Vec::new();
     for n in sizes {
         let base = floor(n);
         let ours = runner(dir.path(), n);
         let per = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
+        measured.push((n, ours.as_secs_f64() / base.as_secs_f64(), per(ours)));
         println!(
             "{n:>8} {:>10.2} {:>10.2} {:>6.2}× {:>12.0} {:>12.0}",
             ours.as_secs_f64(),
@@ -134,6 +157,7 @@ fn main() {
             per(base)
         );
     }
+    goals(&measured);
     if std::env::var_os(runlog_store::postgres::scratch::ENV).is_none() {
         println!(
             "(no PostgreSQL: set {} to measure workers on the shared store)",
