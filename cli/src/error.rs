@@ -5,9 +5,9 @@
 //! Exit codes: 0 success; 1 the thing asked about failed (the run failed, verify found damage);
 //! 2 usage or bad input; 130 interrupted.
 
-use crate::runner::{RunnerError, WorkflowError};
 use runlog_core::Rejection;
 use runlog_replay::ReplayError;
+use runlog_runner::{RunnerError, WorkflowError};
 use runlog_store::StoreError;
 use std::fmt;
 
@@ -222,7 +222,7 @@ impl From<WorkflowError> for CliError {
                 "see the workflow format in README.md (\"Workflow format\")".into()
             }
             WorkflowError::Plan { rejection, .. } => rejection_hint(rejection),
-            WorkflowError::NoTests { task, .. } => crate::runner::conventions_hint(task),
+            WorkflowError::NoTests { task, .. } => runlog_runner::conventions_hint(task),
         };
         Self::wrap(ExitKind::Input, Some(hint), e)
     }
@@ -233,6 +233,20 @@ impl From<RunnerError> for CliError {
         match e {
             RunnerError::Workflow(w) => (*w).into(),
             RunnerError::Log(r) => r.into(),
+            RunnerError::Invalid(r) => (*r).into(),
+            RunnerError::RunExists { ref run } => {
+                let hint =
+                    format!("resume it with `runlog resume {run}`, or choose another --run-id");
+                Self::wrap(ExitKind::Input, Some(hint), e)
+            }
+            RunnerError::NotASubProject { .. } => Self::wrap(
+                ExitKind::Input,
+                Some(
+                    "a sub-project task names a workflow file: workflow = \"phases/x.toml\"".into(),
+                ),
+                e,
+            ),
+            RunnerError::Lease(s) => s.into(),
             RunnerError::Refused(_) => Self::wrap(
                 ExitKind::Failed,
                 Some(

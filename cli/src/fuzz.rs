@@ -5,9 +5,9 @@
 
 #![allow(clippy::panic)]
 
-use crate::runner::{protocol, Workflow};
 use runlog_core::codec::{decode_event, encode_event, CodecError};
 use runlog_core::{decide, evolve, RunState, Timestamp};
+use runlog_runner::{protocol, Workflow};
 use runlog_store::{EventLog, Log};
 use std::path::Path;
 
@@ -103,7 +103,7 @@ pub fn evaluator_output(data: &[u8]) {
 pub fn agent_output(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let _ = protocol::agent_report(&text);
-    let _ = crate::runner::parse_revision(&text, "fuzz", None);
+    let _ = runlog_runner::parse_revision(&text, "fuzz", None);
 }
 
 /// Lines given to `runlog emit`: each decided on the state the lines before it left; the
@@ -114,7 +114,7 @@ pub fn command_json(data: &[u8]) {
     };
     let mut state = RunState::default();
     for line in text.lines() {
-        let Ok(cmd) = crate::commands::emit::parse_line(line, || Timestamp(0)) else {
+        let Ok(cmd) = crate::intake::parse_line(line, || Timestamp(0)) else {
             continue;
         };
         let Ok(events) = decide(&state, cmd) else {

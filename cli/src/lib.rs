@@ -5,15 +5,20 @@
 //! Exit codes: 0 success; 1 the run (or the thing checked) failed; 2 usage or bad input;
 //! 130 interrupted.
 
+mod client;
 mod commands;
+mod ctx;
 mod error;
+mod follow;
 pub mod fuzz;
-mod live;
-mod paths;
+mod intake;
+mod queries;
 mod render;
-mod runner;
-mod serve;
+mod runtime;
+mod server;
+mod signals;
 mod store;
+mod view;
 
 use clap::Parser;
 use std::path::PathBuf;
@@ -53,16 +58,16 @@ fn quiet_on_broken_pipe() {
 
 /// The `runlog` binary.
 pub fn main() -> ExitCode {
-    if let Some(code) = runner::process::trampoline() {
+    if let Some(code) = runlog_runner::process::trampoline() {
         return code;
     }
     let cli = Cli::parse();
     if cli.command.reads_only() {
         quiet_on_broken_pipe();
     }
-    runner::process::private_files();
+    runlog_runner::process::private_files();
     let (store, shared) = store::chosen(cli.store.as_deref());
-    let ctx = commands::Ctx {
+    let ctx = crate::ctx::Ctx {
         store,
         shared,
         json: cli.json,

@@ -63,14 +63,3 @@ pub fn explain(dir: &Path, e: runlog_store::StoreError) -> CliError {
     }
     CliError::from(e)
 }
-
-/// The first of `PREFIX-1`, `PREFIX-2`... that names no run yet.
-pub fn free_run_id(log: &Store, prefix: &str) -> Result<String> {
-    use runlog_store::EventLog;
-    let runs = log.runs()?;
-    let taken = |id: &str| runs.iter().any(|r| r.run == id);
-    Ok((1..)
-        .map(|n| format!("{prefix}-{n}"))
-        .find(|id| !taken(id))
-        .unwrap_or_else(|| prefix.to_owned()))
-}

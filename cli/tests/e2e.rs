@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{events, live_socket, open, repo, runlog, text, wait_for};
+use common::{events, open, repo, runlog, runner_marker, text, wait_for};
 use runlog_core::projections::Board;
 use runlog_core::{EventKind, TaskStatus};
 use runlog_replay::Replay;
@@ -579,7 +579,7 @@ fn a_signal_interrupts_with_exit_130_and_resume_completes() {
         .spawn()
         .unwrap();
     // The runner serves its socket once it is driving the run (signal handlers installed).
-    wait_for(|| live_socket(&store).is_some());
+    wait_for(|| runner_marker(&store).is_some());
     std::thread::sleep(Duration::from_millis(100));
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
@@ -753,7 +753,7 @@ fn an_evaluator_printing_garbage_is_recorded_not_a_crash() {
 }
 
 #[test]
-fn log_follow_tails_a_live_run_through_its_runner() {
+fn log_follow_tails_a_live_run() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     let wf = slow_workflow(dir.path());
@@ -763,25 +763,16 @@ fn log_follow_tails_a_live_run_through_its_runner() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Wait until the runner holds the store and serves its socket.
-    wait_for(|| live_socket(&store).is_some());
-    let socket = live_socket(&store).unwrap();
+    // Wait until the runner drives the run.
+    wait_for(|| runner_marker(&store).is_some());
+    let socket = runner_marker(&store).unwrap();
     let follow = runlog(&store)
         .args(["log", "live", "--follow", "--json"])
         .output()
         .unwrap();
     assert!(runner.wait().unwrap().success());
     assert_eq!(follow.status.code(), Some(0), "{}", text(&follow));
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&follow.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let seqs: Vec<u64> = lines.iter().map(|l| l["seq"].as_u64().unwrap()).collect();
-    assert_eq!(
-        seqs,
-        (1..=seqs.len() as u64).collect::<Vec<_>>(),
-        "every event once, in order"
-    );
+    let lines = common::followed_from_the_start(&follow);
     assert_eq!(
         lines.last().unwrap()["event"]["type"],
         "run-finished",
@@ -789,7 +780,7 @@ fn log_follow_tails_a_live_run_through_its_runner() {
     );
     assert!(
         !socket.exists(),
-        "the runner removes its socket when it exits"
+        "the runner removes its marker when it exits"
     );
 }
 

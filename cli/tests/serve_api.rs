@@ -110,7 +110,7 @@ fn the_api_answers_on_the_stores_socket_with_json_and_proper_status_codes() {
     let (status, err) = over_socket(&store, "GET", "/v1/runs/nope", "");
     assert_eq!(status, 404);
     assert!(
-        err["hint"].as_str().unwrap().contains("runlog runs"),
+        err["hint"].as_str().unwrap().contains("GET /v1/runs"),
         "{err}"
     );
     let (status, err) = over_socket(&store, "GET", "/v1/runs/quickstart?at=9999", "");

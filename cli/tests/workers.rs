@@ -270,17 +270,8 @@ fn log_follow_on_another_host_follows_a_run_a_worker_executes() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let followed = finish_within(follower, Duration::from_secs(30), "log --follow");
     assert_eq!(followed.status.code(), Some(0), "{}", text(&followed));
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&followed.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let seqs: Vec<u64> = lines.iter().map(|l| l["seq"].as_u64().unwrap()).collect();
-    assert_eq!(
-        seqs,
-        (1..=seqs.len() as u64).collect::<Vec<_>>(),
-        "each event once, in order"
-    );
-    assert_eq!(seqs.len(), events(&db.url, "gated").len());
+    let lines = common::followed_from_the_start(&followed);
+    assert_eq!(lines.len(), events(&db.url, "gated").len());
     assert!(String::from_utf8_lossy(&followed.stdout).contains("run-finished"));
 }
 

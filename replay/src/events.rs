@@ -2,7 +2,7 @@
 
 use crate::error::{ReplayError, Result};
 use runlog_core::codec::decode_event;
-use runlog_core::Event;
+use runlog_core::{Event, EventKind};
 use runlog_store::{EventLog, Head};
 
 /// The run's head, or `UnknownRun` listing the runs that exist.
@@ -61,4 +61,26 @@ pub fn read(log: &dyn EventLog, run: &str, from: u64, to: u64) -> Result<Vec<(u6
         Ok(true)
     })?;
     Ok(out)
+}
+
+/// An event as JSON shows it (`log --json`, the API, an agent's history file, a live follower): its seq, time and kind.
+#[derive(Debug, serde::Serialize)]
+pub struct EventLine<'a> {
+    /// Its seq in the run.
+    pub seq: u64,
+    /// When, in ms since the epoch.
+    pub at: u64,
+    /// What happened.
+    pub event: &'a EventKind,
+}
+
+impl<'a> EventLine<'a> {
+    /// The line of one event.
+    pub fn of(seq: u64, e: &'a Event) -> Self {
+        Self {
+            seq,
+            at: e.at.0,
+            event: &e.kind,
+        }
+    }
 }

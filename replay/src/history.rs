@@ -45,7 +45,7 @@ const READ_BATCH: usize = 1_024;
 /// agent, a test or an evaluator.
 #[derive(Debug)]
 pub struct Replay<'l> {
-    log: &'l dyn EventLog,
+    log: Reader<'l>,
     every: u64,
     known: RefCell<BTreeMap<String, BTreeSet<u64>>>,
 }
@@ -53,9 +53,28 @@ pub struct Replay<'l> {
 /// Progress of a long fold: (events done, events in total).
 pub type Progress<'p> = &'p mut dyn FnMut(u64, u64);
 
+/// The log a replay reads: borrowed for a question, or shared with the replay for as long as
+/// it lives (an engine that outlives the call that made it).
+#[derive(Debug)]
+enum Reader<'l> {
+    Borrowed(&'l dyn EventLog),
+    Shared(std::sync::Arc<dyn EventLog>),
+}
+
+impl Replay<'static> {
+    /// Replays from a log the replay holds a share of.
+    pub fn shared(log: std::sync::Arc<dyn EventLog>) -> Self {
+        Self::from_reader(Reader::Shared(log))
+    }
+}
+
 impl<'l> Replay<'l> {
     /// Replays from `log` with the default snapshot interval.
     pub fn new(log: &'l dyn EventLog) -> Self {
+        Self::from_reader(Reader::Borrowed(log))
+    }
+
+    fn from_reader(log: Reader<'l>) -> Self {
         Self {
             log,
             every: DEFAULT_SNAPSHOT_EVERY,
@@ -70,15 +89,18 @@ impl<'l> Replay<'l> {
     }
 
     /// The log being replayed.
-    pub fn log(&self) -> &'l dyn EventLog {
-        self.log
+    pub fn log(&self) -> &dyn EventLog {
+        match &self.log {
+            Reader::Borrowed(log) => *log,
+            Reader::Shared(log) => log.as_ref(),
+        }
     }
 
     fn known_snapshots(&self, run: &str) -> BTreeSet<u64> {
         self.known
             .borrow_mut()
             .entry(run.to_owned())
-            .or_insert_with(|| snapshot::list(self.log, run).into_iter().collect())
+            .or_insert_with(|| snapshot::list(self.log(), run).into_iter().collect())
             .clone()
     }
 
@@ -94,7 +116,7 @@ impl<'l> Replay<'l> {
 
     /// The run's head seq.
     pub fn head_seq(&self, run: &str) -> Result<u64> {
-        Ok(events::head(self.log, run)?.seq)
+        Ok(events::head(self.log(), run)?.seq)
     }
 
     fn check_seq(&self, run: &str, seq: u64) -> Result<u64> {
@@ -115,7 +137,7 @@ impl<'l> Replay<'l> {
         self.check_seq(run, seq)?;
         let mut base = RunState::default();
         for snap in self.known_snapshots(run).range(..=seq).rev() {
-            match snapshot::load(self.log, run, *snap) {
+            match snapshot::load(self.log(), run, *snap) {
                 Some((state, _)) => {
                     base = state;
                     break;
@@ -174,7 +196,7 @@ impl<'l> Replay<'l> {
         let mut state = state;
         let mut nested: Option<ReplayError> = None;
         let known = self.known_snapshots(run);
-        events::for_each(self.log, run, from, to, &mut |_seq, hash, event| {
+        events::for_each(self.log(), run, from, to, &mut |_seq, hash, event| {
             if let Err(e) = self.apply(run, &mut state, &event) {
                 nested.get_or_insert(e);
                 return Ok(false);
@@ -214,7 +236,7 @@ impl<'l> Replay<'l> {
             return;
         }
         schedule.last = state.seq;
-        if !known.contains(&state.seq) && snapshot::store(self.log, run, state, hash).is_some() {
+        if !known.contains(&state.seq) && snapshot::store(self.log(), run, state, hash).is_some() {
             self.remember(run, state.seq, true);
         }
     }
@@ -244,7 +266,7 @@ impl<'l> Replay<'l> {
         let step = (to / 100).max(1);
         // Two stages on two threads: this one folds while a reader scans, verifies and decodes
         // the next batch (a full replay is otherwise read time plus fold time).
-        let log = self.log;
+        let log = self.log();
         let (tx, rx) = crossbeam_channel::bounded::<Vec<(u64, [u8; 32], Event)>>(4);
         let read = std::thread::scope(|scope| {
             let reader = scope.spawn(move || {
@@ -317,6 +339,6 @@ impl<'l> Replay<'l> {
 
     /// The events with seq in `from..=to`.
     pub fn events(&self, run: &str, from: u64, to: u64) -> Result<Vec<(u64, Event)>> {
-        events::read(self.log, run, from, to)
+        events::read(self.log(), run, from, to)
     }
 }

@@ -13,7 +13,6 @@
 //! check:[32] = blake3(everything before it)
 //! ```
 
-use crate::backend::RunSlot;
 use crate::error::{Damage, Result};
 use crate::frame::{self, ChainHash};
 use crate::layout::{io, sync_dir, temp_name, write_synced};
@@ -22,6 +21,16 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"RLHEADS1";
+
+/// A run's internal number and creation time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunSlot {
+    /// Fixed-width key prefix of the run's frames.
+    pub num: u64,
+    /// Milliseconds since the epoch when the run was created.
+    pub created_ms: u64,
+}
+
 /// The manifest's file name in a store directory.
 pub const FILE: &str = "heads";
 

@@ -1,7 +1,7 @@
 //! `runlog approve RUN TASK`.
 
 use super::control::TaskDecision;
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::Result;
 use runlog_core::CommandKind;
 

@@ -1,6 +1,6 @@
 //! `runlog audit RUN`: every eval decision with the threshold in force and its flags.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::render;
 use runlog_replay::Replay;

@@ -1,37 +1,13 @@
 //! What the commands that record a decision share: who is acting, and recording one command
 //! through the one write path with the events it produced printed.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::intake::{actor, os_user};
 use crate::render;
-use crate::runner::clock::Clock;
-use runlog_core::{Command, CommandKind, Principal, TaskId};
+use runlog_core::{Command, CommandKind, TaskId};
 use runlog_replay::Session;
-
-/// Who is acting: `--by`, else `$USER`, else "unknown".
-pub fn actor(by: Option<String>) -> String {
-    by.or_else(|| std::env::var("USER").ok())
-        .unwrap_or_else(|| "unknown".into())
-}
-
-/// The user this process runs as: who a decision recorded from the command line is by,
-/// whatever `--by` claims.
-pub fn os_user() -> Principal {
-    user(nix::unistd::getuid(), "os-user")
-}
-
-/// The principal of user `uid`, established `via` some means: the user's name, or `uid N` for
-/// a user the system does not name.
-pub fn user(uid: nix::unistd::Uid, via: &str) -> Principal {
-    let name = nix::unistd::User::from_uid(uid)
-        .ok()
-        .flatten()
-        .map_or_else(|| format!("uid {uid}"), |u| u.name);
-    Principal {
-        name,
-        via: via.into(),
-    }
-}
+use runlog_runner::clock::Clock;
 
 /// Decides `kind` on the run's head and records it, with who this process runs as; prints
 /// each event recorded.

@@ -2,7 +2,7 @@
 //! a check that the run still matches one. The digest itself is a JSON object with or without
 //! `--json`: it is the file `--check` reads back.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::{bad_file, CliError, Result};
 use crate::render;
 use runlog_replay::digest::{check, digest as make_digest, Digest, DigestCheck};

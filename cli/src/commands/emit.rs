@@ -2,13 +2,13 @@
 //! before it left and recorded on its own; a rejected line records nothing and is reported,
 //! the next lines go on.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::{CliError, Result};
+use crate::intake::parse_line;
 use crate::render;
-use crate::runner::clock::Clock;
-use crate::runner::Workflow;
-use runlog_core::{Command, CommandKind};
+use runlog_core::Command;
 use runlog_replay::Session;
+use runlog_runner::clock::Clock;
 use std::io::BufRead;
 
 /// Arguments of `runlog emit`.
@@ -28,7 +28,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     if let Some(first) = next()? {
         let log = ctx.open_or_create()?;
         let mut session = Session::open(&log, &a.run)?;
-        let me = super::control::os_user();
+        let me = crate::intake::os_user();
         let mut command = Some(first);
         while let Some((n, cmd)) = command {
             match session.execute(cmd.issued_by(me.clone()))? {
@@ -113,23 +113,4 @@ fn report(json: bool, line: usize, outcome: std::result::Result<(u64, Vec<&str>)
         }
         (false, Err(why)) => println!("line {line}: rejected: {why}"),
     }
-}
-
-/// One line of `emit`'s input: a command with its time, or a bare command kind stamped `now`; a
-/// start-run may be written short, with a workflow file's defaults ([`Workflow::short_start`]).
-pub(crate) fn parse_line(
-    line: &str,
-    now: impl FnOnce() -> runlog_core::Timestamp,
-) -> std::result::Result<Command, String> {
-    if let Ok(c) = serde_json::from_str::<Command>(line) {
-        return Ok(c);
-    }
-    let kind = match serde_json::from_str::<CommandKind>(line) {
-        Ok(kind) => kind,
-        Err(e) => match Workflow::short_start(line) {
-            Some(short) => short.map_err(|e| e.to_string())?,
-            None => return Err(e.to_string()),
-        },
-    };
-    Ok(Command::new(now(), kind))
 }

@@ -1,6 +1,6 @@
 //! `runlog export RUN [-o FILE]`: a run as JSON lines (a header, then one event per line).
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::{bad_file, CliError, Result};
 use crate::render;
 use runlog_replay::export::export as export_run;

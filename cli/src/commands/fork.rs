@@ -1,9 +1,9 @@
 //! `runlog fork RUN --at SEQ [--as NEW]`.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::queries::fork::{fork, Forked};
 use crate::render;
-use crate::runner::clock::Clock;
 use runlog_replay::Replay;
 
 /// Arguments of `runlog fork`.
@@ -17,38 +17,6 @@ pub struct Args {
     /// The new run's id [default: RUN-fork-N]
     #[arg(long = "as", value_name = "NEW")]
     new: Option<String>,
-}
-
-/// A fork recorded: the new run, the seq it started from, and its head.
-pub(crate) struct Forked {
-    pub new: String,
-    pub at: u64,
-    pub seq: u64,
-}
-
-/// Starts run `new` (default RUN-fork-N) from the state of `run` after `at` (default its head):
-/// what `runlog fork` and the API's fork do.
-pub(crate) fn fork(
-    log: &runlog_store::Store,
-    run: &str,
-    at: Option<u64>,
-    new: Option<String>,
-) -> Result<Forked> {
-    let replay = Replay::new(log);
-    let at = match at {
-        Some(at) => at,
-        None => replay.head_seq(run)?,
-    };
-    let new = match new {
-        Some(n) => n,
-        None => crate::store::free_run_id(log, &crate::paths::name_from(&format!("{run}-fork")))?,
-    };
-    let head = replay.fork(run, at, &new, Clock::from_env().now())?;
-    Ok(Forked {
-        new,
-        at,
-        seq: head.seq,
-    })
 }
 
 /// Starts a new run from the state of `run` after `--at`.

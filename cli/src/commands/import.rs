@@ -1,6 +1,6 @@
 //! `runlog import FILE [--as NEW]`.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::{bad_file, Result};
 use crate::render;
 use runlog_replay::export::import as import_run;

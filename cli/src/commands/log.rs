@@ -1,11 +1,15 @@
-//! `runlog log RUN`: the event history; with `--follow`, tails a run being executed (through
-//! its runner's socket).
+//! `runlog log RUN`: the event history; with `--follow`, tails a run being executed.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::{CliError, Result};
+use crate::follow::{Ends, FollowError, Followed, Follower};
 use crate::render::event::print_event;
 use runlog_core::{Event, EventKind};
 use runlog_replay::Replay;
+use runlog_runner::{marker, Layout};
+use runlog_store::Store;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Arguments of `runlog log`.
 #[derive(Debug, clap::Args)]
@@ -24,7 +28,8 @@ pub struct Args {
     /// Only events of this kind (repeatable), e.g. gate-decided, stage-failed.
     #[arg(long = "kind", value_name = "KIND")]
     kinds: Vec<String>,
-    /// Keep printing events as a running `runlog run` appends them, until it exits.
+    /// Keep printing events as they are appended while the run is executed (by `runlog run`,
+    /// `runlog serve` or workers), until it ends.
     #[arg(long)]
     follow: bool,
 }
@@ -51,24 +56,22 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     }
     let run = a.run.as_str();
     let log = ctx.open()?;
-    if a.follow && ctx.shared.is_some() {
-        return follow_shared(&a, &log, ctx.json);
-    }
-    if a.follow {
-        let followed = crate::live::connect(&ctx.store, run, a.from.max(1), &mut |seq, e| {
-            if a.keeps(seq, &e) {
-                print_event(seq, &e, ctx.json);
-            }
-        })?;
-        if followed {
-            return Ok(());
-        }
-        eprintln!(
-            "note: run {run} is not being executed (no runner serves it); showing its history"
-        );
-    }
     let replay = Replay::new(&log);
     let head = replay.head_seq(run)?;
+    // A run of a store directory is executed while its runner holds its marker; on the shared
+    // store any host's workers may execute it, and its own events say whether it runs.
+    let marker = ctx
+        .shared
+        .is_none()
+        .then(|| Layout::new(&ctx.store, run).marker());
+    if a.follow {
+        if marker.as_deref().is_none_or(marker::is_held) {
+            return follow(&a, Arc::new(log), marker.as_deref(), ctx.json);
+        }
+        eprintln!(
+            "note: run {run} is not being executed (no runner executes it); showing its history"
+        );
+    }
     if a.from > head {
         return Err(runlog_replay::ReplayError::SeqPastHead {
             run: run.to_owned(),
@@ -87,42 +90,51 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     Ok(())
 }
 
-/// `--follow` on the shared store: the workers of a run may be on any hosts, so the history is
-/// read, then the store's own subscription followed until the run stops running.
-fn follow_shared(a: &Args, log: &runlog_store::Store, json: bool) -> Result<()> {
-    use runlog_store::EventLog;
+/// `--follow`: the history, then each event as it is appended, until the run ends. When the
+/// run's runner goes (`marker` no longer held) before that, what the log holds is printed and
+/// the error says how to go on.
+fn follow(a: &Args, log: Arc<Store>, marker: Option<&std::path::Path>, json: bool) -> Result<()> {
     let run = a.run.as_str();
-    let appended = log.subscribe(Some(run));
-    let mut next = a.from.max(1);
-    let mut running = true;
-    let show = |seq: u64, e: Event, running: &mut bool| {
-        *running = match e.kind {
-            EventKind::RunFinished { .. } | EventKind::RunInterrupted { .. } => false,
-            EventKind::RunStarted { .. } | EventKind::RunResumed { .. } => true,
-            _ => *running,
-        };
-        if a.keeps(seq, &e) {
-            print_event(seq, &e, json);
+    let mut follower = Follower::new(log, run, a.from, Ends::AtRunEnd);
+    let mut runner_gone = false;
+    loop {
+        let step = follower.next(WAIT).map_err(|e| followed_to(e, run))?;
+        match step {
+            Some(Followed::Event(seq, e)) => {
+                if a.keeps(seq, &e) {
+                    print_event(seq, &e, json);
+                }
+            }
+            Some(Followed::Idle) => {
+                if marker.is_some_and(|m| !marker::is_held(m)) && !runner_gone {
+                    runner_gone = true;
+                    follower.stop_at_head();
+                }
+            }
+            None => break,
         }
-    };
-    runlog_replay::events::for_each(log, run, next, u64::MAX, &mut |seq, _, e| {
-        next = seq + 1;
-        show(seq, e, &mut running);
-        Ok(true)
-    })?;
-    if next == a.from.max(1) || !running {
-        return Ok(());
     }
-    for record in appended.iter() {
-        if record.seq < next {
-            continue;
-        }
-        next = record.seq + 1;
-        let e = runlog_replay::events::decode(run, record.seq, &record.body)?;
-        show(record.seq, e, &mut running);
-        if !running {
-            break;
-        }
+    if runner_gone && follower.running() {
+        return Err(CliError::failed(format!(
+            "the runner of run {run} stopped before the run ended (at seq {})",
+            follower.next_seq() - 1
+        ))
+        .with_hint(format!("`runlog resume {run}` continues it")));
     }
     Ok(())
+}
+
+/// How often a follower looks whether the run's runner is still there.
+const WAIT: Duration = Duration::from_millis(200);
+
+/// A follower that had to stop, and where to continue from.
+fn followed_to(e: FollowError, run: &str) -> CliError {
+    match e {
+        FollowError::Lagged { next, .. } | FollowError::Closed { next, .. } => {
+            CliError::failed(e.to_string()).with_hint(format!(
+                "continue with `runlog log {run} --from {next} --follow`"
+            ))
+        }
+        FollowError::Replay(r) => r.into(),
+    }
 }

@@ -1,6 +1,6 @@
 //! `runlog metrics [RUN…]`: the seeds' success metrics, per run and over all of them.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::render;
 use runlog_core::projections::metrics::Rate;

@@ -1,8 +1,9 @@
 //! `runlog reject RUN TASK [--reopen]`.
 
-use super::control::{actor, record};
-use super::Ctx;
+use super::control::record;
+use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::intake::actor;
 use runlog_core::{CommandKind, TaskId};
 
 /// Arguments of `runlog reject`.

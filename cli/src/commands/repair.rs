@@ -1,7 +1,7 @@
 //! `runlog repair`: rebuilds the store's sled database from its archive when sled lost events
 //! or cannot be opened; the damaged database is kept aside, and every run is verified after.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::{CliError, Result};
 use crate::render;
 use serde::Serialize;
@@ -26,7 +26,7 @@ struct Report {
 #[derive(Debug, Serialize)]
 struct RunReport {
     #[serde(flatten)]
-    checked: super::verify::Checked,
+    checked: crate::queries::verify::Checked,
     remembered_seq: Option<u64>,
 }
 
@@ -45,7 +45,7 @@ pub fn run(_a: Args, ctx: &Ctx) -> Result<()> {
     let mut runs = Vec::new();
     for r in &repaired.runs {
         runs.push(RunReport {
-            checked: super::verify::check(&log, &r.run)?,
+            checked: crate::queries::verify::check(&log, &r.run)?,
             remembered_seq: r.remembered,
         });
     }

@@ -1,10 +1,11 @@
 //! `runlog replan RUN --file PLAN.json`: the same plan format as a replan command prints.
 
-use super::control::{actor, record};
-use super::Ctx;
+use super::control::record;
+use crate::ctx::Ctx;
 use crate::error::{bad_file, Result};
-use crate::runner::parse_revision;
+use crate::intake::actor;
 use runlog_core::CommandKind;
+use runlog_runner::parse_revision;
 use std::path::PathBuf;
 
 /// Arguments of `runlog replan`.

@@ -1,6 +1,6 @@
 //! `runlog replay RUN [--to SEQ] [--step]`: each event and what it changed.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::render;
 use runlog_core::RunState;

@@ -1,10 +1,10 @@
 //! `runlog resume RUN`: continue an interrupted, crashed or paused run from its log.
 
-use super::run::{drive_to_end, jobs, work_dir, workflow_context};
-use super::Ctx;
+use super::run::drive_to_end;
+use crate::ctx::Ctx;
 use crate::error::{ExitKind, Result};
-use crate::runner::{Engine, RunOptions};
-use runlog_replay::Replay;
+use runlog_runner::{Launcher, RunOptions};
+use std::sync::Arc;
 
 /// Arguments of `runlog resume`.
 #[derive(Debug, clap::Args)]
@@ -22,27 +22,22 @@ pub struct Args {
 /// Replays the run, records how the last runner stopped if nothing did, and drives it on.
 pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     let run = a.run.as_str();
-    let jobs = jobs(a.jobs)?;
-    let log = ctx.open()?;
-    let state = Replay::new(&log).head_state(run)?;
-    let (context, notes) = workflow_context(&state, work_dir(&ctx.store, run), &log);
+    let opts = RunOptions::with_jobs(a.jobs).map_err(super::run::jobs_refused)?;
+    let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store);
+    let (engine, notes) = launcher.resume(run, opts)?;
     for note in notes {
         eprintln!("note: {note}");
     }
-    let opts = RunOptions {
-        quiet: a.quiet,
-        jobs,
-    };
-    let notes = super::children::on_resume(&state, &|task, child| {
-        crate::runner::is_child_of(&log, child.as_str(), run, task).unwrap_or(false)
-    });
-    let engine = Engine::new(&log, run, state, context, &opts);
     if engine.succeeded() {
         println!("run {run} already succeeded; nothing to resume");
         return Ok(None);
     }
+    let log = launcher.log().as_ref();
+    let notes = super::children::on_resume(engine.state(), &|task, child| {
+        runlog_runner::is_child_of(log, child.as_str(), run, task).unwrap_or(false)
+    });
     for note in notes {
         eprintln!("note: {note}");
     }
-    drive_to_end(&log, ctx, run, engine, |e| Ok(e.prepare_resume()?))
+    drive_to_end(&launcher, ctx, engine, a.quiet)
 }

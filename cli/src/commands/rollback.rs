@@ -1,8 +1,9 @@
 //! `runlog rollback RUN --to SEQ --reason TEXT`.
 
-use super::control::{actor, record};
-use super::Ctx;
+use super::control::record;
+use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::intake::actor;
 use runlog_core::CommandKind;
 
 /// Arguments of `runlog rollback`.

@@ -1,99 +1,13 @@
 //! `runlog runs`: every run in the store with its status, size and lineage.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::queries::runs::rows;
 use crate::render;
-use runlog_replay::Replay;
-use runlog_store::EventLog;
-use serde::Serialize;
 
 /// Arguments of `runlog runs`.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
-
-/// One run as `runs` lists it (and the API's `GET /v1/runs`).
-#[derive(Debug, Serialize)]
-pub(crate) struct Row {
-    run: String,
-    status: String,
-    outcome: Option<runlog_core::RunOutcome>,
-    events: u64,
-    started_ms: Option<u64>,
-    /// When its latest event happened (with `started_ms`, how long it has run).
-    last_ms: Option<u64>,
-    fork_of: Option<String>,
-    fork_at: Option<u64>,
-    workflow: Option<String>,
-    /// For a sub-project's child run: `RUN/TASK` of its parent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sub_project_of: Option<String>,
-}
-
-/// Every run in the store; a run whose head cannot be read is listed as damaged.
-pub(crate) fn rows(log: &dyn EventLog) -> Result<Vec<Row>> {
-    let replay = Replay::new(log);
-    let mut rows = Vec::new();
-    let mut parents = std::collections::HashMap::new();
-    for meta in log.runs()? {
-        if meta.head.is_none() {
-            // No readable head: an empty run (skipped) or a damaged one (listed as such).
-            let report = log.verify(&meta.run)?;
-            if report.damage.is_some() {
-                rows.push(Row {
-                    run: meta.run,
-                    status: "damaged".into(),
-                    outcome: None,
-                    events: report.verified,
-                    started_ms: None,
-                    last_ms: None,
-                    fork_of: None,
-                    fork_at: None,
-                    workflow: None,
-                    sub_project_of: None,
-                });
-            }
-            continue;
-        }
-        let state = replay.head_state(&meta.run)?;
-        let outcome = match &state.status {
-            runlog_core::RunStatus::Finished(o) => Some(o.clone()),
-            _ => None,
-        };
-        let status = state.status.name().to_owned();
-        let mut last_ms = None;
-        runlog_replay::events::for_each(log, &meta.run, state.seq, state.seq, &mut |_, _, e| {
-            last_ms = Some(e.at.0);
-            Ok(false)
-        })?;
-        let sub_project_of = state.parent.as_ref().map(|p| {
-            // A rollback of the parent may have left this child behind. Each parent is
-            // replayed once, however many children it has.
-            let parent = parents
-                .entry(p.run.0.clone())
-                .or_insert_with(|| replay.head_state(p.run.as_str()).ok());
-            let linked = parent.as_ref().is_some_and(|parent| {
-                parent
-                    .child_run_of(&p.task)
-                    .is_some_and(|c| c.as_str() == meta.run)
-            });
-            let left = if linked { "" } else { " (no longer linked)" };
-            format!("{}/{}{left}", p.run, p.task)
-        });
-        rows.push(Row {
-            run: meta.run,
-            status,
-            outcome,
-            events: state.seq,
-            started_ms: state.run.as_ref().map(|r| r.started_at.0),
-            last_ms,
-            fork_of: state.fork.as_ref().map(|f| f.from_run.0.clone()),
-            fork_at: state.fork.as_ref().map(|f| f.at_seq),
-            workflow: state.run.as_ref().map(|r| r.workflow.clone()),
-            sub_project_of,
-        });
-    }
-    Ok(rows)
-}
 
 /// Lists the runs.
 pub fn run(_: Args, ctx: &Ctx) -> Result<()> {

@@ -1,7 +1,7 @@
 //! `runlog salvage --into NEW`: when sled cannot open its database and the store has no archive
 //! to repair from, copies every run whose frames still verify into a new store.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::{CliError, Result};
 use crate::render;
 use serde::Serialize;

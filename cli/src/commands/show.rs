@@ -1,6 +1,6 @@
 //! `runlog show RUN TASK`: one task's whole story.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::{CliError, Result};
 use crate::render;
 use crate::render::{color, status_word};

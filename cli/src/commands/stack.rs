@@ -1,8 +1,9 @@
 //! `runlog stack RUN [--at SEQ]`: the supervisor state stack, newest first, and the latest
 //! result per stage.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::queries::stack::as_json;
 use crate::render;
 use runlog_replay::Replay;
 
@@ -14,12 +15,6 @@ pub struct Args {
     /// As it was after this seq.
     #[arg(long, value_name = "SEQ")]
     at: Option<u64>,
-}
-
-/// The stack, newest first, and the latest result per stage, as `--json` and the API show it.
-pub(crate) fn as_json(run: &str, p: &runlog_core::projections::Projections) -> serde_json::Value {
-    let entries: Vec<_> = p.stack.newest_first().collect();
-    serde_json::json!({"run": run, "seq": p.state.seq, "stack": entries, "latest_results": p.stack.all_latest_results()})
 }
 
 /// Prints the stack and the latest results.

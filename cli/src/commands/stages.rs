@@ -1,6 +1,6 @@
 //! `runlog stages RUN`: stage health and circuits.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::render;
 use runlog_core::projections::health;

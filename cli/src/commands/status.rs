@@ -1,12 +1,12 @@
 //! `runlog status RUN [--at SEQ] [--tree]`: the task board.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::queries::board::BoardView;
 use crate::render;
 use crate::render::{color, join, pad, readiness, status_word};
 use runlog_core::projections::Board;
 use runlog_replay::Replay;
-use serde::Serialize;
 
 /// Arguments of `runlog status`.
 #[derive(Debug, clap::Args)]
@@ -31,17 +31,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let seq = state.seq;
     let board = Board::of(&state);
     if ctx.json {
-        #[derive(Serialize)]
-        struct Status<'a> {
-            run: &'a str,
-            seq: u64,
-            board: &'a Board,
-        }
-        render::json(&Status {
-            run,
-            seq,
-            board: &board,
-        });
+        render::json(&BoardView::of(&replay, run, &state));
         return Ok(());
     }
     let head = replay.head_seq(run)?;

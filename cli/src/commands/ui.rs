@@ -1,10 +1,10 @@
 //! `runlog ui [--open] [--port PORT]`: the address of the store's web view, starting a server
 //! for it when none serves the store.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::{CliError, Result};
 use crate::render;
-use crate::serve::ui::address_file;
+use crate::server::ui::address_file;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Stdio;
@@ -39,7 +39,7 @@ fn answering(store: &Path) -> Option<String> {
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let (url, started) = match answering(&ctx.store) {
         Some(url) => (url, None),
-        None if crate::serve::client::Server::find(&ctx.store).is_some() => {
+        None if crate::client::Server::find(&ctx.store).is_some() => {
             return Err(CliError::input(
                 "a runlog serve owns this store without an HTTP address, so there is no view to open",
             )

@@ -1,6 +1,6 @@
 //! `runlog viz RUN [--format dot|mermaid] [--at SEQ]`: the task graph with status colours.
 
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::render;
 use runlog_core::projections::Board;

@@ -1,16 +1,18 @@
 //! `runlog worker`: executes the ready tasks of any runs of the shared store, beside any number
-//! of workers on any hosts; and the lease that `runlog run` and `resume` also hold there.
+//! of workers on any hosts, holding a lease (`runlog_runner::lease`).
 
-use super::run::{work_dir, workflow_context};
-use super::Ctx;
+use crate::ctx::Ctx;
 use crate::error::{CliError, ExitKind, Result};
-use crate::runner::{Crew, Ended, Engine, RunOptions, RunnerError};
+use crate::signals::Signals;
 use runlog_core::RunStatus;
 use runlog_replay::Replay;
-use runlog_store::{EventLog, PgLog, Store, StoreError};
+use runlog_runner::lease::Member;
+use runlog_runner::{Ended, Launcher, RunOptions, RunnerError};
+use runlog_store::{EventLog, StoreError};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::watch;
 
 /// Arguments of `runlog worker`.
 #[derive(Debug, clap::Args)]
@@ -30,63 +32,6 @@ pub struct Args {
     until_idle: bool,
 }
 
-/// How long `runlog run` and `resume` hold their lease on the shared store:
-/// `RUNLOG_LEASE_MS`, else 10 s.
-fn lease_from_env() -> Duration {
-    let ms = std::env::var("RUNLOG_LEASE_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000u64);
-    Duration::from_millis(ms.max(100))
-}
-
-/// This process's lease on the shared store, given up when dropped.
-#[derive(Debug)]
-pub(crate) struct Member {
-    pg: Arc<PgLog>,
-    /// What its engines share.
-    pub crew: Crew,
-}
-
-impl Member {
-    /// Joins the shared store as a worker (`None` on a store directory, where one process
-    /// drives each run).
-    pub fn join(
-        log: &Store,
-        name: Option<String>,
-        lease: Duration,
-        owns_run: bool,
-    ) -> Result<Option<Self>> {
-        let Some(pg) = log.postgres() else {
-            return Ok(None);
-        };
-        let name = match name {
-            Some(n) => {
-                runlog_core::check_name("worker", &n)?;
-                n
-            }
-            None => {
-                let host = runlog_store::postgres::host_name();
-                crate::paths::name_from(&format!("{host}.{}", std::process::id()))
-            }
-        };
-        pg.join(&name, lease)?;
-        let crew = Crew::new(name, pg.clone(), owns_run);
-        Ok(Some(Self { pg, crew }))
-    }
-
-    /// The run's engine works as this worker (a worker's, with its jobs shared by all).
-    pub fn enlist(&self, engine: &mut Engine<'_>, owns_run: bool) {
-        engine.as_worker(self.crew.also_for(owns_run));
-    }
-}
-
-impl Drop for Member {
-    fn drop(&mut self) {
-        let _ = self.pg.leave();
-    }
-}
-
 /// Joins, then works on every running run until a signal (or, with --until-idle, until none
 /// has work left).
 pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
@@ -99,11 +44,10 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
              (on a directory, `runlog run` and `runlog serve` execute runs)",
         ));
     }
-    let jobs = super::run::jobs(Some(a.jobs))?;
-    // The engines borrow the store for as long as the worker lives.
-    let log: &'static Store = Box::leak(Box::new(ctx.open()?));
+    let opts = RunOptions::with_jobs(Some(a.jobs)).map_err(super::run::jobs_refused)?;
+    let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store);
     let lease = Duration::from_millis(a.lease_ms.max(100));
-    let Some(member) = Member::join(log, a.name, lease, false)? else {
+    let Some(member) = Member::join(launcher.log(), a.name, lease)? else {
         return Err(CliError::failed("the shared store did not open as one"));
     };
     eprintln!(
@@ -113,27 +57,27 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         a.jobs,
         a.lease_ms
     );
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::failed(format!("cannot start the async runtime: {e}")))?;
+    let rt = crate::runtime::for_command("worker")?;
+    let (stop, stopped) = watch::channel(false);
     let work = Work {
-        log,
-        ctx,
+        launcher,
         member: &member,
-        jobs,
+        opts,
         until_idle: a.until_idle,
+        stop,
+        stopped,
     };
     rt.block_on(work.go())
 }
 
 struct Work<'a> {
-    log: &'static Store,
-    ctx: &'a Ctx,
+    launcher: Launcher,
     member: &'a Member,
-    jobs: Option<u32>,
+    opts: RunOptions,
     until_idle: bool,
+    /// Every engine stops when this turns true: the worker leaves.
+    stop: watch::Sender<bool>,
+    stopped: watch::Receiver<bool>,
 }
 
 /// How often the worker looks for runs when nothing else happens.
@@ -141,7 +85,7 @@ const LOOK_EVERY: Duration = Duration::from_millis(500);
 
 impl Work<'_> {
     async fn go(self) -> Result<Option<ExitKind>> {
-        let mut signals = crate::runner::signals::Signals::new()?;
+        let mut signals = Signals::new()?;
         let mut engines: tokio::task::JoinSet<(String, std::result::Result<Ended, RunnerError>)> =
             tokio::task::JoinSet::new();
         let mut active: HashSet<String> = HashSet::new();
@@ -152,7 +96,7 @@ impl Work<'_> {
             let running = self.join_runs(&mut engines, &mut active, &mut looked)?;
             let idle = self.until_idle && engines.is_empty() && running == 0;
             // Idle is an answer only from a worker that still holds its lease.
-            if self.member.pg.lease_lost() || (idle && !self.member.pg.lease_held()?) {
+            if self.member.lost() || (idle && !self.member.held()?) {
                 failure.get_or_insert_with(|| {
                     CliError::from(StoreError::Fenced {
                         worker: self.member.crew.me.clone(),
@@ -174,13 +118,14 @@ impl Work<'_> {
                         active.remove(&run);
                         match ended {
                             Ok(ended) => say_ended(&run, &ended),
-                            Err(e) if fenced(&e) => failure = Some(CliError::from(e)),
+                            Err(e) if e.is_fenced() => failure = Some(CliError::from(e)),
                             Err(e) => eprintln!("run {run}: this worker stopped working on it: {e}"),
                         }
                     }
                 }
                 _ = signals.next() => {
-                    // Each engine heard it too: each gives up what this worker holds.
+                    // Each engine gives up what this worker holds.
+                    let _ = self.stop.send(true);
                     while engines.join_next().await.is_some() {}
                     eprintln!("worker {} left", self.member.crew.me);
                     return Ok(Some(ExitKind::Interrupted));
@@ -199,7 +144,8 @@ impl Work<'_> {
         looked: &mut HashMap<String, u64>,
     ) -> Result<usize> {
         let mut running = 0;
-        for meta in self.log.runs()? {
+        let log = self.launcher.log();
+        for meta in log.runs()? {
             let head = meta.head.map_or(0, |h| h.seq);
             if active.contains(&meta.run) {
                 running += 1;
@@ -209,7 +155,7 @@ impl Work<'_> {
                 continue;
             }
             looked.insert(meta.run.clone(), head);
-            let state = match Replay::new(self.log).head_state(&meta.run) {
+            let state = match Replay::new(log.as_ref()).head_state(&meta.run) {
                 Ok(s) => s,
                 Err(e) => {
                     eprintln!("run {}: cannot be read: {e}", meta.run);
@@ -221,19 +167,14 @@ impl Work<'_> {
             }
             running += 1;
             let run = meta.run.clone();
-            let (context, _) = workflow_context(&state, work_dir(&self.ctx.store, &run), self.log);
-            if !context.dir.is_dir() {
+            let Some(mut engine) = self.launcher.join(&run, state, self.opts) else {
                 eprintln!(
                     "run {run}: its workflow file is not on this host at the path it was started from; left to other workers"
                 );
                 continue;
             };
-            let opts = RunOptions {
-                quiet: true,
-                jobs: self.jobs,
-            };
-            let mut engine = Engine::new(self.log, &run, state, context, &opts);
             self.member.enlist(&mut engine, false);
+            let engine = engine.stop_when(self.stopped.clone());
             eprintln!("run {run}: working on it");
             active.insert(run.clone());
             engines.spawn(async move {
@@ -245,13 +186,6 @@ impl Work<'_> {
     }
 }
 
-fn fenced(e: &RunnerError) -> bool {
-    matches!(
-        e,
-        RunnerError::Log(runlog_replay::ReplayError::Store(StoreError::Fenced { .. }))
-    )
-}
-
 fn say_ended(run: &str, ended: &Ended) {
     let how = match &ended.state.status {
         RunStatus::Finished(outcome) => format!("finished ({outcome:?})").to_lowercase(),
@@ -260,9 +194,4 @@ fn say_ended(run: &str, ended: &Ended) {
         other => format!("{other:?}").to_lowercase(),
     };
     eprintln!("run {run}: {how}");
-}
-
-/// A store handle's lease, for run and resume: `None` on a store directory.
-pub(crate) fn join_for_run(log: &Store) -> Result<Option<Member>> {
-    Member::join(log, None, lease_from_env(), true)
 }

@@ -2,7 +2,7 @@
 
 use super::gate_word;
 use runlog_core::{Event, EventKind};
-use serde::Serialize;
+pub use runlog_replay::events::EventLine;
 
 /// One event in words (used by log, show, replay).
 pub fn describe(e: &EventKind) -> String {
@@ -160,39 +160,9 @@ fn compact(v: &serde_json::Value) -> String {
     }
 }
 
+/// The first line of a long text, for one line of output.
 pub fn first_line(s: &str) -> String {
-    let line = s
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    if line.chars().count() > 140 {
-        format!("{}…", line.chars().take(140).collect::<String>())
-    } else {
-        line.to_owned()
-    }
-}
-
-/// An event as JSON shows it (`log --json`, the API): its seq, time and kind.
-#[derive(Debug, Serialize)]
-pub struct EventLine<'a> {
-    /// Its seq in the run.
-    pub seq: u64,
-    /// When, in ms since the epoch.
-    pub at: u64,
-    /// What happened.
-    pub event: &'a EventKind,
-}
-
-impl<'a> EventLine<'a> {
-    /// The line of one event.
-    pub fn of(seq: u64, e: &'a Event) -> Self {
-        Self {
-            seq,
-            at: e.at.0,
-            event: &e.kind,
-        }
-    }
+    runlog_runner::protocol::first_line(s, 140)
 }
 
 /// Prints one event.

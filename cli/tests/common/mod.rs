@@ -113,18 +113,30 @@ pub fn run(store: &Path, wf: &Path, run: &str, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// The live socket some run's runner serves (`STORE/live-*.sock`), once it is driving the run
-/// with its signal handlers installed.
-pub fn live_socket(store: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(store)
+/// The JSON lines `runlog --json log RUN --follow` printed, checked to hold each seq once, in
+/// order, from 1.
+pub fn followed_from_the_start(out: &Output) -> Vec<serde_json::Value> {
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seqs: Vec<u64> = lines.iter().map(|l| l["seq"].as_u64().unwrap()).collect();
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "every event once, in order"
+    );
+    lines
+}
+
+/// The marker some run's runner holds while it drives the run (`STORE/runners/RUN`), once it
+/// does.
+pub fn runner_marker(store: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(store.join("runners"))
         .ok()?
         .flatten()
         .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .is_some_and(|n| n.starts_with("live-") && n.ends_with(".sock"))
-        })
+        .next()
 }
 
 /// Every command that reads a run back, as a person would call them, answers with exit 0 and

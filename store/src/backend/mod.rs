@@ -6,14 +6,7 @@ pub mod sled_db;
 
 use crate::error::Result;
 
-/// A run's internal number and creation time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunSlot {
-    /// Fixed-width key prefix of the run's frames.
-    pub num: u64,
-    /// Milliseconds since the epoch when the run was created.
-    pub created_ms: u64,
-}
+pub use crate::heads::RunSlot;
 
 /// Storage of runs, frames and blobs.
 pub trait Backend: Send + Sync + std::fmt::Debug {

@@ -4,8 +4,8 @@
 //! `runlog run`; stopping the server interrupts every run it hosts and waits for them.
 
 use super::errors::ApiError;
-use crate::runner::{RunOptions, Workflow};
 use runlog_core::RunState;
+use runlog_runner::{Launcher, Observer, RunOptions, Workflow};
 use runlog_store::Store;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -80,24 +80,21 @@ impl Hosted {
                 // Given back when the run's task ends, however it ends.
                 let _place = place;
                 let prepared = Workflow::load(&start.workflow)
-                    .map_err(crate::error::CliError::from)
+                    .map_err(ApiError::from)
                     .and_then(|wf| {
-                        let opts = RunOptions {
-                            quiet: true,
-                            jobs: crate::commands::run::jobs(start.jobs)?,
-                        };
-                        crate::commands::run::start(&store, &dir, &wf, start.run, &opts)
+                        let opts = RunOptions::with_jobs(start.jobs)?;
+                        Ok(Launcher::new(store.clone(), &dir).start(&wf, start.run, opts)?)
                     });
-                let (run, mut engine) = match prepared {
-                    Ok(p) => p,
+                let engine = match prepared {
+                    Ok(engine) => engine,
                     Err(e) => {
-                        let _ = started.send(Err(ApiError::from(e)));
+                        let _ = started.send(Err(e));
                         return;
                     }
                 };
-                engine.interrupt_when(asked);
+                let run = engine.run_id().to_owned();
                 let (shown, state) = watch::channel(Arc::new(RunState::default()));
-                engine.publish_to(shown);
+                let engine = engine.stop_when(asked).observed_by(Published(shown));
                 hosted.lock().insert(run.clone(), Run { ask, state });
                 let _ = started.send(Ok(run.clone()));
                 if store.postgres().is_some() {
@@ -147,5 +144,17 @@ impl Hosted {
         }
         let mut tasks = self.tasks.lock().await;
         while tasks.join_next().await.is_some() {}
+    }
+}
+
+/// Shows a hosted run's state to the API's readers once per step of its engine, so they read
+/// it instead of replaying the log.
+struct Published(watch::Sender<Arc<RunState>>);
+
+impl Observer for Published {
+    fn step(&mut self, state: &RunState) {
+        if self.0.borrow().seq != state.seq {
+            self.0.send_replace(Arc::new(state.clone()));
+        }
     }
 }

@@ -4,16 +4,18 @@
 //! closed terminal (SIGHUP) only stops following: the run goes on in the server. With
 //! `--detach`, the run's id is printed at once.
 
-use super::client::{refused, Server};
-use crate::commands::Ctx;
+use crate::client::{refused, Server};
+use crate::ctx::Ctx;
 use crate::error::{CliError, ExitKind, Result};
-use crate::runner::signals::{Signals, Stop};
-use crate::runner::{Ended, View};
-use runlog_core::codec::decode_event;
+use crate::follow::{Ends, Followed, Follower};
+use crate::signals::{Signal, Signals};
+use crate::view::View;
 use runlog_core::{evolve_in_place, EventKind, RunState};
-use runlog_store::EventLog;
+use runlog_runner::Ended;
+use runlog_store::Store;
 use std::path::Path;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// What `runlog run` asks of the server.
 #[derive(Debug)]
@@ -32,10 +34,7 @@ pub struct Submit<'a> {
 
 /// Submits the run and, unless detached, follows it to its end.
 pub fn submit_and_follow(server: &Server, s: Submit<'_>, ctx: &Ctx) -> Result<Option<ExitKind>> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::failed(format!("cannot start the async runtime: {e}")))?;
+    let rt = crate::runtime::for_command("follow")?;
     // Listening from the start: a Ctrl-C right after submitting still reaches the run.
     let signals = {
         let _runtime = rt.enter();
@@ -63,10 +62,10 @@ pub fn submit_and_follow(server: &Server, s: Submit<'_>, ctx: &Ctx) -> Result<Op
     if !s.quiet {
         eprintln!("run {run} executes in runlog serve; Ctrl-C interrupts it, closing this terminal does not");
     }
-    let log = ctx.open()?;
-    let ended = rt.block_on(follow(server, &log, &run, s.quiet, signals))?;
+    let log = Arc::new(ctx.open()?);
+    let ended = rt.block_on(follow(server, log.clone(), &run, s.quiet, signals))?;
     match ended {
-        Some(ended) => crate::commands::run::finish(&log, ctx, &run, &ended),
+        Some(ended) => super::finish(log.as_ref(), ctx, &run, &ended),
         None => {
             eprintln!("stopped following; run {run} goes on in runlog serve (`runlog log {run} --follow`)");
             Ok(None)
@@ -78,48 +77,52 @@ pub fn submit_and_follow(server: &Server, s: Submit<'_>, ctx: &Ctx) -> Result<Op
 /// goes (`None`).
 async fn follow(
     server: &Server,
-    log: &runlog_store::Store,
+    log: Arc<Store>,
     run: &str,
     quiet: bool,
     mut signals: Signals,
 ) -> Result<Option<Ended>> {
     let started = Instant::now();
     let view = View::new(quiet);
-    let records = log.subscribe(Some(run));
-    let (tx, mut appended) = tokio::sync::mpsc::unbounded_channel();
-    let history = log.read(run, 1, u64::MAX, runlog_store::Direction::Forward)?;
-    std::thread::spawn(move || {
-        for r in history.into_iter().chain(records.iter()) {
-            if tx.send(r).is_err() {
-                return;
-            }
+    let (tx, mut followed) = tokio::sync::mpsc::channel(1_024);
+    let mut follower = Follower::new(log.clone(), run, 1, Ends::AtRunEnd);
+    // The follower blocks on the store: a thread of its own hands its events over.
+    std::thread::spawn(move || loop {
+        let step = match follower.next(Duration::from_millis(500)) {
+            Ok(Some(Followed::Idle)) if tx.is_closed() => return,
+            Ok(Some(Followed::Idle)) => continue,
+            Ok(Some(Followed::Event(seq, e))) => Ok((seq, e)),
+            Ok(None) => return,
+            Err(e) => Err(e),
+        };
+        if tx.blocking_send(step).is_err() {
+            return;
         }
     });
     let mut state = RunState::default();
+    let mut interrupted = false;
     let interrupt = format!("/v1/runs/{run}/interrupt");
     loop {
         tokio::select! {
-            record = appended.recv() => {
-                let Some(record) = record else {
-                    return Err(CliError::failed(format!("lost the store while following run {run}"))
-                        .with_hint(format!("`runlog status {run}` says where it is")));
-                };
-                if record.seq <= state.seq {
-                    continue;
+            step = followed.recv() => match step {
+                Some(Ok((seq, event))) => {
+                    evolve_in_place(&mut state, &event);
+                    state.seq = seq;
+                    view.event(&event, &state);
+                    interrupted = matches!(event.kind, EventKind::RunInterrupted { .. });
                 }
-                let Ok(event) = decode_event(&record.body) else { continue };
-                evolve_in_place(&mut state, &event);
-                state.seq = record.seq;
-                view.event(&event, &state);
-                let interrupted = matches!(event.kind, EventKind::RunInterrupted { .. });
-                if interrupted || matches!(event.kind, EventKind::RunFinished { .. }) {
+                Some(Err(e)) => {
+                    return Err(CliError::failed(format!("following run {run}: {e}"))
+                        .with_hint(format!("`runlog status {run}` says where it is")));
+                }
+                None => {
                     view.done();
-                    let state = settled(log, run, record.seq).await?;
+                    let state = settled(&log, run, state.seq).await?;
                     return Ok(Some(Ended { state, interrupted, elapsed: started.elapsed() }));
                 }
-            }
-            stop = signals.next() => {
-                if stop == Stop::Hangup {
+            },
+            signal = signals.next() => {
+                if signal == Signal::Hangup {
                     return Ok(None);
                 }
                 server.post(&interrupt, &serde_json::json!({})).await?;
@@ -132,7 +135,7 @@ async fn follow(
 /// store's reads show the event the subscription announced: a subscriber can hear of an append
 /// a moment before a read through the store's owner returns it (seen under load in CI, where
 /// the summary said "running").
-async fn settled(log: &runlog_store::Store, run: &str, seq: u64) -> Result<RunState> {
+async fn settled(log: &Store, run: &str, seq: u64) -> Result<RunState> {
     let replay = runlog_replay::Replay::new(log);
     for _ in 0..200 {
         let state = replay.head_state(run)?;

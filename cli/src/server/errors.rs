@@ -1,13 +1,14 @@
 //! API errors: `{"error", "hint"}` with the status a client acts on: 400 bad input, 401 no or
 //! a wrong token, 404 an unknown run, 409 refused by the rules or a seq conflict, 500 the
-//! store failed.
+//! store failed. Made from the libraries' typed errors, with hints that name resources and
+//! requests, never a command line.
 
 use super::tokens::Scope;
-use crate::error::{rejection_hint, CliError, ExitKind};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use runlog_core::Rejection;
 use runlog_replay::ReplayError;
+use runlog_runner::{RunnerError, WorkflowError};
 use runlog_store::StoreError;
 
 /// An error as the API answers it.
@@ -125,43 +126,34 @@ impl ApiError {
 /// 400 for an id that is not a name (bad input, whatever the state), 409 for the rules.
 fn status_of_rejection(r: &Rejection) -> StatusCode {
     match r {
-        Rejection::NotAName { .. } => StatusCode::BAD_REQUEST,
+        Rejection::NotAName { .. } | Rejection::InvalidSetting { .. } => StatusCode::BAD_REQUEST,
         _ => StatusCode::CONFLICT,
     }
 }
 
-/// The status a typed cause calls for, if it calls for one.
-fn status_of_cause(e: &(dyn std::error::Error + 'static)) -> Option<StatusCode> {
-    if let Some(r) = e.downcast_ref::<ReplayError>() {
-        return match r {
-            ReplayError::UnknownRun { .. } => Some(StatusCode::NOT_FOUND),
-            ReplayError::Rejected(r) => Some(status_of_rejection(r)),
-            ReplayError::RunExists { .. } => Some(StatusCode::CONFLICT),
-            ReplayError::Store(s) => status_of_cause(s),
-            _ => None,
-        };
-    }
-    if let Some(r) = e.downcast_ref::<Rejection>() {
-        return Some(status_of_rejection(r));
-    }
-    match e.downcast_ref::<StoreError>() {
-        Some(StoreError::Conflict { .. }) => Some(StatusCode::CONFLICT),
-        _ => None,
+/// A rejection's hint in the API's terms: the resource or request that does what it suggests.
+fn rejection_hint(r: &Rejection) -> String {
+    match r {
+        Rejection::UnknownTask { .. } => "GET /v1/runs/{run} lists the run's tasks".into(),
+        Rejection::RunFinished => {
+            "roll the run back (a rollback command) or fork it (POST /v1/runs/{run}/fork) to continue from an earlier point".into()
+        }
+        Rejection::ReplanPending { .. } => "revise the plan (a revise-plan command)".into(),
+        other => other.hint(),
     }
 }
 
-impl From<CliError> for ApiError {
-    fn from(e: CliError) -> Self {
-        let typed = std::error::Error::source(&e).and_then(status_of_cause);
-        let status = typed.unwrap_or(match e.kind {
-            ExitKind::Input => StatusCode::BAD_REQUEST,
-            ExitKind::Failed | ExitKind::Interrupted => StatusCode::INTERNAL_SERVER_ERROR,
-        });
-        Self {
-            status,
-            error: e.message.clone(),
-            hint: e.hint.clone(),
-        }
+/// The status and hint of a store failure.
+fn store_parts(e: &StoreError) -> (StatusCode, Option<String>) {
+    match e {
+        StoreError::Conflict { .. } => (StatusCode::CONFLICT, e.hint()),
+        e if e.is_read_only() => (StatusCode::SERVICE_UNAVAILABLE, e.hint()),
+        _ => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            e.hint().or_else(|| {
+                Some("the log is intact; try again, and report it if it persists".into())
+            }),
+        ),
     }
 }
 
@@ -169,8 +161,85 @@ impl From<Rejection> for ApiError {
     fn from(r: Rejection) -> Self {
         Self {
             status: status_of_rejection(&r),
-            error: r.to_string(),
             hint: Some(rejection_hint(&r)),
+            error: r.to_string(),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        let (status, hint) = store_parts(&e);
+        Self {
+            status,
+            error: e.to_string(),
+            hint,
+        }
+    }
+}
+
+impl From<ReplayError> for ApiError {
+    fn from(e: ReplayError) -> Self {
+        let (status, hint) = match &e {
+            ReplayError::Store(s) => store_parts(s),
+            ReplayError::Rejected(r) => (status_of_rejection(r), Some(rejection_hint(r))),
+            ReplayError::UnknownRun { .. } => (
+                StatusCode::NOT_FOUND,
+                Some("GET /v1/runs lists the runs".into()),
+            ),
+            ReplayError::SeqPastHead { .. } | ReplayError::Import { .. } => {
+                (StatusCode::BAD_REQUEST, e.hint())
+            }
+            ReplayError::RunExists { .. } => (StatusCode::CONFLICT, e.hint()),
+            ReplayError::Decode { .. } | ReplayError::ReaderStopped { .. } => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Some("GET /v1/runs/{run}/verify reports the damage".into()),
+            ),
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, e.hint()),
+        };
+        Self {
+            status,
+            error: e.to_string(),
+            hint,
+        }
+    }
+}
+
+impl From<WorkflowError> for ApiError {
+    fn from(e: WorkflowError) -> Self {
+        let hint = match &e {
+            WorkflowError::Read { .. } => {
+                "name a workflow .toml file readable by the server, relative to its working directory".into()
+            }
+            WorkflowError::Syntax { .. } | WorkflowError::Field { .. } => {
+                "fix the workflow file (its format is in the guide's workflow reference)".into()
+            }
+            WorkflowError::Plan { rejection, .. } => rejection_hint(rejection),
+            WorkflowError::NoTests { task, .. } => runlog_runner::conventions_hint(task),
+        };
+        Self::bad(e.to_string(), hint)
+    }
+}
+
+impl From<RunnerError> for ApiError {
+    fn from(e: RunnerError) -> Self {
+        match e {
+            RunnerError::Workflow(w) => (*w).into(),
+            RunnerError::Log(r) => r.into(),
+            RunnerError::Invalid(r) => Self {
+                status: StatusCode::BAD_REQUEST,
+                hint: Some(rejection_hint(&r)),
+                error: r.to_string(),
+            },
+            RunnerError::RunExists { .. } => Self::bad(
+                e.to_string(),
+                "choose another \"run\", or leave it out for a new id",
+            ),
+            RunnerError::NotASubProject { .. } => Self::bad(
+                e.to_string(),
+                "a sub-project task names a workflow file: workflow = \"phases/x.toml\"",
+            ),
+            other => Self::internal(other.to_string()),
         }
     }
 }

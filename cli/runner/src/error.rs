@@ -25,6 +25,26 @@ pub enum RunnerError {
     /// The board could not be encoded for the replan command.
     #[error("cannot encode the board for the replan command: {0}")]
     Board(#[source] serde_json::Error),
+    /// An option or id the rules refuse (`--jobs 0`, a run id that is not a name): nothing ran.
+    #[error("{0}")]
+    Invalid(#[source] Box<Rejection>),
+    /// A run of that id exists already: nothing was recorded.
+    #[error("run {run} already exists in this store")]
+    RunExists {
+        /// The run.
+        run: String,
+    },
+    /// A child run was asked for a task that is not a sub-project.
+    #[error("run {run} has no sub-project task {task}")]
+    NotASubProject {
+        /// The parent run.
+        run: String,
+        /// The task named.
+        task: runlog_core::TaskId,
+    },
+    /// The worker's lease on the shared store could not be taken, renewed or read.
+    #[error("the worker's lease: {0}")]
+    Lease(#[source] StoreError),
     /// The process environment refused something the runner needs.
     #[error("cannot {what}: {source}")]
     System {
@@ -34,6 +54,22 @@ pub enum RunnerError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl RunnerError {
+    /// A store failure while reading the log.
+    pub fn store(e: StoreError) -> Self {
+        Self::Log(ReplayError::Store(e))
+    }
+
+    /// Whether the shared store refused this worker's appends (its lease was lost).
+    pub fn is_fenced(&self) -> bool {
+        matches!(
+            self,
+            Self::Log(ReplayError::Store(StoreError::Fenced { .. }))
+                | Self::Lease(StoreError::Fenced { .. })
+        )
+    }
 }
 
 /// A workflow file that cannot run, with where in it.

@@ -4,6 +4,7 @@
 
 use crate::render::palette;
 use runlog_core::{Event, EventKind, RunState, TaskStatus};
+use runlog_runner::Observer;
 use std::io::{IsTerminal, Write};
 
 /// The progress view.
@@ -148,5 +149,19 @@ impl View {
         if self.live {
             let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
         }
+    }
+}
+
+impl Observer for View {
+    fn event(&mut self, _seq: u64, event: &Event, state: &RunState) {
+        View::event(self, event, state);
+    }
+
+    fn note(&mut self, text: &str) {
+        self.say(text);
+    }
+
+    fn end(&mut self) {
+        self.done();
     }
 }

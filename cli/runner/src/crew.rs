@@ -11,10 +11,10 @@
 //! - a signal makes a worker leave (abandoning what it holds) instead of interrupting the run,
 //!   unless it is the `runlog run` or `runlog resume` of that run.
 
+use crate::layout::Layout;
 use runlog_core::{RunState, TaskId};
 use runlog_store::PgLog;
 use std::collections::HashSet;
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -42,10 +42,10 @@ pub struct Crew {
 
 impl Crew {
     /// A worker named `me` (which has joined with a lease) on the shared store.
-    pub fn new(me: String, store: Arc<PgLog>, owns_run: bool) -> Self {
+    pub fn new(me: String, store: Arc<PgLog>) -> Self {
         Self {
             me,
-            owns_run,
+            owns_run: false,
             store,
             running: Arc::new(AtomicUsize::new(0)),
             alive: Arc::new(Mutex::new((Instant::now() - TICK * 2, HashSet::new()))),
@@ -172,11 +172,11 @@ impl Crew {
     }
 
     /// Whether this worker would start the task in a worktree it does not have.
-    pub(super) fn fresh(&self, work: &Path, state: &RunState, id: &TaskId) -> bool {
+    pub(super) fn fresh(&self, layout: &Layout, state: &RunState, id: &TaskId) -> bool {
         let Some(t) = state.task(id) else {
             return true;
         };
         let worktree = t.worktree.as_deref().unwrap_or(id.as_str());
-        !crate::paths::within(work, worktree).exists()
+        !layout.worktree(worktree).exists()
     }
 }

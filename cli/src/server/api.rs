@@ -6,18 +6,17 @@ use super::errors::ApiError;
 use super::hosted::{Hosted, Start};
 use super::stream;
 use super::tokens::{Scope, Tokens};
-use crate::commands::emit::parse_line;
+use crate::intake::parse_line;
+use crate::queries::board::BoardView;
 use crate::render::event::EventLine;
-use crate::runner::clock::Clock;
 use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::{Json, Router};
-use runlog_core::projections::Board;
 use runlog_core::{CommandKind, EventKind, Principal};
 use runlog_replay::{Replay, Session};
+use runlog_runner::clock::Clock;
 use runlog_store::{EventLog, Store};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -57,27 +56,55 @@ const DIFF: &str = "/v1/diff";
 const FORK: &str = "/v1/runs/{run}/fork";
 const BLOB: &str = "/v1/blobs/{hash}";
 
-/// Every path the router serves, with its method: the OpenAPI document must list exactly these.
-#[cfg(test)]
-const ROUTES: &[(&str, &str)] = &[
-    ("get", OPENAPI_PATH),
-    ("get", RUNS),
-    ("post", RUNS),
-    ("post", INTERRUPT),
-    ("get", STACK),
-    ("get", STAGES),
-    ("get", VERIFY),
-    ("get", DIGEST),
-    ("get", EXPORT),
-    ("get", DIFF),
-    ("get", RUN),
-    ("get", EVENTS),
-    ("get", STREAM),
-    ("get", AUDIT),
-    ("post", COMMANDS),
-    ("post", FORK),
-    ("get", BLOB),
-];
+/// Declares each route once, in two groups: `bounded` ones answer within [`REQUEST_TIME`],
+/// `open` ones (the event stream) last as long as their client. Makes the routers and
+/// [`ROUTES`], the list the OpenAPI document is checked against.
+macro_rules! routes {
+    (
+        bounded { $($path:ident => { $($method:ident: $handler:ident),+ })* }
+        open { $($open_path:ident => { $($open_method:ident: $open_handler:ident),+ })* }
+    ) => {
+        fn bounded_routes() -> Router<Api> {
+            Router::new()
+                $(.route($path, axum::routing::MethodRouter::new()$(.$method($handler))+))*
+        }
+
+        fn open_routes(router: Router<Api>) -> Router<Api> {
+            router
+                $(.route($open_path, axum::routing::MethodRouter::new()$(.$open_method($open_handler))+))*
+        }
+
+        /// Every path the router serves, with its method.
+        #[cfg(test)]
+        const ROUTES: &[(&str, &str)] = &[
+            $($((stringify!($method), $path),)+)*
+            $($((stringify!($open_method), $open_path),)+)*
+        ];
+    };
+}
+
+routes! {
+    bounded {
+        OPENAPI_PATH => { get: openapi }
+        RUNS => { get: runs, post: start_run }
+        INTERRUPT => { post: interrupt }
+        RUN => { get: board }
+        EVENTS => { get: events }
+        AUDIT => { get: audit }
+        STACK => { get: stack }
+        STAGES => { get: stages }
+        VERIFY => { get: verify }
+        DIGEST => { get: digest }
+        EXPORT => { get: export }
+        DIFF => { get: diff }
+        COMMANDS => { post: command }
+        FORK => { post: fork }
+        BLOB => { get: blob }
+    }
+    open {
+        STREAM => { get: stream_events }
+    }
+}
 
 /// The OpenAPI document (checked against [`ROUTES`] by a test).
 pub const OPENAPI: &str = include_str!("openapi.json");
@@ -100,36 +127,19 @@ pub struct Api {
 
 /// The API's routes over `api`.
 pub fn router(api: Api) -> Router {
-    let bounded = Router::new()
-        .route(OPENAPI_PATH, get(openapi))
-        .route(RUNS, get(runs).post(start_run))
-        .route(INTERRUPT, post(interrupt))
-        .route(RUN, get(board))
-        .route(EVENTS, get(events))
-        .route(AUDIT, get(audit))
-        .route(STACK, get(stack))
-        .route(STAGES, get(stages))
-        .route(VERIFY, get(verify))
-        .route(DIGEST, get(digest))
-        .route(EXPORT, get(export))
-        .route(DIFF, get(diff))
-        .route(COMMANDS, post(command))
-        .route(FORK, post(fork))
-        .route(BLOB, get(blob))
-        .layer(
-            tower::ServiceBuilder::new()
-                .layer(axum::error_handling::HandleErrorLayer::new(
-                    |_: tower::BoxError| async {
-                        ApiError::unavailable(
-                            "the request took too long",
-                            "ask for less (a page of events), or try again",
-                        )
-                    },
-                ))
-                .layer(tower::timeout::TimeoutLayer::new(REQUEST_TIME)),
-        );
-    bounded
-        .route(STREAM, get(stream_events))
+    let bounded = bounded_routes().layer(
+        tower::ServiceBuilder::new()
+            .layer(axum::error_handling::HandleErrorLayer::new(
+                |_: tower::BoxError| async {
+                    ApiError::unavailable(
+                        "the request took too long",
+                        "ask for less (a page of events), or try again",
+                    )
+                },
+            ))
+            .layer(tower::timeout::TimeoutLayer::new(REQUEST_TIME)),
+    );
+    open_routes(bounded)
         .fallback(|| async {
             ApiError::not_found("no such resource", "GET /v1/openapi.json lists them")
         })
@@ -240,7 +250,7 @@ fn principal(
 ) -> Option<Principal> {
     tcp.map(|p| p.0).or_else(|| {
         let uid = unix?.0 .0 .0?;
-        Some(crate::commands::control::user(uid, "unix-socket"))
+        Some(crate::intake::user(uid, "unix-socket"))
     })
 }
 
@@ -263,7 +273,7 @@ async fn openapi() -> impl IntoResponse {
 }
 
 async fn runs(State(api): State<Api>) -> Result<impl IntoResponse, ApiError> {
-    let rows = blocking(&api, |s| Ok(crate::commands::runs::rows(s)?)).await?;
+    let rows = blocking(&api, |s| Ok(crate::queries::runs::rows(s)?)).await?;
     Ok(Json(rows))
 }
 
@@ -320,69 +330,21 @@ async fn board(
     // A run this server executes: its engine's state, unless appends have gone past it.
     let shown = q.at.is_none().then(|| api.hosted.state(&run)).flatten();
     let body = blocking(&api, move |s| {
-        let head = s.head(&run).map_err(crate::error::CliError::from)?;
+        let head = s.head(&run)?;
         let replay = Replay::new(s);
         let state = match (shown, head) {
             (Some(state), Some(head)) if head.seq == state.seq => state,
             // Appends the engine has not shown yet (its own, just recorded, or another
             // terminal's): folded onto its state, not from the start.
-            (Some(state), Some(head)) if head.seq > state.seq => Arc::new(
-                replay
-                    .advance(&run, (*state).clone(), head.seq)
-                    .map_err(crate::error::CliError::from)?,
-            ),
-            _ => Arc::new(
-                replay
-                    .state_at_or_head(&run, q.at)
-                    .map_err(crate::error::CliError::from)?,
-            ),
+            (Some(state), Some(head)) if head.seq > state.seq => {
+                Arc::new(replay.advance(&run, (*state).clone(), head.seq)?)
+            }
+            _ => Arc::new(replay.state_at_or_head(&run, q.at)?),
         };
-        Ok(serde_json::json!({
-            "run": run,
-            "seq": state.seq,
-            "status": state.status.name(),
-            "board": Board::of(&state),
-            "links": links(&state),
-            "children": children(&replay, &state),
-            "parent": state.parent,
-        }))
+        Ok(BoardView::of(&replay, &run, &state))
     })
     .await?;
     Ok(Json(body))
-}
-
-/// Each sub-project task's child run, with its board at its head, for the page to show under
-/// the task (one level: a child's own page shows its children).
-fn children(replay: &Replay<'_>, state: &runlog_core::RunState) -> Vec<serde_json::Value> {
-    state
-        .child_runs()
-        .into_iter()
-        .map(|(task, child)| match replay.head_state(child.as_str()) {
-            Ok(c) => serde_json::json!({
-                "task": task,
-                "run": child,
-                "status": c.status.name(),
-                "board": Board::of(&c),
-            }),
-            Err(e) => serde_json::json!({ "task": task, "run": child, "error": e.to_string() }),
-        })
-        .collect()
-}
-
-/// The edges of the task graph the board does not hold: what each task waits for as its plan
-/// names it, and what replaced it. Only tasks that have either.
-fn links(state: &runlog_core::RunState) -> Vec<serde_json::Value> {
-    state
-        .tasks_in_order()
-        .filter(|t| !t.spec.after.is_empty() || !t.replaced_by.is_empty())
-        .map(|t| {
-            serde_json::json!({
-                "id": t.spec.id,
-                "after": t.spec.after,
-                "replaced_by": t.replaced_by,
-            })
-        })
-        .collect()
 }
 
 #[derive(Debug, Deserialize)]
@@ -409,9 +371,7 @@ async fn events(
     }
     let body = blocking(&api, move |s| {
         let replay = Replay::new(s);
-        let head = replay
-            .head_seq(&run)
-            .map_err(crate::error::CliError::from)?;
+        let head = replay.head_seq(&run)?;
         let from = q.from.unwrap_or(1).max(1);
         let to =
             q.to.unwrap_or(head)
@@ -428,8 +388,7 @@ async fn events(
                 lines.push(serde_json::to_value(EventLine::of(seq, &e)).unwrap_or_default());
             }
             Ok(true)
-        })
-        .map_err(crate::error::CliError::from)?;
+        })?;
         let next = (to < head.min(q.to.unwrap_or(head))).then_some(to + 1);
         Ok(serde_json::json!({"run": run, "head": head, "events": lines, "next": next}))
     })
@@ -439,9 +398,7 @@ async fn events(
 
 async fn audit(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoResponse, ApiError> {
     let body = blocking(&api, move |s| {
-        let p = Replay::new(s)
-            .project(&run, None, None)
-            .map_err(crate::error::CliError::from)?;
+        let p = Replay::new(s).project(&run, None, None)?;
         Ok(serde_json::json!({"run": run, "audit": p.audit, "summary": p.summary}))
     })
     .await?;
@@ -477,10 +434,8 @@ async fn command(
         None => cmd,
     };
     let body = blocking(&api, move |s| {
-        let mut session = Session::open(s, &run).map_err(crate::error::CliError::from)?;
-        let recorded = session
-            .execute(cmd)
-            .map_err(crate::error::CliError::from)??;
+        let mut session = Session::open(s, &run)?;
+        let recorded = session.execute(cmd)??;
         let events: Vec<serde_json::Value> = recorded
             .events
             .iter()
@@ -502,10 +457,8 @@ async fn stack(
     Q(q): Q<At>,
 ) -> Result<impl IntoResponse, ApiError> {
     let body = blocking(&api, move |s| {
-        let p = Replay::new(s)
-            .project(&run, q.at, None)
-            .map_err(crate::error::CliError::from)?;
-        Ok(crate::commands::stack::as_json(&run, &p))
+        let p = Replay::new(s).project(&run, q.at, None)?;
+        Ok(crate::queries::stack::as_json(&run, &p))
     })
     .await?;
     Ok(Json(body))
@@ -517,9 +470,7 @@ async fn stages(
     Q(q): Q<At>,
 ) -> Result<impl IntoResponse, ApiError> {
     let body = blocking(&api, move |s| {
-        let state = Replay::new(s)
-            .state_at_or_head(&run, q.at)
-            .map_err(crate::error::CliError::from)?;
+        let state = Replay::new(s).state_at_or_head(&run, q.at)?;
         let rows = runlog_core::projections::health::stage_health(&state);
         Ok(serde_json::json!({"run": run, "seq": state.seq, "stages": rows}))
     })
@@ -530,10 +481,8 @@ async fn stages(
 async fn verify(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoResponse, ApiError> {
     let body = blocking(&api, move |s| {
         // An unknown run is a 404, not an empty verification.
-        Replay::new(s)
-            .head_seq(&run)
-            .map_err(crate::error::CliError::from)?;
-        Ok(crate::commands::verify::check(s, &run)?)
+        Replay::new(s).head_seq(&run)?;
+        Ok(crate::queries::verify::check(s, &run)?)
     })
     .await?;
     Ok(Json(body))
@@ -541,8 +490,7 @@ async fn verify(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoRe
 
 async fn digest(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoResponse, ApiError> {
     let body = blocking(&api, move |s| {
-        runlog_replay::digest::digest(s, &run)
-            .map_err(|e| ApiError::from(crate::error::CliError::from(e)))
+        runlog_replay::digest::digest(s, &run).map_err(ApiError::from)
     })
     .await?;
     Ok(Json(body))
@@ -551,7 +499,7 @@ async fn digest(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoRe
 async fn export(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoResponse, ApiError> {
     let lines = blocking(&api, move |s| {
         let mut out = Vec::new();
-        runlog_replay::export::export(s, &run, &mut out).map_err(crate::error::CliError::from)?;
+        runlog_replay::export::export(s, &run, &mut out)?;
         Ok(out)
     })
     .await?;
@@ -570,14 +518,12 @@ async fn blob(State(api): State<Api>, P(hash): P<String>) -> Result<impl IntoRes
         ));
     };
     let bytes = blocking(&api, move |s| {
-        s.get_blob(&h.0)
-            .map_err(|e| ApiError::from(crate::error::CliError::from(e)))?
-            .ok_or_else(|| {
-                ApiError::not_found(
-                    format!("no blob {hash} in this store"),
-                    "blobs are named by output-recorded events (GET /v1/runs/RUN/events)",
-                )
-            })
+        s.get_blob(&h.0).map_err(ApiError::from)?.ok_or_else(|| {
+            ApiError::not_found(
+                format!("no blob {hash} in this store"),
+                "blobs are named by output-recorded events (GET /v1/runs/RUN/events)",
+            )
+        })
     })
     .await?;
     Ok((
@@ -615,7 +561,7 @@ async fn fork(
             .map_err(|e| ApiError::bad(format!("not a fork request: {e}"), HINT))?
     };
     let body = blocking(&api, move |s| {
-        let f = crate::commands::fork::fork(s, &run, from.at, from.new)?;
+        let f = crate::queries::fork::fork(s, &run, from.at, from.new)?;
         Ok(serde_json::json!({"run": f.new, "from_run": run, "at_seq": f.at, "seq": f.seq}))
     })
     .await?;
@@ -631,7 +577,7 @@ struct Sides {
 
 async fn diff(State(api): State<Api>, Q(q): Q<Sides>) -> Result<impl IntoResponse, ApiError> {
     let body = blocking(&api, move |s| {
-        let (_, _, d) = crate::commands::diff::compare(s, &q.left, &q.right, false)?;
+        let (_, _, d) = crate::queries::diff::compare(s, &q.left, &q.right, false)?;
         Ok(serde_json::to_value(d).unwrap_or_default())
     })
     .await?;
@@ -640,14 +586,14 @@ async fn diff(State(api): State<Api>, Q(q): Q<Sides>) -> Result<impl IntoRespons
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct From {
+struct FromSeq {
     from: Option<u64>,
 }
 
 async fn stream_events(
     State(api): State<Api>,
     P(run): P<String>,
-    Q(q): Q<From>,
+    Q(q): Q<FromSeq>,
     headers: HeaderMap,
     peer: Option<axum::Extension<axum::extract::ConnectInfo<Peer>>>,
 ) -> Result<impl IntoResponse, ApiError> {
@@ -663,9 +609,7 @@ async fn stream_events(
     let known = {
         let run = run.clone();
         blocking(&api, move |s| {
-            Replay::new(s)
-                .head_seq(&run)
-                .map_err(crate::error::CliError::from)?;
+            Replay::new(s).head_seq(&run)?;
             Ok(())
         })
     };

@@ -15,7 +15,7 @@ pub struct Server {
 impl Server {
     /// The server of the store in `dir`, if one is serving it now.
     pub fn find(dir: &Path) -> Option<Self> {
-        let socket = super::socket_path(dir);
+        let socket = crate::server::socket_path(dir);
         std::os::unix::net::UnixStream::connect(&socket).ok()?;
         Some(Self { socket })
     }

@@ -7,11 +7,11 @@
 use super::clock::Clock;
 use super::crew::{Crew, TICK};
 use super::error::RunnerError;
+use super::layout::Layout;
+use super::observer::{Observer, Unobserved};
 use super::process::{self, Outcome, Spec};
 use super::protocol;
-use super::signals::Signals;
 use super::sub_project;
-use super::view::View;
 use super::workflow::RunnerSettings;
 use runlog_core::dispatch::{Capacity, Frontier, Job};
 use runlog_core::projections::Board;
@@ -24,6 +24,7 @@ use runlog_store::EventLog;
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -40,13 +41,30 @@ const TEST_FEEDBACK: usize = 8_000;
 /// Beyond the grace period, how long an interrupt waits for stopped processes to report.
 const STOP_MARGIN: Duration = Duration::from_secs(3);
 
-/// How to run.
-#[derive(Debug, Clone)]
+/// How to drive a run, checked when made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunOptions {
-    /// Plain lines only.
-    pub quiet: bool,
-    /// Override the workflow's `jobs`.
-    pub jobs: Option<u32>,
+    jobs: Option<u32>,
+}
+
+impl RunOptions {
+    /// At most `jobs` commands at once instead of the workflow's `jobs`, checked by the same
+    /// rule as the workflow's.
+    pub fn with_jobs(jobs: Option<u32>) -> Result<Self> {
+        if let Some(n) = jobs {
+            runlog_core::validate_settings(&runlog_core::Settings {
+                jobs: n,
+                ..runlog_core::Settings::default()
+            })
+            .map_err(|r| RunnerError::Invalid(Box::new(r)))?;
+        }
+        Ok(Self { jobs })
+    }
+
+    /// The override of the workflow's `jobs`, if any.
+    pub fn jobs(&self) -> Option<u32> {
+        self.jobs
+    }
 }
 
 /// Where the workflow's commands run and how plans are revised.
@@ -56,8 +74,8 @@ pub struct Context {
     pub dir: PathBuf,
     /// The replan command, its timeout, the grace before SIGKILL.
     pub runner: RunnerSettings,
-    /// Where worktrees and feedback files live: `STORE/worktrees/RUN`.
-    pub work: PathBuf,
+    /// Where the run's files are on this host.
+    pub layout: Layout,
     /// The shared store's URL, which a sub-project's child run must use too (in its
     /// environment, where `ps` does not show the password).
     pub shared: Option<String>,
@@ -174,6 +192,22 @@ enum Done {
     Replan(Outcome),
 }
 
+/// The driver's stop switch: `asked` ends once it turns true; never without one, or once its
+/// sender is gone (a driver that can no longer ask).
+struct Stop(Option<watch::Receiver<bool>>);
+
+impl Stop {
+    async fn asked(&mut self) {
+        let asked = match self.0.as_mut() {
+            Some(stop) => stop.wait_for(|yes| *yes).await.is_ok(),
+            None => false,
+        };
+        if !asked {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
 /// How a run ended, for the caller's summary.
 #[derive(Debug)]
 pub struct Ended {
@@ -196,11 +230,13 @@ impl Ended {
 }
 
 /// The runner.
-pub struct Engine<'l> {
-    session: Session<'l>,
+pub struct Engine {
+    session: Session<'static>,
+    /// The store, shared with the session's replay: read beside the session's own borrows.
+    log: Arc<dyn EventLog>,
     ctx: Context,
     clock: Clock,
-    view: View,
+    observer: Box<dyn Observer>,
     jobs_override: Option<u32>,
     busy: HashMap<TaskId, Running>,
     replanning: Option<Replanning>,
@@ -209,17 +245,17 @@ pub struct Engine<'l> {
     frontier: Frontier,
     tx: mpsc::UnboundedSender<Done>,
     rx: mpsc::UnboundedReceiver<Done>,
-    /// An interrupt asked other than by a signal (`runlog serve`'s API).
-    asked: Option<watch::Receiver<bool>>,
-    /// Where the run's state is shown to readers while it runs (`runlog serve`'s board).
-    published: Option<watch::Sender<std::sync::Arc<RunState>>>,
+    /// Turns true when the driver wants the run stopped (a signal, the API).
+    stop: Option<watch::Receiver<bool>>,
+    /// The run is resumed: it is made runnable again when driving starts.
+    resuming: bool,
     /// Each task's story so far, for its agent's `RUNLOG_HISTORY`.
     histories: super::history::Histories,
     /// Working the run as one worker among many (the shared store); `None` alone.
     crew: Option<Crew>,
 }
 
-impl std::fmt::Debug for Engine<'_> {
+impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
             .field("run", &self.session.run())
@@ -228,31 +264,32 @@ impl std::fmt::Debug for Engine<'_> {
     }
 }
 
-impl<'l> Engine<'l> {
-    /// A runner for `run`, whose state is `state` (the head).
-    pub fn new(
-        log: &'l dyn EventLog,
+impl Engine {
+    /// A runner for `run`, whose state is `state` (the head). See [`crate::Launcher`].
+    pub(crate) fn new(
+        log: Arc<dyn EventLog>,
         run: &str,
         state: RunState,
         ctx: Context,
-        opts: &RunOptions,
+        opts: RunOptions,
     ) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         let histories = super::history::Histories::new(ctx.runner.history_cap);
         Self {
-            session: Session::at(Replay::new(log), run, state),
+            session: Session::at(Replay::shared(log.clone()), run, state),
+            log,
             ctx,
             clock: Clock::from_env(),
-            view: View::new(opts.quiet),
-            jobs_override: opts.jobs,
+            observer: Box::new(Unobserved),
+            jobs_override: opts.jobs(),
             busy: HashMap::new(),
             replanning: None,
             replan_gave_up: false,
             frontier: Frontier::new(),
             tx,
             rx,
-            asked: None,
-            published: None,
+            stop: None,
+            resuming: false,
             histories,
             crew: None,
         }
@@ -263,23 +300,22 @@ impl<'l> Engine<'l> {
         self.crew = Some(crew);
     }
 
-    /// Shows the run's state to `readers` as it goes (at most once per step of the loop), so
-    /// they read it instead of replaying the log.
-    pub fn publish_to(&mut self, readers: watch::Sender<std::sync::Arc<RunState>>) {
-        self.published = Some(readers);
+    /// Shows the engine's work to `observer` (nothing is shown by default).
+    pub fn observed_by(mut self, observer: impl Observer + 'static) -> Self {
+        self.observer = Box::new(observer);
+        self
     }
 
-    fn publish(&self) {
-        if let Some(readers) = &self.published {
-            if readers.borrow().seq != self.state().seq {
-                readers.send_replace(std::sync::Arc::new(self.state().clone()));
-            }
-        }
+    /// Stops the run when `stop` turns true: running commands are stopped gently and the
+    /// interrupt is recorded (a worker that does not own the run leaves it to the others).
+    pub fn stop_when(mut self, stop: watch::Receiver<bool>) -> Self {
+        self.stop = Some(stop);
+        self
     }
 
-    /// Interrupts the run, as a signal does, when `asked` turns true.
-    pub fn interrupt_when(&mut self, asked: watch::Receiver<bool>) {
-        self.asked = Some(asked);
+    /// The run.
+    pub fn run_id(&self) -> &str {
+        self.run()
     }
 
     /// Processes at once: `--jobs`, else the run's setting (read from the state, which only
@@ -292,7 +328,8 @@ impl<'l> Engine<'l> {
             .max(1) as usize
     }
 
-    fn state(&self) -> &RunState {
+    /// The run's state as this engine knows it (the head).
+    pub fn state(&self) -> &RunState {
         self.session.state()
     }
 
@@ -300,7 +337,7 @@ impl<'l> Engine<'l> {
         self.session.run()
     }
 
-    /// Decides and records a command through the session; the view shows each event.
+    /// Decides and records a command through the session; the observer sees each event.
     fn try_execute(
         &mut self,
         kind: CommandKind,
@@ -314,14 +351,14 @@ impl<'l> Engine<'l> {
         &mut self,
         cmd: Command,
     ) -> Result<std::result::Result<Vec<(u64, Event)>, Rejection>> {
-        let view = &self.view;
+        let observer = &mut self.observer;
         let histories = &mut self.histories;
-        let log = self.session.replay().log();
+        let log = self.log.as_ref();
         let frontier = &mut self.frontier;
         let recorded = self.session.execute_observed(cmd, &mut |seq, e, state| {
             frontier.observe(seq, &e.kind, state);
             histories.observe(log, seq, e);
-            view.event(e, state)
+            observer.event(seq, e, state)
         })?;
         Ok(recorded.map(|r| r.events))
     }
@@ -369,7 +406,7 @@ impl<'l> Engine<'l> {
         Ok(self
             .try_record(cmd)?
             .map(|_| ())
-            .map_err(|r| format!("{r} ({})", crate::error::rejection_hint(&r))))
+            .map_err(|r| format!("{r} ({})", r.hint())))
     }
 
     fn execute(&mut self, kind: CommandKind) -> Result<Vec<(u64, Event)>> {
@@ -392,26 +429,26 @@ impl<'l> Engine<'l> {
             .map(|_| ())
     }
 
+    /// Makes the run runnable again when driving starts: a resumed run (interrupted, crashed
+    /// or paused), once the driver has enlisted the engine as it will work.
+    pub fn resuming(&mut self) {
+        self.resuming = true;
+    }
+
     /// Makes an interrupted, crashed or paused run runnable again.
-    pub fn prepare_resume(&mut self) -> Result<()> {
+    async fn prepare_resume(&mut self) -> Result<()> {
         // Among workers a running run is the usual case; the attempts of lost ones are
         // abandoned as the engine goes.
         if self.state().status == RunStatus::Running && self.crew.is_none() {
             // Nothing recorded how the last runner stopped (kill -9, power loss): its agents
             // may still run, in groups of their own. Stop them before anything is retried in
             // their worktrees, then say so, which also abandons their attempts.
-            let stopped = tokio::runtime::Builder::new_current_thread()
-                .enable_time()
-                .build()
-                .map_err(|source| RunnerError::System {
-                    what: "start a runtime to stop the previous runner's processes",
-                    source,
-                })?
-                .block_on(process::stop_leftover_groups(
-                    &self.groups_dir(),
-                    self.run(),
-                    self.ctx.runner.grace,
-                ));
+            let stopped = process::stop_leftover_groups(
+                &self.ctx.layout.groups(),
+                self.run(),
+                self.ctx.runner.grace,
+            )
+            .await;
             self.execute(CommandKind::Interrupt {
                 reason: "the runner stopped without recording it; resuming".into(),
             })?;
@@ -432,11 +469,6 @@ impl<'l> Engine<'l> {
         .map(|_| ())
     }
 
-    /// Where the process groups of this run's commands are listed while they run.
-    fn groups_dir(&self) -> PathBuf {
-        self.ctx.work.join(".groups")
-    }
-
     /// Whether the run already succeeded.
     pub fn succeeded(&self) -> bool {
         matches!(
@@ -445,11 +477,24 @@ impl<'l> Engine<'l> {
         )
     }
 
-    /// Runs until every task is resolved or nothing more can happen; a signal interrupts.
+    /// Runs until every task is resolved or nothing more can happen; the stop switch
+    /// interrupts. While it drives a run of a store directory, it holds the run's marker.
     pub async fn drive(mut self) -> Result<Ended> {
         let started = Instant::now();
-        let mut signals = Signals::new()?.or_asked(self.asked.take());
-        let mut foreign = Foreign::watch(self.session.replay().log(), self.run());
+        let mut stop = Stop(self.stop.take());
+        let _executing = self
+            .ctx
+            .shared
+            .is_none()
+            .then(|| super::marker::hold(&self.ctx.layout.marker()))
+            .flatten();
+        if std::mem::take(&mut self.resuming) {
+            self.prepare_resume().await?;
+            if self.succeeded() {
+                return Ok(self.into_ended(started, false));
+            }
+        }
+        let mut foreign = Foreign::watch(self.log.as_ref(), self.run());
         let crew = self.crew.is_some();
         loop {
             if crew && self.state().status != RunStatus::Running {
@@ -458,7 +503,7 @@ impl<'l> Engine<'l> {
                 return Ok(self.into_ended(started, false));
             }
             let next_due = self.dispatch()?;
-            self.publish();
+            self.observer.step(self.session.state());
             if self.busy.is_empty() && self.replanning.is_none() {
                 let others = self
                     .crew
@@ -469,7 +514,7 @@ impl<'l> Engine<'l> {
                         tokio::select! {
                             _ = self.clock.sleep_until(due) => continue,
                             Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
-                            _ = signals.next() => return self.interrupt(started).await,
+                            () = stop.asked() => return self.interrupt(started).await,
                             _ = tokio::time::sleep(TICK), if crew => {}
                         }
                         continue;
@@ -478,7 +523,7 @@ impl<'l> Engine<'l> {
                     None if others => {
                         tokio::select! {
                             Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
-                            _ = signals.next() => return self.interrupt(started).await,
+                            () = stop.asked() => return self.interrupt(started).await,
                             _ = tokio::time::sleep(TICK) => {}
                         }
                         continue;
@@ -489,7 +534,7 @@ impl<'l> Engine<'l> {
             tokio::select! {
                 Some(done) = self.rx.recv() => self.handle(done)?,
                 Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
-                _ = signals.next() => return self.interrupt(started).await,
+                () = stop.asked() => return self.interrupt(started).await,
                 _ = self.clock.sleep_until(next_due.unwrap_or_default()), if next_due.is_some() => {}
                 _ = tokio::time::sleep(TICK), if crew => {}
             }
@@ -515,7 +560,7 @@ impl<'l> Engine<'l> {
                 Some(cmd) => self.spawn_replan(cmd)?,
                 None => {
                     self.replan_gave_up = true;
-                    self.view.say("⏸ a replan was requested and the workflow has no `replan` command: pausing");
+                    self.observer.note("⏸ a replan was requested and the workflow has no `replan` command: pausing");
                 }
             }
         }
@@ -546,7 +591,7 @@ impl<'l> Engine<'l> {
             }
             return Ok(true);
         };
-        let fresh_worktree = crew.fresh(&self.ctx.work, self.state(), id);
+        let fresh_worktree = crew.fresh(&self.ctx.layout, self.state(), id);
         let (task, worker) = (id.clone(), crew.me.clone());
         let command = match job {
             Job::Attempt => CommandKind::StartTaskAs {
@@ -594,13 +639,13 @@ impl<'l> Engine<'l> {
         let Some(t) = self.state().task(id) else {
             return Vec::new();
         };
-        let worktree = t.worktree.as_deref().unwrap_or(id.as_str());
-        let worktree = crate::paths::within(&self.ctx.work, worktree);
+        let layout = &self.ctx.layout;
+        let worktree = layout.worktree(t.worktree.as_deref().unwrap_or(id.as_str()));
         let _ = std::fs::create_dir_all(&worktree);
-        let feedback = crate::paths::within(&self.ctx.work, &format!("{id}.feedback"));
+        let feedback = layout.feedback(id);
         // The feedback file always exists; empty when there is nothing to say.
         let _ = std::fs::write(&feedback, t.feedback.clone().unwrap_or_default());
-        let history = super::history::Histories::path(&self.ctx.work, id);
+        let history = layout.history(id);
         // Like the feedback file: always there, empty before the task has a story.
         let _ = self.histories.write(&history, id);
         vec![
@@ -621,7 +666,7 @@ impl<'l> Engine<'l> {
         let Some(sp) = self.state().task(id).and_then(|t| t.sub_project.clone()) else {
             return Ok(None);
         };
-        let log = self.session.replay().log();
+        let log = self.log.as_ref();
         let run = self.run().to_owned();
         let exists = |c: &str| {
             log.head(c)
@@ -646,16 +691,9 @@ impl<'l> Engine<'l> {
             task: id.clone(),
             child_run: RunId::from(child.as_str()),
         })?;
-        let store = self
-            .ctx
-            .work
-            .parent()
-            .and_then(std::path::Path::parent)
-            .unwrap_or(&self.ctx.work)
-            .to_path_buf();
         let workflow = self.ctx.dir.join(&sp.workflow);
         let start = start.then_some((workflow.as_path(), run.as_str(), id));
-        let store = self.ctx.shared.is_none().then_some(store.as_path());
+        let store = self.ctx.shared.is_none().then_some(self.ctx.layout.store());
         sub_project::child_command(store, &child, start).map(Some)
     }
 
@@ -666,12 +704,12 @@ impl<'l> Engine<'l> {
         let Some(child) = self.state().child_run_of(id).cloned() else {
             return Ok(None);
         };
-        let (succeeded, failures) =
-            match sub_project::child_end(self.session.replay().log(), child.as_str())? {
-                None => return Ok(None),
-                Some(sub_project::ChildEnd::Succeeded) => (true, String::new()),
-                Some(sub_project::ChildEnd::Failed(failures)) => (false, failures),
-            };
+        let (succeeded, failures) = match sub_project::child_end(self.log.as_ref(), child.as_str())?
+        {
+            None => return Ok(None),
+            Some(sub_project::ChildEnd::Succeeded) => (true, String::new()),
+            Some(sub_project::ChildEnd::Failed(failures)) => (false, failures),
+        };
         self.execute(CommandKind::EndChildRun {
             task: id.clone(),
             child_run: child.clone(),
@@ -685,9 +723,9 @@ impl<'l> Engine<'l> {
     /// its outcome comes back as a `Done`.
     fn spawn(&mut self, id: &TaskId, job: Job, command: Option<String>) {
         // The stories start with what was recorded before this engine (a resumed run).
-        let log = self.session.replay().log();
         let seen_from = self.session.state().seq;
-        self.histories.load(log, self.session.run(), seen_from);
+        self.histories
+            .load(self.log.as_ref(), self.session.run(), seen_from);
         let Some(task) = self.state().task(id) else {
             return;
         };
@@ -699,14 +737,13 @@ impl<'l> Engine<'l> {
         if let (Some(url), true) = (&self.ctx.shared, child_run) {
             // A sub-project's child run: the same shared store, and this host's files for it.
             env.push(("RUNLOG_STORE".into(), url.clone()));
-            if let Some(local) = self.ctx.work.parent().and_then(std::path::Path::parent) {
-                env.push(("RUNLOG_LOCAL_DIR".into(), local.display().to_string()));
-            }
+            let local = self.ctx.layout.store();
+            env.push(("RUNLOG_LOCAL_DIR".into(), local.display().to_string()));
         }
         let dir = self.ctx.dir.clone();
         let grace = self.ctx.runner.grace;
         let output_cap = self.ctx.runner.output_cap;
-        let groups = self.groups_dir();
+        let groups = self.ctx.layout.groups();
         let tx = self.tx.clone();
         let task = id.clone();
         let running = Running::start(move |stop| async move {
@@ -741,9 +778,9 @@ impl<'l> Engine<'l> {
         let env = vec![("RUNLOG_RUN".to_owned(), self.run().to_owned())];
         let dir = self.ctx.dir.clone();
         let runner = self.ctx.runner.clone();
-        let groups = self.groups_dir();
+        let groups = self.ctx.layout.groups();
         let tx = self.tx.clone();
-        self.view.say("↺ running the replan command");
+        self.observer.note("↺ running the replan command");
         let running = Running::start(move |stop| async move {
             let spec = Spec {
                 cmd: &cmd,
@@ -785,18 +822,17 @@ impl<'l> Engine<'l> {
     }
 
     /// Takes in what others appended to the run (`runlog approve`, `rollback`, `emit` from
-    /// another terminal or the API): the state catches up, the view shows it, processes whose
+    /// another terminal or the API): the state catches up, the observer sees it, processes whose
     /// task it moved stop, and the next dispatch acts on it at once.
     fn take_foreign(&mut self, seq: u64) -> Result<()> {
         if seq <= self.state().seq {
             return Ok(());
         }
         let events = self.session.catch_up()?;
-        let log = self.session.replay().log();
         for (seq, e) in &events {
             self.frontier.observe(*seq, &e.kind, self.session.state());
-            self.histories.observe(log, *seq, e);
-            self.view.event(e, self.session.state());
+            self.histories.observe(self.log.as_ref(), *seq, e);
+            self.observer.event(*seq, e, self.session.state());
         }
         self.stop_moved();
         Ok(())
@@ -850,9 +886,7 @@ impl<'l> Engine<'l> {
             }
             let (inline, blob) = if text.len() > INLINE_OUTPUT {
                 let hash = self
-                    .session
-                    .replay()
-                    .log()
+                    .log
                     .put_blob(text.as_bytes())
                     .map_err(RunnerError::Output)?;
                 let mut cut = INLINE_OUTPUT;
@@ -1029,7 +1063,7 @@ impl<'l> Engine<'l> {
 
     fn give_up_replan(&mut self, why: String) -> Result<()> {
         self.replan_gave_up = true;
-        self.view.say(&format!("⏸ {why}"));
+        self.observer.note(&format!("⏸ {why}"));
         self.execute(CommandKind::PostMessage {
             task: None,
             from: "runlog".into(),
@@ -1078,16 +1112,16 @@ impl<'l> Engine<'l> {
     }
 
     async fn interrupt(mut self, started: Instant) -> Result<Ended> {
-        self.view
-            .say("⏹ stopping: asking running commands to end (SIGTERM)");
+        self.observer
+            .note("⏹ stopping: asking running commands to end (SIGTERM)");
         self.stop_all().await;
-        self.view.done();
+        self.observer.end();
         match self.crew.clone().filter(|c| !c.owns_run) {
             // A worker leaves: what it holds goes to the others at once.
             Some(crew) => self.give_up_held(&crew)?,
             None => {
                 self.execute(CommandKind::Interrupt {
-                    reason: "interrupted (signal); `runlog resume` continues".into(),
+                    reason: "interrupted; `runlog resume` continues".into(),
                 })?;
             }
         }
@@ -1107,7 +1141,7 @@ impl<'l> Engine<'l> {
             let _ = self.try_execute(CommandKind::AbandonAttempt {
                 task,
                 worker: crew.me.clone(),
-                reason: format!("worker {} stopped (signal)", crew.me),
+                reason: format!("worker {} left", crew.me),
             })?;
         }
         Ok(())
@@ -1122,9 +1156,9 @@ impl<'l> Engine<'l> {
     }
 
     fn finish(mut self, started: Instant) -> Result<Ended> {
-        self.view.done();
+        self.observer.end();
         // Every command has ended: nothing listed is left to stop.
-        process::forget_groups(&self.groups_dir());
+        process::forget_groups(&self.ctx.layout.groups());
         match self.try_execute(CommandKind::Finish)? {
             Ok(_) => {}
             // Among workers another may have finished it first.

@@ -49,7 +49,9 @@ fn failures(state: &RunState, outcome: &RunOutcome) -> String {
                     .iter()
                     .map(
                         |id| match state.task(id).and_then(|t| t.reason.as_deref()) {
-                            Some(why) => format!("{id} ({})", first_line(why)),
+                            Some(why) => {
+                                format!("{id} ({})", crate::protocol::first_line(why, 160))
+                            }
                             None => id.to_string(),
                         },
                     )
@@ -64,14 +66,6 @@ fn failures(state: &RunState, outcome: &RunOutcome) -> String {
         }
         RunOutcome::Paused { reason } => format!("paused: {reason}"),
         RunOutcome::Succeeded => String::new(),
-    }
-}
-
-fn first_line(text: &str) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    match line.char_indices().nth(160) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line.to_owned(),
     }
 }
 

@@ -1,14 +1,15 @@
 //! `GET /v1/runs/{run}/stream`: a run's events as Server-Sent Events, the history from `from`
 //! (or after `Last-Event-ID`) and then each event as it is appended. Each event's id is its
 //! seq, so a client that reconnects with `Last-Event-ID` misses nothing and sees nothing twice.
-//! A client more than [`MAX_LAG`] events behind is disconnected, never waited for.
+//! A client more than `follow::MAX_LAG` events behind is disconnected, never waited for.
 
-use crate::render::event::EventLine;
+use crate::follow::{Ends, Followed, Follower};
 use axum::response::sse::{Event as Sse, KeepAlive};
 use axum::response::Sse as SseResponse;
 use futures_util::stream::{self, Stream};
-use runlog_core::codec::decode_event;
-use runlog_store::{EventLog, Store};
+use runlog_core::Event;
+use runlog_replay::events::EventLine;
+use runlog_store::Store;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::IpAddr;
@@ -16,18 +17,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-/// Events a stream may fall behind the run before it is closed.
-const MAX_LAG: usize = 10_000;
-
-fn sse(seq: u64, body: &[u8]) -> Option<Sse> {
-    let e = decode_event(body).ok()?;
-    let data = serde_json::to_string(&EventLine::of(seq, &e)).ok()?;
-    Some(
-        Sse::default()
-            .id(seq.to_string())
-            .event(e.kind.name())
-            .data(data),
-    )
+fn sse(seq: u64, e: &Event) -> Sse {
+    let data = serde_json::to_string(&EventLine::of(seq, e)).unwrap_or_default();
+    Sse::default()
+        .id(seq.to_string())
+        .event(e.kind.name())
+        .data(data)
 }
 
 /// Event streams one client may hold open at once: a TCP client by its address, every client
@@ -87,42 +82,24 @@ pub fn events(
     from: u64,
     slot: Slot,
 ) -> SseResponse<impl Stream<Item = Result<Sse, Infallible>>> {
-    let (tx, rx) = mpsc::channel::<Sse>(MAX_LAG);
-    // The store's calls block: a thread reads the history, then follows the subscription
-    // (taken first, so nothing appended in between is missed).
+    let (tx, rx) = mpsc::channel::<Sse>(1_024);
+    // The store's calls block: a thread follows the run and waits for the client; a client
+    // that falls too far behind the run is closed by the follower's lag bound.
     let _ = std::thread::Builder::new()
         .name("runlog-api-stream".into())
         .spawn(move || {
-            let appended = store.subscribe(Some(&run));
-            let mut last = from.saturating_sub(1);
-            let history = store.read(
-                &run,
-                from.max(1),
-                u64::MAX,
-                runlog_store::Direction::Forward,
-            );
-            for r in history.unwrap_or_default() {
-                last = r.seq;
-                let Some(e) = sse(r.seq, &r.body) else { return };
-                // The history waits for the client: only this thread is held up.
-                if tx.blocking_send(e).is_err() {
-                    return;
-                }
-            }
+            let mut follower = Follower::new(store, &run, from, Ends::Never);
             loop {
-                match appended.recv_timeout(Duration::from_millis(500)) {
-                    Ok(r) if r.seq > last => {
-                        last = r.seq;
-                        let Some(e) = sse(r.seq, &r.body) else { return };
-                        // Full: the client stopped reading; closed: it went away.
-                        if tx.try_send(e).is_err() {
+                match follower.next(Duration::from_millis(500)) {
+                    Ok(Some(Followed::Event(seq, e))) => {
+                        // Closed: the client went away.
+                        if tx.blocking_send(sse(seq, &e)).is_err() {
                             return;
                         }
                     }
-                    Ok(_) => {}
-                    Err(crossbeam_channel::RecvTimeoutError::Timeout) if tx.is_closed() => return,
-                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
-                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+                    Ok(Some(Followed::Idle)) if tx.is_closed() => return,
+                    Ok(Some(Followed::Idle)) => {}
+                    Ok(None) | Err(_) => return,
                 }
             }
         });

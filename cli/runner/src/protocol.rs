@@ -152,6 +152,21 @@ pub fn last_object_with(
 }
 
 /// The first `max` characters of `text`, trimmed, for quoting it in an error.
+/// The first line of `text` that is not blank, trimmed, cut at `max` characters with `…`: how
+/// a long message is named in one line (a failure in a summary, an event in words).
+pub fn first_line(text: &str, max: usize) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    match line.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", line.get(..cut).unwrap_or(line)),
+        None => line.to_owned(),
+    }
+}
+
+/// The first `max` characters of `text`, trimmed.
 pub fn beginning(text: &str, max: usize) -> String {
     text.trim().chars().take(max).collect()
 }

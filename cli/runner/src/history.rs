@@ -4,11 +4,11 @@
 //! Kept in memory as the engine records or takes in events, bounded per task (the newest kept),
 //! and written to a file before each attempt.
 
-use crate::render::event::EventLine;
 use runlog_core::{Event, EventKind, TaskId};
+use runlog_replay::events::EventLine;
 use runlog_store::EventLog;
 use std::collections::{HashMap, VecDeque};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The stories of a run's tasks.
 #[derive(Debug, Default)]
@@ -94,7 +94,7 @@ impl Histories {
         }
     }
 
-    /// Writes `task`'s story to `dir/TASK.history.jsonl` (via `within`), one JSON event per
+    /// Writes `task`'s story to `path` ([`crate::Layout::history`]), one JSON event per
     /// line, oldest first; the first line says how many older events were left out, if any.
     pub fn write(&self, path: &Path, task: &TaskId) -> std::io::Result<()> {
         let mut text = String::new();
@@ -112,11 +112,6 @@ impl Histories {
             }
         }
         std::fs::write(path, text)
-    }
-
-    /// Where a task's story is written in the work directory.
-    pub fn path(work: &Path, task: &TaskId) -> PathBuf {
-        crate::paths::within(work, &format!("{task}.history.jsonl"))
     }
 }
 

@@ -1,0 +1,174 @@
+//! Starting and resuming a run: the options checked once, the run's id chosen, its
+//! [`Layout`] and [`Context`] made, and an [`Engine`] handed back. Who drives the engine (a
+//! terminal, a server, a worker) and how it is stopped is the caller's.
+
+use crate::engine::{Context, Engine, RunOptions};
+use crate::error::RunnerError;
+use crate::layout::Layout;
+use crate::workflow::{RunnerSettings, Workflow};
+use runlog_core::{RunId, RunState, TaskId};
+use runlog_replay::Replay;
+use runlog_store::{EventLog, Store, StoreError};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+type Result<T> = std::result::Result<T, RunnerError>;
+
+/// Where runs start: the store, and its directory on this host.
+#[derive(Debug, Clone)]
+pub struct Launcher {
+    log: Arc<Store>,
+    dir: PathBuf,
+}
+
+impl Launcher {
+    /// Runs in `log`, whose files on this host are under `dir`.
+    pub fn new(log: Arc<Store>, dir: &Path) -> Self {
+        Self {
+            log,
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// The store.
+    pub fn log(&self) -> &Arc<Store> {
+        &self.log
+    }
+
+    /// The files of `run` on this host.
+    pub fn layout(&self, run: &str) -> Layout {
+        Layout::new(&self.dir, run)
+    }
+
+    fn shared(&self) -> Option<String> {
+        self.log.postgres().map(|p| p.url().to_owned())
+    }
+
+    fn engine(&self, run: &str, state: RunState, context: Context, opts: RunOptions) -> Engine {
+        let log: Arc<dyn EventLog> = self.log.clone();
+        Engine::new(log, run, state, context, opts)
+    }
+
+    /// Starts a run of `wf` (recorded before this returns): its id is `run_id`, which must be
+    /// new, or the workflow's name plus a counter.
+    pub fn start(&self, wf: &Workflow, run_id: Option<String>, opts: RunOptions) -> Result<Engine> {
+        let run = match run_id {
+            Some(id) => {
+                runlog_core::check_name("run", &id)
+                    .map_err(|r| RunnerError::Invalid(Box::new(r)))?;
+                if self.log.head(&id).map_err(RunnerError::store)?.is_some() {
+                    return Err(RunnerError::RunExists { run: id });
+                }
+                id
+            }
+            None => free_run_id(self.log.as_ref(), &crate::paths::name_from(&wf.name))
+                .map_err(RunnerError::store)?,
+        };
+        let context = Context {
+            dir: wf.dir.clone(),
+            runner: wf.runner.clone(),
+            layout: self.layout(&run),
+            shared: self.shared(),
+        };
+        let mut engine = self.engine(&run, RunState::default(), context, opts);
+        engine.start(wf.start_commands(RunId::from(run.as_str())))?;
+        Ok(engine)
+    }
+
+    /// Starts the child run of the sub-project task `task` of `parent`, from the workflow file
+    /// at `path`, nested under what the parent's depth leaves, and links the two runs.
+    pub fn start_child(
+        &self,
+        path: &Path,
+        parent: &str,
+        task: &TaskId,
+        run_id: Option<String>,
+        opts: RunOptions,
+    ) -> Result<Engine> {
+        let state = Replay::new(self.log.as_ref()).head_state(parent)?;
+        let Some(t) = state.task(task).filter(|t| t.sub_project.is_some()) else {
+            return Err(RunnerError::NotASubProject {
+                run: parent.to_owned(),
+                task: task.clone(),
+            });
+        };
+        let left = state
+            .settings
+            .max_depth
+            .saturating_sub(state.depth(&t.spec.id));
+        let wf = Workflow::load_within(path, Some(left)).map_err(Box::new)?;
+        let mut engine = self.start(&wf, run_id, opts)?;
+        engine.link_parent(RunId::from(parent), task.clone())?;
+        Ok(engine)
+    }
+
+    /// The engine of a recorded run, to go on from its head (`runlog resume`); the notes say
+    /// what differs from when it started. The engine makes the run runnable again when it
+    /// starts driving (see [`Engine::resuming`]).
+    pub fn resume(&self, run: &str, opts: RunOptions) -> Result<(Engine, Vec<String>)> {
+        let state = Replay::new(self.log.as_ref()).head_state(run)?;
+        let (context, notes) = self.context(&state, run);
+        let mut engine = self.engine(run, state, context, opts);
+        engine.resuming();
+        Ok((engine, notes))
+    }
+
+    /// The engine of a running run, for a worker to work on beside others; `None` when the
+    /// run's workflow directory is not on this host.
+    pub fn join(&self, run: &str, state: RunState, opts: RunOptions) -> Option<Engine> {
+        let (context, _) = self.context(&state, run);
+        if !context.dir.is_dir() {
+            return None;
+        }
+        Some(self.engine(run, state, context, opts))
+    }
+
+    /// How a recorded run's commands run on this host: in its workflow file's directory, with
+    /// the runner settings of that file (read again when it can be; the run keeps its recorded
+    /// plan either way). With notes for people on what differs.
+    fn context(&self, state: &RunState, run: &str) -> (Context, Vec<String>) {
+        let path = state
+            .run
+            .as_ref()
+            .map(|r| r.workflow.clone())
+            .unwrap_or_default();
+        let mut notes = Vec::new();
+        let (dir, runner) = match Workflow::load(Path::new(&path)) {
+            Ok(wf) => {
+                if state
+                    .run
+                    .as_ref()
+                    .is_some_and(|r| r.workflow_hash != wf.hash)
+                {
+                    notes.push(format!("{path} changed since the run started; the run keeps its recorded plan and commands"));
+                }
+                (wf.dir, wf.runner)
+            }
+            Err(_) => {
+                let dir = Path::new(&path)
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| ".".into());
+                notes.push(format!("cannot read the workflow {path}; going on with the recorded plan and no replan command"));
+                (dir, RunnerSettings::default())
+            }
+        };
+        let context = Context {
+            dir,
+            runner,
+            layout: self.layout(run),
+            shared: self.shared(),
+        };
+        (context, notes)
+    }
+}
+
+/// The first of `PREFIX-1`, `PREFIX-2`... that names no run yet.
+pub fn free_run_id(log: &dyn EventLog, prefix: &str) -> std::result::Result<String, StoreError> {
+    let runs = log.runs()?;
+    let taken = |id: &str| runs.iter().any(|r| r.run == id);
+    Ok((1..)
+        .map(|n| format!("{prefix}-{n}"))
+        .find(|id| !taken(id))
+        .unwrap_or_else(|| prefix.to_owned()))
+}

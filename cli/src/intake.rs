@@ -1,0 +1,49 @@
+//! What the command line and the API both take in from outside: commands as JSON lines
+//! (`runlog emit`, `POST /v1/runs/{run}/commands`) and who is acting.
+
+use runlog_core::{Command, CommandKind, Principal};
+use runlog_runner::Workflow;
+
+/// Who is acting: `--by`, else `$USER`, else "unknown".
+pub fn actor(by: Option<String>) -> String {
+    by.or_else(|| std::env::var("USER").ok())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The user this process runs as: who a decision recorded from the command line is by,
+/// whatever `--by` claims.
+pub fn os_user() -> Principal {
+    user(nix::unistd::getuid(), "os-user")
+}
+
+/// The principal of user `uid`, established `via` some means: the user's name, or `uid N` for
+/// a user the system does not name.
+pub fn user(uid: nix::unistd::Uid, via: &str) -> Principal {
+    let name = nix::unistd::User::from_uid(uid)
+        .ok()
+        .flatten()
+        .map_or_else(|| format!("uid {uid}"), |u| u.name);
+    Principal {
+        name,
+        via: via.into(),
+    }
+}
+
+/// One line of `emit`'s input: a command with its time, or a bare command kind stamped `now`; a
+/// start-run may be written short, with a workflow file's defaults ([`Workflow::short_start`]).
+pub fn parse_line(
+    line: &str,
+    now: impl FnOnce() -> runlog_core::Timestamp,
+) -> std::result::Result<Command, String> {
+    if let Ok(c) = serde_json::from_str::<Command>(line) {
+        return Ok(c);
+    }
+    let kind = match serde_json::from_str::<CommandKind>(line) {
+        Ok(kind) => kind,
+        Err(e) => match Workflow::short_start(line) {
+            Some(short) => short.map_err(|e| e.to_string())?,
+            None => return Err(e.to_string()),
+        },
+    };
+    Ok(Command::new(now(), kind))
+}

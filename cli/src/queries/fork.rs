@@ -1,0 +1,42 @@
+//! Forking a run (`runlog fork`, `POST /v1/runs/{run}/fork`).
+
+use runlog_replay::{Replay, Result};
+use runlog_runner::clock::Clock;
+
+/// A fork recorded: the new run, the seq it started from, and its head.
+pub struct Forked {
+    /// The new run.
+    pub new: String,
+    /// The seq of the run it was forked from.
+    pub at: u64,
+    /// The new run's head.
+    pub seq: u64,
+}
+
+/// Starts run `new` (default RUN-fork-N) from the state of `run` after `at` (default its head):
+/// what `runlog fork` and the API's fork do.
+pub fn fork(
+    log: &dyn runlog_store::EventLog,
+    run: &str,
+    at: Option<u64>,
+    new: Option<String>,
+) -> Result<Forked> {
+    let replay = Replay::new(log);
+    let at = match at {
+        Some(at) => at,
+        None => replay.head_seq(run)?,
+    };
+    let new = match new {
+        Some(n) => n,
+        None => runlog_runner::free_run_id(
+            log,
+            &runlog_runner::paths::name_from(&format!("{run}-fork")),
+        )?,
+    };
+    let head = replay.fork(run, at, &new, Clock::from_env().now())?;
+    Ok(Forked {
+        new,
+        at,
+        seq: head.seq,
+    })
+}

@@ -1,0 +1,10 @@
+//! The questions the command line and the API both answer, each asked and serialised once: the
+//! CLI's `--json` and the API's body for one question are the same bytes. Errors are the typed
+//! errors of the libraries; each interface words its own hints.
+
+pub mod board;
+pub mod diff;
+pub mod fork;
+pub mod runs;
+pub mod stack;
+pub mod verify;

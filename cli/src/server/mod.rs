@@ -1,0 +1,214 @@
+//! `runlog serve`: a long-lived owner of the store with an HTTP/JSON API under `/v1`, on a Unix
+//! socket in the store directory (`api.sock`, mode 0600) and, with `--http`, on TCP (loopback
+//! unless a bearer token is required with `--token-file`). Every request is bounded: body
+//! size, requests at once, time per request (the event stream excepted); a slow client never
+//! holds up a run, whose engine runs elsewhere.
+
+mod api;
+mod connections;
+mod errors;
+mod hosted;
+mod stream;
+mod tokens;
+pub mod ui;
+
+use runlog_store::Store;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use tokens::Tokens;
+
+/// What a server serves and how.
+#[derive(Debug)]
+pub struct Options {
+    /// The store, owned by this process.
+    pub store: Arc<Store>,
+    /// The store's directory (the API socket, `view.url`, hosted runs' files).
+    pub dir: PathBuf,
+    /// Also serve on TCP at this address.
+    pub http: Option<SocketAddr>,
+    /// The tokens TCP clients must send, if any.
+    pub tokens: Option<Arc<Tokens>>,
+    /// A connection that moves no byte this long is closed.
+    pub idle: std::time::Duration,
+    /// Runs executed at once.
+    pub max_runs: usize,
+}
+
+/// Why serving stopped or could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// A runtime could not be started.
+    #[error("cannot start the {what} runtime: {source}")]
+    Runtime {
+        /// Which.
+        what: &'static str,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The API socket could not be made.
+    #[error("cannot listen on {}: {source}", path.display())]
+    Socket {
+        /// The socket.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The TCP address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Tcp {
+        /// The address.
+        addr: SocketAddr,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file of the server's could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A listener failed while serving.
+    #[error("the API server failed: {0}")]
+    Failed(String),
+}
+
+/// Serves until SIGINT or SIGTERM, then interrupts the runs it executes and waits for them. A
+/// SIGHUP changes nothing: the server and its runs go on.
+pub fn serve(o: Options) -> Result<(), ServerError> {
+    let engines = runtime("engines", 16, || {})?;
+    // Few threads for the readers: each keeps a malloc arena, and every agent an engine
+    // starts is forked from this process, page tables and all.
+    let api = runtime("api", 4, below_the_engines)?;
+    let hosted = Arc::new(hosted::Hosted::new(engines.handle().clone(), o.max_runs));
+    let slots = connections::Slots::new(o.idle);
+    api.block_on(serve_on(o.store, hosted, slots, o.dir, o.http, o.tokens))
+}
+
+/// A runtime of the server's (see `crate::runtime`).
+fn runtime(
+    what: &'static str,
+    blocking: usize,
+    on_start: impl Fn() + Send + Sync + 'static,
+) -> Result<tokio::runtime::Runtime, ServerError> {
+    crate::runtime::build(what, 2, blocking, on_start)
+        .map_err(|source| ServerError::Runtime { what, source })
+}
+
+/// The API socket in a store directory.
+pub fn socket_path(store: &std::path::Path) -> PathBuf {
+    store.join("api.sock")
+}
+
+/// The API socket at `path`, mode 0600 from the moment clients can reach it: bound under a
+/// name of its own, restricted, then renamed into place.
+fn bind_private(path: &std::path::Path) -> std::io::Result<tokio::net::UnixListener> {
+    let fresh = path.with_extension(format!("sock.{}", std::process::id()));
+    let _ = std::fs::remove_file(&fresh);
+    let listener = tokio::net::UnixListener::bind(&fresh)?;
+    std::fs::set_permissions(&fresh, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    std::fs::rename(&fresh, path)?;
+    Ok(listener)
+}
+
+/// Lowers the calling thread's priority (nice 10) so that answering readers yields the CPU
+/// to the runs' engines: a busy client then slows other readers, not a run. Best effort: a
+/// thread that cannot be lowered still serves.
+fn below_the_engines() {
+    // Linux applies PRIO_PROCESS with a thread id to that thread alone.
+    #[allow(unsafe_code)]
+    // SAFETY: gettid and setpriority take plain integers and touch no memory of ours.
+    unsafe {
+        let tid = libc::gettid();
+        let _ = libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 10);
+    }
+}
+
+async fn serve_on(
+    store: Arc<Store>,
+    hosted: Arc<hosted::Hosted>,
+    slots: connections::Slots,
+    dir: PathBuf,
+    http: Option<SocketAddr>,
+    tokens: Option<Arc<tokens::Tokens>>,
+) -> Result<(), ServerError> {
+    // Listening from the start: a SIGHUP before any run is hosted must not kill the server.
+    let mut hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        .map_err(|source| ServerError::Runtime {
+            what: "signal",
+            source,
+        })?;
+    let path = socket_path(&dir);
+    let unix = bind_private(&path).map_err(|source| ServerError::Socket {
+        path: path.clone(),
+        source,
+    })?;
+    let streams = Arc::new(stream::Streams::default());
+    let api = |tokens: Option<Arc<tokens::Tokens>>| api::Api {
+        store: store.clone(),
+        tokens,
+        streams: streams.clone(),
+        hosted: hosted.clone(),
+        dir: dir.clone(),
+    };
+    let app = api::router(api(None)).into_make_service_with_connect_info::<connections::UnixPeer>();
+    eprintln!("serving the store {} on {}", dir.display(), path.display());
+    let mut servers = tokio::task::JoinSet::new();
+    let listener = slots.bound(unix);
+    servers.spawn(async move { axum::serve(listener, app).await });
+    if let Some(addr) = http {
+        let tcp = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServerError::Tcp { addr, source })?;
+        // Port 0 asks for any free port: the one bound is the one to tell.
+        let addr = tcp.local_addr().unwrap_or(addr);
+        eprintln!("serving the API on http://{addr}/v1 and the web view on http://{addr}/");
+        let url = format!("http://{addr}/");
+        std::fs::write(ui::address_file(&dir), &url).map_err(|source| ServerError::Write {
+            path: ui::address_file(&dir),
+            source,
+        })?;
+        let app = ui::router()
+            .merge(api::router(api(tokens)))
+            .into_make_service_with_connect_info::<connections::Peer>();
+        let listener = slots.bound(tcp);
+        servers.spawn(async move { axum::serve(listener, app).await });
+    }
+    let stopped = async {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        loop {
+            tokio::select! {
+                r = tokio::signal::ctrl_c() => return r,
+                _ = term.recv() => return Ok::<(), std::io::Error>(()),
+                _ = hangups.recv() => {
+                    eprintln!("SIGHUP: nothing to reload; serving on, runs go on");
+                }
+            }
+        }
+    };
+    tokio::select! {
+        _ = stopped => {}
+        Some(ended) = servers.join_next() => {
+            let why = match ended {
+                Ok(Err(e)) => e.to_string(),
+                Ok(Ok(())) => "it stopped".into(),
+                Err(e) => e.to_string(),
+            };
+            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(ui::address_file(&dir));
+            return Err(ServerError::Failed(why));
+        }
+    }
+    // Each hosted run stops its commands and records the interrupt.
+    hosted.stop_all().await;
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(ui::address_file(&dir));
+    Ok(())
+}
