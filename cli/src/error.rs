@@ -247,6 +247,27 @@ impl From<RunnerError> for CliError {
                 e,
             ),
             RunnerError::Lease(s) => s.into(),
+            RunnerError::Git(ref g) => {
+                let hint = match g {
+                    runlog_runner::git::GitError::Missing(_) => {
+                        "install git (Debian: apt-get install git), or set workspace = \"none\" in the workflow's [settings]"
+                    }
+                    runlog_runner::git::GitError::TooOld { .. } => {
+                        "install a newer git, or set workspace = \"none\" in the workflow's [settings]"
+                    }
+                    runlog_runner::git::GitError::Busy { .. } => {
+                        "finish or abort it (`git merge --abort`, `git rebase --abort`), then run again"
+                    }
+                    runlog_runner::git::GitError::Failed { .. } => {
+                        "the log is intact: fix the repository, then `runlog resume` continues the run"
+                    }
+                };
+                let kind = match g {
+                    runlog_runner::git::GitError::Failed { .. } => ExitKind::Failed,
+                    _ => ExitKind::Input,
+                };
+                Self::wrap(kind, Some(hint.into()), e)
+            }
             RunnerError::Refused(_) => Self::wrap(
                 ExitKind::Failed,
                 Some(

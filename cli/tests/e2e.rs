@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{events, open, repo, runlog, runner_marker, text, wait_for};
+use common::{events, open, pytest_found, repo, runlog, runner_marker, text, wait_for};
 use runlog_core::projections::Board;
 use runlog_core::{EventKind, TaskStatus};
 use runlog_replay::Replay;
@@ -162,18 +162,6 @@ fn a_planning_agent_adds_its_phases_tasks_at_run_time() {
 
 /// Whether `pytest` runs; without it the test says it was skipped, and with
 /// `RUNLOG_REQUIRE_PYTEST=1` (as `bash .ci/run` sets, after installing it) it fails instead.
-fn pytest_found() -> bool {
-    let found = Command::new("pytest")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        let why = "pytest is not on PATH (pip install pytest; bash .ci/run installs it)";
-        assert!(std::env::var_os("RUNLOG_REQUIRE_PYTEST").is_none(), "{why}");
-        eprintln!("SKIPPED: {why}");
-    }
-    found
-}
 
 #[test]
 fn tests_are_found_by_the_seeds_conventions_and_the_choice_is_recorded() {

@@ -702,3 +702,38 @@ fn a_sub_projects_child_run_shows_under_its_task_and_links_both_ways() {
     });
     stop(server);
 }
+
+#[test]
+fn each_attempts_diff_shows_in_the_tasks_story() {
+    let Some(parts) = browser_parts() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    import(&store, "fix-the-test");
+    let (server, base) = serve(&store);
+    let d = driver(parts);
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let c = browse(&d).await;
+        c.goto(&run_url(&base, "fix-the-test", None)).await.unwrap();
+        wait_css(&c, "main[data-state=ready] #board").await;
+        click_css(&c, "#graph [data-task='fix-total']").await;
+        let show = "#story li[data-kind='changes-recorded'] button";
+        wait_css(&c, show).await;
+        let attempts = js(&c, "return document.querySelectorAll(\"#story li[data-kind='changes-recorded']\").length;").await;
+        assert_eq!(attempts, json!(2), "one diff per attempt");
+        // The second attempt's diff: the fix, line by line, marked added and removed.
+        c.find_all(Locator::Css(show)).await.unwrap()[1].click().await.unwrap();
+        wait_css(&c, "pre.diff[data-attempt='2'] span.add").await;
+        let lines = js(
+            &c,
+            "return [...document.querySelectorAll(\"pre.diff[data-attempt='2'] span.add, pre.diff[data-attempt='2'] span.del\")].map(s => s.textContent.trim());",
+        )
+        .await;
+        assert_eq!(
+            lines,
+            json!(["-    return sum(prices)", "+    return sum(prices) * (1 + tax)"])
+        );
+        screenshot(&c, "attempt-diff").await;
+        c.close().await.unwrap();
+    });
+    stop(server);
+}

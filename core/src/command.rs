@@ -346,4 +346,44 @@ pub enum CommandKind {
         /// Why.
         reason: String,
     },
+    /// Work in a git repository, from the integration branch `branch` at `base`.
+    OpenWorkspace {
+        /// The repository.
+        repo: String,
+        /// The run's integration branch.
+        branch: String,
+        /// The commit it starts at.
+        base: String,
+    },
+    /// Record what the task's current (or last) attempt changed.
+    RecordChanges {
+        /// The task.
+        task: TaskId,
+        /// The commit made (the parent when nothing changed).
+        commit: String,
+        /// The commit it was made on.
+        parent: String,
+        /// The files changed.
+        files: Vec<String>,
+        /// Lines added.
+        insertions: u64,
+        /// Lines removed.
+        deletions: u64,
+        /// The patch: whole when small, else its beginning.
+        patch: String,
+        /// The whole patch in the blob area, when larger.
+        blob: Option<Hash>,
+        /// The patch's size.
+        patch_bytes: u64,
+    },
+    /// Record the merge of a done task into the integration branch: its merge commit, or the
+    /// files that conflicted.
+    RecordMerge {
+        /// The task.
+        task: TaskId,
+        /// The merge commit, when it merged.
+        commit: Option<String>,
+        /// The files in conflict, when it did not.
+        conflicts: Vec<String>,
+    },
 }

@@ -473,6 +473,58 @@ pub enum EventKind {
         /// Why, in words.
         reason: String,
     },
+    /// The run works in a git repository: each task in a worktree on a branch of its own, merged
+    /// into the run's integration branch when done. Recorded once the run starts (and when a
+    /// fork is first driven, for its own branch).
+    WorkspaceOpened {
+        /// The repository (its top directory, or a shared repository's path or URL).
+        repo: String,
+        /// The integration branch (`runlog/RUN`).
+        branch: String,
+        /// The commit the run began from.
+        base: String,
+    },
+    /// What one attempt changed, committed in the task's branch (failed attempts too).
+    ChangesRecorded {
+        /// The task.
+        task: TaskId,
+        /// The attempt.
+        attempt: u32,
+        /// The commit runlog made (the parent itself when the attempt changed nothing).
+        commit: String,
+        /// The commit it was made on.
+        parent: String,
+        /// The files changed.
+        files: Vec<String>,
+        /// Lines added.
+        insertions: u64,
+        /// Lines removed.
+        deletions: u64,
+        /// The patch: whole when small, else its beginning.
+        patch: String,
+        /// The whole patch in the blob area, when larger than the event holds.
+        blob: Option<Hash>,
+        /// The patch's size.
+        patch_bytes: u64,
+    },
+    /// A done task's branch merged into the integration branch.
+    TaskMerged {
+        /// The task.
+        task: TaskId,
+        /// The merge commit, the integration branch's tip after it.
+        commit: String,
+    },
+    /// Merging a done task's branch into the integration branch conflicted: the task is done no
+    /// more. With a rescue left, a rescue resolves it in the task's worktree; without, it waits
+    /// for a person (resolve in the worktree, then approve).
+    MergeConflicted {
+        /// The task.
+        task: TaskId,
+        /// The files in conflict.
+        files: Vec<String>,
+        /// The rescue it goes to (its number), or none: it waits for a person.
+        rescue: Option<u32>,
+    },
 }
 
 /// Writes [`EventKind::name`] and [`EventKind::NAMES`] from one table, so a new variant needs
@@ -538,6 +590,10 @@ event_names! {
     ChildRunEnded => "child-run-ended",
     WorkerClaimed => "worker-claimed",
     AttemptAbandoned => "attempt-abandoned",
+    WorkspaceOpened => "workspace-opened",
+    ChangesRecorded => "changes-recorded",
+    TaskMerged => "task-merged",
+    MergeConflicted => "merge-conflicted",
 }
 
 impl EventKind {
@@ -572,7 +628,10 @@ impl EventKind {
             | EventKind::ChildRunStarted { task, .. }
             | EventKind::ChildRunEnded { task, .. }
             | EventKind::WorkerClaimed { task, .. }
-            | EventKind::AttemptAbandoned { task, .. } => Some(task),
+            | EventKind::AttemptAbandoned { task, .. }
+            | EventKind::ChangesRecorded { task, .. }
+            | EventKind::TaskMerged { task, .. }
+            | EventKind::MergeConflicted { task, .. } => Some(task),
             EventKind::MessagePosted { task, .. } => task.as_ref(),
             EventKind::RunStarted { .. }
             | EventKind::RunFinished { .. }
@@ -586,7 +645,8 @@ impl EventKind {
             | EventKind::RunResumed { .. }
             | EventKind::ReplanLoopDetected { .. }
             | EventKind::Attributed { .. }
-            | EventKind::ParentLinked { .. } => None,
+            | EventKind::ParentLinked { .. }
+            | EventKind::WorkspaceOpened { .. } => None,
         }
     }
 }

@@ -311,6 +311,42 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
             t.worker = Some(worker.clone());
             t.abandoned = false;
         }),
+        EventKind::WorkspaceOpened { repo, branch, base } => {
+            state.workspace = Some(crate::state::Workspace {
+                repo: repo.clone(),
+                branch: branch.clone(),
+                base: base.clone(),
+                tip: base.clone(),
+            });
+        }
+        EventKind::ChangesRecorded { task, commit, .. } => with_task(state, task, |t| {
+            t.code.commit = Some(commit.clone());
+        }),
+        EventKind::TaskMerged { task, commit } => {
+            with_task(state, task, |t| {
+                t.code.merged = Some(commit.clone());
+                t.code.conflict = None;
+            });
+            if let Some(w) = state.workspace.as_mut() {
+                w.tip = commit.clone();
+            }
+        }
+        EventKind::MergeConflicted {
+            task,
+            files,
+            rescue,
+        } => with_task(state, task, |t| {
+            t.code.conflict = Some(files.clone());
+            t.feedback = Some(crate::feedback::conflict_feedback(files));
+            match rescue {
+                Some(n) => {
+                    t.status = TaskStatus::InProgress;
+                    t.running = false;
+                    t.rescues = *n;
+                }
+                None => t.status = TaskStatus::PendingEval,
+            }
+        }),
         EventKind::AttemptAbandoned { task, .. } => with_task(state, task, |t| {
             // In progress still, with no attempt running: the next start continues it.
             t.running = false;

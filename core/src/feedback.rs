@@ -17,3 +17,16 @@ pub fn eval_feedback(score: f64, dimensions: &BTreeMap<String, f64>, notes: &str
     }
     out
 }
+
+/// Merge-conflict feedback: the files, and what the worktree holds for the rescue.
+pub fn conflict_feedback(files: &[String]) -> String {
+    let mut out = String::from(
+        "merge conflict: your branch does not merge into the run's integration branch.\n\
+         Your worktree has the integration branch merged in, with conflict markers in:\n",
+    );
+    for f in files {
+        out.push_str(&format!("  {f}\n"));
+    }
+    out.push_str("Resolve each (keep both changes where they belong) and remove the markers.\n");
+    out
+}

@@ -78,6 +78,6 @@ pub use settings::{Budget, RetryLimit, RetryStrategy, Settings, MAX_NESTING, MAX
 pub use spec::{TaskClass, TaskSpec};
 pub use state::{
     Circuit, ForkOrigin, ParentLink, PendingReplan, Readiness, ReplanRequest, RunInfo, RunState,
-    RunStatus, StageHealth, SubProject, TaskState, TaskStatus,
+    RunStatus, StageHealth, SubProject, TaskCode, TaskState, TaskStatus, Workspace,
 };
 pub use value::{Value, MAX_DEPTH as MAX_VALUE_DEPTH};

@@ -265,6 +265,21 @@ pub enum Rejection {
         /// The limit.
         max: u32,
     },
+    /// The run's git workspace is open on that branch already.
+    #[error("the run works on branch {branch} already")]
+    WorkspaceOpen {
+        /// The branch.
+        branch: String,
+    },
+    /// The run has no git workspace.
+    #[error("the run has no git workspace")]
+    NoWorkspace,
+    /// The task's branch is merged already.
+    #[error("task {task} is merged already")]
+    AlreadyMerged {
+        /// The task.
+        task: TaskId,
+    },
 }
 
 fn join(ids: &[TaskId]) -> String {
@@ -326,6 +341,11 @@ impl Rejection {
                 "its worker goes on with it; once that worker's lease expires, any worker may".into()
             }
             Rejection::NotHeld { .. } => "nothing to abandon: the task moved on".into(),
+            Rejection::WorkspaceOpen { .. } => "nothing to do: the run works there".into(),
+            Rejection::NoWorkspace => {
+                "a run works in a git repository when its workflow is in one (or workspace = \"git\")".into()
+            }
+            Rejection::AlreadyMerged { .. } => "nothing to do: its work is in the integration branch".into(),
         }
     }
 }

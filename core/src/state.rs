@@ -178,6 +178,8 @@ pub struct TaskState {
     pub worker: Option<String>,
     /// That worker was lost (its lease expired): any worker may take the task on.
     pub abandoned: bool,
+    /// Its code, in a git workspace.
+    pub code: TaskCode,
 }
 
 /// A task whose work is another workflow, run as a child run.
@@ -229,6 +231,7 @@ impl TaskState {
             sub_project: None,
             worker: None,
             abandoned: false,
+            code: TaskCode::default(),
         }
     }
 
@@ -369,9 +372,81 @@ pub struct RunState {
     pub plan_hashes: Vec<Hash>,
     /// The parent task, for a sub-project's run.
     pub parent: Option<ParentLink>,
+    /// The git repository the run works in, if it does.
+    pub workspace: Option<Workspace>,
+}
+
+/// A run's git workspace: its integration branch and where it stands.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct Workspace {
+    /// The repository.
+    pub repo: String,
+    /// The integration branch.
+    pub branch: String,
+    /// The commit the run began from.
+    pub base: String,
+    /// The integration branch's tip as recorded: the last merge, or the base.
+    pub tip: String,
+}
+
+/// A task's code in a git workspace.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct TaskCode {
+    /// The last commit recorded in the task's branch.
+    pub commit: Option<String>,
+    /// The merge commit of the task's branch into the integration branch, once merged.
+    pub merged: Option<String>,
+    /// The files of the last merge that conflicted, until it merges.
+    pub conflict: Option<Vec<String>>,
 }
 
 impl RunState {
+    /// Whether `id`'s work counts for what waits on it: done and, in a git workspace, merged
+    /// (for a group, every task below it).
+    pub fn delivered(&self, id: &TaskId) -> bool {
+        if self.status_of(id) != Some(TaskStatus::Done) {
+            return false;
+        }
+        if self.workspace.is_none() {
+            return true;
+        }
+        let merged = |t: &TaskState| self.is_group(&t.spec.id) || t.code.merged.is_some();
+        match self.tasks.get(id) {
+            Some(_) if self.is_group(id) => self
+                .descendants(id)
+                .iter()
+                .filter_map(|d| self.tasks.get(d))
+                .all(merged),
+            Some(t) => merged(t),
+            None => false,
+        }
+    }
+
+    /// Every task below a group, at any depth.
+    fn descendants(&self, id: &TaskId) -> Vec<TaskId> {
+        let mut out = Vec::new();
+        let mut stack = vec![id.clone()];
+        while let Some(at) = stack.pop() {
+            for child in self.children.get(&at).into_iter().flatten() {
+                out.push(child.clone());
+                stack.push(child.clone());
+            }
+        }
+        out
+    }
+
+    /// Done tasks of a git workspace whose branch is not merged yet (and did not conflict).
+    pub fn merges_due(&self) -> Vec<TaskId> {
+        if self.workspace.is_none() {
+            return Vec::new();
+        }
+        self.tasks_in_order()
+            .filter(|t| !self.is_group(&t.spec.id))
+            .filter(|t| t.status == TaskStatus::Done && t.code.merged.is_none())
+            .map(|t| t.spec.id.clone())
+            .collect()
+    }
+
     /// The task with this id.
     pub fn task(&self, id: &TaskId) -> Option<&TaskState> {
         self.tasks.get(id)
@@ -468,7 +543,7 @@ impl RunState {
         let mut blocked = Vec::new();
         for dep in self.effective_deps(id) {
             match self.status_of(&dep) {
-                Some(TaskStatus::Done) => {}
+                Some(TaskStatus::Done) if self.delivered(&dep) => {}
                 Some(TaskStatus::Failed | TaskStatus::Cancelled) | None => blocked.push(dep),
                 Some(_) => waiting.push(dep),
             }

@@ -13,7 +13,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 43;
+const VARIANTS: usize = 47;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -62,6 +62,10 @@ fn index(k: &EventKind) -> usize {
         EventKind::ChildRunEnded { .. } => 40,
         EventKind::WorkerClaimed { .. } => 41,
         EventKind::AttemptAbandoned { .. } => 42,
+        EventKind::WorkspaceOpened { .. } => 43,
+        EventKind::ChangesRecorded { .. } => 44,
+        EventKind::TaskMerged { .. } => 45,
+        EventKind::MergeConflicted { .. } => 46,
     }
 }
 
@@ -328,6 +332,32 @@ fn samples() -> Vec<EventKind> {
             attempt: 1,
             worker: "host-a.3".into(),
             reason: "its lease expired".into(),
+        },
+        EventKind::WorkspaceOpened {
+            repo: "/src/parser".into(),
+            branch: "runlog/r1".into(),
+            base: "0123456789abcdef0123456789abcdef01234567".into(),
+        },
+        EventKind::ChangesRecorded {
+            task: t("build"),
+            attempt: 2,
+            commit: "89abcdef0123456789abcdef0123456789abcdef".into(),
+            parent: "0123456789abcdef0123456789abcdef01234567".into(),
+            files: vec!["src/parser.py".into(), "tests/test_parser.py".into()],
+            insertions: 12,
+            deletions: 3,
+            patch: "--- a/src/parser.py\n+++ b/src/parser.py\n".into(),
+            blob: Some(Hash([7; 32])),
+            patch_bytes: 1_234,
+        },
+        EventKind::TaskMerged {
+            task: t("build"),
+            commit: "fedcba9876543210fedcba9876543210fedcba98".into(),
+        },
+        EventKind::MergeConflicted {
+            task: t("docs"),
+            files: vec!["README.md".into()],
+            rescue: Some(1),
         },
     ]
 }

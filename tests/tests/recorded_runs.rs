@@ -72,4 +72,5 @@ recorded! {
     pytest_convention_replays_to_its_snapshot => "pytest-convention",
     sub_project_replays_to_its_snapshot => "sub-project",
     sub_project_child_replays_to_its_snapshot => "sub-project.buffer",
+    workspace_replays_to_its_snapshot => "fix-the-test",
 }

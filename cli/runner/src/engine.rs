@@ -79,6 +79,8 @@ pub struct Context {
     /// The shared store's URL, which a sub-project's child run must use too (in its
     /// environment, where `ps` does not show the password).
     pub shared: Option<String>,
+    /// The run's git workspace on this host, when its tasks work in git worktrees.
+    pub workspace: Option<crate::workspace::RunWorkspace>,
 }
 
 /// The command line of a task's job and the message its end sends back.
@@ -249,6 +251,8 @@ pub struct Engine {
     stop: Option<watch::Receiver<bool>>,
     /// The run is resumed: it is made runnable again when driving starts.
     resuming: bool,
+    /// What a person should hear when driving starts (how the run's tasks work).
+    notes: Vec<String>,
     /// Each task's story so far, for its agent's `RUNLOG_HISTORY`.
     histories: super::history::Histories,
     /// Working the run as one worker among many (the shared store); `None` alone.
@@ -290,6 +294,7 @@ impl Engine {
             rx,
             stop: None,
             resuming: false,
+            notes: Vec::new(),
             histories,
             crew: None,
         }
@@ -311,6 +316,16 @@ impl Engine {
     pub fn stop_when(mut self, stop: watch::Receiver<bool>) -> Self {
         self.stop = Some(stop);
         self
+    }
+
+    /// Says `note` to the observer when driving starts.
+    pub(crate) fn note_at_start(&mut self, note: String) {
+        self.notes.push(note);
+    }
+
+    /// Records a command the launcher prepared (opening the workspace).
+    pub(crate) fn record_now(&mut self, kind: CommandKind) -> Result<()> {
+        self.execute(kind).map(|_| ())
     }
 
     /// The run.
@@ -488,11 +503,17 @@ impl Engine {
             .is_none()
             .then(|| super::marker::hold(&self.ctx.layout.marker()))
             .flatten();
+        for note in std::mem::take(&mut self.notes) {
+            self.observer.note(&format!("note: {note}"));
+        }
         if std::mem::take(&mut self.resuming) {
             self.prepare_resume().await?;
             if self.succeeded() {
                 return Ok(self.into_ended(started, false));
             }
+        }
+        if self.state().status == RunStatus::Running {
+            self.adopt_workspace()?;
         }
         let mut foreign = Foreign::watch(self.log.as_ref(), self.run());
         let crew = self.crew.is_some();
@@ -544,6 +565,7 @@ impl Engine {
     /// Starts what the dispatch policy proposes; returns when the next retry comes due.
     fn dispatch(&mut self) -> Result<Option<runlog_core::Timestamp>> {
         self.abandon_lost()?;
+        self.merge_due()?;
         let busy = &self.busy;
         let (crew, state) = (self.crew.as_ref(), self.session.state());
         let running = crew.map_or(busy.len(), Crew::running);
@@ -572,9 +594,86 @@ impl Engine {
             if job == Job::Attempt {
                 command = self.child_command(&id)?;
             }
-            self.spawn(&id, job, command);
+            let dir = match command {
+                Some(_) => None,
+                None => self.workspace_dir(&id, job)?,
+            };
+            self.spawn(&id, job, command, dir);
         }
         Ok(plan.next_due)
+    }
+
+    /// Where a task's command runs in a git workspace: its worktree, made ready for an
+    /// attempt; `None` without a workspace (the workflow's directory).
+    fn workspace_dir(&mut self, id: &TaskId, job: Job) -> Result<Option<PathBuf>> {
+        let Some(ws) = &self.ctx.workspace else {
+            return Ok(None);
+        };
+        let state = self.session.state();
+        let dir = match job {
+            Job::Attempt => ws.prepare(state, id)?,
+            // Tests and the evaluator judge the worktree the attempt left.
+            _ => {
+                let dir = ws.dir_of(state, id);
+                if dir.exists() {
+                    dir
+                } else {
+                    ws.prepare(state, id)?
+                }
+            }
+        };
+        Ok(Some(dir))
+    }
+
+    /// Records what the task's attempt changed in its worktree (a git workspace only).
+    fn record_changes(&mut self, id: &TaskId) -> Result<()> {
+        let Some(ws) = self.ctx.workspace.clone() else {
+            return Ok(());
+        };
+        if self
+            .state()
+            .task(id)
+            .is_some_and(|t| t.sub_project.is_some())
+        {
+            return Ok(());
+        }
+        if let Some(command) = ws.record(self.session.state(), id, self.log.as_ref())? {
+            self.execute(command)?;
+        }
+        Ok(())
+    }
+
+    /// Merges every done task not merged yet into the integration branch (a git workspace).
+    fn merge_due(&mut self) -> Result<()> {
+        let Some(ws) = self.ctx.workspace.clone() else {
+            return Ok(());
+        };
+        for task in self.state().merges_due() {
+            if let Some(command) = ws.merge(self.session.state(), &task)? {
+                self.execute(command)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// On taking a run on: its integration branch exists (a fork gets one of its own, from
+    /// the commit at its seq).
+    fn adopt_workspace(&mut self) -> Result<()> {
+        let Some(ws) = self.ctx.workspace.clone() else {
+            return Ok(());
+        };
+        if let Some(open) = ws.adopt(self.session.state())? {
+            self.execute(open)?;
+        }
+        Ok(())
+    }
+
+    /// Puts the git branches where the run's state says after a rollback recorded at `seq`.
+    fn follow_workspace(&mut self, seq: u64) -> Result<()> {
+        if let Some(ws) = &self.ctx.workspace {
+            ws.follow_rollback(self.session.state(), seq)?;
+        }
+        Ok(())
     }
 
     /// Takes the task on for `job`: an attempt starts here (among workers, claiming the task in
@@ -721,7 +820,7 @@ impl Engine {
 
     /// Starts one of a task's commands (`command` instead of the spec's, for a sub-project);
     /// its outcome comes back as a `Done`.
-    fn spawn(&mut self, id: &TaskId, job: Job, command: Option<String>) {
+    fn spawn(&mut self, id: &TaskId, job: Job, command: Option<String>, dir: Option<PathBuf>) {
         // The stories start with what was recorded before this engine (a resumed run).
         let seen_from = self.session.state().seq;
         self.histories
@@ -732,6 +831,7 @@ impl Engine {
         let child_run = command.is_some();
         let cmd =
             command.unwrap_or_else(|| command_of(job, &task.spec).unwrap_or("true").to_owned());
+        let dir = dir.unwrap_or_else(|| self.ctx.dir.clone());
         let timeout_ms = self.state().strategy_for(task).timeout_ms;
         let mut env = self.env_for(id);
         if let (Some(url), true) = (&self.ctx.shared, child_run) {
@@ -740,7 +840,6 @@ impl Engine {
             let local = self.ctx.layout.store();
             env.push(("RUNLOG_LOCAL_DIR".into(), local.display().to_string()));
         }
-        let dir = self.ctx.dir.clone();
         let grace = self.ctx.runner.grace;
         let output_cap = self.ctx.runner.output_cap;
         let groups = self.ctx.layout.groups();
@@ -829,10 +928,17 @@ impl Engine {
             return Ok(());
         }
         let events = self.session.catch_up()?;
+        let mut rolled_back = None;
         for (seq, e) in &events {
             self.frontier.observe(*seq, &e.kind, self.session.state());
             self.histories.observe(self.log.as_ref(), *seq, e);
             self.observer.event(*seq, e, self.session.state());
+            if matches!(e.kind, runlog_core::EventKind::RolledBack { .. }) {
+                rolled_back = Some(*seq);
+            }
+        }
+        if let Some(seq) = rolled_back {
+            self.follow_workspace(seq)?;
         }
         self.stop_moved();
         Ok(())
@@ -914,6 +1020,7 @@ impl Engine {
                 if !self.ended(&id, "agent", &out)? {
                     return Ok(());
                 }
+                self.record_changes(&id)?;
                 let child = self.child_ended(&id)?;
                 if child.as_ref().is_some_and(|(_, succeeded)| !succeeded) {
                     return Ok(());

@@ -45,6 +45,9 @@ pub enum RunnerError {
     /// The worker's lease on the shared store could not be taken, renewed or read.
     #[error("the worker's lease: {0}")]
     Lease(#[source] StoreError),
+    /// Git refused what the run's workspace needs.
+    #[error("git: {0}")]
+    Git(#[from] crate::git::GitError),
     /// The process environment refused something the runner needs.
     #[error("cannot {what}: {source}")]
     System {

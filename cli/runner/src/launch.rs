@@ -6,6 +6,7 @@ use crate::engine::{Context, Engine, RunOptions};
 use crate::error::RunnerError;
 use crate::layout::Layout;
 use crate::workflow::{RunnerSettings, Workflow};
+use crate::workspace::{Found, RunWorkspace};
 use runlog_core::{RunId, RunState, TaskId};
 use runlog_replay::Replay;
 use runlog_store::{EventLog, Store, StoreError};
@@ -64,14 +65,31 @@ impl Launcher {
             None => free_run_id(self.log.as_ref(), &crate::paths::name_from(&wf.name))
                 .map_err(RunnerError::store)?,
         };
+        let layout = self.layout(&run);
+        // Before anything is recorded: a workspace git refuses stops the start.
+        let (workspace, note) = match RunWorkspace::choose(&wf.dir, wf.runner.workspace, &layout)? {
+            Found::Git(ws) => (Some(ws), None),
+            Found::None(note) => (None, note),
+        };
+        let opened = workspace.as_ref().map(RunWorkspace::open).transpose()?;
         let context = Context {
             dir: wf.dir.clone(),
             runner: wf.runner.clone(),
-            layout: self.layout(&run),
+            layout,
             shared: self.shared(),
+            workspace,
         };
         let mut engine = self.engine(&run, RunState::default(), context, opts);
         engine.start(wf.start_commands(RunId::from(run.as_str())))?;
+        if let Some((open, notes)) = opened {
+            engine.record_now(open)?;
+            for n in notes {
+                engine.note_at_start(n);
+            }
+        }
+        if let Some(n) = note {
+            engine.note_at_start(n);
+        }
         Ok(engine)
     }
 
@@ -111,6 +129,26 @@ impl Launcher {
         let mut engine = self.engine(run, state, context, opts);
         engine.resuming();
         Ok((engine, notes))
+    }
+
+    /// Moves a run's git branches to what its state (after a rollback, at its head) recorded,
+    /// keeping the old tips as refs; says what moved. `None` without a git workspace.
+    pub fn follow_rollback(&self, run: &str, state: &RunState) -> Result<Option<String>> {
+        let (context, _) = self.context(state, run);
+        let Some(ws) = context.workspace else {
+            return Ok(None);
+        };
+        ws.follow_rollback(state, state.seq)?;
+        let tip = state
+            .workspace
+            .as_ref()
+            .map(|w| w.tip.as_str())
+            .unwrap_or_default();
+        Ok(Some(format!(
+            "branch {} is at {} again; earlier tips are kept under refs/runlog/",
+            ws.branch(),
+            crate::workspace::short(tip)
+        )))
     }
 
     /// The engine of a running run, for a worker to work on beside others; `None` when the
@@ -153,11 +191,17 @@ impl Launcher {
                 (dir, RunnerSettings::default())
             }
         };
+        let layout = self.layout(run);
+        let workspace = state
+            .workspace
+            .as_ref()
+            .map(|w| RunWorkspace::at(Path::new(&w.repo), &dir, &layout));
         let context = Context {
             dir,
             runner,
-            layout: self.layout(run),
+            layout,
             shared: self.shared(),
+            workspace,
         };
         (context, notes)
     }

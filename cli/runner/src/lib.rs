@@ -30,6 +30,7 @@ mod discovery;
 mod engine;
 mod error;
 mod exec_shim;
+pub mod git;
 mod history;
 mod launch;
 mod layout;
@@ -41,6 +42,7 @@ pub mod process;
 pub mod protocol;
 mod sub_project;
 pub mod workflow;
+pub mod workspace;
 
 pub use crew::Crew;
 pub use discovery::conventions_hint;

@@ -76,6 +76,25 @@ pub struct SettingsFile {
     /// Bytes of a task's story kept in the file its agent reads (`RUNLOG_HISTORY`, default
     /// 1 MiB): the newest events whole, the oldest left out first.
     pub history_cap_bytes: Option<u64>,
+    /// Where tasks work: `git` (each task in a git worktree of its own, merged when done) or
+    /// `none` (every command in the workflow's directory). Default: `git` when the workflow's
+    /// directory is in a git repository, else `none`.
+    pub workspace: Option<String>,
+    /// A repository shared by workers on several hosts (a path or URL): task branches are
+    /// fetched from it before an attempt and pushed to it after.
+    pub repo: Option<String>,
+}
+
+/// Where a run's tasks work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WorkspaceMode {
+    /// Git when the workflow's directory is in a repository, else none.
+    #[default]
+    Auto,
+    /// Each task in a git worktree of its own.
+    Git,
+    /// Every command in the workflow's directory.
+    None,
 }
 
 /// How the runner treats the workflow's processes. Read from the workflow file each time a run
@@ -92,6 +111,10 @@ pub struct RunnerSettings {
     pub output_cap: usize,
     /// Bytes of a task's story in its `RUNLOG_HISTORY` file.
     pub history_cap: usize,
+    /// Where tasks work.
+    pub workspace: WorkspaceMode,
+    /// A repository shared by workers on several hosts.
+    pub repo: Option<String>,
 }
 
 /// The smallest `output_cap_bytes`: below it the head and tail could not hold an agent's report.
@@ -105,6 +128,8 @@ impl Default for RunnerSettings {
             grace: Duration::from_secs(3),
             output_cap: 16 * 1024 * 1024,
             history_cap: 1024 * 1024,
+            workspace: WorkspaceMode::Auto,
+            repo: None,
         }
     }
 }
@@ -124,6 +149,12 @@ impl RunnerSettings {
             history_cap: s
                 .history_cap_bytes
                 .map_or(d.history_cap, |b| usize::try_from(b).unwrap_or(usize::MAX)),
+            workspace: match s.workspace.as_deref() {
+                Some("git") => WorkspaceMode::Git,
+                Some("none") => WorkspaceMode::None,
+                _ => WorkspaceMode::Auto,
+            },
+            repo: s.repo.clone(),
         }
     }
 }
@@ -341,6 +372,18 @@ impl Workflow {
             jobs: s.jobs.unwrap_or(d.jobs),
             history_warn_events: s.history_warn_events.unwrap_or(d.history_warn_events),
         };
+        if let Some(w) = s
+            .workspace
+            .as_deref()
+            .filter(|w| !["git", "none"].contains(w))
+        {
+            return Err(WorkflowError::Field {
+                path,
+                place: "[settings], ".into(),
+                field: "workspace",
+                message: format!("{w:?} is not a workspace: \"git\" or \"none\""),
+            });
+        }
         if let Some(cap) = s.output_cap_bytes.filter(|c| *c < MIN_OUTPUT_CAP) {
             return Err(WorkflowError::Field {
                 path,

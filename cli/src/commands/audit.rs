@@ -66,6 +66,18 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         if !e.notes.is_empty() {
             println!("          notes: {}", render::event::first_line(&e.notes));
         }
+        if let Some(j) = &e.judged {
+            println!(
+                "          judged: attempt {}'s commit {}, {} (+{} -{}); `runlog show {run} {} --diff --attempt {}`",
+                j.attempt,
+                render::event::short(&j.commit),
+                render::join(&j.files),
+                j.insertions,
+                j.deletions,
+                e.task,
+                j.attempt
+            );
+        }
         for f in &e.flags {
             let text = match f {
                 runlog_core::projections::audit::AuditFlag::NearThreshold { margin } => {

@@ -6,7 +6,9 @@ use crate::render;
 use crate::render::{color, status_word};
 use runlog_core::projections::Board;
 use runlog_core::{Event, EventKind, TaskId};
+use runlog_replay::events::EventLine;
 use runlog_replay::Replay;
+use runlog_store::EventLog;
 use serde::Serialize;
 
 /// Arguments of `runlog show`.
@@ -16,6 +18,13 @@ pub struct Args {
     run: String,
     /// The task.
     task: String,
+    /// What an attempt changed in the task's worktree (a run in a git workspace): its commit,
+    /// files and patch.
+    #[arg(long)]
+    diff: bool,
+    /// With --diff: this attempt [default: the last one that recorded changes].
+    #[arg(long, value_name = "N", requires = "diff")]
+    attempt: Option<u32>,
 }
 
 /// Prints the task's spec, counters and every event about it.
@@ -45,6 +54,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         })
         .map(|(_, e)| e.clone())
         .collect();
+    if a.diff {
+        return diff(&log, run, task, &story, a.attempt, ctx.json);
+    }
     if ctx.json {
         #[derive(Serialize)]
         struct Show<'a> {
@@ -55,7 +67,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         }
         let events = story
             .iter()
-            .map(|(seq, e)| serde_json::json!({"seq": seq, "at": e.at, "event": e.kind}))
+            .map(|(seq, e)| serde_json::to_value(EventLine::of(*seq, e)).unwrap_or_default())
             .collect();
         render::json(&Show {
             run,
@@ -125,6 +137,92 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     println!("history:");
     for (seq, e) in &story {
         println!("{}", render::event::line(*seq, &e.kind));
+    }
+    Ok(())
+}
+
+/// `--diff`: the changes an attempt recorded, and its patch.
+fn diff(
+    log: &dyn EventLog,
+    run: &str,
+    task: &str,
+    story: &[(u64, Event)],
+    attempt: Option<u32>,
+    json: bool,
+) -> Result<()> {
+    let recorded: Vec<&EventKind> = story
+        .iter()
+        .map(|(_, e)| &e.kind)
+        .filter(|k| matches!(k, EventKind::ChangesRecorded { .. }))
+        .collect();
+    let found = recorded.iter().rev().find(|k| match (k, attempt) {
+        (EventKind::ChangesRecorded { attempt: n, .. }, Some(want)) => *n == want,
+        _ => true,
+    });
+    let Some(EventKind::ChangesRecorded {
+        attempt,
+        commit,
+        parent,
+        files,
+        insertions,
+        deletions,
+        patch,
+        blob,
+        patch_bytes,
+        ..
+    }) = found
+    else {
+        let hint = if recorded.is_empty() {
+            "changes are recorded for runs in a git workspace (a workflow in a git repository)"
+                .to_owned()
+        } else {
+            let attempts: Vec<String> = recorded
+                .iter()
+                .filter_map(|k| match k {
+                    EventKind::ChangesRecorded { attempt, .. } => Some(attempt.to_string()),
+                    _ => None,
+                })
+                .collect();
+            format!("attempts with changes: {}", attempts.join(", "))
+        };
+        return Err(CliError::input(format!(
+            "task {task} of run {run} has no recorded changes{}",
+            attempt
+                .map(|n| format!(" for attempt {n}"))
+                .unwrap_or_default()
+        ))
+        .with_hint(hint));
+    };
+    // The whole patch from the blob area when it was too large for the event (and the blob
+    // is in this store: an imported run has the events' part only).
+    let whole = match blob {
+        Some(hash) => log
+            .get_blob(&hash.0)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned()),
+        None => None,
+    };
+    let cut = whole.is_none() && (patch.len() as u64) < *patch_bytes;
+    let text = whole.unwrap_or_else(|| patch.clone());
+    if json {
+        render::json(&serde_json::json!({
+            "run": run, "task": task, "attempt": attempt, "commit": commit, "parent": parent,
+            "files": files, "insertions": insertions, "deletions": deletions, "patch": text,
+        }));
+        return Ok(());
+    }
+    println!(
+        "task {task} attempt {attempt}: commit {} on {}, {} file{} (+{insertions} -{deletions})",
+        render::event::short(commit),
+        render::event::short(parent),
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+    );
+    print!("{text}");
+    if cut {
+        eprintln!(
+            "note: the patch has {patch_bytes} bytes; the log holds its first {} (the rest was in the blob area of the store that ran it)",
+            patch.len()
+        );
     }
     Ok(())
 }

@@ -132,6 +132,53 @@ pub fn describe(e: &EventKind) -> String {
             worker,
             reason,
         } => format!("{task} attempt {attempt} of worker {worker} abandoned: {reason}"),
+        EventKind::WorkspaceOpened { repo, branch, base } => {
+            format!(
+                "works in git: branch {branch} from {} in {repo}",
+                short(base)
+            )
+        }
+        EventKind::ChangesRecorded {
+            task,
+            attempt,
+            commit,
+            files,
+            ..
+        } if files.is_empty() => {
+            format!(
+                "{task} attempt {attempt} changed nothing (at {})",
+                short(commit)
+            )
+        }
+        EventKind::ChangesRecorded {
+            task,
+            attempt,
+            commit,
+            files,
+            insertions,
+            deletions,
+            ..
+        } => format!(
+            "{task} attempt {attempt} changed {} file{} (+{insertions} -{deletions}) in {}",
+            files.len(),
+            if files.len() == 1 { "" } else { "s" },
+            short(commit)
+        ),
+        EventKind::TaskMerged { task, commit } => {
+            format!("{task} merged into the run's branch: {}", short(commit))
+        }
+        EventKind::MergeConflicted {
+            task,
+            files,
+            rescue,
+        } => format!(
+            "{task} did not merge: conflict in {}; {}",
+            files.join(", "),
+            match rescue {
+                Some(n) => format!("rescue {n} resolves it"),
+                None => "waits for a person (resolve in its worktree, then approve)".into(),
+            }
+        ),
         other => serde_json::to_value(other)
             .ok()
             .and_then(|v| v.as_object().cloned())
@@ -163,6 +210,11 @@ fn compact(v: &serde_json::Value) -> String {
 /// The first line of a long text, for one line of output.
 pub fn first_line(s: &str) -> String {
     runlog_runner::protocol::first_line(s, 140)
+}
+
+/// The first 12 characters of a commit id.
+pub fn short(commit: &str) -> &str {
+    runlog_runner::workspace::short(commit)
 }
 
 /// Prints one event.

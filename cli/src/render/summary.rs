@@ -106,6 +106,7 @@ pub fn print(
             "next": end.next,
             "history_warning": history_warning,
             "duration_ms": elapsed.as_millis() as u64,
+            "branch": state.workspace.as_ref().map(|w| &w.branch),
         });
         format!("{out}\n")
     } else {
@@ -120,6 +121,15 @@ pub fn print(
         );
         if let Some(w) = &history_warning {
             t += &format!("  warning: {w}\n");
+        }
+        if let Some(w) = &state.workspace {
+            t += &format!(
+                "  its work is on branch {} (at {}): `git merge {}` in {} takes it\n",
+                w.branch,
+                super::event::short(&w.tip),
+                w.branch,
+                w.repo
+            );
         }
         if !end.next.is_empty() {
             t += "waiting for you:\n";

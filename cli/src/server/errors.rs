@@ -239,6 +239,11 @@ impl From<RunnerError> for ApiError {
                 e.to_string(),
                 "a sub-project task names a workflow file: workflow = \"phases/x.toml\"",
             ),
+            RunnerError::Git(_) => Self::with_status(
+                StatusCode::BAD_REQUEST,
+                e.to_string(),
+                "the workflow's git repository refused: fix it (or set workspace = \"none\"), then start again",
+            ),
             other => Self::internal(other.to_string()),
         }
     }

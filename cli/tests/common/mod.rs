@@ -129,6 +129,21 @@ pub fn followed_from_the_start(out: &Output) -> Vec<serde_json::Value> {
     lines
 }
 
+/// Whether pytest is on PATH; without it a test says SKIPPED and how to get it (a failure
+/// when `RUNLOG_REQUIRE_PYTEST` is set, as `.ci/run` sets it).
+pub fn pytest_found() -> bool {
+    let found = Command::new("pytest")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        let why = "pytest is not on PATH (pip install pytest; bash .ci/run installs it)";
+        assert!(std::env::var_os("RUNLOG_REQUIRE_PYTEST").is_none(), "{why}");
+        eprintln!("SKIPPED: {why}");
+    }
+    found
+}
+
 /// The marker some run's runner holds while it drives the run (`STORE/runners/RUN`), once it
 /// does.
 pub fn runner_marker(store: &Path) -> Option<PathBuf> {

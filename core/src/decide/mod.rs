@@ -8,6 +8,7 @@ mod sub_project;
 mod supervisor;
 mod task;
 mod workers;
+mod workspace;
 
 use crate::command::{Command, CommandKind};
 use crate::event::{Event, EventKind};
@@ -165,6 +166,38 @@ fn decide_kinds(
             worker,
             reason,
         } => workers::abandon(state, task, worker, reason),
+        CommandKind::OpenWorkspace { repo, branch, base } => {
+            workspace::open(state, repo, branch, base)
+        }
+        CommandKind::RecordChanges {
+            task,
+            commit,
+            parent,
+            files,
+            insertions,
+            deletions,
+            patch,
+            blob,
+            patch_bytes,
+        } => workspace::record_changes(
+            state,
+            task,
+            workspace::Changes {
+                commit,
+                parent,
+                files,
+                insertions,
+                deletions,
+                patch,
+                blob,
+                patch_bytes,
+            },
+        ),
+        CommandKind::RecordMerge {
+            task,
+            commit,
+            conflicts,
+        } => workspace::record_merge(state, task, commit, conflicts),
     }
 }
 

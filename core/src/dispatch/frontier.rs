@@ -84,11 +84,7 @@ impl Frontier {
             .enumerate()
             .map(|(pos, id)| (id.clone(), pos))
             .collect();
-        self.done = state
-            .order
-            .iter()
-            .map(|id| state.status_of(id) == Some(TaskStatus::Done))
-            .collect();
+        self.done = state.order.iter().map(|id| state.delivered(id)).collect();
         self.not_done_deps = state
             .order
             .iter()
@@ -118,7 +114,7 @@ impl Frontier {
             let Some(&pos) = self.position.get(id) else {
                 return false;
             };
-            let done = state.status_of(id) == Some(TaskStatus::Done);
+            let done = state.delivered(id);
             if done != self.is_done(pos) {
                 if let Some(flag) = self.done.get_mut(pos) {
                     *flag = done;

@@ -85,6 +85,25 @@ pub struct AuditEntry {
     pub flags: Vec<AuditFlag>,
     /// A later rollback went back before this decision (it stays in the audit).
     pub rolled_back: bool,
+    /// In a git workspace: what the scored attempt had changed, as recorded before the score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judged: Option<Judged>,
+}
+
+/// The changes an evaluator judged: the commit and its counts (`runlog show RUN TASK --diff
+/// --attempt N` prints the patch).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Judged {
+    /// The attempt whose changes they are.
+    pub attempt: u32,
+    /// The commit.
+    pub commit: String,
+    /// The files changed.
+    pub files: Vec<String>,
+    /// Lines added.
+    pub insertions: u64,
+    /// Lines removed.
+    pub deletions: u64,
 }
 
 /// A decision a person or an evaluator error made outside the gate.
@@ -152,6 +171,9 @@ pub struct EvalAudit {
     /// The last `Attributed` event: it names who issued the event right after it.
     #[serde(skip)]
     attributed: Option<(u64, Principal)>,
+    /// Each task's last recorded changes.
+    #[serde(skip)]
+    changes: BTreeMap<TaskId, Judged>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]
@@ -197,7 +219,28 @@ impl EvalAudit {
                     consequence: None,
                     flags,
                     rolled_back: false,
+                    judged: self.changes.get(task).cloned(),
                 });
+            }
+            EventKind::ChangesRecorded {
+                task,
+                attempt,
+                commit,
+                files,
+                insertions,
+                deletions,
+                ..
+            } => {
+                self.changes.insert(
+                    task.clone(),
+                    Judged {
+                        attempt: *attempt,
+                        commit: commit.clone(),
+                        files: files.clone(),
+                        insertions: *insertions,
+                        deletions: *deletions,
+                    },
+                );
             }
             EventKind::GateDecided {
                 task,

@@ -833,9 +833,38 @@ function runPage(run) {
       }
       return li;
     }
+    if (e.type === "changes-recorded") {
+      li.append(el("div", { class: "muted" }, `attempt ${e.attempt}: commit ${e.commit.slice(0, 12)}, ${e.files.length} file(s), +${e.insertions} −${e.deletions}`));
+      li.append(el("div", {}, e.files.join(", ")));
+      if (e.patch) {
+        const diff = el("pre", { class: "diff", "data-attempt": e.attempt, hidden: true });
+        li.append(diff, el("button", {
+          onclick: async (click) => {
+            click.target.disabled = true;
+            try {
+              showPatch(diff, e.blob ? await api(`/v1/blobs/${e.blob}`) : e.patch);
+              diff.hidden = false;
+              click.target.remove();
+            } catch (err) {
+              click.target.disabled = false;
+              showError(err);
+            }
+          },
+        }, `Show the diff (${e.patch_bytes} bytes)`));
+      }
+      return li;
+    }
     const rest = Object.entries(e).filter(([k, v]) => k !== "type" && k !== "task" && v !== null && !(Array.isArray(v) && !v.length));
     if (rest.length) li.append(el("pre", {}, rest.map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v, null, 1)}`).join("\n")));
     return li;
+  }
+
+  /** A patch, each line marked as added, removed or context (text only: never as HTML). */
+  function showPatch(pre, text) {
+    pre.replaceChildren(...text.split("\n").map((line) => {
+      const kind = line.startsWith("+") && !line.startsWith("+++") ? "add" : line.startsWith("-") && !line.startsWith("---") ? "del" : line.startsWith("@@") ? "hunk" : null;
+      return el("span", { class: kind }, `${line}\n`);
+    }));
   }
 
   // -- decisions

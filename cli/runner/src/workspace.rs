@@ -1,0 +1,350 @@
+//! A run's git workspace: each task works in a git worktree of its own, on its own branch made
+//! from the run's integration branch; what each attempt changed is committed there and
+//! recorded; a done task is merged into the integration branch (never into the user's
+//! checked-out branch); a rollback moves the branches back to what was recorded, keeping the
+//! old tips as refs.
+//!
+//! Branches: `runlog/RUN` integrates the run's work; `runlog-task/RUN/TASK` holds a task's
+//! (git cannot hold `runlog/RUN` and `runlog/RUN/TASK` at once: one ref would be a directory
+//! of the other). Old tips a rollback moved away from: `refs/runlog/RUN/before-rollback-SEQ`
+//! and `refs/runlog/RUN/TASK/before-rollback-SEQ`.
+
+use crate::git::{ref_part, Author, Git, GitError, Merge};
+use crate::layout::Layout;
+use crate::workflow::WorkspaceMode;
+use runlog_core::{CommandKind, Hash, RunState, TaskId};
+use runlog_store::EventLog;
+use std::path::{Path, PathBuf};
+
+/// A patch larger than this goes to the blob area; the event keeps its beginning (and an export
+/// of the run, which holds events only, keeps every patch up to it).
+const INLINE_PATCH: usize = 16 * 1024;
+
+/// A run's workspace on this host: its repository and where the workflow sits in it.
+#[derive(Debug, Clone)]
+pub struct RunWorkspace {
+    repo: Git,
+    /// The workflow's directory below the repository's top (commands run there, in a worktree).
+    rel: PathBuf,
+    layout: Layout,
+}
+
+/// What choosing a workspace found.
+#[derive(Debug)]
+pub enum Found {
+    /// Tasks work in git worktrees.
+    Git(RunWorkspace),
+    /// Tasks work in the workflow's directory; with why, when a person should hear it.
+    None(Option<String>),
+}
+
+impl RunWorkspace {
+    /// The workspace of a run of the workflow in `dir`: git when `mode` asks for it, or (auto)
+    /// when `dir` is in a repository.
+    pub fn choose(dir: &Path, mode: WorkspaceMode, layout: &Layout) -> Result<Found, GitError> {
+        if mode == WorkspaceMode::None {
+            return Ok(Found::None(None));
+        }
+        let top = Git::toplevel(dir);
+        let Some(top) = top else {
+            return match mode {
+                WorkspaceMode::Git => Err(GitError::Failed {
+                    dir: dir.to_path_buf(),
+                    args: "rev-parse --show-toplevel".into(),
+                    stderr: "workspace = \"git\", and the workflow's directory is not in a git repository".into(),
+                }),
+                _ => Ok(Found::None(Some(
+                    "the workflow is not in a git repository: every task works in the workflow's directory (workspace = \"none\")".into(),
+                ))),
+            };
+        };
+        crate::git::check_version()?;
+        Ok(Found::Git(Self::at(&top, dir, layout)))
+    }
+
+    /// The workspace of a recorded run whose repository is `repo`.
+    pub fn at(repo: &Path, dir: &Path, layout: &Layout) -> Self {
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let top = std::fs::canonicalize(repo).unwrap_or_else(|_| repo.to_path_buf());
+        let canonical = std::fs::canonicalize(&dir).unwrap_or(dir);
+        let rel = canonical
+            .strip_prefix(&top)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        Self {
+            repo: Git::at(&top),
+            rel,
+            layout: layout.clone(),
+        }
+    }
+
+    /// The repository's top directory.
+    pub fn repo(&self) -> &Path {
+        self.repo.dir()
+    }
+
+    /// The run's integration branch.
+    pub fn branch(&self) -> String {
+        format!("runlog/{}", ref_part(self.layout.run()))
+    }
+
+    /// A task's branch.
+    pub fn task_branch(&self, task: &TaskId) -> String {
+        format!(
+            "runlog-task/{}/{}",
+            ref_part(self.layout.run()),
+            ref_part(task.as_str())
+        )
+    }
+
+    /// The integration branch made at the repository's `HEAD`, and the command that records
+    /// it. The repository must not be mid-merge. Notes say what a person should know.
+    pub fn open(&self) -> Result<(CommandKind, Vec<String>), GitError> {
+        self.repo.check_not_busy()?;
+        let base = self.repo.run(&["rev-parse", "HEAD"])?;
+        let mut notes = Vec::new();
+        if self.repo.is_dirty()? {
+            notes.push(format!(
+                "{} has changes not committed: the run starts from its last commit ({}), without them",
+                self.repo.dir().display(),
+                short(&base)
+            ));
+        }
+        self.create_branch(&self.branch(), &base)?;
+        Ok((self.open_command(base), notes))
+    }
+
+    fn open_command(&self, base: String) -> CommandKind {
+        CommandKind::OpenWorkspace {
+            repo: self.repo.dir().display().to_string(),
+            branch: self.branch(),
+            base,
+        }
+    }
+
+    /// A fork (or a run whose branch is not this run's): its own integration branch at the
+    /// recorded tip, and the command that records it; `None` when the run has its own.
+    pub fn adopt(&self, state: &RunState) -> Result<Option<CommandKind>, GitError> {
+        let Some(w) = &state.workspace else {
+            return Ok(None);
+        };
+        if w.branch == self.branch() {
+            self.create_branch(&self.branch(), &w.tip)?;
+            return Ok(None);
+        }
+        self.create_branch(&self.branch(), &w.tip)?;
+        Ok(Some(self.open_command(w.tip.clone())))
+    }
+
+    /// Makes `refs/heads/NAME` at `commit` unless it exists.
+    fn create_branch(&self, name: &str, commit: &str) -> Result<(), GitError> {
+        let full = format!("refs/heads/{name}");
+        if self.repo.commit_of(&full).is_none() {
+            self.repo.set_ref(&full, commit, Some(""))?;
+        }
+        Ok(())
+    }
+
+    /// The task's worktree on this host.
+    fn worktree(&self, state: &RunState, task: &TaskId) -> PathBuf {
+        let name = state
+            .task(task)
+            .and_then(|t| t.worktree.as_deref())
+            .unwrap_or(task.as_str());
+        self.layout.worktree(name)
+    }
+
+    /// Where the task's commands run: the workflow's directory inside the task's worktree.
+    pub fn dir_of(&self, state: &RunState, task: &TaskId) -> PathBuf {
+        self.worktree(state, task).join(&self.rel)
+    }
+
+    /// Makes the task's worktree ready for an attempt: made on its branch (from its last
+    /// recorded commit, else the integration branch's tip, which holds its dependencies' merged
+    /// work); after a merge conflict, with the integration branch merged in and the conflict
+    /// markers left for the attempt to resolve.
+    pub fn prepare(&self, state: &RunState, task: &TaskId) -> Result<PathBuf, GitError> {
+        let Some(w) = &state.workspace else {
+            return Ok(self.dir_of(state, task));
+        };
+        let path = self.worktree(state, task);
+        let code = state.task(task).map(|t| t.code.clone()).unwrap_or_default();
+        let wt = Git::at(&path);
+        if !path.join(".git").exists() {
+            if path.exists() {
+                // A plain directory from before (or a half-made worktree): git wants it gone.
+                let _ = std::fs::remove_dir_all(&path);
+            }
+            let _ = self.repo.run(&["worktree", "prune"]);
+            let start = code.commit.clone().unwrap_or_else(|| w.tip.clone());
+            self.repo
+                .add_worktree(&path, &self.task_branch(task), &start)?;
+        }
+        if code.conflict.is_some() && wt.commit_of("MERGE_HEAD").is_none() {
+            let theirs = self.branch();
+            let author = Author {
+                name: "runlog".into(),
+            };
+            // Conflicts stay in the files; a clean merge is committed and the next merge is.
+            wt.merge_into_worktree(&author, &theirs)?;
+        }
+        Ok(self.dir_of(state, task))
+    }
+
+    /// Commits what the task's attempt changed (a merge in progress included) as its agent, and
+    /// the command that records it, the patch kept in the blob area. After a crash, a commit
+    /// made and not recorded is recorded, not made again.
+    pub fn record(
+        &self,
+        state: &RunState,
+        task: &TaskId,
+        log: &dyn EventLog,
+    ) -> Result<Option<CommandKind>, GitError> {
+        let Some(t) = state.task(task) else {
+            return Ok(None);
+        };
+        let path = self.worktree(state, task);
+        if state.workspace.is_none() || !path.join(".git").exists() {
+            return Ok(None);
+        }
+        let wt = Git::at(&path);
+        let head = wt.run(&["rev-parse", "HEAD"])?;
+        let parent = t.code.commit.clone().unwrap_or(head);
+        let agent = t.agent.as_ref().map_or("agent", |a| a.0.as_str());
+        let message = format!(
+            "runlog: run {} task {} attempt {}",
+            self.layout.run(),
+            task,
+            t.attempt
+        );
+        let commit = wt.commit_all(
+            &Author {
+                name: agent.to_owned(),
+            },
+            &message,
+        )?;
+        let (files, insertions, deletions) = wt.numstat(&parent, &commit)?;
+        let patch = wt.patch(&parent, &commit)?;
+        let patch_bytes = patch.len() as u64;
+        let (patch, blob) = if patch.len() > INLINE_PATCH {
+            let blob = log.put_blob(patch.as_bytes()).ok().map(Hash);
+            let mut cut = INLINE_PATCH;
+            while !patch.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            (patch.get(..cut).unwrap_or_default().to_owned(), blob)
+        } else {
+            (patch, None)
+        };
+        Ok(Some(CommandKind::RecordChanges {
+            task: task.clone(),
+            commit,
+            parent,
+            files,
+            insertions,
+            deletions,
+            patch,
+            blob,
+            patch_bytes,
+        }))
+    }
+
+    /// Merges a done task's branch into the integration branch (a merge commit, the branch
+    /// moved only if nobody moved it meanwhile), and the command that records the merge or the
+    /// conflict. A merge made before a crash and not recorded is recorded, not made again.
+    pub fn merge(&self, state: &RunState, task: &TaskId) -> Result<Option<CommandKind>, GitError> {
+        let (Some(w), Some(t)) = (&state.workspace, state.task(task)) else {
+            return Ok(None);
+        };
+        let theirs = match &t.code.commit {
+            Some(c) => c.clone(),
+            // Nothing recorded (a task done by a person, say): its branch as it is, if any.
+            None => match self
+                .repo
+                .commit_of(&format!("refs/heads/{}", self.task_branch(task)))
+            {
+                Some(c) => c,
+                None => w.tip.clone(),
+            },
+        };
+        let branch = format!("refs/heads/{}", self.branch());
+        let ours = self
+            .repo
+            .commit_of(&branch)
+            .unwrap_or_else(|| w.tip.clone());
+        if ours != w.tip && self.repo.parents(&ours) == [w.tip.clone(), theirs.clone()] {
+            return Ok(Some(merged(task, ours)));
+        }
+        let author = Author {
+            name: "runlog".into(),
+        };
+        let message = format!("runlog: merge task {task} into run {}", self.layout.run());
+        match self.repo.merge_tree(&ours, &theirs)? {
+            Merge::Clean(tree) => {
+                let commit = self
+                    .repo
+                    .commit_tree(&author, &tree, &[&ours, &theirs], &message)?;
+                self.repo.set_ref(&branch, &commit, Some(&ours))?;
+                Ok(Some(merged(task, commit)))
+            }
+            Merge::Conflicts(files) => Ok(Some(CommandKind::RecordMerge {
+                task: task.clone(),
+                commit: None,
+                conflicts: files,
+            })),
+        }
+    }
+
+    /// Moves the integration branch and each task's branch (and worktree) to the commits
+    /// `state` recorded, after a rollback recorded at `seq`; each old tip is kept as a ref.
+    pub fn follow_rollback(&self, state: &RunState, seq: u64) -> Result<(), GitError> {
+        let Some(w) = &state.workspace else {
+            return Ok(());
+        };
+        let run = ref_part(self.layout.run());
+        let branch = format!("refs/heads/{}", self.branch());
+        if let Some(now) = self.repo.commit_of(&branch).filter(|c| *c != w.tip) {
+            self.repo.set_ref(
+                &format!("refs/runlog/{run}/before-rollback-{seq}"),
+                &now,
+                None,
+            )?;
+            self.repo.set_ref(&branch, &w.tip, None)?;
+        }
+        for t in state.tasks_in_order() {
+            let task_ref = format!("refs/heads/{}", self.task_branch(&t.spec.id));
+            let Some(now) = self.repo.commit_of(&task_ref) else {
+                continue;
+            };
+            let want = t.code.commit.clone().unwrap_or_else(|| w.tip.clone());
+            if now == want {
+                continue;
+            }
+            let keep = format!(
+                "refs/runlog/{run}/{}/before-rollback-{seq}",
+                ref_part(t.spec.id.as_str())
+            );
+            self.repo.set_ref(&keep, &now, None)?;
+            let path = self.worktree(state, &t.spec.id);
+            if path.join(".git").exists() {
+                Git::at(&path).reset_hard(&want)?;
+            } else {
+                self.repo.set_ref(&task_ref, &want, None)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn merged(task: &TaskId, commit: String) -> CommandKind {
+    CommandKind::RecordMerge {
+        task: task.clone(),
+        commit: Some(commit),
+        conflicts: Vec::new(),
+    }
+}
+
+/// The first 12 characters of a commit id.
+pub fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}

@@ -1,0 +1,439 @@
+//! Runs in a git workspace, through the real binary and the real `git`, in repositories the
+//! tests make: each task in a worktree of its own, its changes committed and recorded, merged
+//! into the run's branch when done (a conflict rescued), rolled back with the run, and never
+//! made twice after a kill -9.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod common;
+
+use common::{events, finish_within, open, pytest_found, repo, runlog, text, wait_for};
+use runlog_core::EventKind;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Fixed commit dates: a run recorded twice makes the same commits.
+const DATE: &str = "2023-11-14T22:13:20Z";
+
+/// `git -C dir ARGS`, which must succeed; its trimmed output.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .env("GIT_AUTHOR_DATE", DATE)
+        .env("GIT_COMMITTER_DATE", DATE)
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap_or_else(|e| panic!("git is needed for these tests (apt-get install git): {e}"));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A repository in `dir/repo` holding `files` (the workflow among them), committed on `main`.
+fn repository(dir: &Path, files: &[(&str, &str)]) -> PathBuf {
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["config", "user.name", "someone"]);
+    git(&repo, &["config", "user.email", "someone@example.invalid"]);
+    for (name, content) in files {
+        let path = repo.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "start"]);
+    repo
+}
+
+fn run_in(store: &Path, repo: &Path, run: &str) -> std::process::Output {
+    runlog(store)
+        .args([
+            "run",
+            repo.join("wf.toml").to_str().unwrap(),
+            "--run-id",
+            run,
+        ])
+        .args(["--quiet"])
+        .output()
+        .unwrap()
+}
+
+fn merges(kinds: &[(u64, runlog_core::Event)]) -> Vec<(u64, String, String)> {
+    kinds
+        .iter()
+        .filter_map(|(seq, e)| match &e.kind {
+            EventKind::TaskMerged { task, commit } => Some((*seq, task.0.clone(), commit.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn tasks_at_once_work_apart_and_a_later_task_sees_both_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repository(
+        dir.path(),
+        &[(
+            "wf.toml",
+            "name = \"apart\"\n[settings]\njobs = 2\n\
+             [[task]]\nid = \"a\"\nrun = \"sleep 0.3; echo alpha > a.txt\"\nrequires_testing = false\n\
+             [[task]]\nid = \"b\"\nrun = \"sleep 0.3; echo beta > b.txt\"\nrequires_testing = false\n\
+             [[task]]\nid = \"c\"\nafter = [\"a\", \"b\"]\n\
+             run = \"cat a.txt b.txt > c.txt\"\nrequires_testing = false\n",
+        )],
+    );
+    let main_before = git(&repo, &["rev-parse", "main"]);
+    let store = dir.path().join("store");
+    let out = run_in(&store, &repo, "apart");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("git merge runlog/apart"),
+        "the summary names the branch: {}",
+        text(&out)
+    );
+    assert_eq!(git(&repo, &["show", "runlog/apart:c.txt"]), "alpha\nbeta");
+    let merged = merges(&events(&open(&store), "apart"));
+    let tasks: Vec<&str> = merged.iter().map(|(_, t, _)| t.as_str()).collect();
+    assert_eq!(tasks.len(), 3, "{merged:?}");
+    assert_eq!(tasks[2], "c", "c merged last");
+    // The user's branch and working directory are as they were.
+    assert_eq!(git(&repo, &["rev-parse", "main"]), main_before);
+    assert_eq!(git(&repo, &["rev-parse", "--abbrev-ref", "HEAD"]), "main");
+    assert!(!repo.join("a.txt").exists() && !repo.join("c.txt").exists());
+    // Each task committed as its agent on its own branch.
+    let author = git(&repo, &["log", "-1", "--format=%an", "runlog-task/apart/a"]);
+    assert_eq!(author, "agent-a");
+}
+
+#[test]
+fn a_conflict_is_recorded_and_the_rescue_that_resolves_it_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent_y = "if [ -s \"$RUNLOG_FEEDBACK\" ] && grep -q conflict \"$RUNLOG_FEEDBACK\"; then \
+                   printf \"X\\nY\\n\" > shared.txt; else sleep 0.6; echo Y > shared.txt; fi";
+    let repo = repository(
+        dir.path(),
+        &[
+            ("shared.txt", "line\n"),
+            (
+                "wf.toml",
+                &format!(
+                    "name = \"clash\"\n[settings]\njobs = 2\n\
+                     [[task]]\nid = \"x\"\nrun = \"echo X > shared.txt\"\nrequires_testing = false\n\
+                     [[task]]\nid = \"y\"\nrun = '{agent_y}'\nrequires_testing = false\n"
+                ),
+            ),
+        ],
+    );
+    let store = dir.path().join("store");
+    let out = run_in(&store, &repo, "clash");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let all = events(&open(&store), "clash");
+    let conflict = all.iter().find_map(|(_, e)| match &e.kind {
+        EventKind::MergeConflicted {
+            task,
+            files,
+            rescue,
+        } => Some((task.0.clone(), files.clone(), *rescue)),
+        _ => None,
+    });
+    assert_eq!(
+        conflict,
+        Some(("y".into(), vec!["shared.txt".into()], Some(1))),
+        "y's merge conflicted and went to a rescue"
+    );
+    let merged: Vec<String> = merges(&all).into_iter().map(|(_, t, _)| t).collect();
+    assert_eq!(merged, ["x", "y"]);
+    assert_eq!(git(&repo, &["show", "runlog/clash:shared.txt"]), "X\nY");
+}
+
+#[test]
+fn a_retry_sees_the_failed_attempts_files_and_show_prints_each_attempts_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = "if [ -f notes.txt ]; then echo second >> notes.txt; else echo first > notes.txt; exit 1; fi";
+    let repo = repository(
+        dir.path(),
+        &[(
+            "wf.toml",
+            &format!(
+                "name = \"again\"\n[[task]]\nid = \"t\"\nrun = '{agent}'\nrequires_testing = false\n\
+                 retry = {{ delay_ms = 10 }}\n"
+            ),
+        )],
+    );
+    let store = dir.path().join("store");
+    let out = run_in(&store, &repo, "again");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = |attempt: &str| {
+        let out = runlog(&store)
+            .args(["show", "again", "t", "--diff", "--attempt", attempt])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let first = show("1");
+    assert!(
+        first.contains("+first"),
+        "the failed attempt's diff: {first}"
+    );
+    let second = show("2");
+    assert!(
+        second.contains("+second") && !second.contains("+first"),
+        "{second}"
+    );
+    assert_eq!(
+        git(&repo, &["show", "runlog/again:notes.txt"]),
+        "first\nsecond"
+    );
+    // No such attempt: exit 2, naming the ones there are.
+    let out = runlog(&store)
+        .args(["show", "again", "t", "--diff", "--attempt", "9"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("attempts with changes: 1, 2"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn a_rollback_to_before_a_merge_moves_the_branch_back_and_keeps_the_old_tip() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repository(
+        dir.path(),
+        &[(
+            "wf.toml",
+            "name = \"back\"\n\
+             [[task]]\nid = \"a\"\nrun = \"echo a > a.txt\"\nrequires_testing = false\n\
+             [[task]]\nid = \"b\"\nafter = [\"a\"]\nrun = \"echo b > b.txt\"\nrequires_testing = false\n",
+        )],
+    );
+    let store = dir.path().join("store");
+    let out = run_in(&store, &repo, "back");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let merged = merges(&events(&open(&store), "back"));
+    let (_, _, a_merge) = merged[0].clone();
+    let (b_seq, _, b_merge) = merged[1].clone();
+    assert_eq!(git(&repo, &["rev-parse", "runlog/back"]), b_merge);
+    let to = (b_seq - 1).to_string();
+    let out = runlog(&store)
+        .args(["rollback", "back", "--to", &to, "--reason", "undo b"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        git(&repo, &["rev-parse", "runlog/back"]),
+        a_merge,
+        "the branch is at the merge recorded before"
+    );
+    let kept = git(
+        &repo,
+        &[
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "refs/runlog/back/",
+        ],
+    );
+    assert!(
+        kept.lines()
+            .any(|l| l.contains("before-rollback-") && l.ends_with(&b_merge)),
+        "the old tip is kept: {kept}"
+    );
+}
+
+#[test]
+fn a_kill_between_a_commit_and_its_merge_makes_neither_twice_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    let repo = repository(
+        dir.path(),
+        &[(
+            "wf.toml",
+            "name = \"crash\"\n[[task]]\nid = \"t\"\nrun = \"echo work > w.txt\"\n\
+             test = 'while [ ! -e \"$GO\" ]; do sleep 0.05; done'\n",
+        )],
+    );
+    let store = dir.path().join("store");
+    let mut runner = runlog(&store)
+        .args([
+            "run",
+            repo.join("wf.toml").to_str().unwrap(),
+            "--run-id",
+            "crash",
+            "--quiet",
+        ])
+        .env("GO", &go)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The commit is recorded, the tests run: the merge has not happened.
+    wait_for(|| {
+        let out = Command::new("git")
+            .args([
+                "-C",
+                repo.to_str().unwrap(),
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "runlog-task/crash/t",
+            ])
+            .output()
+            .unwrap();
+        let branch = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        !branch.is_empty() && branch != git(&repo, &["rev-parse", "main"])
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    std::fs::write(&go, "").unwrap();
+    let resumed = runlog(&store)
+        .args(["resume", "crash", "--quiet"])
+        .env("GO", &go)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish_within(resumed, Duration::from_secs(60), "resume");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let base = git(&repo, &["rev-parse", "main"]);
+    let commits = git(
+        &repo,
+        &[
+            "rev-list",
+            "--count",
+            &format!("{base}..runlog-task/crash/t"),
+        ],
+    );
+    assert_eq!(commits, "1", "one commit of the task's work");
+    let merge_commits = git(
+        &repo,
+        &[
+            "rev-list",
+            "--merges",
+            "--count",
+            &format!("{base}..runlog/crash"),
+        ],
+    );
+    assert_eq!(merge_commits, "1", "one merge");
+    assert_eq!(merges(&events(&open(&store), "crash")).len(), 1);
+}
+
+/// Copies a directory tree (file modes kept).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[derive(serde::Serialize)]
+struct Final {
+    exit: Option<i32>,
+    board: runlog_core::projections::Board,
+    summary: runlog_core::projections::RunSummary,
+    changes: Vec<String>,
+}
+
+#[test]
+fn the_fixture_agent_fixes_a_failing_test_from_its_feedback_in_its_worktree() {
+    if !pytest_found() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("repo");
+    copy_tree(&repo().join("fixtures/workspaces/fix-the-test"), &app);
+    git(&app, &["init", "-q", "-b", "main"]);
+    git(&app, &["add", "-A"]);
+    git(
+        &app,
+        &[
+            "-c",
+            "user.name=someone",
+            "-c",
+            "user.email=someone@example.invalid",
+            "commit",
+            "-q",
+            "-m",
+            "start",
+        ],
+    );
+    let store = dir.path().join("store");
+    let out = runlog(&store)
+        .args([
+            "run",
+            app.join("workflow.toml").to_str().unwrap(),
+            "--run-id",
+            "fix-the-test",
+            "--quiet",
+        ])
+        .env("RUNLOG_TEST_CLOCK", "1700000000000")
+        .env("GIT_AUTHOR_DATE", DATE)
+        .env("GIT_COMMITTER_DATE", DATE)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let log = open(&store);
+    let all = events(&log, "fix-the-test");
+    let changes: Vec<String> = all
+        .iter()
+        .filter_map(|(_, e)| match &e.kind {
+            EventKind::ChangesRecorded {
+                attempt,
+                commit,
+                files,
+                insertions,
+                deletions,
+                ..
+            } => Some(format!(
+                "attempt {attempt}: {} {files:?} +{insertions} -{deletions}",
+                &commit[..12]
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(changes.len(), 2, "both attempts' changes: {changes:?}");
+    assert!(
+        git(&app, &["show", "runlog/fix-the-test:prices.py"]).contains("sum(prices) * (1 + tax)"),
+        "the fix is on the run's branch"
+    );
+    let p = runlog_replay::Replay::new(&log)
+        .project("fix-the-test", None, None)
+        .unwrap();
+    // The repository is a temporary directory: its path is no part of what is checked.
+    let mut summary = p.summary;
+    summary.workflow = Some("REPO/workflow.toml".into());
+    insta::assert_yaml_snapshot!(
+        "fix-the-test",
+        Final {
+            exit: out.status.code(),
+            board: runlog_core::projections::Board::of(&p.state),
+            summary,
+            changes,
+        }
+    );
+    if std::env::var_os("RUNLOG_RECORD_FIXTURES").is_some() {
+        let path = repo().join("fixtures/runs/fix-the-test.jsonl");
+        let mut file = std::fs::File::create(&path).unwrap();
+        runlog_replay::export::export(&log, "fix-the-test", &mut file).unwrap();
+    }
+}
