@@ -332,3 +332,106 @@ fn export_and_import_round_trip_between_sled_and_postgres() {
     };
     assert_eq!(board(shared), board(&sled));
 }
+
+/// `git ARGS` in `dir` (which must succeed), its trimmed output.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap_or_else(|e| panic!("git is needed (apt-get install git): {e}"));
+    assert!(out.status.success(), "git {args:?}: {}", text(&out));
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A shared repository: each worker fetches a task's branch before an attempt and pushes it
+/// after, so a task taken on by a worker on another host goes on from the commit the first
+/// one pushed, in a fresh worktree of that host's own clone.
+#[test]
+fn a_worker_on_another_clone_continues_a_task_from_the_commit_the_first_pushed() {
+    let Some(db) = scratch() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared.git");
+    std::fs::create_dir_all(&shared).unwrap();
+    git(&shared, &["init", "-q", "--bare", "-b", "main"]);
+    // The workflow, in a checkout of the shared repository (at the same path on every host).
+    let seed = dir.path().join("app");
+    git(
+        dir.path(),
+        &[
+            "clone",
+            "-q",
+            shared.to_str().unwrap(),
+            seed.to_str().unwrap(),
+        ],
+    );
+    let agent = "if [ -f progress.txt ]; then echo done >> progress.txt; exit 0; fi; \
+                 echo started > progress.txt; exit 1";
+    std::fs::write(
+        seed.join("wf.toml"),
+        format!(
+            "name = \"carry\"\n[settings]\nrepo = \"{}\"\n\
+             [[task]]\nid = \"a\"\nrun = '{agent}'\nrequires_testing = false\n\
+             retry = {{ delay_ms = 4000 }}\n",
+            shared.display()
+        ),
+    )
+    .unwrap();
+    git(&seed, &["add", "-A"]);
+    git(
+        &seed,
+        &[
+            "-c",
+            "user.name=s",
+            "-c",
+            "user.email=s@e.invalid",
+            "commit",
+            "-q",
+            "-m",
+            "wf",
+        ],
+    );
+    git(&seed, &["push", "-q", "origin", "main"]);
+    submit(&db.url, dir.path(), &seed.join("wf.toml"), "carry");
+    let mut first = worker(&db.url, dir.path(), "first", 1_500);
+    // Its first attempt failed, and its commit is in the shared repository.
+    wait_for(|| {
+        Command::new("git")
+            .args([
+                "-C",
+                shared.to_str().unwrap(),
+                "rev-parse",
+                "--verify",
+                "--quiet",
+            ])
+            .arg("refs/heads/runlog-task/carry/a")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let second = worker(&db.url, dir.path(), "second", 1_500);
+    let out = finish_within(second, Duration::from_secs(120), "the second worker");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let all = events(&db.url, "carry");
+    let retaken = all.iter().any(|(_, e)| {
+        matches!(&e.kind, EventKind::WorkerClaimed { task, attempt: 2, worker, fresh_worktree: true, .. }
+            if task.as_str() == "a" && worker == "second")
+    });
+    assert!(retaken, "the second worker took a on in a fresh worktree");
+    assert!(all.iter().any(|(_, e)| matches!(
+        e.kind,
+        EventKind::RunFinished {
+            outcome: runlog_core::RunOutcome::Succeeded
+        }
+    )));
+    assert_eq!(
+        git(&shared, &["show", "runlog/carry:progress.txt"]),
+        "started\ndone",
+        "the second attempt went on from the first's commit"
+    );
+    // Each host worked in a clone of its own.
+    assert!(dir.path().join("first/repos").is_dir() && dir.path().join("second/repos").is_dir());
+}

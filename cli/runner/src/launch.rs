@@ -67,7 +67,12 @@ impl Launcher {
         };
         let layout = self.layout(&run);
         // Before anything is recorded: a workspace git refuses stops the start.
-        let (workspace, note) = match RunWorkspace::choose(&wf.dir, wf.runner.workspace, &layout)? {
+        let (workspace, note) = match RunWorkspace::choose(
+            &wf.dir,
+            wf.runner.workspace,
+            wf.runner.repo.as_deref(),
+            &layout,
+        )? {
             Found::Git(ws) => (Some(ws), None),
             Found::None(note) => (None, note),
         };
@@ -192,10 +197,19 @@ impl Launcher {
             }
         };
         let layout = self.layout(run);
-        let workspace = state
-            .workspace
-            .as_ref()
-            .map(|w| RunWorkspace::at(Path::new(&w.repo), &dir, &layout));
+        let workspace = match state.workspace.as_ref() {
+            Some(w) => match RunWorkspace::at(&w.repo, &dir, &layout) {
+                Ok(ws) => Some(ws),
+                Err(e) => {
+                    notes.push(format!(
+                        "the run's repository {} cannot be used here: {e}",
+                        w.repo
+                    ));
+                    None
+                }
+            },
+            None => None,
+        };
         let context = Context {
             dir,
             runner,

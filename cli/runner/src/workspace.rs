@@ -23,7 +23,12 @@ const INLINE_PATCH: usize = 16 * 1024;
 /// A run's workspace on this host: its repository and where the workflow sits in it.
 #[derive(Debug, Clone)]
 pub struct RunWorkspace {
+    /// The repository the worktrees are made from on this host: the workflow's own, or (with a
+    /// shared repository) this host's clone of it.
     repo: Git,
+    /// A repository shared by workers on several hosts: branches are fetched from it before
+    /// they are read and pushed to it after they move.
+    remote: Option<String>,
     /// The workflow's directory below the repository's top (commands run there, in a worktree).
     rel: PathBuf,
     layout: Layout,
@@ -41,9 +46,18 @@ pub enum Found {
 impl RunWorkspace {
     /// The workspace of a run of the workflow in `dir`: git when `mode` asks for it, or (auto)
     /// when `dir` is in a repository.
-    pub fn choose(dir: &Path, mode: WorkspaceMode, layout: &Layout) -> Result<Found, GitError> {
+    pub fn choose(
+        dir: &Path,
+        mode: WorkspaceMode,
+        shared: Option<&str>,
+        layout: &Layout,
+    ) -> Result<Found, GitError> {
         if mode == WorkspaceMode::None {
             return Ok(Found::None(None));
+        }
+        if let Some(remote) = shared {
+            crate::git::check_version()?;
+            return Ok(Found::Git(Self::shared(remote, dir, layout)?));
         }
         let top = Git::toplevel(dir);
         let Some(top) = top else {
@@ -59,28 +73,104 @@ impl RunWorkspace {
             };
         };
         crate::git::check_version()?;
-        Ok(Found::Git(Self::at(&top, dir, layout)))
+        Ok(Found::Git(Self::local(&top, dir, layout)))
     }
 
-    /// The workspace of a recorded run whose repository is `repo`.
-    pub fn at(repo: &Path, dir: &Path, layout: &Layout) -> Self {
-        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-        let top = std::fs::canonicalize(repo).unwrap_or_else(|_| repo.to_path_buf());
-        let canonical = std::fs::canonicalize(&dir).unwrap_or(dir);
-        let rel = canonical
-            .strip_prefix(&top)
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+    /// The workspace of a recorded run whose repository is `repo`: the workflow's own, or a
+    /// shared one this host works on through a clone.
+    pub fn at(repo: &str, dir: &Path, layout: &Layout) -> Result<Self, GitError> {
+        let own = Git::toplevel(dir).and_then(|top| std::fs::canonicalize(top).ok());
+        let recorded = std::fs::canonicalize(repo).ok();
+        match own {
+            Some(top) if recorded.as_ref() == Some(&top) => Ok(Self::local(&top, dir, layout)),
+            _ => Self::shared(repo, dir, layout),
+        }
+    }
+
+    fn local(top: &Path, dir: &Path, layout: &Layout) -> Self {
         Self {
-            repo: Git::at(&top),
-            rel,
+            repo: Git::at(top),
+            remote: None,
+            rel: rel_in(top, dir),
             layout: layout.clone(),
         }
     }
 
-    /// The repository's top directory.
-    pub fn repo(&self) -> &Path {
-        self.repo.dir()
+    /// Works on the shared repository `remote` through this host's bare clone of it
+    /// (`STORE/repos/HASH`, made on first use).
+    fn shared(remote: &str, dir: &Path, layout: &Layout) -> Result<Self, GitError> {
+        let hash = blake3::hash(remote.as_bytes()).to_hex();
+        let repos = layout.store().join("repos");
+        let clone = repos.join(hash.get(..16).unwrap_or_default());
+        if !clone.join("HEAD").exists() {
+            std::fs::create_dir_all(&repos).map_err(|e| GitError::Failed {
+                dir: repos.clone(),
+                args: "clone".into(),
+                stderr: e.to_string(),
+            })?;
+            Git::at(&repos).run(&[
+                "clone",
+                "--bare",
+                "--quiet",
+                remote,
+                &clone.to_string_lossy(),
+            ])?;
+        }
+        let rel = Git::toplevel(dir).map_or_else(PathBuf::new, |top| rel_in(&top, dir));
+        let ws = Self {
+            repo: Git::at(&clone),
+            remote: Some(remote.to_owned()),
+            rel,
+            layout: layout.clone(),
+        };
+        ws.fetch()?;
+        Ok(ws)
+    }
+
+    /// With a shared repository: its branches, fetched into a namespace of this clone's own
+    /// (the branches checked out in worktrees here are never written by a fetch).
+    fn fetch(&self) -> Result<(), GitError> {
+        let Some(remote) = &self.remote else {
+            return Ok(());
+        };
+        self.repo.run(&[
+            "fetch",
+            "--quiet",
+            "--prune",
+            remote,
+            "+refs/heads/*:refs/runlog-shared/heads/*",
+        ])?;
+        Ok(())
+    }
+
+    /// With a shared repository: pushes `commit` to its ref `name`; `force` for a task's branch
+    /// or a rollback (the log says where a runlog branch is, and only the worker holding a task
+    /// moves its branch).
+    fn push(&self, commit: &str, name: &str, force: bool) -> Result<(), GitError> {
+        let Some(remote) = &self.remote else {
+            return Ok(());
+        };
+        let spec = format!("{}{commit}:{name}", if force { "+" } else { "" });
+        self.repo.run(&["push", "--quiet", remote, &spec])?;
+        Ok(())
+    }
+
+    /// Where the integration branch is now: the shared repository's (as last fetched), else
+    /// the local one.
+    fn integration_now(&self) -> Option<String> {
+        let name = match self.remote {
+            Some(_) => format!("refs/runlog-shared/heads/{}", self.branch()),
+            None => format!("refs/heads/{}", self.branch()),
+        };
+        self.repo.commit_of(&name)
+    }
+
+    /// The repository as the run records it: the shared one, or the workflow's own top
+    /// directory.
+    pub fn repo(&self) -> String {
+        self.remote
+            .clone()
+            .unwrap_or_else(|| self.repo.dir().display().to_string())
     }
 
     /// The run's integration branch.
@@ -100,6 +190,12 @@ impl RunWorkspace {
     /// The integration branch made at the repository's `HEAD`, and the command that records
     /// it. The repository must not be mid-merge. Notes say what a person should know.
     pub fn open(&self) -> Result<(CommandKind, Vec<String>), GitError> {
+        if self.remote.is_some() {
+            // The shared repository's default branch, as this host's clone has it.
+            let base = self.repo.run(&["rev-parse", "HEAD"])?;
+            self.create_branch(&self.branch(), &base)?;
+            return Ok((self.open_command(base), Vec::new()));
+        }
         self.repo.check_not_busy()?;
         let base = self.repo.run(&["rev-parse", "HEAD"])?;
         let mut notes = Vec::new();
@@ -116,7 +212,7 @@ impl RunWorkspace {
 
     fn open_command(&self, base: String) -> CommandKind {
         CommandKind::OpenWorkspace {
-            repo: self.repo.dir().display().to_string(),
+            repo: self.repo(),
             branch: self.branch(),
             base,
         }
@@ -141,6 +237,10 @@ impl RunWorkspace {
         let full = format!("refs/heads/{name}");
         if self.repo.commit_of(&full).is_none() {
             self.repo.set_ref(&full, commit, Some(""))?;
+        }
+        let shared = format!("refs/runlog-shared/heads/{name}");
+        if self.remote.is_some() && self.repo.commit_of(&shared).is_none() {
+            self.push(commit, &full, false)?;
         }
         Ok(())
     }
@@ -170,15 +270,25 @@ impl RunWorkspace {
         let path = self.worktree(state, task);
         let code = state.task(task).map(|t| t.code.clone()).unwrap_or_default();
         let wt = Git::at(&path);
+        // The attempt starts from the task's last recorded commit, else the integration
+        // branch's tip (its dependencies' merged work).
+        let start = code.commit.clone().unwrap_or_else(|| w.tip.clone());
+        self.fetch()?;
         if !path.join(".git").exists() {
             if path.exists() {
                 // A plain directory from before (or a half-made worktree): git wants it gone.
                 let _ = std::fs::remove_dir_all(&path);
             }
             let _ = self.repo.run(&["worktree", "prune"]);
-            let start = code.commit.clone().unwrap_or_else(|| w.tip.clone());
             self.repo
                 .add_worktree(&path, &self.task_branch(task), &start)?;
+            if wt.run(&["rev-parse", "HEAD"])? != start {
+                // The branch was left elsewhere (by another host, or a rollback).
+                wt.reset_hard(&start)?;
+            }
+        } else if self.remote.is_some() && wt.run(&["rev-parse", "HEAD"])? != start {
+            // Another worker went on with the task since this host last had it.
+            wt.reset_hard(&start)?;
         }
         if code.conflict.is_some() && wt.commit_of("MERGE_HEAD").is_none() {
             let theirs = self.branch();
@@ -222,6 +332,11 @@ impl RunWorkspace {
                 name: agent.to_owned(),
             },
             &message,
+        )?;
+        self.push(
+            &commit,
+            &format!("refs/heads/{}", self.task_branch(task)),
+            true,
         )?;
         let (files, insertions, deletions) = wt.numstat(&parent, &commit)?;
         let patch = wt.patch(&parent, &commit)?;
@@ -268,30 +383,40 @@ impl RunWorkspace {
             },
         };
         let branch = format!("refs/heads/{}", self.branch());
-        let ours = self
-            .repo
-            .commit_of(&branch)
-            .unwrap_or_else(|| w.tip.clone());
-        if ours != w.tip && self.repo.parents(&ours) == [w.tip.clone(), theirs.clone()] {
-            return Ok(Some(merged(task, ours)));
-        }
         let author = Author {
             name: "runlog".into(),
         };
         let message = format!("runlog: merge task {task} into run {}", self.layout.run());
-        match self.repo.merge_tree(&ours, &theirs)? {
-            Merge::Clean(tree) => {
-                let commit = self
-                    .repo
-                    .commit_tree(&author, &tree, &[&ours, &theirs], &message)?;
-                self.repo.set_ref(&branch, &commit, Some(&ours))?;
-                Ok(Some(merged(task, commit)))
+        // With a shared repository another worker may move the branch between the fetch and
+        // the push: the push is refused then, and the merge is made again on the new tip.
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            self.fetch()?;
+            let ours = self.integration_now().unwrap_or_else(|| w.tip.clone());
+            if ours != w.tip && self.repo.parents(&ours) == [w.tip.clone(), theirs.clone()] {
+                return Ok(Some(merged(task, ours)));
             }
-            Merge::Conflicts(files) => Ok(Some(CommandKind::RecordMerge {
-                task: task.clone(),
-                commit: None,
-                conflicts: files,
-            })),
+            let tree = match self.repo.merge_tree(&ours, &theirs)? {
+                Merge::Clean(tree) => tree,
+                Merge::Conflicts(files) => {
+                    return Ok(Some(CommandKind::RecordMerge {
+                        task: task.clone(),
+                        commit: None,
+                        conflicts: files,
+                    }))
+                }
+            };
+            let commit = self
+                .repo
+                .commit_tree(&author, &tree, &[&ours, &theirs], &message)?;
+            match self.push(&commit, &branch, false) {
+                Err(_) if tries < MERGE_TRIES => continue,
+                pushed => pushed?,
+            }
+            let local = self.repo.commit_of(&branch);
+            self.repo.set_ref(&branch, &commit, local.as_deref())?;
+            return Ok(Some(merged(task, commit)));
         }
     }
 
@@ -303,13 +428,13 @@ impl RunWorkspace {
         };
         let run = ref_part(self.layout.run());
         let branch = format!("refs/heads/{}", self.branch());
-        if let Some(now) = self.repo.commit_of(&branch).filter(|c| *c != w.tip) {
-            self.repo.set_ref(
-                &format!("refs/runlog/{run}/before-rollback-{seq}"),
-                &now,
-                None,
-            )?;
+        self.fetch()?;
+        if let Some(now) = self.integration_now().filter(|c| *c != w.tip) {
+            let keep = format!("refs/runlog/{run}/before-rollback-{seq}");
+            self.repo.set_ref(&keep, &now, None)?;
+            self.push(&now, &keep, true)?;
             self.repo.set_ref(&branch, &w.tip, None)?;
+            self.push(&w.tip, &branch, true)?;
         }
         for t in state.tasks_in_order() {
             let task_ref = format!("refs/heads/{}", self.task_branch(&t.spec.id));
@@ -325,6 +450,8 @@ impl RunWorkspace {
                 ref_part(t.spec.id.as_str())
             );
             self.repo.set_ref(&keep, &now, None)?;
+            self.push(&now, &keep, true)?;
+            self.push(&want, &task_ref, true)?;
             let path = self.worktree(state, &t.spec.id);
             if path.join(".git").exists() {
                 Git::at(&path).reset_hard(&want)?;
@@ -334,6 +461,20 @@ impl RunWorkspace {
         }
         Ok(())
     }
+}
+
+/// How often a merge is made again when another worker moved the shared branch meanwhile.
+const MERGE_TRIES: u32 = 8;
+
+/// `dir` below the repository's top `top` (empty when it is the top, or not below it).
+fn rel_in(top: &Path, dir: &Path) -> PathBuf {
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let top = std::fs::canonicalize(top).unwrap_or_else(|_| top.to_path_buf());
+    let canonical = std::fs::canonicalize(&dir).unwrap_or(dir);
+    canonical
+        .strip_prefix(&top)
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
 }
 
 fn merged(task: &TaskId, commit: String) -> CommandKind {
