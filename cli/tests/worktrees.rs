@@ -13,6 +13,7 @@ mod common;
 
 use common::{events, finish_within, open, pytest_found, repo, runlog, text, wait_for};
 use runlog_core::EventKind;
+use runlog_store::EventLog;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -436,4 +437,87 @@ fn the_fixture_agent_fixes_a_failing_test_from_its_feedback_in_its_worktree() {
         let mut file = std::fs::File::create(&path).unwrap();
         runlog_replay::export::export(&log, "fix-the-test", &mut file).unwrap();
     }
+}
+
+#[test]
+fn a_fork_works_on_a_branch_of_its_own_from_the_commit_at_its_seq() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repository(
+        dir.path(),
+        &[(
+            "wf.toml",
+            "name = \"orig\"\n\
+             [[task]]\nid = \"a\"\nrun = \"echo a > a.txt\"\nrequires_testing = false\n\
+             [[task]]\nid = \"b\"\nafter = [\"a\"]\nrun = \"echo b-$RUNLOG_RUN > b.txt\"\nrequires_testing = false\n",
+        )],
+    );
+    let store = dir.path().join("store");
+    let out = run_in(&store, &repo, "orig");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let all = events(&open(&store), "orig");
+    let (a_seq, _, a_merge) = merges(&all)[0].clone();
+    let orig_tip = git(&repo, &["rev-parse", "runlog/orig"]);
+    let at = a_seq.to_string();
+    let out = runlog(&store)
+        .args(["fork", "orig", "--at", &at, "--as", "forked"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = runlog(&store)
+        .args(["resume", "forked", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let fork_tip = git(&repo, &["rev-parse", "runlog/forked"]);
+    assert_eq!(
+        git(&repo, &["rev-parse", "runlog/forked^1"]),
+        a_merge,
+        "the fork's branch starts at the commit at its seq"
+    );
+    assert_eq!(git(&repo, &["show", "runlog/forked:b.txt"]), "b-forked");
+    assert_eq!(
+        git(&repo, &["rev-parse", "runlog/orig"]),
+        orig_tip,
+        "the original's branch is untouched"
+    );
+    assert_ne!(fork_tip, orig_tip);
+}
+
+#[test]
+fn a_repository_in_the_middle_of_a_merge_is_refused_with_the_way_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repository(
+        dir.path(),
+        &[
+            ("f.txt", "one\n"),
+            (
+                "wf.toml",
+                "name = \"busy\"\n[[task]]\nid = \"a\"\nrun = \"true\"\nrequires_testing = false\n",
+            ),
+        ],
+    );
+    git(&repo, &["checkout", "-q", "-b", "other"]);
+    std::fs::write(repo.join("f.txt"), "two\n").unwrap();
+    git(&repo, &["commit", "-q", "-am", "two"]);
+    git(&repo, &["checkout", "-q", "main"]);
+    std::fs::write(repo.join("f.txt"), "three\n").unwrap();
+    git(&repo, &["commit", "-q", "-am", "three"]);
+    let merging = Command::new("git")
+        .args(["-C", repo.to_str().unwrap(), "merge", "-q", "other"])
+        .output()
+        .unwrap();
+    assert!(!merging.status.success(), "the merge conflicts");
+    let store = dir.path().join("store");
+    let out = run_in(&store, &repo, "busy");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("in the middle of a merge"),
+        "{}",
+        text(&out)
+    );
+    assert!(text(&out).contains("git merge --abort"), "{}", text(&out));
+    assert!(
+        !store.join("db").exists() || open(&store).head("busy").unwrap().is_none(),
+        "nothing recorded"
+    );
 }
