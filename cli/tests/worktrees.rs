@@ -521,3 +521,109 @@ fn a_repository_in_the_middle_of_a_merge_is_refused_with_the_way_out() {
         "nothing recorded"
     );
 }
+
+/// A merge made before a crash and not recorded (made here by hand, as runlog makes it: a
+/// merge commit of the run's branch and the task's, the branch moved onto it) is found on
+/// `resume` and recorded, not made again.
+#[test]
+fn a_merge_made_but_not_recorded_before_a_crash_is_recorded_not_made_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    let repo = repository(
+        dir.path(),
+        &[(
+            "wf.toml",
+            "name = \"gap\"\n[[task]]\nid = \"t\"\nrun = \"echo work > w.txt\"\n\
+             test = 'while [ ! -e \"$GO\" ]; do sleep 0.05; done'\n",
+        )],
+    );
+    let store = dir.path().join("store");
+    let mut runner = runlog(&store)
+        .args([
+            "run",
+            repo.join("wf.toml").to_str().unwrap(),
+            "--run-id",
+            "gap",
+            "--quiet",
+        ])
+        .env("GO", &go)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let base = git(&repo, &["rev-parse", "main"]);
+    wait_for(|| {
+        let out = Command::new("git")
+            .args([
+                "-C",
+                repo.to_str().unwrap(),
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "runlog-task/gap/t",
+            ])
+            .output()
+            .unwrap();
+        let tip = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        !tip.is_empty() && tip != base
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    let task = git(&repo, &["rev-parse", "runlog-task/gap/t"]);
+    let tree = git(
+        &repo,
+        &[
+            "merge-tree",
+            "--write-tree",
+            "runlog/gap",
+            "runlog-task/gap/t",
+        ],
+    );
+    let merge = git(
+        &repo,
+        &[
+            "commit-tree",
+            &tree,
+            "-p",
+            &base,
+            "-p",
+            &task,
+            "-m",
+            "merged before the crash",
+        ],
+    );
+    git(
+        &repo,
+        &["update-ref", "refs/heads/runlog/gap", &merge, &base],
+    );
+    std::fs::write(&go, "").unwrap();
+    let out = runlog(&store)
+        .args(["resume", "gap", "--quiet"])
+        .env("GO", &go)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let recorded: Vec<String> = merges(&events(&open(&store), "gap"))
+        .into_iter()
+        .map(|(_, _, commit)| commit)
+        .collect();
+    assert_eq!(
+        recorded,
+        [merge.clone()],
+        "the merge made before the crash is the one recorded"
+    );
+    assert_eq!(git(&repo, &["rev-parse", "runlog/gap"]), merge);
+    assert_eq!(
+        git(
+            &repo,
+            &[
+                "rev-list",
+                "--merges",
+                "--count",
+                &format!("{base}..runlog/gap")
+            ]
+        ),
+        "1"
+    );
+}
