@@ -255,25 +255,28 @@ fn a_rollback_to_before_a_merge_moves_the_branch_back_and_keeps_the_old_tip() {
     );
 }
 
-#[test]
-fn a_kill_between_a_commit_and_its_merge_makes_neither_twice_on_resume() {
-    let dir = tempfile::tempdir().unwrap();
-    let go = dir.path().join("go");
+/// A run of one task whose tests wait for the file `$GO`, killed with -9 once its attempt's
+/// commit is recorded and its tests run (before its merge): the repository, the store and the
+/// file that lets the tests end.
+fn killed_during_its_tests(dir: &Path, run: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let go = dir.join("go");
     let repo = repository(
-        dir.path(),
+        dir,
         &[(
             "wf.toml",
-            "name = \"crash\"\n[[task]]\nid = \"t\"\nrun = \"echo work > w.txt\"\n\
-             test = 'while [ ! -e \"$GO\" ]; do sleep 0.05; done'\n",
+            &format!(
+                "name = \"{run}\"\n[[task]]\nid = \"t\"\nrun = \"echo work > w.txt\"\n\
+                 test = 'while [ ! -e \"$GO\" ]; do sleep 0.05; done'\n"
+            ),
         )],
     );
-    let store = dir.path().join("store");
+    let store = dir.join("store");
     let mut runner = runlog(&store)
         .args([
             "run",
             repo.join("wf.toml").to_str().unwrap(),
             "--run-id",
-            "crash",
+            run,
             "--quiet",
         ])
         .env("GO", &go)
@@ -281,7 +284,8 @@ fn a_kill_between_a_commit_and_its_merge_makes_neither_twice_on_resume() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // The commit is recorded, the tests run: the merge has not happened.
+    let base = git(&repo, &["rev-parse", "main"]);
+    let branch = format!("runlog-task/{run}/t");
     wait_for(|| {
         let out = Command::new("git")
             .args([
@@ -290,16 +294,23 @@ fn a_kill_between_a_commit_and_its_merge_makes_neither_twice_on_resume() {
                 "rev-parse",
                 "--verify",
                 "--quiet",
-                "runlog-task/crash/t",
+                &branch,
             ])
             .output()
             .unwrap();
-        let branch = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        !branch.is_empty() && branch != git(&repo, &["rev-parse", "main"])
+        let tip = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        !tip.is_empty() && tip != base
     });
     std::thread::sleep(Duration::from_millis(300));
     runner.kill().unwrap();
     runner.wait().unwrap();
+    (repo, store, go)
+}
+
+#[test]
+fn a_kill_between_a_commit_and_its_merge_makes_neither_twice_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, store, go) = killed_during_its_tests(dir.path(), "crash");
     std::fs::write(&go, "").unwrap();
     let resumed = runlog(&store)
         .args(["resume", "crash", "--quiet"])
@@ -528,48 +539,8 @@ fn a_repository_in_the_middle_of_a_merge_is_refused_with_the_way_out() {
 #[test]
 fn a_merge_made_but_not_recorded_before_a_crash_is_recorded_not_made_again() {
     let dir = tempfile::tempdir().unwrap();
-    let go = dir.path().join("go");
-    let repo = repository(
-        dir.path(),
-        &[(
-            "wf.toml",
-            "name = \"gap\"\n[[task]]\nid = \"t\"\nrun = \"echo work > w.txt\"\n\
-             test = 'while [ ! -e \"$GO\" ]; do sleep 0.05; done'\n",
-        )],
-    );
-    let store = dir.path().join("store");
-    let mut runner = runlog(&store)
-        .args([
-            "run",
-            repo.join("wf.toml").to_str().unwrap(),
-            "--run-id",
-            "gap",
-            "--quiet",
-        ])
-        .env("GO", &go)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (repo, store, go) = killed_during_its_tests(dir.path(), "gap");
     let base = git(&repo, &["rev-parse", "main"]);
-    wait_for(|| {
-        let out = Command::new("git")
-            .args([
-                "-C",
-                repo.to_str().unwrap(),
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                "runlog-task/gap/t",
-            ])
-            .output()
-            .unwrap();
-        let tip = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        !tip.is_empty() && tip != base
-    });
-    std::thread::sleep(Duration::from_millis(300));
-    runner.kill().unwrap();
-    runner.wait().unwrap();
     let task = git(&repo, &["rev-parse", "runlog-task/gap/t"]);
     let tree = git(
         &repo,
@@ -610,7 +581,7 @@ fn a_merge_made_but_not_recorded_before_a_crash_is_recorded_not_made_again() {
         .collect();
     assert_eq!(
         recorded,
-        [merge.clone()],
+        [merge.as_str()],
         "the merge made before the crash is the one recorded"
     );
     assert_eq!(git(&repo, &["rev-parse", "runlog/gap"]), merge);
