@@ -30,7 +30,7 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "runlog", version)]
 #[command(
-    after_help = "Exit codes: 0 success, 1 the run (or what was checked) failed, 2 usage or bad input, 130 interrupted.\n\nStart here:  runlog run fixtures/workflows/quickstart.toml"
+    after_help = "Exit codes: 0 success, 1 the run (or what was checked) failed, 2 usage or bad input, 130 interrupted.\n\nStart here:  runlog init hello && runlog run hello/workflow.toml"
 )]
 struct Cli {
     /// The store: a directory [default: .runlog in the current directory], or a PostgreSQL URL
@@ -43,6 +43,11 @@ struct Cli {
     json: bool,
     #[command(subcommand)]
     command: commands::Command,
+}
+
+/// The command line's definition (completions and man pages are made from it).
+fn command_line() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 /// Read-only commands die quietly when their reader goes away (`runlog log RUN | head`), as

@@ -232,7 +232,7 @@ fn tests_are_found_by_the_seeds_conventions_and_the_choice_is_recorded() {
 #[test]
 fn a_task_that_must_be_tested_and_matches_no_convention_is_refused_before_the_run() {
     let (out, dir) = bad_workflow(
-        "name = \"x\"\n[[task]]\nid = \"parse\"\nrun = \"true\"\n[[task]]\nid = \"b\"\nrun = \"true\"\nrequires_testing = false\n",
+        "name = \"x\"\n[[task]]\nid = \"parse\"\nrun = \"true\"\n[[task]]\nid = \"b\"\nrun = \"true\"\nrequires_testing = false\n[settings]\nrequires_testing = true\n",
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let said = text(&out);

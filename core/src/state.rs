@@ -435,6 +435,15 @@ impl RunState {
         out
     }
 
+    /// Tasks done without a test to pass (no `test` command): the run's "untested" work.
+    pub fn done_untested(&self) -> Vec<TaskId> {
+        self.tasks_in_order()
+            .filter(|t| !self.is_group(&t.spec.id) && t.sub_project.is_none())
+            .filter(|t| t.status == TaskStatus::Done && t.spec.test.is_none())
+            .map(|t| t.spec.id.clone())
+            .collect()
+    }
+
     /// Done tasks of a git workspace whose branch is not merged yet (and did not conflict).
     pub fn merges_due(&self) -> Vec<TaskId> {
         if self.workspace.is_none() {

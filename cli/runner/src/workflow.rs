@@ -83,6 +83,9 @@ pub struct SettingsFile {
     /// A repository shared by workers on several hosts (a path or URL): task branches are
     /// fetched from it before an attempt and pushed to it after.
     pub repo: Option<String>,
+    /// Every task must be tested (default false): a task that names no `test` gets one by the
+    /// test conventions, or the file is refused. A task's own `requires_testing` wins.
+    pub requires_testing: Option<bool>,
 }
 
 /// Where a run's tasks work.
@@ -402,7 +405,11 @@ impl Workflow {
                 field,
                 message,
             };
-            tasks.push(t.to_spec(is_group, commands).map_err(field_error)?);
+            let must_test = s.requires_testing.unwrap_or(false);
+            tasks.push(
+                t.to_spec(is_group, commands, must_test)
+                    .map_err(field_error)?,
+            );
             if is_group && t.workflow.is_some() {
                 return Err(field_error((
                     "workflow",
@@ -554,10 +561,13 @@ impl Workflow {
 impl TaskFile {
     /// The spec this task declares; `is_group` when other tasks name it as their parent.
     /// Errors name the field.
+    /// The task's spec; `must_test`: the workflow asks every task to be tested (a task with a
+    /// `test` is tested either way).
     pub fn to_spec(
         &self,
         is_group: bool,
         commands: Commands,
+        must_test: bool,
     ) -> Result<TaskSpec, (&'static str, String)> {
         let retry = match &self.retry {
             None => RetryStrategy::default(),
@@ -599,7 +609,9 @@ impl TaskFile {
             run: self.run.clone(),
             test: self.test.clone(),
             eval: self.eval.clone(),
-            requires_testing: self.requires_testing.unwrap_or(true),
+            requires_testing: self
+                .requires_testing
+                .unwrap_or(must_test || self.test.is_some() || self.test_file.is_some()),
             stage: self.stage.clone().map(StageId),
             retry,
             checkpoints: self.checkpoints.clone(),
@@ -627,7 +639,7 @@ pub fn added_specs(files: &[TaskFile]) -> Result<Vec<TaskSpec>, String> {
                 ));
             }
             let is_group = files.iter().any(|c| c.parent.as_deref() == Some(&t.id));
-            t.to_spec(is_group, Commands::Required)
+            t.to_spec(is_group, Commands::Required, false)
                 .map_err(|(field, m)| format!("added task {:?}, field {field}: {m}", t.id))
         })
         .collect()

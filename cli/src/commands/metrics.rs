@@ -33,22 +33,27 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         a.runs
     };
     let mut total = RunMetrics::default();
+    let mut untested_total = 0;
     for run in &runs {
-        let m = replay.project(run, None, None)?.metrics;
+        let p = replay.project(run, None, None)?;
+        let (m, untested) = (p.metrics, p.state.done_untested());
         if ctx.json {
             render::json(&serde_json::json!({"run": run, "metrics": m,
-                "attempts_per_task": m.attempts_per_task()}));
+                "attempts_per_task": m.attempts_per_task(), "untested": untested}));
         } else {
             print(&format!("metrics of {run}"), &m);
+            println!("  done untested              {}", untested_words(&untested));
         }
+        untested_total += untested.len();
         total = total.plus(&m);
     }
     if runs.len() > 1 || ctx.json {
         if ctx.json {
             render::json(&serde_json::json!({"all": runs.len(), "metrics": total,
-                "attempts_per_task": total.attempts_per_task()}));
+                "attempts_per_task": total.attempts_per_task(), "untested": untested_total}));
         } else {
             print(&format!("all {} runs", runs.len()), &total);
+            println!("  done untested              {untested_total} tasks");
         }
     }
     if runs.is_empty() && !ctx.json {
@@ -69,6 +74,15 @@ fn counts(map: &std::collections::BTreeMap<String, u32>) -> String {
         .map(|(k, n)| format!("{k} {n}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Tasks done without a test, named.
+fn untested_words(untested: &[runlog_core::TaskId]) -> String {
+    if untested.is_empty() {
+        "none".into()
+    } else {
+        render::join(untested)
+    }
 }
 
 fn print(title: &str, m: &RunMetrics) {

@@ -5,6 +5,7 @@
 mod approve;
 mod audit;
 mod children;
+mod completions;
 pub(crate) mod control;
 pub(crate) mod diff;
 mod digest;
@@ -12,6 +13,7 @@ pub(crate) mod emit;
 mod export;
 pub(crate) mod fork;
 mod import;
+mod init;
 mod log;
 mod metrics;
 mod reject;
@@ -41,6 +43,12 @@ use clap::Subcommand;
 /// Every command.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write a starter workflow (an agent, a test, an evaluator) and its scripts, ready to run.
+    ///
+    /// Refuses to overwrite a file. Then: runlog run DIR/workflow.toml
+    ///
+    /// Example: runlog init hello
+    Init(init::Args),
     /// Run a workflow file to the end, recording every transition.
     ///
     /// Agents, tests and evaluators run with `sh -c` in the workflow file's directory, each in
@@ -85,26 +93,26 @@ pub enum Command {
     Replay(replay::Args),
     /// The supervisor state stack (newest first) and the latest result per stage.
     ///
-    /// Example: runlog stack seed-002-supervisor-1 --at 30
+    /// Example: runlog stack deploy-1 --at 30
     Stack(stack::Args),
     /// Stage health: executions, durations, failures in a row, circuits.
     ///
-    /// Example: runlog stages seed-002-supervisor-1
+    /// Example: runlog stages deploy-1
     Stages(stages::Args),
     /// Every eval decision: score, dimensions, threshold in force, decision, consequence, flags.
     ///
-    /// Example: runlog audit seed-001-eval-gate-1
+    /// Example: runlog audit quickstart-1
     Audit(audit::Args),
-    /// The seeds' success metrics per run and over all: test pass rate, recovery, rescues, interventions.
+    /// How well the runs went: test pass rate, recovery, rescues, interventions, untested work.
     ///
     /// For each run (default: every run in the store): the final test pass rate, test
-    /// failures and how many were recovered without a person (seed 004), tasks done with
+    /// failures and how many were recovered without a person, tasks done with
     /// failing tests (there should be none), eval pass rate at the first try and rescue
-    /// success (seed 001), every human intervention (approve, reject, reopen, replan,
+    /// success, every human intervention (approve, reject, reopen, replan,
     /// rollback) by kind and by whom, attempts per task, and the time tasks spent in each
     /// state; then all the runs together. With --json: one object per run, then {"all": N, ...}.
     ///
-    /// Example: runlog metrics seed-001-eval-gate
+    /// Example: runlog metrics quickstart-1
     Metrics(metrics::Args),
     /// Return a run to the state after SEQ by appending a rollback; nothing is deleted.
     ///
@@ -159,7 +167,7 @@ pub enum Command {
     Import(import::Args),
     /// Approve a task waiting in pending-eval (or failed by the gate), bypassing the gate.
     ///
-    /// Example: runlog approve seed-001-eval-gate-1 capped --by alice
+    /// Example: runlog approve quickstart-1 docs --by alice
     Approve(approve::Args),
     /// Reject a task waiting in pending-eval: failed, or open again with --reopen.
     ///
@@ -167,11 +175,11 @@ pub enum Command {
     Reject(reject::Args),
     /// Put a failed task back to open (triage); `runlog resume` runs it again.
     ///
-    /// Example: runlog reopen seed-002-supervisor-1 deploy
+    /// Example: runlog reopen deploy-1 deploy
     Reopen(reopen::Args),
     /// Revise a run's plan from a JSON file (the replan command's format).
     ///
-    /// Example: runlog replan seed-000-1 --file plan.json
+    /// Example: runlog replan refactor-1 --file plan.json
     Replan(replan::Args),
     /// Record commands given as JSON lines on stdin, through the same rules as the runner.
     ///
@@ -210,6 +218,14 @@ pub enum Command {
     ///
     /// Example: runlog ui --open
     Ui(ui::Args),
+    /// Print the completion script of a shell: bash, zsh, fish, elvish or powershell.
+    ///
+    /// Example: runlog completions bash > /etc/bash_completion.d/runlog
+    Completions(completions::Args),
+    /// Print runlog's man page (roff), or write a page per command into a directory.
+    ///
+    /// Example: runlog man | man -l -
+    Man(completions::ManArgs),
     /// Execute the ready tasks of any runs of the shared store, beside other workers on any hosts.
     ///
     /// Needs --store postgres://… (or RUNLOG_STORE). The worker joins with a lease it renews;
@@ -234,6 +250,7 @@ impl Command {
         !matches!(
             self,
             Command::Run(_)
+                | Command::Init(_)
                 | Command::Resume(_)
                 | Command::Emit(_)
                 | Command::Serve(_)
@@ -248,6 +265,7 @@ impl Command {
     pub fn execute(self, ctx: &Ctx) -> Result<Option<ExitKind>> {
         let done = |r: Result<()>| r.map(|()| None);
         match self {
+            Command::Init(a) => done(init::run(a, ctx)),
             Command::Run(a) => run::run(a, ctx),
             Command::Resume(a) => resume::run(a, ctx),
             Command::Runs(a) => done(runs::run(a, ctx)),
@@ -275,6 +293,8 @@ impl Command {
             Command::Serve(a) => done(serve::run(a, ctx)),
             Command::Ui(a) => done(ui::run(a, ctx)),
             Command::Worker(a) => worker::run(a, ctx),
+            Command::Completions(a) => done(completions::run(a)),
+            Command::Man(a) => done(completions::man(a)),
             Command::Repair(a) => done(repair::run(a, ctx)),
             Command::Salvage(a) => done(salvage::run(a, ctx)),
         }

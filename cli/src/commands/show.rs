@@ -98,6 +98,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         });
         println!("  test: {cmd}{}", found_by.unwrap_or_default());
     }
+    if t.spec.test.is_none() && t.sub_project.is_none() && !state.is_group(&id) {
+        println!("  test: none (untested)");
+    }
     if let Some(cmd) = &t.spec.eval {
         println!("  eval: {cmd}");
     }

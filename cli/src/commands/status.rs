@@ -64,6 +64,7 @@ fn print_rows(
     (base, levels): (u32, u32),
 ) -> Result<()> {
     let c = color();
+    let untested = state.done_untested();
     for row in &board.rows {
         let depth = base + row.depth;
         let indent = if tree {
@@ -74,6 +75,9 @@ fn print_rows(
         let name = format!("{indent}{}", row.id);
         let visible = status_word(row, false).len();
         let mut detail = readiness(&row.readiness);
+        if untested.contains(&row.id) {
+            detail = "untested".into();
+        }
         if !row.failed_children.is_empty() {
             detail = format!("failed below: {}", join(&row.failed_children));
         }

@@ -179,31 +179,160 @@ pub fn describe(e: &EventKind) -> String {
                 None => "waits for a person (resolve in its worktree, then approve)".into(),
             }
         ),
-        other => serde_json::to_value(other)
-            .ok()
-            .and_then(|v| v.as_object().cloned())
-            .map(|mut o| {
-                o.remove("type");
-                o.iter()
-                    .map(|(k, v)| format!("{k}={}", compact(v)))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .unwrap_or_default(),
+        EventKind::RunStarted {
+            run,
+            workflow,
+            settings,
+            ..
+        } => format!(
+            "run {run} started from {workflow} (jobs {}, eval threshold {}, {} rescues, {} test retries)",
+            settings.jobs, settings.eval_threshold, settings.max_eval_rescues, settings.max_test_retries
+        ),
+        EventKind::RunFinished { outcome } => match outcome {
+            runlog_core::RunOutcome::Succeeded => "run finished: succeeded".into(),
+            runlog_core::RunOutcome::Failed { failed, blocked } => format!(
+                "run finished: failed ({}{})",
+                join_or(failed, "no task failed"),
+                if blocked.is_empty() {
+                    String::new()
+                } else {
+                    format!("; blocked: {}", super::join(blocked))
+                }
+            ),
+            runlog_core::RunOutcome::Paused { reason } => {
+                format!("run finished: paused ({})", first_line(reason))
+            }
+        },
+        EventKind::RunInterrupted { reason } => format!("run interrupted: {}", first_line(reason)),
+        EventKind::RunResumed { reason } => format!("run resumed: {}", first_line(reason)),
+        EventKind::Forked {
+            run,
+            from_run,
+            at_seq,
+            ..
+        } => format!("run {run} forked from {from_run} at seq {at_seq}"),
+        EventKind::RolledBack { to_seq, reason, by } => {
+            format!("rolled back to seq {to_seq} by {by}: {}", first_line(reason))
+        }
+        EventKind::TaskAdded { spec } => {
+            let mut parts = vec![format!("{} added", spec.id)];
+            if !spec.after.is_empty() {
+                parts.push(format!("after {}", super::join(&spec.after)));
+            }
+            if let Some(parent) = &spec.parent {
+                parts.push(format!("in group {parent}"));
+            }
+            if let Some(test) = &spec.test {
+                parts.push(format!("test `{test}`"));
+            }
+            if let Some(eval) = &spec.eval {
+                parts.push(format!("eval `{eval}`"));
+            }
+            if spec.test.is_none() && spec.run.is_some() {
+                parts.push("untested".into());
+            }
+            parts.join(", ")
+        }
+        EventKind::ReplanRequested {
+            after_task,
+            reason,
+            affected,
+            ..
+        } => format!(
+            "replan requested after {after_task} ({}): affects {}",
+            first_line(reason),
+            join_or(affected, "no pending task")
+        ),
+        EventKind::PlanRevised {
+            cancelled,
+            added,
+            replaces,
+            reason,
+            ..
+        } => {
+            let added: Vec<&runlog_core::TaskId> = added.iter().map(|s| &s.id).collect();
+            let replaced: Vec<String> = replaces
+                .iter()
+                .map(|r| format!("{} by {}", r.old, r.new))
+                .collect();
+            format!(
+                "plan revised ({}): cancelled {}; added {}{}",
+                first_line(reason),
+                join_or(cancelled, "none"),
+                join_or(&added, "none"),
+                if replaced.is_empty() {
+                    String::new()
+                } else {
+                    format!("; replaced {}", replaced.join(", "))
+                }
+            )
+        }
+        EventKind::ReplanLoopDetected {
+            same_as_revision, ..
+        } => format!("replan loop: the new plan is revision {same_as_revision} again"),
+        EventKind::StageStarted {
+            stage,
+            task,
+            attempt,
+        } => format!("stage {stage} ({task}) started, attempt {attempt}"),
+        EventKind::RetryScheduled {
+            task,
+            attempt,
+            delay_ms,
+            ..
+        } => format!("{task} retry {attempt} in {delay_ms} ms"),
+        EventKind::CircuitOpened { stage, failures } => {
+            format!("circuit of stage {stage} opened after {failures} failures in a row")
+        }
+        EventKind::CircuitClosed { stage } => format!("circuit of stage {stage} closed"),
+        EventKind::StrategySet { stage, strategy } => format!(
+            "stage {stage} retries: {}, delay {} ms, backoff {}",
+            match strategy.limit {
+                runlog_core::RetryLimit::Max(n) => format!("at most {n}"),
+                runlog_core::RetryLimit::Unlimited => "never give up".into(),
+            },
+            strategy.delay_ms,
+            strategy.backoff
+        ),
+        EventKind::PendingValidation { task } => format!("{task} waits for validation"),
+        EventKind::EvalErrored {
+            task,
+            evaluator,
+            error,
+        } => format!("{task} evaluator `{evaluator}` failed: {}", first_line(error)),
+        EventKind::TaskApproved { task, by } => format!("{task} approved by {by}"),
+        EventKind::TaskRejected {
+            task,
+            by,
+            reopen,
+            reason,
+        } => format!(
+            "{task} rejected by {by}{}: {}",
+            if *reopen { " and reopened" } else { "" },
+            first_line(reason)
+        ),
+        EventKind::TaskFailed { task, reason } => format!("{task} failed: {}", first_line(reason)),
+        EventKind::TaskCancelled { task, reason } => {
+            format!("{task} cancelled: {}", first_line(reason))
+        }
+        EventKind::TaskReopened { task, by } => format!("{task} reopened by {by}"),
+        EventKind::CheckpointReached { task, name } => format!("{task} reached checkpoint {name}"),
+        EventKind::TaskClassified { task, class } => {
+            format!("{task} classified as {}", class.name())
+        }
+        EventKind::MessagePosted { task, from, text } => match task {
+            Some(task) => format!("{task}: message from {from}: {}", first_line(text)),
+            None => format!("message from {from}: {}", first_line(text)),
+        },
     }
 }
 
-fn compact(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => first_line(s),
-        other => {
-            let s = other.to_string();
-            if s.chars().count() > 120 {
-                format!("{}…", s.chars().take(120).collect::<String>())
-            } else {
-                s
-            }
-        }
+/// Ids joined, or `none` words when there are none.
+fn join_or<T: std::fmt::Display>(ids: &[T], none: &str) -> String {
+    if ids.is_empty() {
+        none.into()
+    } else {
+        super::join(ids)
     }
 }
 
