@@ -219,7 +219,7 @@ impl From<WorkflowError> for CliError {
         let hint = match &e {
             WorkflowError::Read { .. } => "pass the path of a workflow .toml file".into(),
             WorkflowError::Syntax { .. } | WorkflowError::Field { .. } => {
-                "see the workflow format in README.md (\"Workflow format\")".into()
+                "see the workflow file reference in docs/workflow-file.md".into()
             }
             WorkflowError::Plan { rejection, .. } => rejection_hint(rejection),
             WorkflowError::NoTests { task, .. } => runlog_runner::conventions_hint(task),
