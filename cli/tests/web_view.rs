@@ -498,12 +498,12 @@ fn approving_a_pending_eval_task_in_a_live_run_starts_its_dependents_on_the_page
     stop(server);
 }
 
-/// The render-time figures of the README: a run of 10,000 tasks in 100 groups and about 50,000
+/// The render-time figures of docs/web-view.md: a run of 10,000 tasks in 100 groups and about 50,000
 /// events, opened at its head, then scrubbed one seq back. Prints the figures; asserts only that
 /// every part of the page appeared. `cargo test --release -p runlog-cli --test web_view --
 /// --ignored --nocapture`.
 #[test]
-#[ignore = "a measurement (about a minute): run it by hand, see the README"]
+#[ignore = "a measurement (about a minute): run it by hand, see docs/web-view.md"]
 fn measure_the_first_render_of_a_10000_task_run() {
     let Some(parts) = browser_parts() else { return };
     let dir = tempfile::tempdir().unwrap();
