@@ -325,11 +325,11 @@ fn a_sub_project_runs_as_a_child_run_linked_both_ways_and_its_success_submits_th
     assert_eq!(
         rows,
         [
-            "design done 1 0",
+            "design done 1 0 untested",
             "buffer done 1 0 child run sub-project.buffer",
             "└ gap-buffer done 2 0",
-            "└ cursor done 1 0",
-            "commands done 1 0",
+            "└ cursor done 1 0 untested",
+            "commands done 1 0 untested",
         ],
         "{tree}"
     );
