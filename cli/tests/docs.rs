@@ -10,21 +10,8 @@
 
 mod common;
 
-use common::repo;
+use common::{copy_tree, repo};
 use std::path::Path;
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
 
 #[test]
 fn every_console_example_in_the_readme_and_the_docs_runs_as_printed() {

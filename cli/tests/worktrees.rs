@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{events, finish_within, open, pytest_found, repo, runlog, text, wait_for};
+use common::{copy_tree, events, finish_within, open, pytest_found, repo, runlog, text, wait_for};
 use runlog_core::EventKind;
 use runlog_store::EventLog;
 use std::path::{Path, PathBuf};
@@ -342,20 +342,6 @@ fn a_kill_between_a_commit_and_its_merge_makes_neither_twice_on_resume() {
     );
     assert_eq!(merge_commits, "1", "one merge");
     assert_eq!(merges(&events(&open(&store), "crash")).len(), 1);
-}
-
-/// Copies a directory tree (file modes kept).
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 #[derive(serde::Serialize)]

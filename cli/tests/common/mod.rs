@@ -129,6 +129,20 @@ pub fn followed_from_the_start(out: &Output) -> Vec<serde_json::Value> {
     lines
 }
 
+/// Copies a directory tree (file modes kept).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 /// Whether pytest is on PATH; without it a test says SKIPPED and how to get it (a failure
 /// when `RUNLOG_REQUIRE_PYTEST` is set, as `.ci/run` sets it).
 pub fn pytest_found() -> bool {
