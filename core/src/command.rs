@@ -8,6 +8,27 @@ use crate::value::Value;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// What one attempt changed in its task's worktree, committed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Changes {
+    /// The commit made (the parent when nothing changed).
+    pub commit: String,
+    /// The commit it was made on.
+    pub parent: String,
+    /// The files changed.
+    pub files: Vec<String>,
+    /// Lines added.
+    pub insertions: u64,
+    /// Lines removed.
+    pub deletions: u64,
+    /// The patch: whole when small, else its beginning.
+    pub patch: String,
+    /// The whole patch in the blob area, when larger.
+    pub blob: Option<Hash>,
+    /// The patch's size.
+    pub patch_bytes: u64,
+}
+
 /// A command with the time it was issued (the caller's clock; the core reads none).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Command {
@@ -359,22 +380,8 @@ pub enum CommandKind {
     RecordChanges {
         /// The task.
         task: TaskId,
-        /// The commit made (the parent when nothing changed).
-        commit: String,
-        /// The commit it was made on.
-        parent: String,
-        /// The files changed.
-        files: Vec<String>,
-        /// Lines added.
-        insertions: u64,
-        /// Lines removed.
-        deletions: u64,
-        /// The patch: whole when small, else its beginning.
-        patch: String,
-        /// The whole patch in the blob area, when larger.
-        blob: Option<Hash>,
-        /// The patch's size.
-        patch_bytes: u64,
+        /// What changed.
+        changes: Changes,
     },
     /// Record the merge of a done task into the integration branch: its merge commit, or the
     /// files that conflicted.

@@ -64,7 +64,7 @@ mod state;
 pub mod synthetic;
 mod value;
 
-pub use command::{Command, CommandKind, Principal};
+pub use command::{Changes, Command, CommandKind, Principal};
 pub use decide::{decide, outcome, startable};
 pub use event::{Event, EventKind, GateOutcome, Replacement, RunOutcome};
 pub use evolve::{evolve, evolve_in_place};

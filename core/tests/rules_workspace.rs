@@ -41,14 +41,16 @@ fn conflicted(t: &str, files: &[&str]) -> CommandKind {
 fn changes(t: &str, commit: &str) -> CommandKind {
     CommandKind::RecordChanges {
         task: id(t),
-        commit: commit.into(),
-        parent: BASE.into(),
-        files: vec!["a.py".into()],
-        insertions: 2,
-        deletions: 1,
-        patch: String::new(),
-        blob: None,
-        patch_bytes: 0,
+        changes: Changes {
+            commit: commit.into(),
+            parent: BASE.into(),
+            files: vec!["a.py".into()],
+            insertions: 2,
+            deletions: 1,
+            patch: String::new(),
+            blob: None,
+            patch_bytes: 0,
+        },
     }
 }
 

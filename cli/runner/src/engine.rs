@@ -196,9 +196,9 @@ enum Done {
 
 /// The driver's stop switch: `asked` ends once it turns true; never without one, or once its
 /// sender is gone (a driver that can no longer ask).
-struct Stop(Option<watch::Receiver<bool>>);
+struct StopSwitch(Option<watch::Receiver<bool>>);
 
-impl Stop {
+impl StopSwitch {
     async fn asked(&mut self) {
         let asked = match self.0.as_mut() {
             Some(stop) => stop.wait_for(|yes| *yes).await.is_ok(),
@@ -496,7 +496,7 @@ impl Engine {
     /// interrupts. While it drives a run of a store directory, it holds the run's marker.
     pub async fn drive(mut self) -> Result<Ended> {
         let started = Instant::now();
-        let mut stop = Stop(self.stop.take());
+        let mut stop = StopSwitch(self.stop.take());
         let _executing = self
             .ctx
             .shared

@@ -218,12 +218,6 @@ impl Git {
         .map(|_| ())
     }
 
-    /// Removes a worktree (and what is in it).
-    pub fn remove_worktree(&self, path: &Path) -> Result<()> {
-        self.run(&["worktree", "remove", "--force", &path.to_string_lossy()])
-            .map(|_| ())
-    }
-
     /// Commits everything in the worktree as `author` (finishing a merge in progress), unless
     /// nothing changed; the commit `HEAD` is at after.
     pub fn commit_all(&self, author: &Author, message: &str) -> Result<String> {

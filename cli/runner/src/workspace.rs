@@ -12,7 +12,7 @@
 use crate::git::{ref_part, Author, Git, GitError, Merge};
 use crate::layout::Layout;
 use crate::workflow::WorkspaceMode;
-use runlog_core::{CommandKind, Hash, RunState, TaskId};
+use runlog_core::{Changes, CommandKind, Hash, RunState, TaskId};
 use runlog_store::EventLog;
 use std::path::{Path, PathBuf};
 
@@ -353,14 +353,16 @@ impl RunWorkspace {
         };
         Ok(Some(CommandKind::RecordChanges {
             task: task.clone(),
-            commit,
-            parent,
-            files,
-            insertions,
-            deletions,
-            patch,
-            blob,
-            patch_bytes,
+            changes: Changes {
+                commit,
+                parent,
+                files,
+                insertions,
+                deletions,
+                patch,
+                blob,
+                patch_bytes,
+            },
         }))
     }
 

@@ -169,30 +169,9 @@ fn decide_kinds(
         CommandKind::OpenWorkspace { repo, branch, base } => {
             workspace::open(state, repo, branch, base)
         }
-        CommandKind::RecordChanges {
-            task,
-            commit,
-            parent,
-            files,
-            insertions,
-            deletions,
-            patch,
-            blob,
-            patch_bytes,
-        } => workspace::record_changes(
-            state,
-            task,
-            workspace::Changes {
-                commit,
-                parent,
-                files,
-                insertions,
-                deletions,
-                patch,
-                blob,
-                patch_bytes,
-            },
-        ),
+        CommandKind::RecordChanges { task, changes } => {
+            workspace::record_changes(state, task, changes)
+        }
         CommandKind::RecordMerge {
             task,
             commit,

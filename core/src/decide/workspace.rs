@@ -2,8 +2,9 @@
 //! task's merge, or its conflict (a rescue resolves it, or a person does and approves).
 
 use super::{find, require_running};
+use crate::command::Changes;
 use crate::event::EventKind;
-use crate::ids::{Hash, TaskId};
+use crate::ids::TaskId;
 use crate::rejection::Rejection;
 use crate::state::{RunState, TaskStatus};
 
@@ -18,19 +19,6 @@ pub(super) fn open(
         return Err(Rejection::WorkspaceOpen { branch });
     }
     Ok(vec![EventKind::WorkspaceOpened { repo, branch, base }])
-}
-
-/// What one attempt changed: commit, files, counts and the patch.
-#[derive(Debug)]
-pub(super) struct Changes {
-    pub commit: String,
-    pub parent: String,
-    pub files: Vec<String>,
-    pub insertions: u64,
-    pub deletions: u64,
-    pub patch: String,
-    pub blob: Option<Hash>,
-    pub patch_bytes: u64,
 }
 
 pub(super) fn record_changes(
