@@ -13,7 +13,10 @@ use runlog_store::{EventLog, StoreError};
 
 /// How often a command is decided again after losing a race before the conflict is reported:
 /// each retry means another writer appended, so a bound only matters under a storm of writers.
-const MAX_CONFLICT_RETRIES: usize = 32;
+/// On the shared store a catch-up and an append are several round trips, and workers busy on
+/// one run win most races: 32 was seen exhausted by three workers on a 500-task DAG (the losing
+/// worker's engine stopped, and its attempt was taken on again), so the bound is generous.
+const MAX_CONFLICT_RETRIES: usize = 4_096;
 
 /// What a command recorded: its events with their seqs.
 #[derive(Debug, Clone, PartialEq)]
