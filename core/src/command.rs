@@ -4,6 +4,7 @@ use crate::event::Replacement;
 use crate::ids::{AgentId, Hash, RunId, StageId, TaskId, Timestamp};
 use crate::settings::{RetryStrategy, Settings};
 use crate::spec::{TaskClass, TaskSpec};
+use crate::usage::{Limits, Prices, UsageReport, UsageStage};
 use crate::value::Value;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -82,6 +83,7 @@ impl CommandKind {
                 | CommandKind::SetStrategy { .. }
                 | CommandKind::CloseCircuit { .. }
                 | CommandKind::Rollback { .. }
+                | CommandKind::SetBudget { .. }
         )
     }
 }
@@ -102,6 +104,9 @@ pub enum CommandKind {
         settings: Settings,
         /// The initial tasks.
         tasks: Vec<TaskSpec>,
+        /// Prices and budgets (recorded right after the tasks).
+        #[serde(default)]
+        cost: CostPolicy,
     },
     /// Start a fork of another run (the caller supplies the parent's chain hash at `at_seq`).
     StartFork {
@@ -393,4 +398,68 @@ pub enum CommandKind {
         /// The files in conflict, when it did not.
         conflicts: Vec<String>,
     },
+    /// Record what one of a task's commands reported it used (several reports add up).
+    RecordUsage {
+        /// The task (for the replanner, the task whose completion asked for it).
+        task: TaskId,
+        /// Which command.
+        stage: UsageStage,
+        /// The reports, normalised.
+        reports: Vec<UsageReport>,
+    },
+    /// Set or change the run's budget (no task) or a task's; tasks the old budget stopped and
+    /// the new one allows are reopened.
+    SetBudget {
+        /// The task, or none for the run.
+        task: Option<TaskId>,
+        /// The dollar bound.
+        max_cost_usd: Change<f64>,
+        /// The token bound.
+        max_tokens: Change<u64>,
+        /// Who.
+        by: String,
+    },
+    /// Fail a task that would start another attempt with its budget spent.
+    StopForBudget {
+        /// The task.
+        task: TaskId,
+    },
+}
+
+/// What a run's usage is priced with and bounded by, as its workflow says.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CostPolicy {
+    /// Prices by model, in USD per million tokens.
+    #[serde(default)]
+    pub prices: Prices,
+    /// The run's budget.
+    #[serde(default)]
+    pub budget: Limits,
+    /// Each task's own budget.
+    #[serde(default)]
+    pub task_budgets: BTreeMap<TaskId, Limits>,
+}
+
+/// How a command changes one bound of a budget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Change<T> {
+    /// Leave it as it is.
+    #[default]
+    Keep,
+    /// Set it to this.
+    Set(T),
+    /// No bound any more.
+    Remove,
+}
+
+impl<T: Copy> Change<T> {
+    /// The bound after the change, from the bound before.
+    pub fn apply(self, before: Option<T>) -> Option<T> {
+        match self {
+            Change::Keep => before,
+            Change::Set(v) => Some(v),
+            Change::Remove => None,
+        }
+    }
 }

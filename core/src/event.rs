@@ -6,6 +6,7 @@
 use crate::ids::{AgentId, Hash, RunId, StageId, TaskId, Timestamp};
 use crate::settings::{RetryStrategy, Settings};
 use crate::spec::{TaskClass, TaskSpec};
+use crate::usage::{BudgetKind, Limits, Prices, UsageRecord};
 use crate::value::Value;
 use bincode::{Decode, Encode};
 use serde::{Deserialize, Serialize};
@@ -525,6 +526,42 @@ pub enum EventKind {
         /// The rescue it goes to (its number), or none: it waits for a person.
         rescue: Option<u32>,
     },
+    /// What one of an attempt's commands reported it used (tokens, model, cost), added up per
+    /// model and per whether the cost was reported or priced by runlog.
+    UsageRecorded {
+        /// The record.
+        usage: UsageRecord,
+    },
+    /// The prices runlog prices usage with (the workflow's `[prices]`), in USD per million
+    /// tokens by model. Recorded when the run starts.
+    PricesSet {
+        /// By model.
+        prices: Prices,
+    },
+    /// A budget was set or changed: the run's (no task) or a task's. The limits are the whole
+    /// budget after the change.
+    BudgetSet {
+        /// The task, or none for the run.
+        task: Option<TaskId>,
+        /// The budget now.
+        limits: Limits,
+        /// Who set it (`workflow` when the workflow did).
+        by: String,
+    },
+    /// A task would have started another attempt (a first one, a retry, a rescue) with its
+    /// budget spent: it fails (`task-failed` follows) until the budget is raised.
+    BudgetSpent {
+        /// The task.
+        task: TaskId,
+        /// Whose budget: the task's own, or none for the run's.
+        budget: Option<TaskId>,
+        /// Dollars or tokens.
+        kind: BudgetKind,
+        /// The limit in force.
+        limit: f64,
+        /// What was spent.
+        spent: f64,
+    },
 }
 
 /// Writes [`EventKind::name`] and [`EventKind::NAMES`] from one table, so a new variant needs
@@ -594,6 +631,10 @@ event_names! {
     ChangesRecorded => "changes-recorded",
     TaskMerged => "task-merged",
     MergeConflicted => "merge-conflicted",
+    UsageRecorded => "usage-recorded",
+    PricesSet => "prices-set",
+    BudgetSet => "budget-set",
+    BudgetSpent => "budget-spent",
 }
 
 impl EventKind {
@@ -631,8 +672,12 @@ impl EventKind {
             | EventKind::AttemptAbandoned { task, .. }
             | EventKind::ChangesRecorded { task, .. }
             | EventKind::TaskMerged { task, .. }
-            | EventKind::MergeConflicted { task, .. } => Some(task),
-            EventKind::MessagePosted { task, .. } => task.as_ref(),
+            | EventKind::MergeConflicted { task, .. }
+            | EventKind::BudgetSpent { task, .. } => Some(task),
+            EventKind::UsageRecorded { usage } => Some(&usage.task),
+            EventKind::MessagePosted { task, .. } | EventKind::BudgetSet { task, .. } => {
+                task.as_ref()
+            }
             EventKind::RunStarted { .. }
             | EventKind::RunFinished { .. }
             | EventKind::RunInterrupted { .. }
@@ -646,7 +691,8 @@ impl EventKind {
             | EventKind::ReplanLoopDetected { .. }
             | EventKind::Attributed { .. }
             | EventKind::ParentLinked { .. }
-            | EventKind::WorkspaceOpened { .. } => None,
+            | EventKind::WorkspaceOpened { .. }
+            | EventKind::PricesSet { .. } => None,
         }
     }
 }

@@ -347,6 +347,32 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
                 None => t.status = TaskStatus::PendingEval,
             }
         }),
+        EventKind::UsageRecorded { usage } => {
+            with_task(state, &usage.task, |t| {
+                t.spend.add(&usage.tokens, usage.cost_usd)
+            });
+            state.spend.add(&usage.tokens, usage.cost_usd);
+            state.usage.push(usage.clone());
+        }
+        EventKind::PricesSet { prices } => state.prices = prices.clone(),
+        EventKind::BudgetSet { task, limits, .. } => match task {
+            Some(task) => with_task(state, task, |t| t.budget = *limits),
+            None => state.budget = *limits,
+        },
+        EventKind::BudgetSpent {
+            task,
+            budget,
+            kind,
+            limit,
+            spent,
+        } => with_task(state, task, |t| {
+            t.budget_stop = Some(crate::usage::BudgetStop {
+                budget: budget.clone(),
+                kind: *kind,
+                limit: *limit,
+                spent: *spent,
+            });
+        }),
         EventKind::AttemptAbandoned { task, .. } => with_task(state, task, |t| {
             // In progress still, with no attempt running: the next start continues it.
             t.running = false;
@@ -447,6 +473,7 @@ fn add_task(state: &mut RunState, spec: crate::spec::TaskSpec) {
 
 fn reopen_task(t: &mut TaskState) {
     t.status = TaskStatus::Open;
+    t.budget_stop = None;
     t.running = false;
     t.rescues = 0;
     t.test_failures = 0;

@@ -21,6 +21,7 @@
 //!     workflow_hash: Hash::of(b"example"),
 //!     settings: Settings::default(),
 //!     tasks: vec![spec],
+//!     cost: Default::default(),
 //! });
 //! let mut events = decide(&Default::default(), start).expect("a valid plan");
 //! let state = fold(&events);
@@ -62,9 +63,10 @@ mod spec;
 mod state;
 #[cfg(feature = "testkit")]
 pub mod synthetic;
+pub mod usage;
 mod value;
 
-pub use command::{Changes, Command, CommandKind, Principal};
+pub use command::{Change, Changes, Command, CommandKind, CostPolicy, Principal};
 pub use decide::{decide, outcome, startable};
 pub use event::{Event, EventKind, GateOutcome, Replacement, RunOutcome};
 pub use evolve::{evolve, evolve_in_place};

@@ -40,18 +40,27 @@ pub fn validate_settings(s: &Settings) -> Result<(), Rejection> {
     Ok(())
 }
 
-/// Checks a retry strategy: a finite positive backoff, and a bound on unlimited retries.
-pub fn validate_strategy(task: &str, r: &RetryStrategy) -> Result<(), Rejection> {
+/// Checks a retry strategy: a finite positive backoff, and a bound on unlimited retries (an
+/// attempt or time budget, a circuit breaker, or a cost or token budget: `money_bounded`).
+pub fn validate_strategy(
+    task: &str,
+    r: &RetryStrategy,
+    money_bounded: bool,
+) -> Result<(), Rejection> {
     if !(r.backoff.is_finite() && r.backoff >= 1.0) {
         return Err(Rejection::InvalidSetting {
             field: format!("task {task} retry.backoff"),
             reason: "must be a number ≥ 1".into(),
         });
     }
-    if r.limit == RetryLimit::Unlimited && r.budget.is_unbounded() && r.circuit_after == 0 {
+    if r.limit == RetryLimit::Unlimited
+        && r.budget.is_unbounded()
+        && r.circuit_after == 0
+        && !money_bounded
+    {
         return Err(Rejection::InvalidSetting {
             field: format!("task {task} retry"),
-            reason: "unlimited retries need a budget (max_attempts or max_elapsed_ms) or a circuit breaker"
+            reason: "unlimited retries need a bound: an attempt or time budget, a cost or token budget (the task's or the run's), or a circuit breaker"
                 .into(),
         });
     }
@@ -61,7 +70,7 @@ pub fn validate_strategy(task: &str, r: &RetryStrategy) -> Result<(), Rejection>
 /// Validates tasks about to join the plan of `state` (whose tasks listed in `cancelling` are
 /// about to be cancelled, and whose dependents of `rewired` tasks will wait for their
 /// replacements): unique ids, known dependencies and parents, no cycle, depth within
-/// `max_depth`, sane strategies.
+/// `max_depth`, sane strategies (`money_bounded`: whether a cost or token budget bounds a task).
 ///
 /// Existing tasks never wait for new ones, so a pure addition can only close a cycle among the
 /// new tasks: only those are searched, which keeps long runs linear. A revision that rewires
@@ -72,6 +81,7 @@ pub fn validate_new_tasks(
     cancelling: &BTreeSet<TaskId>,
     rewired: &[(TaskId, TaskId)],
     max_depth: u32,
+    money_bounded: &dyn Fn(&TaskId) -> bool,
 ) -> Result<(), Rejection> {
     let mut fresh: BTreeMap<&TaskId, &TaskSpec> = BTreeMap::new();
     for spec in new {
@@ -84,7 +94,7 @@ pub fn validate_new_tasks(
                 task: spec.id.clone(),
             });
         }
-        validate_strategy(spec.id.as_str(), &spec.retry)?;
+        validate_strategy(spec.id.as_str(), &spec.retry, money_bounded(&spec.id))?;
     }
     let lookup = |id: &TaskId| {
         fresh

@@ -280,6 +280,31 @@ pub enum Rejection {
         /// The task.
         task: TaskId,
     },
+    /// The budget bounding the task is spent: no attempt of it starts.
+    #[error("task {task} cannot start: {spent}")]
+    BudgetSpent {
+        /// The task.
+        task: TaskId,
+        /// Which budget, the limit and the spend, in words.
+        spent: String,
+    },
+    /// `StopForBudget` on a task whose budgets have something left, or that is not waiting to
+    /// start.
+    #[error("task {task} is not stopped by a budget: {why}")]
+    BudgetNotSpent {
+        /// The task.
+        task: TaskId,
+        /// Why not.
+        why: String,
+    },
+    /// A usage report that cannot be recorded.
+    #[error("usage of task {task} cannot be recorded: {reason}")]
+    InvalidUsage {
+        /// The task.
+        task: TaskId,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 fn join(ids: &[TaskId]) -> String {
@@ -346,6 +371,13 @@ impl Rejection {
                 "a run works in a git repository when its workflow is in one (or workspace = \"git\")".into()
             }
             Rejection::AlreadyMerged { .. } => "nothing to do: its work is in the integration branch".into(),
+            Rejection::BudgetSpent { .. } => {
+                "raise the budget (it reopens the tasks it stopped), then resume the run".into()
+            }
+            Rejection::BudgetNotSpent { .. } => "nothing to do: the task may go on".into(),
+            Rejection::InvalidUsage { .. } => {
+                "counts are whole numbers of tokens up to 10^12, costs are USD ≥ 0".into()
+            }
         }
     }
 }

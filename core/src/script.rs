@@ -64,6 +64,7 @@ impl Script {
             workflow_hash: Hash::of(b"test"),
             settings,
             tasks,
+            cost: Default::default(),
         })
     }
 

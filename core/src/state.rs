@@ -4,6 +4,7 @@ use crate::event::{GateOutcome, RunOutcome};
 use crate::ids::{AgentId, Hash, RunId, StageId, TaskId, Timestamp};
 use crate::settings::{RetryStrategy, Settings};
 use crate::spec::{TaskClass, TaskSpec};
+use crate::usage::{BudgetStop, Limits, Prices, Spend, UsageRecord};
 use bincode::{Decode, Encode};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -180,6 +181,12 @@ pub struct TaskState {
     pub abandoned: bool,
     /// Its code, in a git workspace.
     pub code: TaskCode,
+    /// Its own budget.
+    pub budget: Limits,
+    /// What its commands used.
+    pub spend: Spend,
+    /// The budget that stopped it (it failed with `budget-spent`), until it is reopened.
+    pub budget_stop: Option<BudgetStop>,
 }
 
 /// A task whose work is another workflow, run as a child run.
@@ -232,6 +239,9 @@ impl TaskState {
             worker: None,
             abandoned: false,
             code: TaskCode::default(),
+            budget: Limits::default(),
+            spend: Spend::default(),
+            budget_stop: None,
         }
     }
 
@@ -374,6 +384,14 @@ pub struct RunState {
     pub parent: Option<ParentLink>,
     /// The git repository the run works in, if it does.
     pub workspace: Option<Workspace>,
+    /// The prices usage is priced with, by model.
+    pub prices: Prices,
+    /// The run's budget.
+    pub budget: Limits,
+    /// What the run's commands used.
+    pub spend: Spend,
+    /// Every usage record of the run as it stands (a rollback takes back what it undid).
+    pub usage: Vec<UsageRecord>,
 }
 
 /// A run's git workspace: its integration branch and where it stands.
@@ -401,6 +419,33 @@ pub struct TaskCode {
 }
 
 impl RunState {
+    /// The budget `task` has spent, its own first, then the run's; `None` while both have
+    /// something left.
+    pub fn overspent(&self, task: &TaskState) -> Option<BudgetStop> {
+        let stop = |budget: Option<TaskId>, (kind, limit, spent)| BudgetStop {
+            budget,
+            kind,
+            limit,
+            spent,
+        };
+        task.budget
+            .spent_by(&task.spend)
+            .map(|s| stop(Some(task.spec.id.clone()), s))
+            .or_else(|| self.run_overspent())
+    }
+
+    /// The run's budget, when it is spent.
+    pub fn run_overspent(&self) -> Option<BudgetStop> {
+        self.budget
+            .spent_by(&self.spend)
+            .map(|(kind, limit, spent)| BudgetStop {
+                budget: None,
+                kind,
+                limit,
+                spent,
+            })
+    }
+
     /// Whether `id`'s work counts for what waits on it: done and, in a git workspace, merged
     /// (for a group, every task below it).
     pub fn delivered(&self, id: &TaskId) -> bool {

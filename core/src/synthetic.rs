@@ -85,6 +85,7 @@ pub fn synthetic_run(
             workflow_hash: Hash::of(b"synthetic"),
             settings: Settings::default(),
             tasks: Vec::new(),
+            cost: Default::default(),
         },
     );
     let mut i = 0;

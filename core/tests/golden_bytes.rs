@@ -13,7 +13,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 47;
+const VARIANTS: usize = 51;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -66,6 +66,10 @@ fn index(k: &EventKind) -> usize {
         EventKind::ChangesRecorded { .. } => 44,
         EventKind::TaskMerged { .. } => 45,
         EventKind::MergeConflicted { .. } => 46,
+        EventKind::UsageRecorded { .. } => 47,
+        EventKind::PricesSet { .. } => 48,
+        EventKind::BudgetSet { .. } => 49,
+        EventKind::BudgetSpent { .. } => 50,
     }
 }
 
@@ -358,6 +362,51 @@ fn samples() -> Vec<EventKind> {
             task: t("docs"),
             files: vec!["README.md".into()],
             rescue: Some(1),
+        },
+        EventKind::UsageRecorded {
+            usage: usage::UsageRecord {
+                task: t("build"),
+                attempt: 2,
+                stage: usage::UsageStage::Evaluator,
+                model: Some("claude-sonnet-4".into()),
+                provider: Some("anthropic".into()),
+                tokens: usage::Tokens {
+                    input: 1200,
+                    output: 300,
+                    cache_read: 800,
+                    cache_write: 100,
+                    reasoning: 40,
+                },
+                cost_usd: Some(0.0125),
+                cost: usage::CostSource::Priced,
+                reports: 2,
+            },
+        },
+        EventKind::PricesSet {
+            prices: BTreeMap::from([(
+                "claude-sonnet-4".to_owned(),
+                usage::Price {
+                    input: 3.0,
+                    output: 15.0,
+                    cache_read: Some(0.3),
+                    cache_write: None,
+                },
+            )]),
+        },
+        EventKind::BudgetSet {
+            task: Some(t("build")),
+            limits: usage::Limits {
+                max_cost_usd: Some(2.5),
+                max_tokens: None,
+            },
+            by: "ana".into(),
+        },
+        EventKind::BudgetSpent {
+            task: t("build"),
+            budget: None,
+            kind: usage::BudgetKind::CostUsd,
+            limit: 2.5,
+            spent: 2.51,
         },
     ]
 }

@@ -86,6 +86,7 @@ fn unlimited_retries_without_any_bound_are_rejected() {
             workflow_hash: Hash::of(b"w"),
             settings: Settings::default(),
             tasks: vec![task("r").retry(unlimited(Budget::default()))],
+            cost: Default::default(),
         })
         .then_rejected_where(
             |r| matches!(r, Rejection::InvalidSetting { field, .. } if field.contains("retry")),

@@ -18,6 +18,7 @@ fn start_run(tasks: Vec<TaskSpec>) -> CommandKind {
         workflow_hash: Hash::of(b"w"),
         settings: Settings::default(),
         tasks,
+        cost: Default::default(),
     }
 }
 
@@ -67,6 +68,7 @@ fn settings_out_of_range_are_rejected() {
             workflow_hash: Hash::of(b"w"),
             settings: bad,
             tasks: vec![],
+            cost: Default::default(),
         })
         .then_rejected_where(
             |r| matches!(r, Rejection::InvalidSetting { field, .. } if field == "eval_threshold"),

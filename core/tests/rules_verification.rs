@@ -250,6 +250,7 @@ fn nesting_deeper_than_max_depth_is_rejected() {
             workflow_hash: Hash::of(b"w"),
             settings: Settings::default(),
             tasks,
+            cost: Default::default(),
         })
         .then_rejected(Rejection::TooDeep {
             task: id("l4"),
@@ -268,6 +269,7 @@ fn depending_on_your_own_group_is_a_cycle() {
             workflow_hash: Hash::of(b"w"),
             settings: Settings::default(),
             tasks,
+            cost: Default::default(),
         })
         .then_rejected_where(|r| matches!(r, Rejection::DependencyCycle { .. }));
 }

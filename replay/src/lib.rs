@@ -22,6 +22,7 @@
 //!     workflow_hash: Hash::of(b"example"),
 //!     settings: Settings::default(),
 //!     tasks: vec![spec],
+//!     cost: Default::default(),
 //! };
 //! session.execute(Command::new(Timestamp(1_000), start))??;
 //! let go = CommandKind::StartTask { task: "build".into(), agent: None, worktree: None };

@@ -22,6 +22,7 @@ fn started(log: &Log) -> Session<'_> {
         workflow_hash: Hash::of(b"test"),
         settings: Settings::default(),
         tasks: vec![task("a"), task("b")],
+        cost: Default::default(),
     }))
     .unwrap()
     .unwrap();

@@ -15,6 +15,7 @@ use super::sub_project;
 use super::workflow::RunnerSettings;
 use runlog_core::dispatch::{Capacity, Frontier, Job};
 use runlog_core::projections::Board;
+use runlog_core::usage::{self, UsageStage};
 use runlog_core::{
     Command, CommandKind, Event, Hash, Rejection, RunId, RunOutcome, RunState, RunStatus, TaskId,
     TaskStatus,
@@ -576,6 +577,16 @@ impl Engine {
             replan_stopped: self.replan_gave_up,
         };
         let plan = self.frontier.dispatch(state, self.clock.peek(), &cap);
+        if !plan.over_budget.is_empty() {
+            for task in plan.over_budget {
+                // Another worker may have stopped it first: then there is nothing to do.
+                if let Err(r) = self.try_execute(CommandKind::StopForBudget { task })? {
+                    self.observer.note(&format!("note: {r}"));
+                }
+            }
+            // Each round fails at least one task, so this ends.
+            return self.dispatch();
+        }
         self.stop_moved();
         if plan.replan {
             match self.ctx.runner.replan.clone() {
@@ -747,6 +758,8 @@ impl Engine {
         let history = layout.history(id);
         // Like the feedback file: always there, empty before the task has a story.
         let _ = self.histories.write(&history, id);
+        let usage = layout.usage(Some(id));
+        let _ = std::fs::write(&usage, "");
         vec![
             ("RUNLOG_RUN".into(), self.run().to_owned()),
             ("RUNLOG_TASK".into(), id.0.clone()),
@@ -756,6 +769,7 @@ impl Engine {
             ("RUNLOG_FEEDBACK".into(), feedback.display().to_string()),
             ("RUNLOG_STAGE".into(), t.spec.stage_id().0),
             ("RUNLOG_HISTORY".into(), history.display().to_string()),
+            ("RUNLOG_USAGE".into(), usage.display().to_string()),
         ]
     }
 
@@ -874,7 +888,12 @@ impl Engine {
             return Ok(());
         };
         let board = serde_json::to_string(&Board::of(self.state())).map_err(RunnerError::Board)?;
-        let env = vec![("RUNLOG_RUN".to_owned(), self.run().to_owned())];
+        let usage = self.ctx.layout.usage(None);
+        let _ = std::fs::write(&usage, "");
+        let env = vec![
+            ("RUNLOG_RUN".to_owned(), self.run().to_owned()),
+            ("RUNLOG_USAGE".to_owned(), usage.display().to_string()),
+        ];
         let dir = self.ctx.dir.clone();
         let runner = self.ctx.runner.clone();
         let groups = self.ctx.layout.groups();
@@ -953,6 +972,12 @@ impl Engine {
         }
         let started_for = removed.and_then(|r| r.phase);
         self.record_output(id, what, out)?;
+        let stage = match what {
+            "agent" => UsageStage::Agent,
+            "test" => UsageStage::Tests,
+            _ => UsageStage::Evaluator,
+        };
+        self.record_usage(id, stage, out)?;
         if let Some(text) = out.leftovers_text() {
             self.note(id, format!("the {what} command: {text}"))?;
         }
@@ -1012,6 +1037,53 @@ impl Engine {
             })?;
         }
         Ok(())
+    }
+
+    /// Records what a command reported it used: the usage lines of its stdout and those it
+    /// appended to its `RUNLOG_USAGE` file (a sub-project's child records its own). A line that
+    /// is not usage as runlog reads it is noted with why; it never stops the run.
+    fn record_usage(&mut self, id: &TaskId, stage: UsageStage, out: &Outcome) -> Result<()> {
+        let file = self.usage_file(stage, id);
+        let appended = read_capped(&file, self.ctx.runner.output_cap);
+        let _ = std::fs::remove_file(&file);
+        if self.state().child_run_of(id).is_some() && stage == UsageStage::Agent {
+            return Ok(());
+        }
+        let (mut reports, mut problems) = usage::reports_in(&out.stdout);
+        let (more, more_problems) = usage::reports_in(&appended);
+        reports.extend(more);
+        problems.extend(
+            more_problems
+                .into_iter()
+                .map(|p| format!("RUNLOG_USAGE: {p}")),
+        );
+        for problem in problems {
+            self.note(id, format!("the {} command: {problem}", stage.name()))?;
+        }
+        if reports.is_empty() {
+            return Ok(());
+        }
+        let record = CommandKind::RecordUsage {
+            task: id.clone(),
+            stage,
+            reports,
+        };
+        match self.try_execute(record)? {
+            Ok(_) => Ok(()),
+            Err(r) => self.note(
+                id,
+                format!("the {} command's usage was not recorded: {r}", stage.name()),
+            ),
+        }
+    }
+
+    /// The file a command appends usage lines to (`RUNLOG_USAGE`): one per task (a task runs
+    /// one command at a time) and one for the replanner.
+    fn usage_file(&self, stage: UsageStage, id: &TaskId) -> PathBuf {
+        match stage {
+            UsageStage::Replanner => self.ctx.layout.usage(None),
+            _ => self.ctx.layout.usage(Some(id)),
+        }
     }
 
     fn handle(&mut self, done: Done) -> Result<()> {
@@ -1155,6 +1227,7 @@ impl Engine {
                     return Ok(());
                 };
                 self.record_output(&after, "replan", &out)?;
+                self.record_usage(&after, UsageStage::Replanner, &out)?;
                 match self.revision(&out, seen) {
                     Ok(kind) => match self.try_execute(kind)? {
                         Ok(_) => Ok(()),
@@ -1296,4 +1369,16 @@ fn test_details(out: &Outcome) -> String {
     format!("{why}\n{}", process::head_and_tail(&printed, TEST_FEEDBACK))
         .trim_end()
         .to_owned()
+}
+
+/// At most `cap` bytes of a file a command wrote, as text; nothing when it is not there.
+fn read_capped(path: &std::path::Path, cap: usize) -> String {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    if let Ok(f) = std::fs::File::open(path) {
+        let _ = f
+            .take(u64::try_from(cap).unwrap_or(u64::MAX))
+            .read_to_end(&mut bytes);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }

@@ -54,6 +54,16 @@ impl Layout {
         within(&self.work(), &format!("{task}.history.jsonl"))
     }
 
+    /// The file a task's commands (or, for none, the replanner) append usage lines to
+    /// (`RUNLOG_USAGE`).
+    pub fn usage(&self, task: Option<&TaskId>) -> PathBuf {
+        match task {
+            Some(t) => within(&self.work(), &format!("{t}.usage.jsonl")),
+            // Task ids never start with a dot: no task's file can be this one.
+            None => within(&self.work(), ".replan.usage.jsonl"),
+        }
+    }
+
     /// Where the process groups of the run's commands are listed while they run.
     pub fn groups(&self) -> PathBuf {
         self.work().join(".groups")

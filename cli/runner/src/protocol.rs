@@ -2,8 +2,8 @@
 //!
 //! Agents: lines `::checkpoint NAME`, `::classify CLASS`, `::message TEXT`; a JSON object on
 //! its own line becomes the stage result (the last one wins), except `{"add_tasks": [...]}`,
-//! sub-tasks a planning agent adds to its own group at run time; the last other line is the
-//! summary. Evaluators: `{"score": 0.82, "dimensions": {...}, "notes": "..."}`, possibly inside
+//! sub-tasks a planning agent adds to its own group at run time, and usage reports (an object
+//! with `usage`, read by `runlog_core::usage`); the last other line is the summary. Evaluators: `{"score": 0.82, "dimensions": {...}, "notes": "..."}`, possibly inside
 //! prose or a ```json fence, as LLM output is; the last top-level object with a `score` is the
 //! verdict (the agent protocol's "last one wins" too), objects nested in others are not.
 
@@ -74,6 +74,8 @@ pub fn agent_report(stdout: &str) -> AgentReport {
                         ),
                     }
                 }
+                // Usage reports are read by `runlog_core::usage`, not results.
+                Ok(serde_json::Value::Object(o)) if runlog_core::usage::is_usage_object(&o) => {}
                 Ok(v @ serde_json::Value::Object(_)) => {
                     let value = Value::from(v);
                     if value.fits() {

@@ -3,9 +3,10 @@
 
 use super::discovery::{self, Discovery};
 use super::error::WorkflowError;
+use runlog_core::usage::Limits;
 use runlog_core::{
-    decide, Command, CommandKind, Hash, RunId, RunState, Settings, StageId, TaskId, TaskSpec,
-    Timestamp,
+    decide, Command, CommandKind, CostPolicy, Hash, RunId, RunState, Settings, StageId, TaskId,
+    TaskSpec, Timestamp,
 };
 use runlog_core::{Budget, RetryLimit, RetryStrategy};
 use serde::Deserialize;
@@ -34,6 +35,42 @@ pub struct WorkflowFile {
     /// Tasks (`[[task]]` in a file, `"tasks"` in a start-run command).
     #[serde(default, rename = "task", alias = "tasks")]
     pub tasks: Vec<TaskFile>,
+    /// `[prices."MODEL"]`: what runlog prices usage reported without a cost with.
+    #[serde(default)]
+    pub prices: std::collections::BTreeMap<String, PriceFile>,
+}
+
+/// `[prices."MODEL"]`, in USD per million tokens.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceFile {
+    /// Input tokens not read from or written to a cache.
+    pub input: f64,
+    /// Output tokens.
+    pub output: f64,
+    /// Tokens read from a cache (default: the input price).
+    pub cache_read: Option<f64>,
+    /// Tokens written to a cache (default: the input price).
+    pub cache_write: Option<f64>,
+}
+
+/// `budget = { max_cost_usd = 2.0, max_tokens = 500000 }` on a task.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsFile {
+    /// Dollars, reported or priced.
+    pub max_cost_usd: Option<f64>,
+    /// Input and output tokens.
+    pub max_tokens: Option<u64>,
+}
+
+impl LimitsFile {
+    fn limits(self) -> Limits {
+        Limits {
+            max_cost_usd: self.max_cost_usd,
+            max_tokens: self.max_tokens,
+        }
+    }
 }
 
 impl WorkflowFile {
@@ -86,6 +123,10 @@ pub struct SettingsFile {
     /// Every task must be tested (default false): a task that names no `test` gets one by the
     /// test conventions, or the file is refused. A task's own `requires_testing` wins.
     pub requires_testing: Option<bool>,
+    /// The run's dollar budget: once spent, no new attempt, rescue, retry or replan starts.
+    pub max_cost_usd: Option<f64>,
+    /// The run's token budget (input and output tokens).
+    pub max_tokens: Option<u64>,
 }
 
 /// Where a run's tasks work.
@@ -200,6 +241,8 @@ pub struct TaskFile {
     pub test_file: Option<String>,
     /// Another workflow file this task runs as a child run (a sub-project), instead of `run`.
     pub workflow: Option<String>,
+    /// The task's own cost and token budget.
+    pub budget: Option<LimitsFile>,
 }
 
 /// `max = 3` or `max = "unlimited"`.
@@ -261,6 +304,8 @@ pub struct Workflow {
     pub discovered: Vec<Discovery>,
     /// The sub-project tasks and the workflow each runs as a child run: `(task, workflow)`.
     pub sub_projects: Vec<(String, String)>,
+    /// Prices and budgets.
+    pub cost: CostPolicy,
 }
 
 /// The 1-based line where `id = "…"` for a task appears, to point errors at it.
@@ -425,6 +470,7 @@ impl Workflow {
             tasks,
             discovered: Vec::new(),
             sub_projects: Vec::new(),
+            cost: cost_policy(file, text, &path)?,
             dir,
             path,
         };
@@ -554,8 +600,54 @@ impl Workflow {
             workflow_hash: self.hash,
             settings: self.settings.clone(),
             tasks: self.tasks.clone(),
+            cost: self.cost.clone(),
         }
     }
+}
+
+/// The workflow's prices and budgets, each checked where it is written.
+fn cost_policy(file: &WorkflowFile, text: &str, path: &Path) -> Result<CostPolicy, WorkflowError> {
+    let field = |place: String, field: &'static str, message: String| WorkflowError::Field {
+        path: path.to_path_buf(),
+        place,
+        field,
+        message,
+    };
+    let mut prices = runlog_core::usage::Prices::new();
+    for (model, p) in &file.prices {
+        let price = runlog_core::usage::Price {
+            input: p.input,
+            output: p.output,
+            cache_read: p.cache_read,
+            cache_write: p.cache_write,
+        };
+        if let Some(why) = price.invalid() {
+            return Err(field(format!("[prices.{model:?}], "), "price", why));
+        }
+        prices.insert(model.clone(), price);
+    }
+    let s = &file.settings;
+    let budget = LimitsFile {
+        max_cost_usd: s.max_cost_usd,
+        max_tokens: s.max_tokens,
+    }
+    .limits();
+    if let Some(why) = budget.invalid() {
+        return Err(field("[settings], ".into(), "max_cost_usd", why));
+    }
+    let mut task_budgets = std::collections::BTreeMap::new();
+    for t in &file.tasks {
+        let Some(b) = t.budget else { continue };
+        if let Some(why) = b.limits().invalid() {
+            return Err(field(task_place(text, &t.id), "budget", why));
+        }
+        task_budgets.insert(TaskId(t.id.clone()), b.limits());
+    }
+    Ok(CostPolicy {
+        prices,
+        budget,
+        task_budgets,
+    })
 }
 
 impl TaskFile {
@@ -635,6 +727,12 @@ pub fn added_specs(files: &[TaskFile]) -> Result<Vec<TaskSpec>, String> {
             if t.test_file.is_some() {
                 return Err(format!(
                     "added task {:?}, field test_file: read only in a workflow file; give the added task a `test` command",
+                    t.id
+                ));
+            }
+            if t.budget.is_some() {
+                return Err(format!(
+                    "added task {:?}, field budget: a task's budget is set in a workflow file, or on the live run by a person",
                     t.id
                 ));
             }

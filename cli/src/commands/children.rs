@@ -72,6 +72,7 @@ mod tests {
                 workflow_hash: runlog_core::Hash::default(),
                 settings: Settings::default(),
                 tasks: vec![spec],
+                cost: Default::default(),
             },
         );
         s = apply(

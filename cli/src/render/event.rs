@@ -179,6 +179,37 @@ pub fn describe(e: &EventKind) -> String {
                 None => "waits for a person (resolve in its worktree, then approve)".into(),
             }
         ),
+        EventKind::UsageRecorded { usage } => format!(
+            "{} attempt {} {}",
+            usage.task,
+            usage.attempt,
+            usage.describe()
+        ),
+        EventKind::PricesSet { prices } => format!(
+            "prices set for {}",
+            prices.keys().cloned().collect::<Vec<_>>().join(", ")
+        ),
+        EventKind::BudgetSet { task, limits, by } => format!(
+            "{} budget set by {by}: {}",
+            task.as_ref().map_or_else(|| "the run's".to_owned(), |t| format!("{t}'s")),
+            limits_words(limits)
+        ),
+        EventKind::BudgetSpent {
+            task,
+            budget,
+            kind,
+            limit,
+            spent,
+        } => format!(
+            "{task} stopped: {}",
+            runlog_core::usage::BudgetStop {
+                budget: budget.clone(),
+                kind: *kind,
+                limit: *limit,
+                spent: *spent
+            }
+            .describe()
+        ),
         EventKind::RunStarted {
             run,
             workflow,
@@ -369,4 +400,19 @@ pub fn clock(ms: u64) -> String {
 /// `seq  kind  description`: an event in a task's story or a replay step.
 pub fn line(seq: u64, kind: &EventKind) -> String {
     format!("{seq:>6}  {:<20} {}", kind.name(), describe(kind))
+}
+
+/// A budget's bounds in words: `$2.0000, 500000 tokens`, or `no bound`.
+pub fn limits_words(l: &runlog_core::usage::Limits) -> String {
+    let parts: Vec<String> = l
+        .max_cost_usd
+        .map(runlog_core::usage::usd)
+        .into_iter()
+        .chain(l.max_tokens.map(|t| format!("{t} tokens")))
+        .collect();
+    if parts.is_empty() {
+        "no bound".into()
+    } else {
+        parts.join(", ")
+    }
 }

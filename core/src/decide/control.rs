@@ -1,6 +1,7 @@
 //! Run life cycle and control: start, fork, add, messages, rollback, interrupt, resume, finish.
 
 use super::{find, require_started};
+use crate::command::CostPolicy;
 use crate::event::{EventKind, RunOutcome};
 use crate::ids::{Hash, RunId, TaskId};
 use crate::plan::{check_name, validate_new_tasks, validate_settings};
@@ -17,13 +18,31 @@ pub(super) fn start_run(
     workflow_hash: Hash,
     settings: Settings,
     tasks: Vec<TaskSpec>,
+    cost: CostPolicy,
 ) -> Result<Vec<EventKind>, Rejection> {
     if state.status != RunStatus::NotStarted {
         return Err(Rejection::RunAlreadyStarted);
     }
     check_name("run", run.as_str())?;
     validate_settings(&settings)?;
-    validate_new_tasks(state, &tasks, &BTreeSet::new(), &[], settings.max_depth)?;
+    let money_bounded = |t: &TaskId| {
+        !cost.budget.is_unbounded() || cost.task_budgets.get(t).is_some_and(|l| !l.is_unbounded())
+    };
+    validate_new_tasks(
+        state,
+        &tasks,
+        &BTreeSet::new(),
+        &[],
+        settings.max_depth,
+        &money_bounded,
+    )?;
+    if let Some(t) = cost
+        .task_budgets
+        .keys()
+        .find(|t| !tasks.iter().any(|s| &s.id == *t))
+    {
+        return Err(Rejection::UnknownTask { task: t.clone() });
+    }
     let mut events = vec![EventKind::RunStarted {
         run,
         workflow,
@@ -33,6 +52,7 @@ pub(super) fn start_run(
     events.extend(tasks.into_iter().map(|spec| EventKind::TaskAdded {
         spec: Box::new(spec),
     }));
+    events.extend(super::budget::start_policy(cost)?);
     Ok(events)
 }
 
@@ -69,6 +89,7 @@ pub(super) fn add_task(state: &RunState, spec: TaskSpec) -> Result<Vec<EventKind
         &BTreeSet::new(),
         &[],
         state.settings.max_depth,
+        &|_| !state.budget.is_unbounded(),
     )?;
     Ok(vec![EventKind::TaskAdded {
         spec: Box::new(spec),
@@ -175,6 +196,9 @@ pub(super) fn finish(state: &RunState) -> Result<Vec<EventKind>, Rejection> {
 
 /// How the run stands if it finished now.
 pub fn outcome(state: &RunState) -> RunOutcome {
+    if let Some(reason) = budget_pause(state) {
+        return RunOutcome::Paused { reason };
+    }
     if let Some(replan) = &state.replan {
         let why = if replan.loop_detected {
             "the replanner regenerated an earlier plan (regeneration loop)"
@@ -250,4 +274,39 @@ pub fn outcome(state: &RunState) -> RunOutcome {
             reason: format!("tasks not resolved: {}", unresolved.join(", ")),
         }
     }
+}
+
+/// Why the run pauses for a budget: tasks a spent budget stopped, or the run's own budget
+/// spent with work left. `None` when no budget stands in the way.
+fn budget_pause(state: &RunState) -> Option<String> {
+    let mut stops: Vec<String> = state
+        .tasks_in_order()
+        .filter(|t| t.status == TaskStatus::Failed)
+        .filter_map(|t| {
+            Some(format!(
+                "task {}: {}",
+                t.spec.id,
+                t.budget_stop.as_ref()?.describe()
+            ))
+        })
+        .collect();
+    if stops.is_empty() {
+        let unfinished = state
+            .tasks_in_order()
+            .any(|t| !state.is_group(&t.spec.id) && !t.status.is_terminal());
+        stops.extend(
+            state
+                .run_overspent()
+                .filter(|_| unfinished)
+                .map(|s| s.describe()),
+        );
+    }
+    if stops.is_empty() {
+        return None;
+    }
+    let run = state.run.as_ref().map_or("RUN", |r| r.id.as_str());
+    Some(format!(
+        "budget spent: {}; raise it (`runlog budget {run} --max-cost-usd N`, or `--max-tokens N`), then `runlog resume {run}`",
+        stops.join("; ")
+    ))
 }

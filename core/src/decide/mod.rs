@@ -1,6 +1,7 @@
 //! `decide`: every rule of the engine. Pure: it reads the state and the command (whose `at` is
 //! the only time it knows) and returns the events to record, or why not.
 
+mod budget;
 pub(crate) mod control;
 mod gate;
 mod replan;
@@ -51,7 +52,8 @@ fn decide_kinds(
             workflow_hash,
             settings,
             tasks,
-        } => control::start_run(state, run, workflow, workflow_hash, settings, tasks),
+            cost,
+        } => control::start_run(state, run, workflow, workflow_hash, settings, tasks, cost),
         CommandKind::StartFork {
             run,
             from_run,
@@ -177,6 +179,18 @@ fn decide_kinds(
             commit,
             conflicts,
         } => workspace::record_merge(state, task, commit, conflicts),
+        CommandKind::RecordUsage {
+            task,
+            stage,
+            reports,
+        } => budget::record_usage(state, task, stage, reports),
+        CommandKind::SetBudget {
+            task,
+            max_cost_usd,
+            max_tokens,
+            by,
+        } => budget::set_budget(state, task, max_cost_usd, max_tokens, by),
+        CommandKind::StopForBudget { task } => budget::stop_for_budget(state, task),
     }
 }
 

@@ -122,7 +122,14 @@ pub(super) fn revise(
         .iter()
         .map(|r| (r.old.clone(), r.new.clone()))
         .collect();
-    validate_new_tasks(state, &add, &cancelling, &rewired, state.settings.max_depth)?;
+    validate_new_tasks(
+        state,
+        &add,
+        &cancelling,
+        &rewired,
+        state.settings.max_depth,
+        &|_| !state.budget.is_unbounded(),
+    )?;
     for r in &replaces {
         if !cancelling.contains(&r.old) {
             return invalid(format!(

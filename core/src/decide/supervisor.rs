@@ -117,7 +117,14 @@ pub(super) fn set_strategy(
 ) -> Result<Vec<EventKind>, Rejection> {
     require_started(state)?;
     require_stage(state, &stage)?;
-    validate_strategy(stage.as_str(), &strategy)?;
+    // A cost or token budget bounds the stage when the run has one or each of its tasks does.
+    let money_bounded = !state.budget.is_unbounded()
+        || state
+            .tasks
+            .values()
+            .filter(|t| t.spec.stage_id() == stage)
+            .all(|t| !t.budget.is_unbounded());
+    validate_strategy(stage.as_str(), &strategy, money_bounded)?;
     Ok(vec![EventKind::StrategySet { stage, strategy }])
 }
 

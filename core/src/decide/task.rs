@@ -125,6 +125,12 @@ pub fn startable<'s>(
             attempt: task.attempt,
         });
     }
+    if let Some(stop) = state.overspent(task) {
+        return Err(Rejection::BudgetSpent {
+            task: id.clone(),
+            spent: stop.describe(),
+        });
+    }
     if let Some(due) = task.retry_due {
         if at < due {
             return Err(Rejection::RetryNotDue {

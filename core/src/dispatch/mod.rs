@@ -8,6 +8,7 @@ pub use frontier::Frontier;
 
 use crate::decide::startable;
 use crate::ids::{TaskId, Timestamp};
+use crate::rejection::Rejection;
 use crate::state::{RunState, TaskStatus};
 
 /// What the runner has in hand besides the recorded state.
@@ -50,6 +51,8 @@ pub enum Job {
 pub struct Dispatch {
     /// Commands to start, in plan order, no more than the free slots.
     pub starts: Vec<(TaskId, Job)>,
+    /// Tasks that would start an attempt and whose budget is spent: record `StopForBudget`.
+    pub over_budget: Vec<TaskId>,
     /// Run the replan command now.
     pub replan: bool,
     /// The earliest time a retry waiting for its backoff may start. Not looked for once every
@@ -62,6 +65,7 @@ impl Dispatch {
     /// can and should be finished (succeeded, failed or paused, as `decide` will say).
     pub fn settled(&self, cap: &Capacity<'_>, running: usize) -> bool {
         self.starts.is_empty()
+            && self.over_budget.is_empty()
             && !self.replan
             && self.next_due.is_none()
             && running == 0
@@ -106,6 +110,10 @@ fn dispatch_over<'s>(
             TaskStatus::Open | TaskStatus::InProgress | TaskStatus::TestFailed => {
                 match startable(state, id, now) {
                     Ok(_) => Some(Job::Attempt),
+                    Err(Rejection::BudgetSpent { .. }) => {
+                        out.over_budget.push(id.clone());
+                        None
+                    }
                     Err(_) => {
                         // Waiting for its backoff: due later if nothing else stands in the way.
                         if let Some(due) = task.retry_due.filter(|due| *due > now) {
@@ -138,5 +146,9 @@ fn replan_due(state: &RunState, cap: &Capacity<'_>) -> bool {
         .order
         .iter()
         .any(|id| (cap.busy)(id) && state.task(id).is_some_and(|t| t.running));
-    !replan.loop_detected && !agents_busy && !cap.replanning && !cap.replan_stopped
+    !replan.loop_detected
+        && !agents_busy
+        && !cap.replanning
+        && !cap.replan_stopped
+        && state.run_overspent().is_none()
 }

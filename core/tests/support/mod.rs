@@ -41,6 +41,7 @@ pub fn given_run_with(settings: Settings, tasks: Vec<TaskSpec>) -> Given {
         workflow_hash: Hash::of(b"test"),
         settings,
         tasks,
+        cost: Default::default(),
     })
 }
 

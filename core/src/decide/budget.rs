@@ -1,0 +1,145 @@
+//! What agents cost: usage recorded and priced, prices and budgets set, and a task whose
+//! budget is spent stopped where it would start another attempt.
+
+use super::{find, require_running, require_started};
+use crate::command::{Change, CostPolicy};
+use crate::event::EventKind;
+use crate::ids::TaskId;
+use crate::rejection::Rejection;
+use crate::state::{RunState, TaskStatus};
+use crate::usage::{invalid_report, records, Limits, UsageReport, UsageStage};
+
+pub(super) fn record_usage(
+    state: &RunState,
+    task: TaskId,
+    stage: UsageStage,
+    reports: Vec<UsageReport>,
+) -> Result<Vec<EventKind>, Rejection> {
+    require_started(state)?;
+    let attempt = find(state, &task)?.attempt;
+    if let Some(reason) = reports.iter().find_map(invalid_report) {
+        return Err(Rejection::InvalidUsage { task, reason });
+    }
+    Ok(records(&task, attempt, stage, &reports, &state.prices)
+        .into_iter()
+        .map(|usage| EventKind::UsageRecorded { usage })
+        .collect())
+}
+
+/// The events that record a run's prices and budgets as it starts.
+pub(super) fn start_policy(cost: CostPolicy) -> Result<Vec<EventKind>, Rejection> {
+    let CostPolicy {
+        prices,
+        budget,
+        task_budgets,
+    } = cost;
+    let mut events = Vec::new();
+    for (model, price) in &prices {
+        let invalid = |reason| Rejection::InvalidSetting {
+            field: format!("prices.{model:?}"),
+            reason,
+        };
+        if model.trim().is_empty() {
+            return Err(invalid("a price names its model".into()));
+        }
+        if let Some(reason) = price.invalid() {
+            return Err(invalid(reason));
+        }
+    }
+    if !prices.is_empty() {
+        events.push(EventKind::PricesSet { prices });
+    }
+    let budgets =
+        std::iter::once((None, budget)).chain(task_budgets.into_iter().map(|(t, l)| (Some(t), l)));
+    for (task, limits) in budgets.filter(|(_, l)| !l.is_unbounded()) {
+        if let Some(reason) = limits.invalid() {
+            return Err(Rejection::InvalidSetting {
+                field: "budget".into(),
+                reason,
+            });
+        }
+        events.push(EventKind::BudgetSet {
+            task,
+            limits,
+            by: "workflow".into(),
+        });
+    }
+    Ok(events)
+}
+
+pub(super) fn set_budget(
+    state: &RunState,
+    task: Option<TaskId>,
+    max_cost_usd: Change<f64>,
+    max_tokens: Change<u64>,
+    by: String,
+) -> Result<Vec<EventKind>, Rejection> {
+    require_started(state)?;
+    let before = match &task {
+        Some(id) => find(state, id)?.budget,
+        None => state.budget,
+    };
+    let limits = Limits {
+        max_cost_usd: max_cost_usd.apply(before.max_cost_usd),
+        max_tokens: max_tokens.apply(before.max_tokens),
+    };
+    if let Some(reason) = limits.invalid() {
+        return Err(Rejection::InvalidSetting {
+            field: "budget".into(),
+            reason,
+        });
+    }
+    let set = EventKind::BudgetSet {
+        task,
+        limits,
+        by: by.clone(),
+    };
+    // The tasks the old budget stopped and the new one lets go on are opened again.
+    let after = crate::evolve::evolve(
+        state.clone(),
+        &crate::event::Event {
+            at: crate::ids::Timestamp(0),
+            kind: set.clone(),
+        },
+    );
+    let reopened: Vec<EventKind> = after
+        .tasks_in_order()
+        .filter(|t| t.status == TaskStatus::Failed && t.budget_stop.is_some())
+        .filter(|t| after.overspent(t).is_none())
+        .map(|t| EventKind::TaskReopened {
+            task: t.spec.id.clone(),
+            by: by.clone(),
+        })
+        .collect();
+    Ok(std::iter::once(set).chain(reopened).collect())
+}
+
+pub(super) fn stop_for_budget(state: &RunState, id: TaskId) -> Result<Vec<EventKind>, Rejection> {
+    require_running(state)?;
+    let task = find(state, &id)?;
+    let not = |why: &str| Rejection::BudgetNotSpent {
+        task: id.clone(),
+        why: why.into(),
+    };
+    let waiting = matches!(
+        task.status,
+        TaskStatus::Open | TaskStatus::InProgress | TaskStatus::TestFailed
+    );
+    if !waiting || task.running {
+        return Err(not("it is not waiting to start an attempt"));
+    }
+    let Some(stop) = state.overspent(task) else {
+        return Err(not("its budgets have something left"));
+    };
+    let reason = format!("budget-spent: {}", stop.describe());
+    Ok(vec![
+        EventKind::BudgetSpent {
+            task: id.clone(),
+            budget: stop.budget,
+            kind: stop.kind,
+            limit: stop.limit,
+            spent: stop.spent,
+        },
+        EventKind::TaskFailed { task: id, reason },
+    ])
+}
