@@ -128,6 +128,9 @@ pub fn rejection_hint(r: &Rejection) -> String {
         Rejection::RunFinished => {
             "roll the run back (`runlog rollback`) or fork it (`runlog fork`) to continue from an earlier point".into()
         }
+        Rejection::BudgetSpent { .. } => {
+            "raise the budget (`runlog budget RUN [TASK] --max-cost-usd N`), then `runlog resume RUN`".into()
+        }
         other => other.hint(),
     }
 }

@@ -454,6 +454,15 @@ pub enum Change<T> {
 }
 
 impl<T: Copy> Change<T> {
+    /// The change a pair of options asks for: a value sets, `remove` removes, neither keeps.
+    pub fn from_options(set: Option<T>, remove: bool) -> Self {
+        match (set, remove) {
+            (Some(v), _) => Change::Set(v),
+            (None, true) => Change::Remove,
+            (None, false) => Change::Keep,
+        }
+    }
+
     /// The bound after the change, from the bound before.
     pub fn apply(self, before: Option<T>) -> Option<T> {
         match self {

@@ -253,6 +253,13 @@ pub struct Spend {
 }
 
 impl Spend {
+    /// Adds another spend (runs summed).
+    pub fn plus(&mut self, o: &Spend) {
+        self.tokens = self.tokens.plus(o.tokens);
+        self.cost_usd += o.cost_usd;
+        self.unpriced = self.unpriced.saturating_add(o.unpriced);
+    }
+
     /// Adds one recorded usage.
     pub fn add(&mut self, tokens: &Tokens, cost_usd: Option<f64>) {
         self.tokens = self.tokens.plus(*tokens);

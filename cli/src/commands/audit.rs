@@ -66,6 +66,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         if !e.notes.is_empty() {
             println!("          notes: {}", render::event::first_line(&e.notes));
         }
+        if let Some(cost) = &e.cost {
+            println!("          evaluation cost: {}", render::spend(cost));
+        }
         if let Some(j) = &e.judged {
             println!(
                 "          judged: attempt {}'s commit {}, {} (+{} -{}); `runlog show {run} {} --diff --attempt {}`",

@@ -124,6 +124,28 @@ fn print(title: &str, m: &RunMetrics) {
             counts(&m.interventions_by_who)
         );
     }
+    let cost = &m.cost;
+    if cost.total.tokens.total() > 0 || cost.total.unpriced > 0 {
+        println!(
+            "  cost                       {}",
+            render::spend(&cost.total)
+        );
+        println!(
+            "  cost per task done         {}",
+            cost.usd_per_task_done
+                .map_or_else(|| "-".into(), runlog_core::usage::usd)
+        );
+        println!(
+            "  on rescues and retries     {}",
+            render::spend(&cost.rescues_and_retries)
+        );
+        let models: Vec<String> = cost
+            .by_model
+            .iter()
+            .map(|(model, s)| format!("{model} {} tokens", s.tokens.total()))
+            .collect();
+        println!("  tokens by model            {}", models.join(", "));
+    }
     let times: Vec<String> = m
         .time_in_state_ms
         .iter()

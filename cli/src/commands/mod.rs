@@ -4,9 +4,11 @@
 
 mod approve;
 mod audit;
+mod budget;
 mod children;
 mod completions;
 pub(crate) mod control;
+mod cost;
 pub(crate) mod diff;
 mod digest;
 pub(crate) mod emit;
@@ -165,6 +167,23 @@ pub enum Command {
     ///
     /// Example: runlog import quickstart-1.jsonl --as quickstart-1-copy
     Import(import::Args),
+    /// What a run's commands used and cost, by task, model, stage or attempt, with its budgets.
+    ///
+    /// Agents, tests, evaluators and the replanner report usage by printing a JSON line with
+    /// a "usage" object (OpenAI, Anthropic, Claude Code and Codex shapes) or appending one to
+    /// the file named by RUNLOG_USAGE; tokens without a reported cost are priced with the
+    /// workflow's [prices."MODEL"]. Several runs: compared side by side.
+    ///
+    /// Example: runlog cost quickstart-1 --by model
+    Cost(cost::Args),
+    /// Set or raise the budget of a run, or of one of its tasks, recorded with who did it.
+    ///
+    /// A spent budget stops new attempts, rescues, retries and replans of what it bounds (the
+    /// task fails with budget-spent, the run pauses); raising it reopens those tasks, and
+    /// `runlog resume RUN` goes on.
+    ///
+    /// Example: runlog budget quickstart-1 --max-cost-usd 10
+    Budget(budget::Args),
     /// Approve a task waiting in pending-eval (or failed by the gate), bypassing the gate.
     ///
     /// Example: runlog approve quickstart-1 docs --by alice
@@ -284,6 +303,8 @@ impl Command {
             Command::Digest(a) => done(digest::run(a, ctx)),
             Command::Export(a) => done(export::run(a, ctx)),
             Command::Import(a) => done(import::run(a, ctx)),
+            Command::Cost(a) => done(cost::run(a, ctx)),
+            Command::Budget(a) => done(budget::run(a, ctx)),
             Command::Approve(a) => done(approve::run(a, ctx)),
             Command::Reject(a) => done(reject::run(a, ctx)),
             Command::Reopen(a) => done(reopen::run(a, ctx)),

@@ -137,6 +137,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             t.worktree.clone().unwrap_or_default()
         );
     }
+    print_cost(&state, t);
     println!("history:");
     for (seq, e) in &story {
         println!("{}", render::event::line(*seq, &e.kind));
@@ -228,4 +229,31 @@ fn diff(
         );
     }
     Ok(())
+}
+
+/// The task's cost, per attempt, and its budget.
+fn print_cost(state: &runlog_core::RunState, t: &runlog_core::TaskState) {
+    let mut attempts: Vec<(u32, runlog_core::usage::Spend)> = Vec::new();
+    for r in state.usage.iter().filter(|r| r.task == t.spec.id) {
+        match attempts.iter_mut().find(|(n, _)| *n == r.attempt) {
+            Some((_, s)) => s.add(&r.tokens, r.cost_usd),
+            None => {
+                let mut s = runlog_core::usage::Spend::default();
+                s.add(&r.tokens, r.cost_usd);
+                attempts.push((r.attempt, s));
+            }
+        }
+    }
+    if attempts.is_empty() && t.budget.is_unbounded() {
+        return;
+    }
+    let budget = if t.budget.is_unbounded() {
+        String::new()
+    } else {
+        format!("; budget {}", render::event::limits_words(&t.budget))
+    };
+    println!("  cost {}{budget}", render::spend(&t.spend));
+    for (n, s) in attempts {
+        println!("    attempt {n}: {}", render::spend(&s));
+    }
 }

@@ -44,11 +44,47 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     if let Some(after) = &board.paused_for_replan {
         println!("dispatch paused: replan requested after {after}");
     }
+    // Runs that record no usage and have no budget keep the board as it was.
+    let costed = !state.usage.is_empty() || !board.budgets.is_empty();
+    if costed {
+        println!(
+            "cost {}{}",
+            render::spend(&board.spend),
+            budget_words(&board)
+        );
+    }
     println!(
-        "{:<24} {:<13} {:>7} {:>7} {:>6}  detail",
-        "TASK", "STATUS", "ATTEMPT", "RESCUE", "SCORE"
+        "{:<24} {:<13} {:>7} {:>7} {:>6}{}  detail",
+        "TASK",
+        "STATUS",
+        "ATTEMPT",
+        "RESCUE",
+        "SCORE",
+        if costed {
+            format!(" {:>10}", "COST")
+        } else {
+            String::new()
+        }
     );
     print_rows(&replay, &state, &board, a.tree, (0, 0))
+}
+
+/// The run's budget and what is left, for the board's header: `; budget $5.0000, $1.2000 left`.
+fn budget_words(board: &Board) -> String {
+    let Some(b) = board.budgets.iter().find(|b| b.task.is_none()) else {
+        return String::new();
+    };
+    let left: Vec<String> = b
+        .usd_left
+        .map(runlog_core::usage::usd)
+        .into_iter()
+        .chain(b.tokens_left.map(|t| format!("{t} tokens")))
+        .collect();
+    format!(
+        "; budget {}, {} left",
+        render::event::limits_words(&b.limits),
+        left.join(", ")
+    )
 }
 
 /// Deepest chain of child runs `--tree` follows (sub-projects are nested under max_depth).
@@ -89,8 +125,13 @@ fn print_rows(
             };
         }
         let score = row.score.map(|s| format!("{s:.2}")).unwrap_or_default();
+        let cost = if state.usage.is_empty() && board.budgets.is_empty() {
+            String::new()
+        } else {
+            format!(" {:>10}", render::cost_cell(&row.spend))
+        };
         println!(
-            "{:<24} {} {:>7} {:>7} {:>6}  {detail}",
+            "{:<24} {} {:>7} {:>7} {:>6}{cost}  {detail}",
             name,
             pad(&status_word(row, c), visible, 13),
             row.attempt,

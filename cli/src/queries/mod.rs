@@ -3,6 +3,7 @@
 //! errors of the libraries; each interface words its own hints.
 
 pub mod board;
+pub mod cost;
 pub mod diff;
 pub mod fork;
 pub mod runs;

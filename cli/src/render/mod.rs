@@ -143,3 +143,26 @@ pub fn task_changes(t: &runlog_replay::diff::TaskDiff) -> Vec<String> {
     }
     parts
 }
+
+/// What something spent, in words: `$0.9500, 110015 tokens`, with the records that had no
+/// price named (never shown as free): `$0.9500 + 2 unpriced, 110015 tokens`.
+pub fn spend(s: &runlog_core::usage::Spend) -> String {
+    let unpriced = match s.unpriced {
+        0 => String::new(),
+        n => format!(" + {n} unpriced"),
+    };
+    format!(
+        "{}{unpriced}, {} tokens",
+        runlog_core::usage::usd(s.cost_usd),
+        s.tokens.total()
+    )
+}
+
+/// A cost in a table's column: `$0.9500`, `$0.95+?` when some usage had no price, `-` for none.
+pub fn cost_cell(s: &runlog_core::usage::Spend) -> String {
+    match (s.cost_usd, s.unpriced, s.tokens.total()) {
+        (c, 0, 0) if c == 0.0 => "-".into(),
+        (c, 0, _) => runlog_core::usage::usd(c),
+        (c, _, _) => format!("{}+?", runlog_core::usage::usd(c)),
+    }
+}

@@ -45,6 +45,8 @@ const RUN: &str = "/v1/runs/{run}";
 const EVENTS: &str = "/v1/runs/{run}/events";
 const STREAM: &str = "/v1/runs/{run}/stream";
 const AUDIT: &str = "/v1/runs/{run}/audit";
+const COST: &str = "/v1/runs/{run}/cost";
+const BUDGET: &str = "/v1/runs/{run}/budget";
 const COMMANDS: &str = "/v1/runs/{run}/commands";
 const INTERRUPT: &str = "/v1/runs/{run}/interrupt";
 const STACK: &str = "/v1/runs/{run}/stack";
@@ -91,6 +93,8 @@ routes! {
         RUN => { get: board }
         EVENTS => { get: events }
         AUDIT => { get: audit }
+        COST => { get: cost }
+        BUDGET => { post: budget }
         STACK => { get: stack }
         STAGES => { get: stages }
         VERIFY => { get: verify }
@@ -429,11 +433,21 @@ async fn command(
             "start with part of the plan and add the rest with add-task commands or a revise-plan",
         ));
     }
-    let cmd = match principal(tcp, unix) {
+    execute(&api, run, cmd, principal(tcp, unix)).await
+}
+
+/// Records one command through the one write path, as `principal` when one is known.
+async fn execute(
+    api: &Api,
+    run: String,
+    cmd: runlog_core::Command,
+    principal: Option<Principal>,
+) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+    let cmd = match principal {
         Some(p) => cmd.issued_by(p),
         None => cmd,
     };
-    let body = blocking(&api, move |s| {
+    let body = blocking(api, move |s| {
         let mut session = Session::open(s, &run)?;
         let recorded = session.execute(cmd)??;
         let events: Vec<serde_json::Value> = recorded
@@ -449,6 +463,86 @@ async fn command(
     })
     .await?;
     Ok((StatusCode::OK, Json(body)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CostQuery {
+    at: Option<u64>,
+    by: Option<String>,
+}
+
+async fn cost(
+    State(api): State<Api>,
+    P(run): P<String>,
+    Q(q): Q<CostQuery>,
+) -> Result<impl IntoResponse, ApiError> {
+    let by = match q.by.as_deref() {
+        None => runlog_core::projections::CostBy::default(),
+        Some(by) => crate::queries::cost::parse_by(by)
+            .map_err(|e| ApiError::bad(e, "by=task, model, stage or attempt"))?,
+    };
+    let body = blocking(&api, move |s| {
+        let state = Replay::new(s).state_at_or_head(&run, q.at)?;
+        Ok(crate::queries::cost::CostView::of(&run, &state, by))
+    })
+    .await?;
+    Ok(Json(body))
+}
+
+/// A budget change: a bound given sets it, `null` removes it, left out keeps it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BudgetBody {
+    task: Option<String>,
+    #[serde(default, deserialize_with = "given")]
+    max_cost_usd: Option<Option<f64>>,
+    #[serde(default, deserialize_with = "given")]
+    max_tokens: Option<Option<u64>>,
+    by: Option<String>,
+}
+
+/// A field that is there (`Some`), with its value or `null`.
+fn given<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
+fn change<T: Copy>(field: Option<Option<T>>) -> runlog_core::Change<T> {
+    match field {
+        None => runlog_core::Change::Keep,
+        Some(v) => runlog_core::Change::from_options(v, v.is_none()),
+    }
+}
+
+const BUDGET_HINT: &str = "send {\"task\": null, \"max_cost_usd\": 10.0, \"max_tokens\": null, \"by\": \"me\"}: a bound given sets it, null removes it, left out keeps it";
+
+async fn budget(
+    State(api): State<Api>,
+    P(run): P<String>,
+    tcp: Option<axum::Extension<Principal>>,
+    unix: Option<axum::Extension<axum::extract::ConnectInfo<UnixPeer>>>,
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<impl IntoResponse, ApiError> {
+    let body = body.map_err(|e| ApiError::with_status(e.status(), e.body_text(), BUDGET_HINT))?;
+    let b: BudgetBody = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad(format!("not a budget change: {e}"), BUDGET_HINT))?;
+    if b.max_cost_usd.is_none() && b.max_tokens.is_none() {
+        return Err(ApiError::bad("the body changes no bound", BUDGET_HINT));
+    }
+    let principal = principal(tcp, unix);
+    let by =
+        b.by.or_else(|| principal.as_ref().map(|p| p.name.clone()))
+            .unwrap_or_else(|| "api".into());
+    let kind = CommandKind::SetBudget {
+        task: b.task.map(runlog_core::TaskId::from),
+        max_cost_usd: change(b.max_cost_usd),
+        max_tokens: change(b.max_tokens),
+        by,
+    };
+    let cmd = runlog_core::Command::new(Clock::from_env().now(), kind);
+    execute(&api, run, cmd, principal).await
 }
 
 async fn stack(

@@ -5,6 +5,7 @@ use crate::command::Principal;
 use crate::event::{Event, EventKind, GateOutcome};
 use crate::ids::{TaskId, Timestamp};
 use crate::state::RunState;
+use crate::usage::{Spend, UsageStage};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -88,6 +89,9 @@ pub struct AuditEntry {
     /// In a git workspace: what the scored attempt had changed, as recorded before the score.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judged: Option<Judged>,
+    /// What the evaluator reported it used for this score, when it reported usage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Spend>,
 }
 
 /// The changes an evaluator judged: the commit and its counts (`runlog show RUN TASK --diff
@@ -174,6 +178,9 @@ pub struct EvalAudit {
     /// Each task's last recorded changes.
     #[serde(skip)]
     changes: BTreeMap<TaskId, Judged>,
+    /// Evaluator usage recorded since each task's last score (it comes right before it).
+    #[serde(skip)]
+    eval_usage: BTreeMap<TaskId, Spend>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]
@@ -220,7 +227,18 @@ impl EvalAudit {
                     flags,
                     rolled_back: false,
                     judged: self.changes.get(task).cloned(),
+                    cost: self.eval_usage.remove(task),
                 });
+            }
+            EventKind::UsageRecorded { usage } if usage.stage == UsageStage::Evaluator => {
+                self.eval_usage
+                    .entry(usage.task.clone())
+                    .or_default()
+                    .add(&usage.tokens, usage.cost_usd);
+            }
+            EventKind::EvalErrored { task, .. } => {
+                self.eval_usage.remove(task);
+                self.observe_stream(seq, event);
             }
             EventKind::ChangesRecorded {
                 task,

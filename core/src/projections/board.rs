@@ -1,8 +1,10 @@
 //! The task board: every task with its status, attempts, rescues and readiness.
 
 use crate::ids::{AgentId, TaskId};
+use crate::projections::cost::BudgetLeft;
 use crate::spec::TaskClass;
 use crate::state::{Readiness, RunState, TaskState, TaskStatus};
+use crate::usage::Spend;
 use serde::Serialize;
 
 /// One row of the board.
@@ -42,6 +44,8 @@ pub struct BoardRow {
     pub failed_children: Vec<TaskId>,
     /// Why it failed or was cancelled; an evaluator error while pending.
     pub note: Option<String>,
+    /// What its commands used.
+    pub spend: Spend,
 }
 
 /// The board: rows in plan order, children right after their parent.
@@ -51,6 +55,10 @@ pub struct Board {
     pub rows: Vec<BoardRow>,
     /// Dispatch is paused for a replan after this task.
     pub paused_for_replan: Option<TaskId>,
+    /// What the run's commands used.
+    pub spend: Spend,
+    /// The run's budget and the tasks' own, with what is left.
+    pub budgets: Vec<BudgetLeft>,
 }
 
 impl Board {
@@ -79,6 +87,8 @@ impl Board {
         Board {
             rows,
             paused_for_replan: state.replan.as_ref().map(|r| r.after_task.clone()),
+            spend: state.spend,
+            budgets: BudgetLeft::all(state),
         }
     }
 
@@ -126,6 +136,7 @@ fn row(state: &RunState, id: &TaskId, depth: u32) -> Option<BoardRow> {
             .map(|e| format!("evaluator error: {e}"))
             .or_else(|| t.reason.clone())
             .or_else(|| sub_project_note(t)),
+        spend: t.spend,
     })
 }
 

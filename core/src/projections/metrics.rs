@@ -9,6 +9,7 @@
 use crate::event::{Event, EventKind, GateOutcome};
 use crate::ids::{TaskId, Timestamp};
 use crate::state::{RunState, TaskStatus};
+use crate::usage::Spend;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -85,8 +86,62 @@ pub struct RunMetrics {
     /// still open or running counts up to the last event; done, failed and cancelled are not
     /// counted: they last as long as the run is kept).
     pub time_in_state_ms: BTreeMap<String, u64>,
+    /// What the run's commands used, as the run stands.
+    pub cost: CostMetrics,
     #[serde(skip)]
     fold: Fold,
+}
+
+/// What agents cost, from the run's usage records as it stands.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CostMetrics {
+    /// Everything.
+    pub total: Spend,
+    /// Tasks done (groups aside): what the cost per task done is over.
+    pub tasks_done: u32,
+    /// Dollars per task done, when a task is done.
+    pub usd_per_task_done: Option<f64>,
+    /// Spent on attempts after a task's first: its retries and rescues.
+    pub rescues_and_retries: Spend,
+    /// By model (`unknown` when a report named none).
+    pub by_model: BTreeMap<String, Spend>,
+}
+
+impl CostMetrics {
+    fn of(state: &RunState, tasks_done: u32) -> Self {
+        let mut m = CostMetrics {
+            total: state.spend,
+            tasks_done,
+            ..CostMetrics::default()
+        };
+        for r in &state.usage {
+            if r.attempt > 1 {
+                m.rescues_and_retries.add(&r.tokens, r.cost_usd);
+            }
+            let model = r.model.clone().unwrap_or_else(|| "unknown".into());
+            m.by_model
+                .entry(model)
+                .or_default()
+                .add(&r.tokens, r.cost_usd);
+        }
+        m.settle();
+        m
+    }
+
+    fn settle(&mut self) {
+        self.usd_per_task_done =
+            (self.tasks_done > 0).then(|| self.total.cost_usd / f64::from(self.tasks_done));
+    }
+
+    fn plus(&mut self, other: &CostMetrics) {
+        self.total.plus(&other.total);
+        self.tasks_done += other.tasks_done;
+        self.rescues_and_retries.plus(&other.rescues_and_retries);
+        for (model, spend) in &other.by_model {
+            self.by_model.entry(model.clone()).or_default().plus(spend);
+        }
+        self.settle();
+    }
 }
 
 /// What the fold keeps between events.
@@ -257,6 +312,11 @@ impl RunMetrics {
         self.attempts = started.iter().sum();
         self.tasks_started = started.len() as u32;
         self.max_attempts = started.iter().copied().max().unwrap_or(0);
+        let done = tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Done)
+            .count();
+        self.cost = CostMetrics::of(state, u32::try_from(done).unwrap_or(u32::MAX));
     }
 
     /// Mean attempts per started task.
@@ -290,6 +350,7 @@ impl RunMetrics {
         for (k, ms) in &other.time_in_state_ms {
             *self.time_in_state_ms.entry(k.clone()).or_default() += ms;
         }
+        self.cost.plus(&other.cost);
         self
     }
 }

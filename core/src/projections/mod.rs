@@ -7,6 +7,7 @@
 
 pub mod audit;
 pub mod board;
+pub mod cost;
 pub mod health;
 pub mod metrics;
 pub mod stack;
@@ -18,6 +19,7 @@ use crate::state::RunState;
 
 pub use audit::EvalAudit;
 pub use board::Board;
+pub use cost::{CostBy, CostReport};
 pub use metrics::RunMetrics;
 pub use stack::SupervisorStack;
 pub use summary::RunSummary;

@@ -1,0 +1,39 @@
+//! A run's cost as `runlog cost --json` and `GET /v1/runs/{run}/cost` answer it.
+
+use runlog_core::projections::{CostBy, CostReport};
+use runlog_core::RunState;
+use serde::Serialize;
+
+/// The cost of a run at a seq.
+#[derive(Debug, Serialize)]
+pub struct CostView {
+    /// The run.
+    pub run: String,
+    /// The seq it is at.
+    pub seq: u64,
+    /// Totals, rows and budgets.
+    #[serde(flatten)]
+    pub report: CostReport,
+}
+
+impl CostView {
+    /// The cost of `state`, a state of `run`, grouped `by`.
+    pub fn of(run: &str, state: &RunState, by: CostBy) -> Self {
+        Self {
+            run: run.to_owned(),
+            seq: state.seq,
+            report: CostReport::of(state, by),
+        }
+    }
+}
+
+/// Reads a grouping's name (`task`, `model`, `stage`, `attempt`).
+pub fn parse_by(s: &str) -> Result<CostBy, String> {
+    CostBy::ALL
+        .into_iter()
+        .find(|b| b.name() == s)
+        .ok_or_else(|| {
+            let names: Vec<&str> = CostBy::ALL.iter().map(|b| b.name()).collect();
+            format!("{s:?} is not a grouping: {}", names.join(", "))
+        })
+}

@@ -1,0 +1,137 @@
+//! What a run cost: its usage records (as the run stands: a rollback takes back what it
+//! undid) summed by task, model, stage or attempt, beside its budgets and what is left.
+
+use crate::state::RunState;
+use crate::usage::{Limits, Spend, UsageRecord};
+use serde::Serialize;
+
+/// What the rows of a cost report are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CostBy {
+    /// One row per task.
+    #[default]
+    Task,
+    /// One row per model (`unknown` when a report named none).
+    Model,
+    /// One row per stage: agent, tests, evaluator, replanner.
+    Stage,
+    /// One row per task attempt (`TASK#N`).
+    Attempt,
+}
+
+impl CostBy {
+    /// Every grouping, for parsing and help.
+    pub const ALL: [CostBy; 4] = [CostBy::Task, CostBy::Model, CostBy::Stage, CostBy::Attempt];
+
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CostBy::Task => "task",
+            CostBy::Model => "model",
+            CostBy::Stage => "stage",
+            CostBy::Attempt => "attempt",
+        }
+    }
+
+    fn key(self, r: &UsageRecord) -> String {
+        match self {
+            CostBy::Task => r.task.0.clone(),
+            CostBy::Model => r.model.clone().unwrap_or_else(|| "unknown".into()),
+            CostBy::Stage => r.stage.name().into(),
+            CostBy::Attempt => format!("{}#{}", r.task, r.attempt),
+        }
+    }
+}
+
+/// One row: what one key spent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CostRow {
+    /// The task, model, stage or `TASK#ATTEMPT`.
+    pub key: String,
+    /// Tokens, dollars, and how many records had no price.
+    #[serde(flatten)]
+    pub spend: Spend,
+}
+
+/// A budget and what is left of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetLeft {
+    /// The task whose budget it is, or none for the run's.
+    pub task: Option<String>,
+    /// The bounds.
+    pub limits: Limits,
+    /// Dollars left (0 once spent), when bounded.
+    pub usd_left: Option<f64>,
+    /// Tokens left (0 once spent), when bounded.
+    pub tokens_left: Option<u64>,
+}
+
+impl BudgetLeft {
+    /// The run's budget and each task's, where set.
+    pub fn all(state: &RunState) -> Vec<BudgetLeft> {
+        let run =
+            (!state.budget.is_unbounded()).then(|| Self::of(None, state.budget, &state.spend));
+        run.into_iter()
+            .chain(
+                state
+                    .tasks_in_order()
+                    .filter(|t| !t.budget.is_unbounded())
+                    .map(|t| Self::of(Some(t.spec.id.0.clone()), t.budget, &t.spend)),
+            )
+            .collect()
+    }
+
+    fn of(task: Option<String>, limits: Limits, spend: &Spend) -> Self {
+        Self {
+            task,
+            limits,
+            usd_left: limits.max_cost_usd.map(|m| (m - spend.cost_usd).max(0.0)),
+            tokens_left: limits
+                .max_tokens
+                .map(|m| m.saturating_sub(spend.tokens.total())),
+        }
+    }
+}
+
+/// The cost of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CostReport {
+    /// The run as a whole.
+    pub total: Spend,
+    /// How the rows are grouped.
+    pub by: CostBy,
+    /// The rows, in first-recorded order.
+    pub rows: Vec<CostRow>,
+    /// The run's budget and each task's, where set.
+    pub budgets: Vec<BudgetLeft>,
+}
+
+impl CostReport {
+    /// The report of `state`, rows grouped `by`.
+    pub fn of(state: &RunState, by: CostBy) -> Self {
+        let mut rows: Vec<CostRow> = Vec::new();
+        for r in &state.usage {
+            let key = by.key(r);
+            let row = match rows.iter_mut().position(|row| row.key == key) {
+                Some(i) => rows.get_mut(i),
+                None => {
+                    rows.push(CostRow {
+                        key,
+                        spend: Spend::default(),
+                    });
+                    rows.last_mut()
+                }
+            };
+            if let Some(row) = row {
+                row.spend.add(&r.tokens, r.cost_usd);
+            }
+        }
+        Self {
+            total: state.spend,
+            by,
+            rows,
+            budgets: BudgetLeft::all(state),
+        }
+    }
+}
