@@ -158,11 +158,13 @@ pub fn spend(s: &runlog_core::usage::Spend) -> String {
     )
 }
 
-/// A cost in a table's column: `$0.9500`, `$0.95+?` when some usage had no price, `-` for none.
+/// A cost in a table's column: `$0.9500`, `$0.9500+?` when some usage had no price, `unpriced`
+/// when none had one, `-` for none.
 pub fn cost_cell(s: &runlog_core::usage::Spend) -> String {
     match (s.cost_usd, s.unpriced, s.tokens.total()) {
         (c, 0, 0) if c == 0.0 => "-".into(),
         (c, 0, _) => runlog_core::usage::usd(c),
+        (c, _, _) if c == 0.0 => "unpriced".into(),
         (c, _, _) => format!("{}+?", runlog_core::usage::usd(c)),
     }
 }

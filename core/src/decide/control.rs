@@ -277,18 +277,13 @@ pub fn outcome(state: &RunState) -> RunOutcome {
 }
 
 /// Why the run pauses for a budget: tasks a spent budget stopped, or the run's own budget
-/// spent with work left. `None` when no budget stands in the way.
+/// spent with work left, with the command that raises it. `None` when no budget stands in the
+/// way.
 fn budget_pause(state: &RunState) -> Option<String> {
-    let mut stops: Vec<String> = state
+    let mut stops: Vec<(String, crate::usage::BudgetStop)> = state
         .tasks_in_order()
         .filter(|t| t.status == TaskStatus::Failed)
-        .filter_map(|t| {
-            Some(format!(
-                "task {}: {}",
-                t.spec.id,
-                t.budget_stop.as_ref()?.describe()
-            ))
-        })
+        .filter_map(|t| Some((format!("task {}: ", t.spec.id), t.budget_stop.clone()?)))
         .collect();
     if stops.is_empty() {
         let unfinished = state
@@ -298,15 +293,26 @@ fn budget_pause(state: &RunState) -> Option<String> {
             state
                 .run_overspent()
                 .filter(|_| unfinished)
-                .map(|s| s.describe()),
+                .map(|s| (String::new(), s)),
         );
     }
-    if stops.is_empty() {
-        return None;
-    }
+    let (_, first) = stops.first()?;
     let run = state.run.as_ref().map_or("RUN", |r| r.id.as_str());
+    let task = first
+        .budget
+        .as_ref()
+        .map(|t| format!(" {t}"))
+        .unwrap_or_default();
+    let flag = match first.kind {
+        crate::usage::BudgetKind::CostUsd => "--max-cost-usd USD",
+        crate::usage::BudgetKind::Tokens => "--max-tokens N",
+    };
+    let said: Vec<String> = stops
+        .iter()
+        .map(|(who, stop)| format!("{who}{}", stop.describe()))
+        .collect();
     Some(format!(
-        "budget spent: {}; raise it (`runlog budget {run} --max-cost-usd N`, or `--max-tokens N`), then `runlog resume {run}`",
-        stops.join("; ")
+        "budget spent: {}; raise it (`runlog budget {run}{task} {flag}`), then `runlog resume {run}`",
+        said.join("; ")
     ))
 }

@@ -612,11 +612,38 @@ function runPage(run) {
     const rows = S.board.rows;
     const shown = rows.slice(0, BOARD_ROWS_SHOWN);
     const table = el("table", { id: "board" },
-      el("thead", {}, el("tr", {}, ["Task", "Status", "Attempt", "Rescues", "Score", "Detail"].map((h) => el("th", { scope: "col" }, h)))),
+      el("thead", {}, el("tr", {}, ["Task", "Status", "Attempt", "Rescues", "Score", "Cost", "Detail"].map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, shown.flatMap((r) => [boardRow(r, 0, (e) => (e.preventDefault(), openTask(r.id))), ...childRows(r)])),
     );
     const more = rows.length > shown.length ? el("p", { class: "muted" }, `the first ${shown.length} of ${rows.length} tasks; the graph shows all`) : null;
-    return el("div", {}, S.board.paused_for_replan ? el("p", {}, `dispatch paused: replan requested after ${S.board.paused_for_replan}`) : null, table, more);
+    return el("div", {}, S.board.paused_for_replan ? el("p", {}, `dispatch paused: replan requested after ${S.board.paused_for_replan}`) : null, costLine(S.board), table, more);
+  }
+
+  /** Dollars as runlog shows them: four decimals (agent calls cost fractions of a cent). */
+  function usd(x) { return `$${x.toFixed(4)}`; }
+
+  /** A spend in a cell: `$0.0125`, `$0.0125+?` when some usage had no price, `-` for none. */
+  function costCell(s) {
+    if (!s) return "-";
+    const tokens = s.tokens.input + s.tokens.output;
+    if (!tokens && !s.unpriced && !s.cost_usd) return "-";
+    if (s.unpriced && !s.cost_usd) return "unpriced";
+    return s.unpriced ? `${usd(s.cost_usd)}+?` : usd(s.cost_usd);
+  }
+
+  /** The run's total and what is left of its budget, above the board. */
+  function costLine(board) {
+    const s = board.spend;
+    if (!s) return null;
+    const run = (board.budgets || []).find((b) => b.task === null);
+    const tokens = s.tokens.input + s.tokens.output;
+    if (!tokens && !s.unpriced && !run) return null;
+    const parts = [`cost ${usd(s.cost_usd)}${s.unpriced ? ` + ${s.unpriced} unpriced` : ""}, ${tokens} tokens`];
+    if (run) {
+      const left = [run.usd_left !== null ? usd(run.usd_left) : null, run.tokens_left !== null ? `${run.tokens_left} tokens` : null].filter(Boolean);
+      parts.push(`budget left ${left.join(", ")}`);
+    }
+    return el("p", { id: "cost", class: run && (run.usd_left === 0 || run.tokens_left === 0) ? "spent" : null }, parts.join("; "));
   }
 
   function boardRow(r, base, open, run) {
@@ -627,6 +654,7 @@ function runPage(run) {
       el("td", { class: "num" }, r.attempt),
       el("td", { class: "num" }, r.rescues),
       el("td", { class: "num" }, fmt(r.score)),
+      el("td", { class: "num", "data-cost": r.spend ? r.spend.cost_usd : 0 }, costCell(r.spend)),
       el("td", {}, [readinessText(r.readiness), r.failed_children.length ? `failed below: ${r.failed_children.join(", ")}` : "", r.note || ""].filter(Boolean).join("; ")),
     );
   }
@@ -635,7 +663,7 @@ function runPage(run) {
   function childRows(r) {
     const child = S.children && S.children.get(r.id);
     if (!child) return [];
-    if (!child.board) return [el("tr", { class: "child-row" }, el("td", { colspan: 6 }, `child run ${child.run}: ${child.error}`))];
+    if (!child.board) return [el("tr", { class: "child-row" }, el("td", { colspan: 7 }, `child run ${child.run}: ${child.error}`))];
     return child.board.rows.map((c) => boardRow(c, r.depth, null, child.run));
   }
 
@@ -786,6 +814,7 @@ function runPage(run) {
       ["rescues", r.rescues],
       ["test failures", r.test_failures],
       ["last score", fmt(r.score)],
+      ["cost", r.spend && costCell(r.spend) !== "-" ? `${costCell(r.spend)}, ${r.spend.tokens.input + r.spend.tokens.output} tokens` : ""],
       ["checkpoints", `${r.checkpoints[0]} of ${r.checkpoints[1]}`],
       ["class", fmt(r.class)],
       ["agent", fmt(r.agent)],
