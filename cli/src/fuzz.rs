@@ -24,6 +24,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("evaluator_output", evaluator_output),
     ("agent_output", agent_output),
     ("command_json", command_json),
+    ("usage_output", usage_output),
 ];
 
 /// An event body from the disk: whatever decodes re-encodes to bytes that decode and encode
@@ -127,6 +128,51 @@ pub fn command_json(data: &[u8]) {
                 bytes.is_ok() || matches!(bytes, Err(CodecError::TooLarge { .. })),
                 "a decided event does not encode: {bytes:?}"
             );
+        }
+    }
+}
+
+/// A command's output read for usage reports: whatever an agent prints, each report read is one
+/// `decide` would record, its records add up to the reports' tokens, and every cost is a
+/// finite number of dollars ≥ 0.
+pub fn usage_output(data: &[u8]) {
+    use runlog_core::usage::{
+        invalid_report, records, reports_in, Price, Prices, Tokens, UsageStage,
+    };
+    let text = String::from_utf8_lossy(data);
+    let (reports, _) = reports_in(&text);
+    for r in &reports {
+        assert_eq!(
+            invalid_report(r),
+            None,
+            "read a report decide refuses: {r:?}"
+        );
+    }
+    let prices = Prices::from([(
+        "gpt-4o".to_owned(),
+        Price {
+            input: 2.5,
+            output: 10.0,
+            cache_read: None,
+            cache_write: None,
+        },
+    )]);
+    let recs = records(
+        &runlog_core::TaskId::from("t"),
+        1,
+        UsageStage::Agent,
+        &reports,
+        &prices,
+    );
+    let sum = |it: &mut dyn Iterator<Item = Tokens>| it.fold(Tokens::default(), Tokens::plus);
+    assert_eq!(
+        sum(&mut recs.iter().map(|r| r.tokens)),
+        sum(&mut reports.iter().map(|r| r.tokens)),
+        "records do not add up to the reports"
+    );
+    for r in &recs {
+        if let Some(c) = r.cost_usd {
+            assert!(c.is_finite() && c >= 0.0, "a cost of {c}");
         }
     }
 }

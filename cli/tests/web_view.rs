@@ -737,3 +737,52 @@ fn each_attempts_diff_shows_in_the_tasks_story() {
     });
     stop(server);
 }
+
+#[test]
+fn the_board_shows_each_tasks_cost_and_the_budget_left_as_the_cli_does() {
+    let Some(parts) = browser_parts() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    import(&store, "agent-costs");
+    // The CLI's cells, by task: the cost column of `runlog status`.
+    let status = runlog(&store)
+        .args(["status", "agent-costs"])
+        .output()
+        .unwrap();
+    let status = text(&status);
+    let cli_cost = |task: &str| -> String {
+        let line = status
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(task))
+            .unwrap_or_else(|| panic!("{task} in {status}"));
+        line.split_whitespace()
+            .find(|w| w.starts_with('$') || *w == "unpriced")
+            .unwrap()
+            .to_owned()
+    };
+    let header = status.lines().nth(1).unwrap().to_owned();
+    let (server, base) = serve(&store);
+    let d = driver(parts);
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let c = browse(&d).await;
+        c.goto(&run_url(&base, "agent-costs", None)).await.unwrap();
+        wait_css(&c, "main[data-state=ready] #board").await;
+        let cells = js(
+            &c,
+            "return Object.fromEntries([...document.querySelectorAll('#board tbody tr')].map(r => [r.dataset.task, r.querySelector('td[data-cost]').textContent]));",
+        )
+        .await;
+        for task in ["plan", "build", "docs", "review", "refactor", "converge"] {
+            assert_eq!(cells[task], json!(cli_cost(task)), "{task}: {cells}");
+        }
+        let shown = wait_css(&c, "#cost").await.text().await.unwrap();
+        // `cost $0.1522 + 1 unpriced, 65385 tokens; budget $5.0000, $4.8479 left` in the CLI.
+        for figure in ["$0.1522", "1 unpriced", "65385 tokens", "$4.8479"] {
+            assert!(shown.contains(figure), "{shown} lacks {figure}");
+            assert!(header.contains(figure), "{header} lacks {figure}");
+        }
+        screenshot(&c, "board-costs").await;
+        c.close().await.unwrap();
+    });
+    stop(server);
+}

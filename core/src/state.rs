@@ -351,6 +351,12 @@ pub enum Readiness {
         /// The stage.
         stage: StageId,
     },
+    /// Every dependency is done, but the budget that bounds it is spent: the engine fails it
+    /// (`budget-spent`) instead of starting it, until the budget is raised.
+    BudgetSpent {
+        /// Which budget, its limit and the spend, in words.
+        spent: String,
+    },
 }
 
 /// The state of one run: the fold of its events.
@@ -618,7 +624,12 @@ impl RunState {
             {
                 Readiness::CircuitOpen { stage }
             }
-            _ => Readiness::Ready,
+            _ => match self.tasks.get(id).and_then(|t| self.overspent(t)) {
+                Some(stop) => Readiness::BudgetSpent {
+                    spent: stop.describe(),
+                },
+                None => Readiness::Ready,
+            },
         }
     }
 

@@ -1,8 +1,9 @@
 //! Property tests over random command sequences: decide never panics, a task never starts
 //! before every dependency is done, no task is done with failing last tests, rescues and test
 //! failures never exceed their caps, the incremental state equals a fresh fold, and every
-//! event survives an encode/decode round trip, and whatever the dispatch policy proposes is
-//! what `decide` accepts.
+//! event survives an encode/decode round trip, whatever the dispatch policy proposes is what
+//! `decide` accepts, no attempt starts on a spent budget, and the recorded usage sums to what
+//! every cost view reports.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -45,6 +46,27 @@ fn settings() -> Settings {
     }
 }
 
+/// A started run whose plan prices the model `priced`.
+fn given_priced(settings: Settings, tasks: Vec<TaskSpec>) -> Given {
+    let price = usage::Price {
+        input: 3.0,
+        output: 15.0,
+        cache_read: Some(0.3),
+        cache_write: None,
+    };
+    given([]).and(CommandKind::StartRun {
+        run: RunId::from("run-1"),
+        workflow: "test".into(),
+        workflow_hash: Hash::of(b"test"),
+        settings,
+        tasks,
+        cost: CostPolicy {
+            prices: [("priced".to_owned(), price)].into(),
+            ..CostPolicy::default()
+        },
+    })
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     /// The natural next command for the task's status (keeps runs moving toward done).
@@ -63,6 +85,12 @@ enum Op {
     Resume,
     Rollback(u8),
     Finish,
+    /// A command of the task reports usage: tokens, and a cost or none (priced or unpriced).
+    Use(usize, u16, Option<u8>),
+    /// A person sets the run's (`None`) or a task's dollar budget.
+    Budget(Option<usize>, u8),
+    /// The engine stops a task whose budget is spent.
+    StopForBudget(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -78,11 +106,14 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (t.clone(), any::<bool>()).prop_map(|(i, r)| Op::Reject(i, r)),
         1 => t.clone().prop_map(Op::Reopen),
         1 => t.clone().prop_map(Op::Cancel),
-        2 => t.prop_map(Op::Checkpoint),
+        2 => t.clone().prop_map(Op::Checkpoint),
         1 => Just(Op::Interrupt),
         1 => Just(Op::Resume),
         1 => any::<u8>().prop_map(Op::Rollback),
         1 => Just(Op::Finish),
+        8 => (t.clone(), any::<u16>(), proptest::option::of(any::<u8>())).prop_map(|(i, n, c)| Op::Use(i, n, c)),
+        2 => (proptest::option::of(t.clone()), any::<u8>()).prop_map(|(i, usd)| Op::Budget(i, usd)),
+        3 => t.prop_map(Op::StopForBudget),
     ]
 }
 
@@ -97,6 +128,12 @@ fn advance(state: &RunState, name: &str, r: u8, s: f64) -> CommandKind {
         return CommandKind::Resume {
             reason: "advance".into(),
         };
+    }
+    let waiting = matches!(t.status, TaskStatus::Open | TaskStatus::TestFailed)
+        || (t.status == TaskStatus::InProgress && !t.running);
+    if waiting && state.overspent(t).is_some() {
+        // What the engine does with a task its budget stops.
+        return CommandKind::StopForBudget { task: id(name) };
     }
     match t.status {
         TaskStatus::Open | TaskStatus::TestFailed => start(name),
@@ -147,7 +184,69 @@ fn command(op: &Op, state: &RunState) -> CommandKind {
             by: "p".into(),
         },
         Op::Finish => CommandKind::Finish,
+        Op::Use(i, n, cost) => CommandKind::RecordUsage {
+            task: id(t(i)),
+            stage: usage::UsageStage::ALL[usize::from(*n) % 4],
+            reports: vec![usage::UsageReport {
+                // Priced when it names the plan's priced model, else unpriced.
+                model: Some(if n % 3 == 0 { "priced" } else { "other" }.into()),
+                provider: None,
+                tokens: usage::Tokens {
+                    input: u64::from(*n),
+                    output: u64::from(*n) / 2,
+                    cache_read: u64::from(*n) / 4,
+                    ..usage::Tokens::default()
+                },
+                cost_usd: cost.map(|c| f64::from(c) / 100.0),
+            }],
+        },
+        Op::Budget(task, usd) => CommandKind::SetBudget {
+            task: task.map(|i| id(t(&i))),
+            max_cost_usd: Change::Set(f64::from(*usd) / 100.0),
+            max_tokens: Change::Keep,
+            by: "p".into(),
+        },
+        Op::StopForBudget(i) => CommandKind::StopForBudget { task: id(t(i)) },
     }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * (1.0 + a.abs().max(b.abs()))
+}
+
+/// The run's usage records sum to its spend, and every view of its cost says the same.
+fn check_costs(state: &RunState) -> Result<(), TestCaseError> {
+    let mut summed = usage::Spend::default();
+    for r in &state.usage {
+        summed.add(&r.tokens, r.cost_usd);
+    }
+    prop_assert_eq!(summed.tokens, state.spend.tokens);
+    prop_assert_eq!(summed.unpriced, state.spend.unpriced);
+    prop_assert!(close(summed.cost_usd, state.spend.cost_usd));
+    let mut by_task = usage::Spend::default();
+    for t in state.tasks.values() {
+        by_task.plus(&t.spend);
+    }
+    prop_assert_eq!(by_task.tokens, state.spend.tokens);
+    prop_assert!(close(by_task.cost_usd, state.spend.cost_usd));
+    for by in projections::CostBy::ALL {
+        let report = projections::CostReport::of(state, by);
+        let mut rows = usage::Spend::default();
+        for row in &report.rows {
+            rows.plus(&row.spend);
+        }
+        prop_assert_eq!(rows.tokens, state.spend.tokens, "{:?}", by);
+        prop_assert_eq!(rows.unpriced, state.spend.unpriced);
+        prop_assert!(close(rows.cost_usd, state.spend.cost_usd));
+    }
+    let board = projections::Board::of(state);
+    prop_assert_eq!(board.spend, state.spend);
+    let mut rows = usage::Spend::default();
+    for row in &board.rows {
+        rows.plus(&row.spend);
+    }
+    prop_assert_eq!(rows.tokens, state.spend.tokens);
+    Ok(())
 }
 
 fn check_invariants(state: &RunState, s: &Settings) -> Result<(), TestCaseError> {
@@ -210,7 +309,7 @@ proptest! {
     #[test]
     fn random_command_sequences_keep_every_invariant(ops in prop::collection::vec(op(), 1..160)) {
         let s = settings();
-        let mut g = given_run_with(s.clone(), plan());
+        let mut g = given_priced(s.clone(), plan());
         for op in &ops {
             let before = g.state.clone();
             let when = g.when(command(op, &before));
@@ -227,6 +326,11 @@ proptest! {
                                 }
                             }
                         }
+                        // No attempt starts on a spent budget.
+                        if let EventKind::TaskStarted { task, .. } = &e.kind {
+                            let t = before.task(task).unwrap();
+                            prop_assert_eq!(before.overspent(t), None, "{} started over budget", task);
+                        }
                         let bytes = codec::encode_event(e).unwrap();
                         prop_assert_eq!(&codec::decode_event(&bytes).unwrap(), e);
                     }
@@ -234,8 +338,12 @@ proptest! {
                 }
             };
             check_invariants(&g.state, &s)?;
+            check_costs(&g.state)?;
         }
         prop_assert_eq!(&fold(&g.events), &g.state, "incremental state differs from a fresh fold");
+        let metrics = projections::project(&g.events).metrics;
+        prop_assert_eq!(metrics.cost.total.tokens, g.state.spend.tokens);
+        prop_assert!(close(metrics.cost.total.cost_usd, g.state.spend.cost_usd));
         if std::env::var_os("RUNLOG_PROP_STATS").is_some() {
             let mut kinds: Vec<&str> = g.events.iter().map(|e| e.kind.name()).collect();
             kinds.sort();

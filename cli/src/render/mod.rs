@@ -44,6 +44,7 @@ pub fn readiness(r: &Option<Readiness>) -> String {
         Some(Readiness::CircuitOpen { stage }) => {
             format!("blocked: stage {stage}'s circuit is open")
         }
+        Some(Readiness::BudgetSpent { spent }) => format!("stopped: {spent}"),
         None => String::new(),
     }
 }
@@ -161,10 +162,11 @@ pub fn spend(s: &runlog_core::usage::Spend) -> String {
 /// A cost in a table's column: `$0.9500`, `$0.9500+?` when some usage had no price, `unpriced`
 /// when none had one, `-` for none.
 pub fn cost_cell(s: &runlog_core::usage::Spend) -> String {
-    match (s.cost_usd, s.unpriced, s.tokens.total()) {
-        (c, 0, 0) if c == 0.0 => "-".into(),
-        (c, 0, _) => runlog_core::usage::usd(c),
-        (c, _, _) if c == 0.0 => "unpriced".into(),
-        (c, _, _) => format!("{}+?", runlog_core::usage::usd(c)),
+    let nothing = s.cost_usd == 0.0;
+    match (s.unpriced, s.tokens.total()) {
+        (0, 0) if nothing => "-".into(),
+        (0, _) => runlog_core::usage::usd(s.cost_usd),
+        _ if nothing => "unpriced".into(),
+        _ => format!("{}+?", runlog_core::usage::usd(s.cost_usd)),
     }
 }

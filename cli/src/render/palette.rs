@@ -94,7 +94,11 @@ pub fn css_properties() -> String {
 pub fn is_blocked(row: &BoardRow) -> bool {
     matches!(
         row.readiness,
-        Some(Readiness::Blocked { .. } | Readiness::CircuitOpen { .. })
+        Some(
+            Readiness::Blocked { .. }
+                | Readiness::CircuitOpen { .. }
+                | Readiness::BudgetSpent { .. }
+        )
     )
 }
 

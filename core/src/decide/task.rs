@@ -111,6 +111,12 @@ pub fn startable<'s>(
                 })
             }
             Readiness::CircuitOpen { stage } => return Err(Rejection::CircuitOpen { stage }),
+            Readiness::BudgetSpent { spent } => {
+                return Err(Rejection::BudgetSpent {
+                    task: id.clone(),
+                    spent,
+                })
+            }
         }
     }
     if let Some(failures) = task.sub_project.as_ref().and_then(|s| s.waiting.clone()) {

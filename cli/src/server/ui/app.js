@@ -127,7 +127,7 @@ function statusBadge(name, extra = "") {
 }
 
 function rowLook(row) {
-  const blocked = row.readiness && ["blocked", "circuit-open"].includes(row.readiness.readiness);
+  const blocked = row.readiness && ["blocked", "circuit-open", "budget-spent"].includes(row.readiness.readiness);
   return blocked ? "blocked" : row.status;
 }
 
@@ -137,6 +137,7 @@ function readinessText(r) {
   if (r.readiness === "waiting") return `waiting on ${r.on.join(", ")}`;
   if (r.readiness === "blocked") return `blocked by ${r.by.join(", ")}`;
   if (r.readiness === "circuit-open") return `blocked: stage ${r.stage}'s circuit is open`;
+  if (r.readiness === "budget-spent") return `stopped: ${r.spent}`;
   return fmt(r);
 }
 
@@ -252,6 +253,11 @@ async function allEvents(run, note) {
 
 /** One line about an event, its type and task aside. */
 function eventSummary(e) {
+  if (e.type === "usage-recorded") {
+    const u = e.usage;
+    const cost = u.cost_usd === null ? "unpriced" : `$${u.cost_usd.toFixed(4)} ${u.cost}`;
+    return `attempt ${u.attempt} ${u.stage}${u.model ? ` ${u.model}` : ""}: ${u.tokens.input} in, ${u.tokens.output} out, ${cost}`;
+  }
   const parts = [];
   for (const [k, v] of Object.entries(e)) {
     if (k === "type" || k === "task") continue;
