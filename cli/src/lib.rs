@@ -12,6 +12,7 @@ mod error;
 mod follow;
 pub mod fuzz;
 mod intake;
+mod otlp;
 mod queries;
 mod render;
 mod runtime;

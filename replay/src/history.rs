@@ -329,6 +329,34 @@ impl<'l> Replay<'l> {
         }
     }
 
+    /// Walks the run from its first event to `to` (the head if `None`), calling `visit` with
+    /// each event's seq, its chain hash, the event and the state right after it.
+    pub fn walk(
+        &self,
+        run: &str,
+        to: Option<u64>,
+        visit: &mut dyn FnMut(u64, &[u8; 32], &Event, &RunState),
+    ) -> Result<()> {
+        let to = match to {
+            Some(seq) => {
+                self.check_seq(run, seq)?;
+                seq
+            }
+            None => self.head_seq(run)?,
+        };
+        let mut state = RunState::default();
+        let mut nested: Option<ReplayError> = None;
+        events::for_each(self.log(), run, 1, to, &mut |seq, hash, event| {
+            if let Err(e) = self.apply(run, &mut state, &event) {
+                nested.get_or_insert(e);
+                return Ok(false);
+            }
+            visit(seq, hash, &event, &state);
+            Ok(true)
+        })?;
+        nested.map_or(Ok(()), Err)
+    }
+
     /// A fork inherits its parent's supervisor stack at the fork point.
     fn parent_stack(&self, parent: &RunId, at_seq: u64) -> Result<SupervisorStack> {
         let p = self.project(parent.as_str(), Some(at_seq), None)?;

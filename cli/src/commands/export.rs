@@ -1,7 +1,9 @@
-//! `runlog export RUN [-o FILE]`: a run as JSON lines (a header, then one event per line).
+//! `runlog export RUN [-o FILE]`: a run as JSON lines (a header, then one event per line); as
+//! an OpenTelemetry trace with `--otlp URL` (sent) or `--format otlp-json` (written).
 
 use crate::ctx::Ctx;
 use crate::error::{bad_file, CliError, Result};
+use crate::otlp;
 use crate::render;
 use runlog_replay::export::export as export_run;
 use std::path::PathBuf;
@@ -14,10 +16,114 @@ pub struct Args {
     /// Write to this file (with --json, a summary of what was written goes to stdout).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// What to write: the run's events as JSON lines, or its trace as OTLP JSON.
+    #[arg(long, value_enum, default_value = "jsonl")]
+    format: Format,
+    /// Send the run's trace to this OTLP/HTTP endpoint (protobuf), e.g. Arize Phoenix at
+    /// http://127.0.0.1:6006 or a Collector at http://127.0.0.1:4318 [env: RUNLOG_OTLP_ENDPOINT,
+    /// then OTEL_EXPORTER_OTLP_ENDPOINT, when --format otlp is given without it]
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
+    /// A header sent with each OTLP request (repeatable), beside OTEL_EXPORTER_OTLP_HEADERS.
+    #[arg(long = "header", value_name = "K=V")]
+    headers: Vec<String>,
+    /// The project the receiver files the trace under (Phoenix's project) [default: runlog]
+    #[arg(long, value_name = "NAME", default_value = "runlog")]
+    project: String,
+}
+
+/// What `export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    /// The run's events, one JSON line each (what `import` reads).
+    Jsonl,
+    /// The run's trace as an OTLP JSON export request.
+    OtlpJson,
+    /// The run's trace, sent to --otlp URL (or the OTLP environment variables).
+    Otlp,
+}
+
+/// Spans per OTLP request.
+const SPANS_PER_REQUEST: usize = 512;
+
+/// The run's trace, written or sent.
+fn export_trace(a: &Args, ctx: &Ctx) -> Result<()> {
+    let log = ctx.open()?;
+    let replay = runlog_replay::Replay::new(&log);
+    let trace = otlp::spans_of(&replay, &a.run)?;
+    let trace_id: String = trace
+        .ids
+        .trace_id
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    if a.format == Format::OtlpJson {
+        let request = otlp::request(trace.ids, &a.run, &a.project, &trace.spans);
+        let text = serde_json::to_string(&request)
+            .map_err(|e| CliError::failed(format!("cannot write the trace as JSON: {e}")))?;
+        match &a.output {
+            Some(path) => std::fs::write(path, text + "\n").map_err(|e| {
+                bad_file(
+                    format!("cannot write: {e}"),
+                    path,
+                    "-o takes a file in a directory that exists and that you may write",
+                )
+            })?,
+            None => println!("{text}"),
+        }
+        if a.output.is_some() {
+            eprintln!(
+                "wrote {} spans of {} (trace {trace_id})",
+                trace.spans.len(),
+                a.run
+            );
+        }
+        return Ok(());
+    }
+    let Some(endpoint) = otlp::Endpoint::from_flag_or_env(a.otlp.as_deref(), &a.headers)? else {
+        return Err(
+            CliError::input("--format otlp sends the trace: give --otlp URL")
+                .with_hint("or set RUNLOG_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT"),
+        );
+    };
+    let rt = crate::runtime::for_command("export")?;
+    let mut sent = 0;
+    for chunk in trace.spans.chunks(SPANS_PER_REQUEST) {
+        let body =
+            prost::Message::encode_to_vec(&otlp::request(trace.ids, &a.run, &a.project, chunk));
+        rt.block_on(otlp::post(&endpoint, body)).map_err(|e| {
+            CliError::failed(format!("sending the trace of {}: {e}", a.run)).with_hint(format!(
+                "{sent} of {} spans were sent; sending again gives the same ids: runlog export {} --otlp {}",
+                trace.spans.len(),
+                a.run,
+                endpoint.url()
+            ))
+        })?;
+        sent += chunk.len();
+    }
+    if ctx.json {
+        render::json(
+            &serde_json::json!({"run": a.run, "trace_id": trace_id, "spans": sent, "events": trace.events, "endpoint": endpoint.url()}),
+        );
+    } else {
+        println!(
+            "exported {sent} spans of {} ({} events) to {} (trace {trace_id})",
+            a.run,
+            trace.events,
+            endpoint.url()
+        );
+    }
+    Ok(())
 }
 
 /// Writes the export to stdout or to `-o FILE`.
-pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+pub fn run(mut a: Args, ctx: &Ctx) -> Result<()> {
+    if a.otlp.is_some() && a.format == Format::Jsonl {
+        a.format = Format::Otlp;
+    }
+    if a.format != Format::Jsonl {
+        return export_trace(&a, ctx);
+    }
     let log = ctx.open()?;
     let run = a.run.as_str();
     let Some(path) = a.output else {

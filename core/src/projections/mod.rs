@@ -12,6 +12,7 @@ pub mod health;
 pub mod metrics;
 pub mod stack;
 pub mod summary;
+pub mod trace;
 
 use crate::event::Event;
 use crate::fold::{apply_in_place, Base, RollbackTargets};

@@ -1,0 +1,947 @@
+//! A run as a trace: spans for the run, its tasks, each attempt, its tests, its evaluator and
+//! the replanner, with span events for what happened inside them, folded from the run's events
+//! alone. Ids derive from the hash of the run's first record, so a run exported twice, or from
+//! another host, has the same ids; times are the events' own.
+//!
+//! The spans are neutral here (names, kinds, attributes in the OpenTelemetry GenAI and
+//! OpenInference conventions); the command line turns them into OTLP.
+
+use crate::event::{Event, EventKind, GateOutcome, RunOutcome};
+use crate::ids::{TaskId, Timestamp};
+use crate::state::{RunState, TaskStatus};
+use crate::usage::{Spend, UsageRecord, UsageStage};
+use std::collections::HashMap;
+
+/// What a span is, as OpenInference names it (`openinference.span.kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpanKind {
+    /// The run, a task, a replan.
+    Chain,
+    /// An attempt of a task's agent.
+    Agent,
+    /// A task's tests.
+    Tool,
+    /// A task's evaluator.
+    Evaluator,
+}
+
+impl SpanKind {
+    /// The OpenInference name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpanKind::Chain => "CHAIN",
+            SpanKind::Agent => "AGENT",
+            SpanKind::Tool => "TOOL",
+            SpanKind::Evaluator => "EVALUATOR",
+        }
+    }
+}
+
+/// An attribute's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttrValue {
+    /// Text.
+    Str(String),
+    /// A whole number.
+    Int(i64),
+    /// A number.
+    F64(f64),
+    /// Yes or no.
+    Bool(bool),
+}
+
+/// Attributes, in the order they were set.
+pub type Attrs = Vec<(String, AttrValue)>;
+
+fn s(key: &str, v: impl Into<String>) -> (String, AttrValue) {
+    (key.to_owned(), AttrValue::Str(v.into()))
+}
+
+fn i(key: &str, v: u64) -> (String, AttrValue) {
+    (
+        key.to_owned(),
+        AttrValue::Int(i64::try_from(v).unwrap_or(i64::MAX)),
+    )
+}
+
+fn f(key: &str, v: f64) -> (String, AttrValue) {
+    (key.to_owned(), AttrValue::F64(v))
+}
+
+/// Something that happened inside a span.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpanEvent {
+    /// Its name (`gen_ai.evaluation.result`, `checkpoint`, `message`...).
+    pub name: String,
+    /// When.
+    pub at: Timestamp,
+    /// What.
+    pub attributes: Attrs,
+}
+
+/// A span of another trace this one follows from (a fork's parent).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpanLink {
+    /// The other trace.
+    pub trace_id: [u8; 16],
+    /// The span in it.
+    pub span_id: [u8; 8],
+    /// Why.
+    pub attributes: Attrs,
+}
+
+/// One span.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    /// Its id.
+    pub span_id: [u8; 8],
+    /// Its parent's, none for the run's.
+    pub parent: Option<[u8; 8]>,
+    /// Its name (`invoke_workflow quickstart`, `invoke_agent agent-build`...).
+    pub name: String,
+    /// Its kind.
+    pub kind: SpanKind,
+    /// When it began.
+    pub start: Timestamp,
+    /// When it ended.
+    pub end: Timestamp,
+    /// Its attributes.
+    pub attributes: Attrs,
+    /// What happened inside it.
+    pub events: Vec<SpanEvent>,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+    /// The span it follows from, in another trace.
+    pub link: Option<SpanLink>,
+    /// The seqs of the events it covers.
+    pub seqs: (u64, u64),
+}
+
+/// Ids of a run's trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceIds {
+    /// The trace id: the first 16 bytes of the hash of the run's first record.
+    pub trace_id: [u8; 16],
+}
+
+impl TraceIds {
+    /// The ids of the run whose first record hashes to `first_hash`.
+    pub fn of(first_hash: &[u8; 32]) -> Self {
+        let mut trace_id = [0u8; 16];
+        trace_id.copy_from_slice(first_hash.get(..16).unwrap_or(&[1; 16]));
+        if trace_id == [0; 16] {
+            trace_id[15] = 1;
+        }
+        Self { trace_id }
+    }
+
+    /// The span id of `parts` in this trace: stable for the same parts.
+    pub fn span(&self, parts: &[&str]) -> [u8; 8] {
+        let mut h = blake3::Hasher::new();
+        h.update(&self.trace_id);
+        for p in parts {
+            h.update(p.as_bytes());
+            h.update(&[0]);
+        }
+        let mut id = [0u8; 8];
+        id.copy_from_slice(h.finalize().as_bytes().get(..8).unwrap_or(&[1; 8]));
+        if id == [0; 8] {
+            id[7] = 1;
+        }
+        id
+    }
+
+    /// The run's own span.
+    pub fn run_span(&self) -> [u8; 8] {
+        self.span(&["run"])
+    }
+}
+
+/// The open spans of a task.
+#[derive(Debug, Clone, Default)]
+struct TaskSpans {
+    task: Option<Span>,
+    attempt: Option<Span>,
+    tests: Option<Span>,
+    eval: Option<Span>,
+    replan: Option<Span>,
+    /// The attempt whose evaluator has answered (its span is not opened again).
+    scored: Option<u32>,
+}
+
+/// Folds a run's events into spans; each span is handed out when its part of the run ends.
+#[derive(Debug, Clone)]
+pub struct TraceBuilder {
+    ids: TraceIds,
+    run: String,
+    fork_of: Option<TraceIds>,
+    run_span: Option<Span>,
+    tasks: HashMap<TaskId, TaskSpans>,
+    /// The principal of the last `attributed` event and its seq.
+    attributed: Option<(u64, String)>,
+    last: (u64, Timestamp),
+}
+
+impl TraceBuilder {
+    /// A builder for `run`, whose first record hashes to `first_hash`; `fork_of`: the ids of
+    /// the run it was forked from, to link to.
+    pub fn new(run: &str, first_hash: &[u8; 32], fork_of: Option<TraceIds>) -> Self {
+        Self {
+            ids: TraceIds::of(first_hash),
+            run: run.to_owned(),
+            fork_of,
+            run_span: None,
+            tasks: HashMap::new(),
+            attributed: None,
+            last: (0, Timestamp(0)),
+        }
+    }
+
+    /// The trace's ids.
+    pub fn ids(&self) -> TraceIds {
+        self.ids
+    }
+
+    fn open(
+        &self,
+        parts: &[&str],
+        parent: [u8; 8],
+        name: String,
+        kind: SpanKind,
+        seq: u64,
+        at: Timestamp,
+    ) -> Span {
+        Span {
+            span_id: self.ids.span(parts),
+            parent: Some(parent),
+            name,
+            kind,
+            start: at,
+            end: at,
+            attributes: vec![s("runlog.run", self.run.clone())],
+            events: Vec::new(),
+            error: None,
+            link: None,
+            seqs: (seq, seq),
+        }
+    }
+
+    fn run_span_id(&self) -> [u8; 8] {
+        self.ids.run_span()
+    }
+
+    /// Takes in the event at `seq`; `state` is the run's state right after it. Returns the spans
+    /// that ended with it.
+    pub fn observe(&mut self, seq: u64, event: &Event, state: &RunState) -> Vec<Span> {
+        let at = event.at;
+        self.last = (seq, at);
+        let mut ended = Vec::new();
+        if let Some(run) = self.run_span.as_mut() {
+            run.end = at;
+            run.seqs.1 = seq;
+        }
+        let by = match &self.attributed {
+            Some((s, p)) if s + 1 == seq => Some(p.clone()),
+            _ => None,
+        };
+        match &event.kind {
+            EventKind::RunStarted { workflow, .. } => self.start_run(seq, at, workflow, None),
+            EventKind::Forked {
+                from_run, at_seq, ..
+            } => {
+                let link = self.fork_of.map(|p| SpanLink {
+                    trace_id: p.trace_id,
+                    span_id: p.run_span(),
+                    attributes: vec![
+                        s("runlog.fork.from_run", from_run.0.clone()),
+                        i("runlog.fork.at_seq", *at_seq),
+                    ],
+                });
+                self.start_run(seq, at, &format!("fork of {from_run}"), link);
+            }
+            EventKind::Attributed { principal, .. } => {
+                self.attributed = Some((seq, principal.clone()))
+            }
+            EventKind::TaskAdded { spec } => self.add_task(&spec.id, seq, at),
+            EventKind::PlanRevised {
+                added,
+                reason,
+                cancelled,
+                ..
+            } => {
+                for spec in added {
+                    self.add_task(&spec.id, seq, at);
+                }
+                self.run_event(
+                    "plan-revised",
+                    at,
+                    vec![
+                        s("runlog.reason", reason.clone()),
+                        i("runlog.cancelled", cancelled.len() as u64),
+                        i("runlog.added", added.len() as u64),
+                    ],
+                );
+                for spans in self.tasks.values_mut() {
+                    if let Some(mut r) = spans.replan.take() {
+                        r.end = at;
+                        r.seqs.1 = seq;
+                        ended.push(r);
+                    }
+                }
+            }
+            EventKind::ReplanRequested {
+                after_task, reason, ..
+            } => {
+                let parent = self.task_span_id(after_task);
+                let span = self.open(
+                    &["replan", after_task.as_str(), &seq.to_string()],
+                    parent,
+                    format!("replan after {after_task}"),
+                    SpanKind::Chain,
+                    seq,
+                    at,
+                );
+                let entry = self.tasks.entry(after_task.clone()).or_default();
+                if entry.replan.is_none() {
+                    let mut span = span;
+                    span.attributes.push(s("runlog.reason", reason.clone()));
+                    entry.replan = Some(span);
+                }
+            }
+            EventKind::ReplanLoopDetected { reason, .. } => {
+                self.run_event(
+                    "replan-loop-detected",
+                    at,
+                    vec![s("runlog.reason", reason.clone())],
+                );
+            }
+            EventKind::TaskStarted {
+                task,
+                agent,
+                attempt,
+                worktree,
+            } => {
+                if let Some(done) = self.close_attempt(task, seq, at) {
+                    ended.extend(done);
+                }
+                let parent = self.task_span_id(task);
+                let mut span = self.open(
+                    &["attempt", task.as_str(), &seq.to_string()],
+                    parent,
+                    format!("invoke_agent {agent}"),
+                    SpanKind::Agent,
+                    seq,
+                    at,
+                );
+                span.attributes.extend([
+                    s("gen_ai.operation.name", "invoke_agent"),
+                    s("gen_ai.agent.name", agent.0.clone()),
+                    s("gen_ai.agent.id", format!("{}/{agent}", self.run)),
+                    s("runlog.task", task.0.clone()),
+                    i("runlog.attempt", u64::from(*attempt)),
+                    s("runlog.worktree", worktree.clone()),
+                ]);
+                if let Some(t) = self.tasks.get_mut(task) {
+                    if let Some(ts) = t.task.as_mut() {
+                        ts.end = at;
+                    }
+                    t.attempt = Some(span);
+                }
+            }
+            EventKind::TestsStarted { task, attempt } => {
+                let parent = self.attempt_span_id(task);
+                let mut span = self.open(
+                    &["tests", task.as_str(), &seq.to_string()],
+                    parent,
+                    "execute_tool tests".into(),
+                    SpanKind::Tool,
+                    seq,
+                    at,
+                );
+                span.attributes.extend([
+                    s("gen_ai.operation.name", "execute_tool"),
+                    s("gen_ai.tool.name", "tests"),
+                    s("runlog.task", task.0.clone()),
+                    i("runlog.attempt", u64::from(*attempt)),
+                ]);
+                if let Some(t) = self.tasks.get_mut(task) {
+                    t.tests = Some(span);
+                }
+            }
+            EventKind::TestsPassed { task, .. } => {
+                if let Some(mut span) = self.tasks.get_mut(task).and_then(|t| t.tests.take()) {
+                    span.end = at;
+                    span.seqs.1 = seq;
+                    ended.push(span);
+                }
+            }
+            EventKind::TestsFailed { task, details, .. } => {
+                if let Some(mut span) = self.tasks.get_mut(task).and_then(|t| t.tests.take()) {
+                    span.end = at;
+                    span.seqs.1 = seq;
+                    span.error = Some(first_line(details));
+                    span.attributes.push(s("error.type", "tests-failed"));
+                    ended.push(span);
+                }
+                self.attempt_event(
+                    task,
+                    "tests-failed",
+                    at,
+                    vec![s("runlog.details", clip(details, 2000))],
+                );
+                self.attempt_error(task, "tests-failed", first_line(details));
+            }
+            EventKind::EvalScored {
+                task,
+                evaluator,
+                score,
+                notes,
+                ..
+            } => {
+                self.tasks.entry(task.clone()).or_default().scored =
+                    state.task(task).map(|t| t.attempt);
+                if let Some(mut span) = self.eval_span(task).take() {
+                    span.end = at;
+                    span.seqs.1 = seq;
+                    span.attributes.extend([
+                        s("gen_ai.evaluation.name", evaluator.clone()),
+                        f("gen_ai.evaluation.score.value", *score),
+                    ]);
+                    ended.push(span);
+                }
+                self.attempt_event(
+                    task,
+                    "gen_ai.evaluation.result",
+                    at,
+                    vec![
+                        s("gen_ai.evaluation.name", evaluator.clone()),
+                        f("gen_ai.evaluation.score.value", *score),
+                        s("gen_ai.evaluation.explanation", clip(notes, 2000)),
+                    ],
+                );
+            }
+            EventKind::EvalErrored {
+                task,
+                evaluator,
+                error,
+            } => {
+                self.tasks.entry(task.clone()).or_default().scored =
+                    state.task(task).map(|t| t.attempt);
+                if let Some(mut span) = self.eval_span(task).take() {
+                    span.end = at;
+                    span.seqs.1 = seq;
+                    span.error = Some(first_line(error));
+                    span.attributes.extend([
+                        s("gen_ai.evaluation.name", evaluator.clone()),
+                        s("error.type", "eval-error"),
+                    ]);
+                    ended.push(span);
+                }
+            }
+            EventKind::GateDecided {
+                task,
+                threshold,
+                outcome,
+                score,
+            } => {
+                let label = match outcome {
+                    GateOutcome::Pass => "pass",
+                    GateOutcome::Rescue { .. } => "rescue",
+                    GateOutcome::Fail => "fail",
+                };
+                // The verdict's span event gets the decision the gate took with it.
+                if let Some(ev) = self.attempt_mut(task).and_then(|a| {
+                    a.events
+                        .iter_mut()
+                        .rev()
+                        .find(|e| e.name == "gen_ai.evaluation.result")
+                }) {
+                    ev.attributes.extend([
+                        s("gen_ai.evaluation.score.label", label),
+                        f("runlog.threshold", *threshold),
+                    ]);
+                } else {
+                    self.attempt_event(
+                        task,
+                        "gen_ai.evaluation.result",
+                        at,
+                        vec![
+                            f("gen_ai.evaluation.score.value", *score),
+                            s("gen_ai.evaluation.score.label", label),
+                            f("runlog.threshold", *threshold),
+                        ],
+                    );
+                }
+                if *outcome != GateOutcome::Pass {
+                    self.attempt_error(
+                        task,
+                        "eval-below-threshold",
+                        format!("score {score} below the threshold {threshold}: {label}"),
+                    );
+                }
+            }
+            EventKind::StageFailed {
+                task,
+                error,
+                error_type,
+                ..
+            } => {
+                self.attempt_error(task, error_type, first_line(error));
+            }
+            EventKind::CheckpointReached { task, name } => self.attempt_event(
+                task,
+                "checkpoint",
+                at,
+                vec![s("runlog.checkpoint", name.clone())],
+            ),
+            EventKind::MessagePosted { task, from, text } => {
+                let attrs = vec![
+                    s("runlog.from", from.clone()),
+                    s("runlog.text", clip(text, 2000)),
+                ];
+                match task {
+                    Some(t) if self.attempt_mut(t).is_some() => {
+                        self.attempt_event(t, "message", at, attrs)
+                    }
+                    Some(t) => self.task_event(t, "message", at, attrs),
+                    None => self.run_event("message", at, attrs),
+                }
+            }
+            EventKind::TaskApproved { task, by: claimed }
+            | EventKind::TaskReopened { task, by: claimed } => {
+                let who = by.clone().unwrap_or_else(|| claimed.clone());
+                self.task_event(task, event.kind.name(), at, vec![s("runlog.by", who)]);
+            }
+            EventKind::TaskRejected {
+                task,
+                by: claimed,
+                reason,
+                ..
+            } => {
+                let who = by.clone().unwrap_or_else(|| claimed.clone());
+                self.task_event(
+                    task,
+                    "task-rejected",
+                    at,
+                    vec![s("runlog.by", who), s("runlog.reason", reason.clone())],
+                );
+            }
+            EventKind::RolledBack {
+                to_seq,
+                reason,
+                by: claimed,
+            } => {
+                let who = by.clone().unwrap_or_else(|| claimed.clone());
+                self.run_event(
+                    "rolled-back",
+                    at,
+                    vec![
+                        i("runlog.to_seq", *to_seq),
+                        s("runlog.reason", reason.clone()),
+                        s("runlog.by", who),
+                    ],
+                );
+            }
+            EventKind::RunInterrupted { reason } => self.run_event(
+                "run-interrupted",
+                at,
+                vec![s("runlog.reason", reason.clone())],
+            ),
+            EventKind::RunResumed { reason } => {
+                self.run_event("run-resumed", at, vec![s("runlog.reason", reason.clone())])
+            }
+            EventKind::UsageRecorded { usage } => self.add_usage(usage),
+            EventKind::BudgetSpent { task, .. } => {
+                self.task_event(task, "budget-spent", at, vec![])
+            }
+            EventKind::RunFinished { outcome } => {
+                if let Some(run) = self.run_span.as_mut() {
+                    run.attributes.push(s("runlog.outcome", outcome.name()));
+                    match outcome {
+                        RunOutcome::Succeeded => {}
+                        RunOutcome::Failed { failed, .. } => {
+                            run.error = Some(format!("failed: {}", join(failed)))
+                        }
+                        RunOutcome::Paused { reason } => {
+                            run.error = Some(format!("paused: {reason}"))
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        ended.extend(self.settle(seq, at, state));
+        if matches!(event.kind, EventKind::RunFinished { .. }) {
+            // Everything else ended with the run; the run's span goes last (a resume sends it
+            // again, with the same id and a later end).
+            ended.extend(self.close_all(seq, at));
+            if let Some(run) = self.run_span.clone() {
+                ended.push(run);
+            }
+        }
+        ended
+    }
+
+    /// The spans still open (a run that has not finished, or was interrupted), ended at the last
+    /// event taken in.
+    pub fn finish(mut self) -> Vec<Span> {
+        let (seq, at) = self.last;
+        let mut out = self.close_all(seq, at);
+        if let Some(run) = self.run_span.take() {
+            if !out.iter().any(|s| s.span_id == run.span_id) {
+                out.push(run);
+            }
+        }
+        out
+    }
+
+    fn start_run(&mut self, seq: u64, at: Timestamp, workflow: &str, link: Option<SpanLink>) {
+        let mut span = self.open(
+            &["run"],
+            [0; 8],
+            format!("invoke_workflow {workflow}"),
+            SpanKind::Chain,
+            seq,
+            at,
+        );
+        span.span_id = self.run_span_id();
+        span.parent = None;
+        span.link = link;
+        span.attributes.extend([
+            s("gen_ai.operation.name", "invoke_workflow"),
+            s("gen_ai.workflow.name", workflow),
+        ]);
+        self.run_span = Some(span);
+    }
+
+    fn add_task(&mut self, id: &TaskId, seq: u64, at: Timestamp) {
+        let mut span = self.open(
+            &["task", id.as_str(), &seq.to_string()],
+            self.run_span_id(),
+            format!("task {id}"),
+            SpanKind::Chain,
+            seq,
+            at,
+        );
+        span.attributes.push(s("runlog.task", id.0.clone()));
+        self.tasks.entry(id.clone()).or_default().task = Some(span);
+    }
+
+    fn task_span_id(&self, task: &TaskId) -> [u8; 8] {
+        self.tasks
+            .get(task)
+            .and_then(|t| t.task.as_ref())
+            .map_or_else(|| self.run_span_id(), |s| s.span_id)
+    }
+
+    fn attempt_span_id(&self, task: &TaskId) -> [u8; 8] {
+        self.tasks
+            .get(task)
+            .and_then(|t| t.attempt.as_ref())
+            .map_or_else(|| self.task_span_id(task), |s| s.span_id)
+    }
+
+    fn attempt_mut(&mut self, task: &TaskId) -> Option<&mut Span> {
+        self.tasks.get_mut(task)?.attempt.as_mut()
+    }
+
+    fn eval_span(&mut self, task: &TaskId) -> &mut Option<Span> {
+        &mut self.tasks.entry(task.clone()).or_default().eval
+    }
+
+    fn attempt_event(&mut self, task: &TaskId, name: &str, at: Timestamp, attributes: Attrs) {
+        match self.attempt_mut(task) {
+            Some(span) => span.events.push(SpanEvent {
+                name: name.into(),
+                at,
+                attributes,
+            }),
+            None => self.task_event(task, name, at, attributes),
+        }
+    }
+
+    fn attempt_error(&mut self, task: &TaskId, kind: &str, why: String) {
+        if let Some(span) = self.attempt_mut(task) {
+            span.error = Some(why);
+            span.attributes.retain(|(k, _)| k != "error.type");
+            span.attributes.push(s("error.type", kind));
+        }
+    }
+
+    fn task_event(&mut self, task: &TaskId, name: &str, at: Timestamp, attributes: Attrs) {
+        let event = SpanEvent {
+            name: name.into(),
+            at,
+            attributes,
+        };
+        match self.tasks.get_mut(task).and_then(|t| t.task.as_mut()) {
+            Some(span) => span.events.push(event),
+            None => {
+                if let Some(run) = self.run_span.as_mut() {
+                    run.events.push(event);
+                }
+            }
+        }
+    }
+
+    fn run_event(&mut self, name: &str, at: Timestamp, attributes: Attrs) {
+        if let Some(run) = self.run_span.as_mut() {
+            run.events.push(SpanEvent {
+                name: name.into(),
+                at,
+                attributes,
+            });
+        }
+    }
+
+    /// Usage goes on the span of the command that used it: the attempt (agent), its tests, its
+    /// evaluator, the replan; and is summed on the task and the run.
+    fn add_usage(&mut self, u: &UsageRecord) {
+        let Some(t) = self.tasks.get_mut(&u.task) else {
+            return;
+        };
+        let span = match u.stage {
+            UsageStage::Agent => t.attempt.as_mut(),
+            UsageStage::Tests => t.tests.as_mut().or(t.attempt.as_mut()),
+            UsageStage::Evaluator => t.eval.as_mut().or(t.attempt.as_mut()),
+            UsageStage::Replanner => t.replan.as_mut().or(t.task.as_mut()),
+        };
+        if let Some(span) = span {
+            add_usage_attrs(&mut span.attributes, u);
+        }
+    }
+
+    /// Closes the spans whose part of the run is over in `state`.
+    fn settle(&mut self, seq: u64, at: Timestamp, state: &RunState) -> Vec<Span> {
+        let mut out = Vec::new();
+        let ids: Vec<TaskId> = self.tasks.keys().cloned().collect();
+        for id in ids {
+            let Some(task) = state.task(&id) else {
+                // Gone from the state (rolled back before it was added): its spans end here.
+                if let Some(t) = self.tasks.get_mut(&id) {
+                    out.extend(take_all(t, seq, at));
+                }
+                continue;
+            };
+            let status = state.status_of(&id).unwrap_or(task.status);
+            let attempt_on =
+                task.running || matches!(status, TaskStatus::Testing | TaskStatus::PendingEval);
+            let evaluating = status == TaskStatus::PendingEval
+                && task.spec.eval.is_some()
+                && task.eval_error.is_none();
+            let Some(t) = self.tasks.get_mut(&id) else {
+                continue;
+            };
+            if evaluating && t.eval.is_none() && t.scored != Some(task.attempt) {
+                let parent = t.attempt.as_ref().map(|a| a.span_id);
+                if let Some(parent) = parent {
+                    let evaluator = task.spec.eval.clone().unwrap_or_default();
+                    let mut span = Span {
+                        span_id: self.ids.span(&["eval", id.as_str(), &seq.to_string()]),
+                        parent: Some(parent),
+                        name: format!("evaluate {}", first_word(&evaluator)),
+                        kind: SpanKind::Evaluator,
+                        start: at,
+                        end: at,
+                        attributes: vec![
+                            s("runlog.run", self.run.clone()),
+                            s("runlog.task", id.0.clone()),
+                            s("gen_ai.operation.name", "evaluate"),
+                        ],
+                        events: Vec::new(),
+                        error: None,
+                        link: None,
+                        seqs: (seq, seq),
+                    };
+                    span.attributes
+                        .push(i("runlog.attempt", u64::from(task.attempt)));
+                    t.eval = Some(span);
+                }
+            }
+            if !attempt_on {
+                if let Some(mut a) = t.attempt.take() {
+                    a.end = at;
+                    a.seqs.1 = seq;
+                    out.extend(t.tests.take().map(|x| ended_at(x, seq, at)));
+                    out.extend(t.eval.take().map(|x| ended_at(x, seq, at)));
+                    out.push(a);
+                }
+            }
+            if status.is_terminal() {
+                if let Some(mut ts) = t.task.take() {
+                    ts.end = at;
+                    ts.seqs.1 = seq;
+                    ts.attributes.push(s("runlog.status", status.name()));
+                    add_spend_attrs(&mut ts.attributes, &task.spend);
+                    if status == TaskStatus::Failed {
+                        ts.error = Some(task.reason.clone().unwrap_or_else(|| "failed".into()));
+                    }
+                    out.push(ts);
+                    // A task reopened later gets its span again, with the same id.
+                    t.task = None;
+                }
+            } else if t.task.is_none() {
+                let mut span = self.open(
+                    &["task", id.as_str()],
+                    self.run_span_id(),
+                    format!("task {id}"),
+                    SpanKind::Chain,
+                    seq,
+                    at,
+                );
+                span.span_id = self
+                    .ids
+                    .span(&["task", id.as_str(), "reopened", &seq.to_string()]);
+                span.attributes.push(s("runlog.task", id.0.clone()));
+                if let Some(t) = self.tasks.get_mut(&id) {
+                    t.task = Some(span);
+                }
+            }
+        }
+        if let Some(run) = self.run_span.as_mut() {
+            run.attributes
+                .retain(|(k, _)| !k.starts_with("gen_ai.usage") && !k.starts_with("llm."));
+            add_spend_attrs(&mut run.attributes, &state.spend);
+        }
+        out
+    }
+
+    fn close_attempt(&mut self, task: &TaskId, seq: u64, at: Timestamp) -> Option<Vec<Span>> {
+        let t = self.tasks.get_mut(task)?;
+        let mut out = Vec::new();
+        out.extend(t.tests.take().map(|x| ended_at(x, seq, at)));
+        out.extend(t.eval.take().map(|x| ended_at(x, seq, at)));
+        out.extend(t.attempt.take().map(|x| ended_at(x, seq, at)));
+        Some(out)
+    }
+
+    fn close_all(&mut self, seq: u64, at: Timestamp) -> Vec<Span> {
+        let mut out = Vec::new();
+        let mut ids: Vec<TaskId> = self.tasks.keys().cloned().collect();
+        ids.sort();
+        for id in ids {
+            if let Some(t) = self.tasks.get_mut(&id) {
+                out.extend(take_all(t, seq, at));
+            }
+        }
+        out
+    }
+}
+
+fn ended_at(mut span: Span, seq: u64, at: Timestamp) -> Span {
+    if span.end < at {
+        span.end = at;
+    }
+    span.seqs.1 = span.seqs.1.max(seq);
+    span
+}
+
+fn take_all(t: &mut TaskSpans, seq: u64, at: Timestamp) -> Vec<Span> {
+    [
+        t.tests.take(),
+        t.eval.take(),
+        t.attempt.take(),
+        t.replan.take(),
+        t.task.take(),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|x| ended_at(x, seq, at))
+    .collect()
+}
+
+fn add_usage_attrs(attrs: &mut Attrs, u: &UsageRecord) {
+    let mut spend = Spend::default();
+    // A span's usage is the sum of what was recorded on it.
+    for (k, v) in attrs.iter() {
+        match (k.as_str(), v) {
+            ("gen_ai.usage.input_tokens", AttrValue::Int(n)) => spend.tokens.input = *n as u64,
+            ("gen_ai.usage.output_tokens", AttrValue::Int(n)) => spend.tokens.output = *n as u64,
+            ("gen_ai.usage.cache_read.input_tokens", AttrValue::Int(n)) => {
+                spend.tokens.cache_read = *n as u64
+            }
+            ("gen_ai.usage.cache_creation.input_tokens", AttrValue::Int(n)) => {
+                spend.tokens.cache_write = *n as u64
+            }
+            ("gen_ai.usage.reasoning.output_tokens", AttrValue::Int(n)) => {
+                spend.tokens.reasoning = *n as u64
+            }
+            ("llm.cost.total", AttrValue::F64(c)) => spend.cost_usd = *c,
+            ("runlog.usage.unpriced", AttrValue::Int(n)) => spend.unpriced = *n as u32,
+            _ => {}
+        }
+    }
+    spend.add(&u.tokens, u.cost_usd);
+    add_spend_attrs(attrs, &spend);
+    attrs.retain(|(k, _)| {
+        !matches!(
+            k.as_str(),
+            "gen_ai.request.model" | "llm.model_name" | "gen_ai.provider.name" | "llm.provider"
+        )
+    });
+    if let Some(m) = &u.model {
+        attrs.push(s("gen_ai.request.model", m.clone()));
+        attrs.push(s("llm.model_name", m.clone()));
+    }
+    if let Some(p) = &u.provider {
+        attrs.push(s("gen_ai.provider.name", p.clone()));
+        attrs.push(s("llm.provider", p.clone()));
+    }
+}
+
+/// Token counts and cost in both conventions (replacing what was there).
+fn add_spend_attrs(attrs: &mut Attrs, spend: &Spend) {
+    if spend.tokens.total() == 0 && spend.unpriced == 0 && spend.cost_usd == 0.0 {
+        return;
+    }
+    attrs.retain(|(k, _)| {
+        !k.starts_with("gen_ai.usage")
+            && !k.starts_with("llm.token_count")
+            && k != "llm.cost.total"
+            && k != "runlog.usage.unpriced"
+    });
+    let t = &spend.tokens;
+    attrs.extend([
+        i("gen_ai.usage.input_tokens", t.input),
+        i("gen_ai.usage.output_tokens", t.output),
+        i("gen_ai.usage.cache_read.input_tokens", t.cache_read),
+        i("gen_ai.usage.cache_creation.input_tokens", t.cache_write),
+        i("gen_ai.usage.reasoning.output_tokens", t.reasoning),
+        i("llm.token_count.prompt", t.input),
+        i("llm.token_count.completion", t.output),
+        i("llm.token_count.total", t.total()),
+        i("llm.token_count.prompt_details.cache_read", t.cache_read),
+        i("llm.token_count.prompt_details.cache_write", t.cache_write),
+        i("llm.token_count.completion_details.reasoning", t.reasoning),
+        f("llm.cost.total", spend.cost_usd),
+        i("runlog.usage.unpriced", u64::from(spend.unpriced)),
+    ]);
+}
+
+fn first_line(text: &str) -> String {
+    clip(
+        text.lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim(),
+        200,
+    )
+}
+
+fn first_word(text: &str) -> &str {
+    text.split_whitespace().next().unwrap_or(text)
+}
+
+fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or(text)),
+        None => text.to_owned(),
+    }
+}
+
+fn join(ids: &[TaskId]) -> String {
+    ids.iter()
+        .map(TaskId::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
