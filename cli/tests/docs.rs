@@ -40,5 +40,8 @@ fn every_console_example_in_the_readme_and_the_docs_runs_as_printed() {
         .register_bin("runlog", Path::new(env!("CARGO_BIN_EXE_runlog")))
         .env("NO_COLOR", "1")
         .env("RUNLOG_TEST_CLOCK", "1700000000000")
+        // A developer's own OpenTelemetry endpoint is no part of a test (empty is unset).
+        .env("RUNLOG_OTLP_ENDPOINT", "")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "")
         .case(scratch.path().join("*.md"));
 }

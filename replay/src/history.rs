@@ -10,6 +10,10 @@ use runlog_store::EventLog;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// What [`Replay::walk`] calls with each event: its seq, its chain hash, the event and the
+/// state right after it.
+pub type Walk<'a> = &'a mut dyn FnMut(u64, &[u8; 32], &Event, &RunState);
+
 /// Snapshot interval by default: the state is cached every this many events.
 pub const DEFAULT_SNAPSHOT_EVERY: u64 = 2_000;
 
@@ -335,7 +339,7 @@ impl<'l> Replay<'l> {
         &self,
         run: &str,
         to: Option<u64>,
-        visit: &mut dyn FnMut(u64, &[u8; 32], &Event, &RunState),
+        visit: Walk<'_>,
     ) -> Result<()> {
         let to = match to {
             Some(seq) => {

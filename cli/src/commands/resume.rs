@@ -17,6 +17,9 @@ pub struct Args {
     /// Plain lines, no live view.
     #[arg(long)]
     quiet: bool,
+    /// Live export of the run's trace.
+    #[command(flatten)]
+    trace: super::run::TraceArgs,
 }
 
 /// Replays the run, records how the last runner stopped if nothing did, and drives it on.
@@ -39,5 +42,5 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     for note in notes {
         eprintln!("note: {note}");
     }
-    drive_to_end(&launcher, ctx, engine, a.quiet)
+    drive_to_end(&launcher, ctx, engine, a.quiet, &a.trace)
 }

@@ -6,9 +6,11 @@
 mod convert;
 mod endpoint;
 mod history;
+mod live;
 mod send;
 
 pub use convert::request;
 pub use endpoint::Endpoint;
 pub use history::spans_of;
+pub use live::{start as start_live, Report, Traced};
 pub use send::post;

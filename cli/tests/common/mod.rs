@@ -32,6 +32,9 @@ pub fn runlog(store: &Path) -> Command {
         .arg("--store")
         .arg(store)
         .env_remove("RUNLOG_STORE")
+        // A developer's own OpenTelemetry endpoint is no part of a test.
+        .env_remove("RUNLOG_OTLP_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
         .env("NO_COLOR", "1");
     let text = store.to_string_lossy();
     if text.starts_with("postgres://") {

@@ -1,0 +1,272 @@
+//! Live export: each span sent when its part of the run ends, while the run goes on. The
+//! engine only folds the event and offers the spans to a bounded queue (never waiting); a thread
+//! of its own sends them in batches, retrying a receiver that is down or busy with backoff. A
+//! full queue or a receiver that stays down costs spans, never the run: what was not sent is
+//! counted, and the same ids come again from `runlog export RUN --otlp URL`.
+
+use super::{history, request, Endpoint};
+use runlog_core::projections::trace::{Span, TraceBuilder, TraceIds};
+use runlog_core::{Event, RunState};
+use runlog_replay::Replay;
+use runlog_runner::Observer;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Spans waiting to be sent, at most.
+const QUEUE: usize = 4096;
+/// Spans per request.
+const BATCH: usize = 256;
+/// How long spans wait for others to share their request.
+const LINGER: Duration = Duration::from_millis(200);
+/// Tries of one request (the first, then retries with backoff) while the receiver is down.
+const TRIES: u32 = 4;
+/// How long the end of a run waits for the last spans to go.
+const DRAIN: Duration = Duration::from_secs(10);
+
+/// What a live export did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Spans the receiver accepted.
+    pub sent: u64,
+    /// Spans not exported (queue full, receiver down or refusing, the run ended first).
+    pub missed: u64,
+    /// The last reason a request failed.
+    pub last_error: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    offered: AtomicU64,
+    sent: AtomicU64,
+    missed: AtomicU64,
+    /// The last request failed: the end of the run does not wait for a receiver that is down.
+    down: std::sync::atomic::AtomicBool,
+    last_error: std::sync::Mutex<Option<String>>,
+}
+
+/// The engine's side: an observer that folds events into spans and queues them.
+pub struct Traced<O> {
+    inner: O,
+    builder: Option<TraceBuilder>,
+    queue: Option<SyncSender<Span>>,
+    counters: Arc<Counters>,
+}
+
+impl<O> std::fmt::Debug for Traced<O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Traced").finish_non_exhaustive()
+    }
+}
+
+/// The sending side, to wait for after the run.
+#[derive(Debug)]
+pub struct Exporting {
+    thread: Option<std::thread::JoinHandle<()>>,
+    counters: Arc<Counters>,
+    /// Where spans go.
+    pub endpoint: Endpoint,
+}
+
+/// Starts a live export of `run` to `endpoint`, observing through `inner`. The run's history
+/// so far is folded first (a resumed run's spans that ended before are not sent again: `export`
+/// sends the whole trace).
+pub fn start<O: Observer>(
+    replay: &Replay<'_>,
+    run: &str,
+    project: &str,
+    endpoint: Endpoint,
+    inner: O,
+) -> Result<(Traced<O>, Exporting), runlog_replay::ReplayError> {
+    let mut builder: Option<TraceBuilder> = None;
+    replay.walk(run, None, &mut |seq, hash, event, state| {
+        let b = builder.get_or_insert_with(|| history::builder(replay, run, hash, &event.kind));
+        let _ = b.observe(seq, event, state);
+    })?;
+    let ids = builder.as_ref().map(TraceBuilder::ids);
+    let (tx, rx) = sync_channel(QUEUE);
+    let counters = Arc::new(Counters::default());
+    let thread = {
+        let (counters, endpoint, run, project) = (
+            counters.clone(),
+            endpoint.clone(),
+            run.to_owned(),
+            project.to_owned(),
+        );
+        std::thread::Builder::new()
+            .name("runlog-otlp".into())
+            .spawn(move || send_loop(&rx, ids, &run, &project, &endpoint, &counters))
+            .ok()
+    };
+    Ok((
+        Traced {
+            inner,
+            builder,
+            queue: Some(tx),
+            counters: counters.clone(),
+        },
+        Exporting {
+            thread,
+            counters,
+            endpoint,
+        },
+    ))
+}
+
+impl<O> Traced<O> {
+    /// `inner` alone: no trace is exported.
+    pub fn plain(inner: O) -> Self {
+        Self {
+            inner,
+            builder: None,
+            queue: None,
+            counters: Arc::new(Counters::default()),
+        }
+    }
+
+    fn offer(&mut self, spans: Vec<Span>) {
+        let Some(queue) = &self.queue else { return };
+        for span in spans {
+            self.counters.offered.fetch_add(1, Ordering::Relaxed);
+            match queue.try_send(span) {
+                Ok(()) => {}
+                Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                    self.counters.missed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+}
+
+impl<O: Observer> Observer for Traced<O> {
+    fn event(&mut self, seq: u64, event: &Event, state: &RunState) {
+        self.inner.event(seq, event, state);
+        if let Some(b) = self.builder.as_mut() {
+            let ended = b.observe(seq, event, state);
+            self.offer(ended);
+        }
+    }
+
+    fn note(&mut self, text: &str) {
+        self.inner.note(text);
+    }
+
+    fn step(&mut self, state: &RunState) {
+        self.inner.step(state);
+    }
+
+    fn end(&mut self) {
+        self.inner.end();
+    }
+}
+
+/// The engine records the run's last events (finished, interrupted) after it says it ended: the
+/// spans still open go when the engine lets its observer go.
+impl<O> Drop for Traced<O> {
+    fn drop(&mut self) {
+        if let Some(b) = self.builder.take() {
+            let rest = b.finish();
+            self.offer(rest);
+        }
+        // Closing the queue tells the sender to send what is left and stop.
+        self.queue = None;
+    }
+}
+
+impl Exporting {
+    /// Waits (at most a few seconds) for the spans queued to go, and says what happened.
+    pub fn finish_report(mut self) -> Report {
+        if let Some(thread) = self.thread.take() {
+            let deadline = Instant::now() + DRAIN;
+            let down = || self.counters.down.load(Ordering::Relaxed);
+            while !thread.is_finished() && Instant::now() < deadline && !down() {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if thread.is_finished() {
+                let _ = thread.join();
+            }
+        }
+        let c = &self.counters;
+        let sent = c.sent.load(Ordering::Relaxed);
+        Report {
+            sent,
+            // Dropped, failed, or still queued when the run ended.
+            missed: c.offered.load(Ordering::Relaxed).saturating_sub(sent),
+            last_error: c.last_error.lock().ok().and_then(|e| e.clone()),
+        }
+    }
+}
+
+fn send_loop(
+    rx: &Receiver<Span>,
+    ids: Option<TraceIds>,
+    run: &str,
+    project: &str,
+    endpoint: &Endpoint,
+    counters: &Counters,
+) {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    let Some(ids) = ids else { return };
+    let mut open = true;
+    while open {
+        let mut batch = Vec::new();
+        match rx.recv() {
+            Ok(span) => batch.push(span),
+            Err(_) => break,
+        }
+        let linger = Instant::now() + LINGER;
+        while batch.len() < BATCH {
+            match rx.recv_timeout(linger.saturating_duration_since(Instant::now())) {
+                Ok(span) => batch.push(span),
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => {
+                    open = false;
+                    break;
+                }
+            }
+        }
+        let n = batch.len() as u64;
+        let body = prost::Message::encode_to_vec(&request(ids, run, project, &batch));
+        let mut delay = Duration::from_millis(100);
+        let mut outcome = Err(String::new());
+        for _ in 0..TRIES {
+            match rt.block_on(super::post(endpoint, body.clone())) {
+                Ok(()) => {
+                    outcome = Ok(());
+                    break;
+                }
+                Err(e) => {
+                    let retry = e.retryable();
+                    outcome = Err(e.to_string());
+                    if !retry {
+                        break;
+                    }
+                    std::thread::sleep(delay);
+                    delay *= 4;
+                }
+            }
+        }
+        match outcome {
+            Ok(()) => {
+                counters.sent.fetch_add(n, Ordering::Relaxed);
+                counters.down.store(false, Ordering::Relaxed);
+            }
+            Err(why) => {
+                counters.missed.fetch_add(n, Ordering::Relaxed);
+                counters.down.store(true, Ordering::Relaxed);
+                if let Ok(mut last) = counters.last_error.lock() {
+                    *last = Some(why);
+                }
+            }
+        }
+    }
+    // What is still queued when the sender gives up is missed too.
+    let left = rx.try_iter().count() as u64;
+    counters.missed.fetch_add(left, Ordering::Relaxed);
+}

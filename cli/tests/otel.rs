@@ -1,0 +1,422 @@
+//! A run as an OpenTelemetry trace, checked against the real thing: Arize Phoenix, installed by
+//! `.ci/run` (`pip install arize-phoenix` into a venv) and started here on a free port. What it
+//! stored is read back from its REST API (`GET /v1/projects/{project}/spans`):
+//! - the quickstart run exported from history: one trace, every task and attempt with its
+//!   parent and kind, the rescue's verdict; exported again: the same ids, nothing doubled;
+//! - a recorded run with usage: token counts and costs on the spans;
+//! - a live run exported while it runs;
+//! - Phoenix stopped in the middle of a live run: the run finishes, its summary says what was
+//!   missed, and `export --otlp` fills it in.
+//!
+//! Without Phoenix the receiver tests say SKIPPED and how to run them; `RUNLOG_REQUIRE_PHOENIX=1`
+//! (set by `.ci/run`) makes that a failure. The trace's shape from `--format otlp-json` is
+//! checked without Phoenix.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod common;
+
+use common::{repo, runlog, text, wait_for};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn import(store: &Path, fixture: &str) {
+    let out = runlog(store)
+        .arg("import")
+        .arg(repo().join(format!("fixtures/runs/{fixture}.jsonl")))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+/// The trace of `run` as `export --format otlp-json` writes it: its spans.
+fn otlp_json(store: &Path, run: &str) -> Vec<Value> {
+    let out = runlog(store)
+        .args(["export", run, "--format", "otlp-json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn attr<'a>(span: &'a Value, key: &str) -> Option<&'a Value> {
+    span["attributes"]
+        .as_array()?
+        .iter()
+        .find(|a| a["key"] == key)
+        .map(|a| &a["value"])
+}
+
+#[test]
+fn a_runs_trace_is_its_tree_of_tasks_and_attempts_with_the_same_ids_each_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    import(&store, "quickstart");
+    let spans = otlp_json(&store, "quickstart");
+    assert_eq!(
+        spans,
+        otlp_json(&store, "quickstart"),
+        "exported twice: the same trace"
+    );
+    let traces: BTreeSet<&str> = spans
+        .iter()
+        .map(|s| s["traceId"].as_str().unwrap())
+        .collect();
+    assert_eq!(traces.len(), 1);
+    let by_id: BTreeMap<&str, &Value> = spans
+        .iter()
+        .map(|s| (s["spanId"].as_str().unwrap(), s))
+        .collect();
+    let kind = |s: &Value| attr(s, "openinference.span.kind").unwrap()["stringValue"].clone();
+    let parent_kind = |s: &Value| {
+        by_id
+            .get(s["parentSpanId"].as_str().unwrap())
+            .map(|p| kind(p))
+    };
+    let count = |k: &str| spans.iter().filter(|s| kind(s) == k).count();
+    // One run, four tasks and the run's six attempts: implement was rescued once.
+    let roots: Vec<&&Value> = by_id.values().filter(|s| s["parentSpanId"] == "").collect();
+    assert_eq!(roots.len(), 1);
+    assert_eq!(
+        roots[0]["name"],
+        "invoke_workflow fixtures/workflows/quickstart.toml"
+    );
+    assert_eq!(count("AGENT"), 5, "plan, implement twice, docs, release");
+    assert_eq!(count("TOOL"), 3);
+    assert_eq!(count("EVALUATOR"), 3);
+    for s in &spans {
+        let expected = match kind(s).as_str().unwrap() {
+            "AGENT" => Some("CHAIN"),
+            "TOOL" | "EVALUATOR" => Some("AGENT"),
+            _ => parent_kind(s).map(|_| "CHAIN"),
+        };
+        assert_eq!(
+            parent_kind(s).as_ref().and_then(Value::as_str),
+            expected,
+            "{}",
+            s["name"]
+        );
+    }
+    // The rescue: the first attempt of implement failed the gate, its verdict on it.
+    let implement: Vec<&Value> = spans
+        .iter()
+        .filter(|s| s["name"] == "invoke_agent agent-implement")
+        .collect();
+    assert_eq!(implement.len(), 2);
+    let first = implement
+        .iter()
+        .find(|s| attr(s, "runlog.attempt").unwrap()["intValue"] == "1")
+        .unwrap();
+    assert_eq!(first["status"]["code"], 2, "a rescued attempt is an error");
+    let verdict = first["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "gen_ai.evaluation.result")
+        .unwrap();
+    let label = verdict["attributes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["key"] == "gen_ai.evaluation.score.label")
+        .unwrap();
+    assert_eq!(label["value"]["stringValue"], "rescue");
+}
+
+/// Arize Phoenix on a free loopback port, its data in a temporary directory, stopped when
+/// dropped.
+struct Phoenix {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Phoenix {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn phoenix_bin() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("RUNLOG_PHOENIX").map(PathBuf::from),
+        std::env::var_os("HOME")
+            .map(|h| PathBuf::from(h).join(".cache/runlog-phoenix/bin/phoenix")),
+    ];
+    let found = candidates.into_iter().flatten().find(|p| p.exists());
+    if found.is_none() {
+        let why = "the OpenTelemetry receiver tests need Arize Phoenix \
+                   (python3 -m venv ~/.cache/runlog-phoenix && ~/.cache/runlog-phoenix/bin/pip install arize-phoenix==20.26.1; \
+                   bash .ci/run installs it; or point RUNLOG_PHOENIX at its `phoenix` command)";
+        assert!(
+            std::env::var_os("RUNLOG_REQUIRE_PHOENIX").is_none(),
+            "{why}"
+        );
+        eprintln!("SKIPPED: {why}");
+    }
+    found
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+    let (status, body) = common::request(&mut s, "GET", path, &[], "");
+    Some((status, body))
+}
+
+impl Phoenix {
+    fn start(bin: &Path) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let grpc = free_port();
+        let child = Command::new(bin)
+            .arg("serve")
+            .current_dir(dir.path())
+            .env("PHOENIX_WORKING_DIR", dir.path())
+            .env("PHOENIX_PORT", port.to_string())
+            .env("PHOENIX_GRPC_PORT", grpc.to_string())
+            .env("PHOENIX_HOST", "127.0.0.1")
+            .env("PHOENIX_TELEMETRY_ENABLED", "false")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let p = Phoenix {
+            child,
+            port,
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(180);
+        while get(port, "/healthz").is_none_or(|(s, _)| s != 200) {
+            assert!(
+                Instant::now() < deadline,
+                "Phoenix did not come up on port {port}"
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        p
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The spans Phoenix stored for `project`, by span id (waits until `want` are there).
+    fn spans(&self, project: &str, want: usize) -> BTreeMap<String, Value> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut all = BTreeMap::new();
+            let mut cursor = String::new();
+            loop {
+                let path = format!("/v1/projects/{project}/spans?limit=1000{cursor}");
+                let Some((200, body)) = get(self.port, &path) else {
+                    break;
+                };
+                let v: Value = serde_json::from_str(&body).unwrap();
+                for s in v["data"].as_array().unwrap() {
+                    all.insert(
+                        s["context"]["span_id"].as_str().unwrap().to_owned(),
+                        s.clone(),
+                    );
+                }
+                match v["next_cursor"].as_str() {
+                    Some(c) => cursor = format!("&cursor={c}"),
+                    None => break,
+                }
+            }
+            if all.len() >= want || Instant::now() > deadline {
+                return all;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}
+
+fn export_to(store: &Path, run: &str, url: &str, project: &str) -> String {
+    let out = runlog(store)
+        .args(["export", run, "--otlp", url, "--project", project])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    text(&out)
+}
+
+#[test]
+fn phoenix_stores_runs_from_history_and_live_as_runlog_exports_them() {
+    let Some(bin) = phoenix_bin() else { return };
+    let phoenix = Phoenix::start(&bin);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+
+    // From history: every span, with its parent and kind; again: the same ids, nothing doubled.
+    import(&store, "quickstart");
+    let expected = otlp_json(&store, "quickstart");
+    let said = export_to(&store, "quickstart", &phoenix.url(), "quickstart");
+    assert!(
+        said.contains(&format!("exported {} spans", expected.len())),
+        "{said}"
+    );
+    let stored = phoenix.spans("quickstart", expected.len());
+    assert_eq!(stored.len(), expected.len(), "{:?}", stored.keys());
+    for s in &expected {
+        let got = &stored[s["spanId"].as_str().unwrap()];
+        assert_eq!(got["context"]["trace_id"], s["traceId"]);
+        assert_eq!(got["name"], s["name"]);
+        let parent = s["parentSpanId"].as_str().unwrap();
+        assert_eq!(
+            got["parent_id"].as_str().unwrap_or(""),
+            parent,
+            "{}",
+            s["name"]
+        );
+        let kind = attr(s, "openinference.span.kind").unwrap()["stringValue"].clone();
+        assert_eq!(got["span_kind"], kind, "{}", s["name"]);
+    }
+    let rescued = stored
+        .values()
+        .find(|s| s["name"] == "invoke_agent agent-implement" && s["status_code"] == "ERROR")
+        .expect("the rescued attempt, as an error");
+    let verdict = rescued["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "gen_ai.evaluation.result")
+        .unwrap();
+    assert_eq!(
+        verdict["attributes"]["gen_ai.evaluation.score.label"],
+        "rescue"
+    );
+    assert_eq!(verdict["attributes"]["gen_ai.evaluation.score.value"], 0.55);
+    export_to(&store, "quickstart", &phoenix.url(), "quickstart");
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(
+        phoenix.spans("quickstart", 0).len(),
+        expected.len(),
+        "exported again: the same ids"
+    );
+
+    // Usage: token counts and cost on each attempt, as Phoenix shows them.
+    import(&store, "agent-costs");
+    export_to(&store, "agent-costs", &phoenix.url(), "costs");
+    let costs = phoenix.spans("costs", otlp_json(&store, "agent-costs").len());
+    let plan = costs
+        .values()
+        .find(|s| s["name"] == "invoke_agent agent-plan")
+        .unwrap();
+    assert_eq!(plan["attributes"]["llm.token_count.prompt"], 12_000);
+    assert_eq!(plan["attributes"]["llm.token_count.completion"], 800);
+    assert_eq!(
+        plan["attributes"]["gen_ai.usage.cache_read.input_tokens"],
+        2_000
+    );
+    assert_eq!(plan["attributes"]["llm.model_name"], "gpt-4o");
+    let judge = costs
+        .values()
+        .find(|s| s["span_kind"] == "EVALUATOR")
+        .unwrap();
+    assert_eq!(judge["attributes"]["llm.cost.total"], 0.0031);
+
+    // Live: the spans go as the run works, the same ones an export from history gives.
+    let live = fixed(&mut runlog(&store))
+        .args([
+            "run",
+            "fixtures/workflows/quickstart.toml",
+            "--run-id",
+            "live",
+            "--quiet",
+        ])
+        .args(["--otlp", &phoenix.url(), "--otlp-project", "live"])
+        .output()
+        .unwrap();
+    assert_eq!(live.status.code(), Some(0), "{}", text(&live));
+    assert!(text(&live).contains("trace: "), "{}", text(&live));
+    let from_history = otlp_json(&store, "live");
+    let stored = phoenix.spans("live", from_history.len());
+    let ids: BTreeSet<&str> = from_history
+        .iter()
+        .map(|s| s["spanId"].as_str().unwrap())
+        .collect();
+    let got: BTreeSet<&str> = stored.keys().map(String::as_str).collect();
+    assert_eq!(
+        got, ids,
+        "live export sent the trace an export from history gives"
+    );
+
+    // Phoenix stopped in the middle of a live run: the run finishes, says what it missed, and
+    // an export from history fills the trace in.
+    let mut phoenix = phoenix;
+    let url = phoenix.url();
+    let wf = slow_workflow(dir.path());
+    let started = Instant::now();
+    let run = fixed(&mut runlog(&store))
+        .args(["run", wf.to_str().unwrap(), "--run-id", "cut", "--quiet"])
+        .args(["--otlp", &url, "--otlp-project", "cut"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let _ = phoenix.child.kill();
+    let _ = phoenix.child.wait();
+    let out = run.wait_with_output().unwrap();
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("not exported"), "{said}");
+    assert!(
+        said.contains(&format!("runlog export cut --otlp {url}/v1/traces")),
+        "{said}"
+    );
+    assert!(
+        took < Duration::from_secs(12),
+        "the run was held up: {took:?}"
+    );
+    drop(phoenix);
+    let again = Phoenix::start(&bin);
+    export_to(&store, "cut", &again.url(), "cut");
+    let all = otlp_json(&store, "cut");
+    assert_eq!(
+        again.spans("cut", all.len()).len(),
+        all.len(),
+        "filled in from history"
+    );
+}
+
+fn fixed(c: &mut Command) -> &mut Command {
+    c.env("RUNLOG_TEST_CLOCK", "1700000000000")
+}
+
+/// Tasks that take a while, one after the other.
+fn slow_workflow(dir: &Path) -> PathBuf {
+    let path = dir.join("slow.toml");
+    let mut toml = String::from("name = \"slow\"\n[settings]\nworkspace = \"none\"\njobs = 1\n");
+    for i in 0..8 {
+        toml.push_str(&format!("[[task]]\nid = \"t{i}\"\nrun = \"sleep 0.5\"\n"));
+        if i > 0 {
+            toml.push_str(&format!("after = [\"t{}\"]\n", i - 1));
+        }
+    }
+    std::fs::write(&path, toml).unwrap();
+    wait_for(|| path.exists());
+    path
+}
