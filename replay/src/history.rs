@@ -335,12 +335,7 @@ impl<'l> Replay<'l> {
 
     /// Walks the run from its first event to `to` (the head if `None`), calling `visit` with
     /// each event's seq, its chain hash, the event and the state right after it.
-    pub fn walk(
-        &self,
-        run: &str,
-        to: Option<u64>,
-        visit: Walk<'_>,
-    ) -> Result<()> {
+    pub fn walk(&self, run: &str, to: Option<u64>, visit: Walk<'_>) -> Result<()> {
         let to = match to {
             Some(seq) => {
                 self.check_seq(run, seq)?;

@@ -550,7 +550,12 @@ impl TraceBuilder {
             EventKind::RunResumed { reason } => {
                 self.run_event("run-resumed", at, vec![s("runlog.reason", reason.clone())])
             }
-            EventKind::UsageRecorded { usage } => self.add_usage(usage),
+            EventKind::UsageRecorded { usage } => {
+                self.add_usage(usage);
+                if let Some(run) = self.run_span.as_mut() {
+                    add_spend_attrs(&mut run.attributes, &state.spend);
+                }
+            }
             EventKind::BudgetSpent { task, .. } => {
                 self.task_event(task, "budget-spent", at, vec![])
             }
@@ -570,7 +575,21 @@ impl TraceBuilder {
             }
             _ => {}
         }
-        ended.extend(self.settle(seq, at, state));
+        // An event about one task can move only that task and the groups above it; any other
+        // (a rollback, a plan revision, an interruption, the end) may move any task.
+        let touched: Option<Vec<TaskId>> = event.kind.task().map(|t| {
+            let mut ids = vec![t.clone()];
+            let mut up = state.task(t).and_then(|x| x.spec.parent.clone());
+            while let Some(p) = up {
+                if ids.len() > crate::settings::MAX_NESTING as usize {
+                    break;
+                }
+                up = state.task(&p).and_then(|x| x.spec.parent.clone());
+                ids.push(p);
+            }
+            ids
+        });
+        ended.extend(self.settle(seq, at, state, touched));
         if matches!(event.kind, EventKind::RunFinished { .. }) {
             // Everything else ended with the run; the run's span goes last (a resume sends it
             // again, with the same id and a later end).
@@ -712,9 +731,15 @@ impl TraceBuilder {
     }
 
     /// Closes the spans whose part of the run is over in `state`.
-    fn settle(&mut self, seq: u64, at: Timestamp, state: &RunState) -> Vec<Span> {
+    fn settle(
+        &mut self,
+        seq: u64,
+        at: Timestamp,
+        state: &RunState,
+        only: Option<Vec<TaskId>>,
+    ) -> Vec<Span> {
         let mut out = Vec::new();
-        let ids: Vec<TaskId> = self.tasks.keys().cloned().collect();
+        let ids: Vec<TaskId> = only.unwrap_or_else(|| self.tasks.keys().cloned().collect());
         for id in ids {
             let Some(task) = state.task(&id) else {
                 // Gone from the state (rolled back before it was added): its spans end here.
@@ -797,11 +822,6 @@ impl TraceBuilder {
                     t.task = Some(span);
                 }
             }
-        }
-        if let Some(run) = self.run_span.as_mut() {
-            run.attributes
-                .retain(|(k, _)| !k.starts_with("gen_ai.usage") && !k.starts_with("llm."));
-            add_spend_attrs(&mut run.attributes, &state.spend);
         }
         out
     }
