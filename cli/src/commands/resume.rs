@@ -19,7 +19,7 @@ pub struct Args {
     quiet: bool,
     /// Live export of the run's trace.
     #[command(flatten)]
-    trace: super::run::TraceArgs,
+    trace: crate::otlp::TraceArgs,
 }
 
 /// Replays the run, records how the last runner stopped if nothing did, and drives it on.

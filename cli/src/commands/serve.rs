@@ -30,6 +30,9 @@ pub struct Args {
     /// Runs this server executes at once (`POST /v1/runs`); past it, a start is answered 429.
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     max_runs: u64,
+    /// Live export of the traces of the runs this server executes.
+    #[command(flatten)]
+    trace: crate::otlp::TraceArgs,
 }
 
 /// Serves until SIGINT or SIGTERM; a SIGHUP is noted and changes nothing.
@@ -68,6 +71,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         tokens,
         idle: std::time::Duration::from_secs(a.idle_timeout),
         max_runs: usize::try_from(a.max_runs).unwrap_or(usize::MAX),
+        trace: a.trace.target()?,
     };
     server::serve(options).map_err(|e| match e {
         ServerError::Tcp { .. } => CliError::input(e.to_string()),

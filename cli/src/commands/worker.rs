@@ -30,6 +30,9 @@ pub struct Args {
     /// Exit once no run has work left, instead of waiting for more (scripts, tests).
     #[arg(long)]
     until_idle: bool,
+    /// Live export of the traces of the runs this worker works on.
+    #[command(flatten)]
+    trace: crate::otlp::TraceArgs,
 }
 
 /// Joins, then works on every running run until a signal (or, with --until-idle, until none
@@ -64,6 +67,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         member: &member,
         opts,
         until_idle: a.until_idle,
+        trace: a.trace.target()?,
         stop,
         stopped,
     };
@@ -75,6 +79,8 @@ struct Work<'a> {
     member: &'a Member,
     opts: RunOptions,
     until_idle: bool,
+    /// Where the runs' traces go live, if anywhere.
+    trace: Option<crate::otlp::Target>,
     /// Every engine stops when this turns true: the worker leaves.
     stop: watch::Sender<bool>,
     stopped: watch::Receiver<bool>,
@@ -174,11 +180,27 @@ impl Work<'_> {
                 continue;
             };
             self.member.enlist(&mut engine, false);
-            let engine = engine.stop_when(self.stopped.clone());
+            let replay = runlog_replay::Replay::new(self.launcher.log().as_ref());
+            let (observer, exporting) = crate::otlp::traced(
+                &replay,
+                &run,
+                self.trace.as_ref(),
+                runlog_runner::Unobserved,
+            )?;
+            let engine = engine.stop_when(self.stopped.clone()).observed_by(observer);
             eprintln!("run {run}: working on it");
             active.insert(run.clone());
             engines.spawn(async move {
                 let ended = engine.drive().await;
+                if let Some(exporting) = exporting {
+                    let run = run.clone();
+                    if let Ok(said) =
+                        tokio::task::spawn_blocking(move || exporting.finish_report().said(&run))
+                            .await
+                    {
+                        eprintln!("{said}");
+                    }
+                }
                 (run, ended)
             });
         }

@@ -28,6 +28,8 @@ const DRAIN: Duration = Duration::from_secs(10);
 /// What a live export did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
+    /// Where the spans went.
+    pub url: String,
     /// Spans the receiver accepted.
     pub sent: u64,
     /// Spans not exported (queue full, receiver down or refusing, the run ended first).
@@ -174,6 +176,23 @@ impl<O> Drop for Traced<O> {
     }
 }
 
+impl Report {
+    /// In words, for the end of a run: what was sent, and what to do about what was not.
+    pub fn said(&self, run: &str) -> String {
+        let url = &self.url;
+        if self.missed == 0 {
+            format!("trace: {} spans sent to {url}", self.sent)
+        } else {
+            format!(
+                "trace: {} spans sent to {url}, {} not exported{}; send the whole trace again (the same ids): runlog export {run} --otlp {url}",
+                self.sent,
+                self.missed,
+                self.last_error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default()
+            )
+        }
+    }
+}
+
 impl Exporting {
     /// Waits (at most a few seconds) for the spans queued to go, and says what happened.
     pub fn finish_report(mut self) -> Report {
@@ -190,6 +209,7 @@ impl Exporting {
         let c = &self.counters;
         let sent = c.sent.load(Ordering::Relaxed);
         Report {
+            url: self.endpoint.url(),
             sent,
             // Dropped, failed, or still queued when the run ended.
             missed: c.offered.load(Ordering::Relaxed).saturating_sub(sent),

@@ -12,5 +12,62 @@ mod send;
 pub use convert::request;
 pub use endpoint::Endpoint;
 pub use history::spans_of;
-pub use live::{start as start_live, Report, Traced};
+pub use live::{start as start_live, Exporting, Traced};
 pub use send::post;
+
+/// Where a live export goes: the endpoint and the project.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The endpoint.
+    pub endpoint: Endpoint,
+    /// The project the receiver files the trace under.
+    pub project: String,
+}
+
+/// Live export of a run's trace (`run`, `resume`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct TraceArgs {
+    /// Send the run's trace, each span when its part of the run ends, to this OTLP/HTTP
+    /// endpoint (Arize Phoenix: http://127.0.0.1:6006; a Collector: http://127.0.0.1:4318). A
+    /// receiver that is down or slow never holds the run up; the summary says what was missed
+    /// [env: RUNLOG_OTLP_ENDPOINT, then OTEL_EXPORTER_OTLP_ENDPOINT]
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
+    /// A header sent with each OTLP request (repeatable), beside OTEL_EXPORTER_OTLP_HEADERS.
+    #[arg(long = "otlp-header", value_name = "K=V")]
+    otlp_headers: Vec<String>,
+    /// The project the receiver files the trace under.
+    #[arg(long = "otlp-project", value_name = "NAME", default_value = "runlog")]
+    otlp_project: String,
+}
+
+impl TraceArgs {
+    /// Where to export, from the flags or the environment; none when neither says.
+    pub fn target(&self) -> crate::error::Result<Option<Target>> {
+        Ok(
+            Endpoint::from_flag_or_env(self.otlp.as_deref(), &self.otlp_headers)?.map(|endpoint| {
+                Target {
+                    endpoint,
+                    project: self.otlp_project.clone(),
+                }
+            }),
+        )
+    }
+}
+
+/// `inner`, exporting `run`'s trace live to `target` when there is one.
+pub fn traced<O: runlog_runner::Observer>(
+    replay: &runlog_replay::Replay<'_>,
+    run: &str,
+    target: Option<&Target>,
+    inner: O,
+) -> Result<(Traced<O>, Option<Exporting>), runlog_replay::ReplayError> {
+    match target {
+        Some(t) => {
+            let (traced, exporting) =
+                start_live(replay, run, &t.project, t.endpoint.clone(), inner)?;
+            Ok((traced, Some(exporting)))
+        }
+        None => Ok((Traced::plain(inner), None)),
+    }
+}

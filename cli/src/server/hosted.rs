@@ -23,6 +23,8 @@ pub struct Hosted {
     /// One permit per run executing; none left, a start is answered 429.
     places: Arc<tokio::sync::Semaphore>,
     max_runs: usize,
+    /// Where the runs send their traces live, if anywhere.
+    trace: Option<crate::otlp::Target>,
 }
 
 /// A run this server executes: the switch that interrupts it, and its state as its engine
@@ -47,8 +49,13 @@ pub struct Start {
 
 impl Hosted {
     /// Hosts at most `max_runs` runs at once, their engines on `engines`.
-    pub fn new(engines: tokio::runtime::Handle, max_runs: usize) -> Self {
+    pub fn new(
+        engines: tokio::runtime::Handle,
+        max_runs: usize,
+        trace: Option<crate::otlp::Target>,
+    ) -> Self {
         Self {
+            trace,
             runs: Mutex::default(),
             tasks: tokio::sync::Mutex::default(),
             engines,
@@ -94,7 +101,20 @@ impl Hosted {
                 };
                 let run = engine.run_id().to_owned();
                 let (shown, state) = watch::channel(Arc::new(RunState::default()));
-                let engine = engine.stop_when(asked).observed_by(Published(shown));
+                let replay = runlog_replay::Replay::new(store.as_ref());
+                let (observer, exporting) = match crate::otlp::traced(
+                    &replay,
+                    &run,
+                    hosted.trace.as_ref(),
+                    Published(shown),
+                ) {
+                    Ok(traced) => traced,
+                    Err(e) => {
+                        let _ = started.send(Err(ApiError::from(e)));
+                        return;
+                    }
+                };
+                let engine = engine.stop_when(asked).observed_by(observer);
                 hosted.lock().insert(run.clone(), Run { ask, state });
                 let _ = started.send(Ok(run.clone()));
                 if store.postgres().is_some() {
@@ -106,6 +126,15 @@ impl Hosted {
                     eprintln!("run {run} stopped: {e}");
                 }
                 hosted.lock().remove(&run);
+                if let Some(exporting) = exporting {
+                    let run = run.clone();
+                    let said =
+                        tokio::task::spawn_blocking(move || exporting.finish_report().said(&run))
+                            .await;
+                    if let Ok(said) = said {
+                        eprintln!("{said}");
+                    }
+                }
             },
             &self.engines,
         );

@@ -34,6 +34,8 @@ pub struct Options {
     pub idle: std::time::Duration,
     /// Runs executed at once.
     pub max_runs: usize,
+    /// Where the runs it executes send their traces live, if anywhere.
+    pub trace: Option<crate::otlp::Target>,
 }
 
 /// Why serving stopped or could not start.
@@ -87,7 +89,11 @@ pub fn serve(o: Options) -> Result<(), ServerError> {
     // Few threads for the readers: each keeps a malloc arena, and every agent an engine
     // starts is forked from this process, page tables and all.
     let api = runtime("api", 4, below_the_engines)?;
-    let hosted = Arc::new(hosted::Hosted::new(engines.handle().clone(), o.max_runs));
+    let hosted = Arc::new(hosted::Hosted::new(
+        engines.handle().clone(),
+        o.max_runs,
+        o.trace,
+    ));
     let slots = connections::Slots::new(o.idle);
     api.block_on(serve_on(o.store, hosted, slots, o.dir, o.http, o.tokens))
 }

@@ -39,29 +39,12 @@ pub struct Args {
     submit_only: bool,
     /// Live export of the run's trace.
     #[command(flatten)]
-    trace: TraceArgs,
+    trace: otlp::TraceArgs,
     /// Run as the sub-project of TASK of RUN, in the same store: how a task with
     /// `workflow = "..."` starts its child run. The two runs are linked both ways, and the
     /// child's nesting counts under the parent's max_depth. Never handed to a server.
     #[arg(long, value_name = "RUN/TASK")]
     parent: Option<String>,
-}
-
-/// Live export of a run's trace (`run`, `resume`).
-#[derive(Debug, Clone, clap::Args)]
-pub struct TraceArgs {
-    /// Send the run's trace, each span when its part of the run ends, to this OTLP/HTTP
-    /// endpoint (Arize Phoenix: http://127.0.0.1:6006; a Collector: http://127.0.0.1:4318). A
-    /// receiver that is down or slow never holds the run up; the summary says what was missed
-    /// [env: RUNLOG_OTLP_ENDPOINT, then OTEL_EXPORTER_OTLP_ENDPOINT]
-    #[arg(long, value_name = "URL")]
-    otlp: Option<String>,
-    /// A header sent with each OTLP request (repeatable), beside OTEL_EXPORTER_OTLP_HEADERS.
-    #[arg(long = "otlp-header", value_name = "K=V")]
-    otlp_headers: Vec<String>,
-    /// The project the receiver files the trace under.
-    #[arg(long = "otlp-project", value_name = "NAME", default_value = "runlog")]
-    otlp_project: String,
 }
 
 /// Validates the workflow (nothing runs if it is wrong), starts the run and drives it.
@@ -137,28 +120,16 @@ pub(super) fn drive_to_end(
     ctx: &Ctx,
     mut engine: Engine,
     quiet: bool,
-    trace: &TraceArgs,
+    trace: &otlp::TraceArgs,
 ) -> Result<Option<ExitKind>> {
     let member = Member::join(launcher.log(), None, lease::from_env())?;
     if let Some(m) = &member {
         m.enlist(&mut engine, true);
     }
     let run = engine.run_id().to_owned();
-    let endpoint = otlp::Endpoint::from_flag_or_env(trace.otlp.as_deref(), &trace.otlp_headers)?;
-    let (observer, exporting) = match endpoint {
-        Some(endpoint) => {
-            let replay = runlog_replay::Replay::new(launcher.log().as_ref());
-            let (traced, exporting) = otlp::start_live(
-                &replay,
-                &run,
-                &trace.otlp_project,
-                endpoint,
-                View::new(quiet),
-            )?;
-            (traced, Some(exporting))
-        }
-        None => (otlp::Traced::plain(View::new(quiet)), None),
-    };
+    let target = trace.target()?;
+    let replay = runlog_replay::Replay::new(launcher.log().as_ref());
+    let (observer, exporting) = otlp::traced(&replay, &run, target.as_ref(), View::new(quiet))?;
     let rt = crate::runtime::for_command("run")?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let ended = rt.block_on(async {
@@ -169,23 +140,9 @@ pub(super) fn drive_to_end(
     drop(member);
     let exit = finish(launcher.log().as_ref(), ctx, &run, &ended);
     if let Some(exporting) = exporting {
-        trace_report(&run, &exporting.endpoint.url(), &exporting.finish_report());
+        eprintln!("{}", exporting.finish_report().said(&run));
     }
     exit
-}
-
-/// What the live export did, after the summary: on stderr, so `--json` stays one object.
-fn trace_report(run: &str, url: &str, r: &otlp::Report) {
-    if r.missed == 0 {
-        eprintln!("trace: {} spans sent to {url}", r.sent);
-    } else {
-        eprintln!(
-            "trace: {} spans sent to {url}, {} not exported{}; send the whole trace again (the same ids): runlog export {run} --otlp {url}",
-            r.sent,
-            r.missed,
-            r.last_error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default()
-        );
-    }
 }
 
 /// Prints the closing summary; the exit code says how the run ended.
