@@ -638,6 +638,25 @@ event_names! {
 }
 
 impl EventKind {
+    /// The budget a `budget-spent` event records as spent.
+    pub fn budget_stop(&self) -> Option<crate::usage::BudgetStop> {
+        match self {
+            EventKind::BudgetSpent {
+                budget,
+                kind,
+                limit,
+                spent,
+                ..
+            } => Some(crate::usage::BudgetStop {
+                budget: budget.clone(),
+                kind: *kind,
+                limit: *limit,
+                spent: *spent,
+            }),
+            _ => None,
+        }
+    }
+
     /// The task this event is about, if it is about one.
     pub fn task(&self) -> Option<&TaskId> {
         match self {

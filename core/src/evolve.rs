@@ -359,20 +359,10 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
             Some(task) => with_task(state, task, |t| t.budget = *limits),
             None => state.budget = *limits,
         },
-        EventKind::BudgetSpent {
-            task,
-            budget,
-            kind,
-            limit,
-            spent,
-        } => with_task(state, task, |t| {
-            t.budget_stop = Some(crate::usage::BudgetStop {
-                budget: budget.clone(),
-                kind: *kind,
-                limit: *limit,
-                spent: *spent,
-            });
-        }),
+        EventKind::BudgetSpent { task, .. } => {
+            let stop = event.kind.budget_stop();
+            with_task(state, task, |t| t.budget_stop = stop);
+        }
         EventKind::AttemptAbandoned { task, .. } => with_task(state, task, |t| {
             // In progress still, with no attempt running: the next start continues it.
             t.running = false;

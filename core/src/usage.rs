@@ -357,6 +357,26 @@ pub fn usd(cost: f64) -> String {
     format!("${cost:.4}")
 }
 
+/// The spend of `records` per key, in the order each key was first seen.
+pub fn spend_by<'a, K: Eq + std::hash::Hash + Clone>(
+    records: impl IntoIterator<Item = &'a UsageRecord>,
+    key: impl Fn(&UsageRecord) -> K,
+) -> Vec<(K, Spend)> {
+    let mut at: std::collections::HashMap<K, usize> = std::collections::HashMap::new();
+    let mut out: Vec<(K, Spend)> = Vec::new();
+    for r in records {
+        let k = key(r);
+        let i = *at.entry(k.clone()).or_insert_with(|| {
+            out.push((k, Spend::default()));
+            out.len() - 1
+        });
+        if let Some((_, spend)) = out.get_mut(i) {
+            spend.add(&r.tokens, r.cost_usd);
+        }
+    }
+    out
+}
+
 /// The usage reports in a command's output and the lines that looked like one and were not,
 /// with why. A usage line is a JSON object on a line of its own with a `usage` key.
 pub fn reports_in(text: &str) -> (Vec<UsageReport>, Vec<String>) {

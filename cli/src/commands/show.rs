@@ -233,17 +233,10 @@ fn diff(
 
 /// The task's cost, per attempt, and its budget.
 fn print_cost(state: &runlog_core::RunState, t: &runlog_core::TaskState) {
-    let mut attempts: Vec<(u32, runlog_core::usage::Spend)> = Vec::new();
-    for r in state.usage.iter().filter(|r| r.task == t.spec.id) {
-        match attempts.iter_mut().find(|(n, _)| *n == r.attempt) {
-            Some((_, s)) => s.add(&r.tokens, r.cost_usd),
-            None => {
-                let mut s = runlog_core::usage::Spend::default();
-                s.add(&r.tokens, r.cost_usd);
-                attempts.push((r.attempt, s));
-            }
-        }
-    }
+    let attempts =
+        runlog_core::usage::spend_by(state.usage.iter().filter(|r| r.task == t.spec.id), |r| {
+            r.attempt
+        });
     if attempts.is_empty() && t.budget.is_unbounded() {
         return;
     }

@@ -10,7 +10,7 @@ use runlog_core::{Event, RunState};
 use runlog_replay::Replay;
 use runlog_runner::Observer;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -42,7 +42,6 @@ pub struct Report {
 struct Counters {
     offered: AtomicU64,
     sent: AtomicU64,
-    missed: AtomicU64,
     /// The last request failed: the end of the run does not wait for a receiver that is down.
     down: std::sync::atomic::AtomicBool,
     last_error: std::sync::Mutex<Option<String>>,
@@ -131,12 +130,8 @@ impl<O> Traced<O> {
         let Some(queue) = &self.queue else { return };
         for span in spans {
             self.counters.offered.fetch_add(1, Ordering::Relaxed);
-            match queue.try_send(span) {
-                Ok(()) => {}
-                Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                    self.counters.missed.fetch_add(1, Ordering::Relaxed);
-                }
-            }
+            // A full queue drops the span: the report counts it as offered and not sent.
+            let _ = queue.try_send(span);
         }
     }
 }
@@ -278,7 +273,6 @@ fn send_loop(
                 counters.down.store(false, Ordering::Relaxed);
             }
             Err(why) => {
-                counters.missed.fetch_add(n, Ordering::Relaxed);
                 counters.down.store(true, Ordering::Relaxed);
                 if let Ok(mut last) = counters.last_error.lock() {
                     *last = Some(why);
@@ -286,7 +280,4 @@ fn send_loop(
             }
         }
     }
-    // What is still queued when the sender gives up is missed too.
-    let left = rx.try_iter().count() as u64;
-    counters.missed.fetch_add(left, Ordering::Relaxed);
 }

@@ -194,21 +194,9 @@ pub fn describe(e: &EventKind) -> String {
             task.as_ref().map_or_else(|| "the run's".to_owned(), |t| format!("{t}'s")),
             limits_words(limits)
         ),
-        EventKind::BudgetSpent {
-            task,
-            budget,
-            kind,
-            limit,
-            spent,
-        } => format!(
+        EventKind::BudgetSpent { task, .. } => format!(
             "{task} stopped: {}",
-            runlog_core::usage::BudgetStop {
-                budget: budget.clone(),
-                kind: *kind,
-                limit: *limit,
-                spent: *spent
-            }
-            .describe()
+            e.budget_stop().map(|s| s.describe()).unwrap_or_default()
         ),
         EventKind::RunStarted {
             run,

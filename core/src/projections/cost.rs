@@ -2,7 +2,7 @@
 //! undid) summed by task, model, stage or attempt, beside its budgets and what is left.
 
 use crate::state::RunState;
-use crate::usage::{Limits, Spend, UsageRecord};
+use crate::usage::{spend_by, Limits, Spend, UsageRecord};
 use serde::Serialize;
 
 /// What the rows of a cost report are.
@@ -34,7 +34,8 @@ impl CostBy {
         }
     }
 
-    fn key(self, r: &UsageRecord) -> String {
+    /// The row a record counts in.
+    pub fn key(self, r: &UsageRecord) -> String {
         match self {
             CostBy::Task => r.task.0.clone(),
             CostBy::Model => r.model.clone().unwrap_or_else(|| "unknown".into()),
@@ -110,23 +111,10 @@ pub struct CostReport {
 impl CostReport {
     /// The report of `state`, rows grouped `by`.
     pub fn of(state: &RunState, by: CostBy) -> Self {
-        let mut rows: Vec<CostRow> = Vec::new();
-        for r in &state.usage {
-            let key = by.key(r);
-            let row = match rows.iter_mut().position(|row| row.key == key) {
-                Some(i) => rows.get_mut(i),
-                None => {
-                    rows.push(CostRow {
-                        key,
-                        spend: Spend::default(),
-                    });
-                    rows.last_mut()
-                }
-            };
-            if let Some(row) = row {
-                row.spend.add(&r.tokens, r.cost_usd);
-            }
-        }
+        let rows = spend_by(&state.usage, |r| by.key(r))
+            .into_iter()
+            .map(|(key, spend)| CostRow { key, spend })
+            .collect();
         Self {
             total: state.spend,
             by,

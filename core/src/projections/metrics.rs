@@ -114,16 +114,12 @@ impl CostMetrics {
             tasks_done,
             ..CostMetrics::default()
         };
-        for r in &state.usage {
-            if r.attempt > 1 {
-                m.rescues_and_retries.add(&r.tokens, r.cost_usd);
-            }
-            let model = r.model.clone().unwrap_or_else(|| "unknown".into());
-            m.by_model
-                .entry(model)
-                .or_default()
-                .add(&r.tokens, r.cost_usd);
+        for r in state.usage.iter().filter(|r| r.attempt > 1) {
+            m.rescues_and_retries.add(&r.tokens, r.cost_usd);
         }
+        m.by_model = crate::usage::spend_by(&state.usage, |r| super::cost::CostBy::Model.key(r))
+            .into_iter()
+            .collect();
         m.settle();
         m
     }

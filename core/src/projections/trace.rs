@@ -179,6 +179,8 @@ pub struct TraceBuilder {
     tasks: HashMap<TaskId, TaskSpans>,
     /// The principal of the last `attributed` event and its seq.
     attributed: Option<(u64, String)>,
+    /// What the commands of each span used so far.
+    spends: HashMap<[u8; 8], Spend>,
     last: (u64, Timestamp),
 }
 
@@ -193,6 +195,7 @@ impl TraceBuilder {
             run_span: None,
             tasks: HashMap::new(),
             attributed: None,
+            spends: HashMap::new(),
             last: (0, Timestamp(0)),
         }
     }
@@ -398,11 +401,7 @@ impl TraceBuilder {
                 notes,
                 ..
             } => {
-                self.tasks.entry(task.clone()).or_default().scored =
-                    state.task(task).map(|t| t.attempt);
-                if let Some(mut span) = self.eval_span(task).take() {
-                    span.end = at;
-                    span.seqs.1 = seq;
+                if let Some(mut span) = self.evaluated(task, seq, at, state) {
                     span.attributes.extend([
                         s("gen_ai.evaluation.name", evaluator.clone()),
                         f("gen_ai.evaluation.score.value", *score),
@@ -425,11 +424,7 @@ impl TraceBuilder {
                 evaluator,
                 error,
             } => {
-                self.tasks.entry(task.clone()).or_default().scored =
-                    state.task(task).map(|t| t.attempt);
-                if let Some(mut span) = self.eval_span(task).take() {
-                    span.end = at;
-                    span.seqs.1 = seq;
+                if let Some(mut span) = self.evaluated(task, seq, at, state) {
                     span.error = Some(first_line(error));
                     span.attributes.extend([
                         s("gen_ai.evaluation.name", evaluator.clone()),
@@ -664,8 +659,18 @@ impl TraceBuilder {
         self.tasks.get_mut(task)?.attempt.as_mut()
     }
 
-    fn eval_span(&mut self, task: &TaskId) -> &mut Option<Span> {
-        &mut self.tasks.entry(task.clone()).or_default().eval
+    /// The evaluator of `task`'s current attempt answered: its span ends (and is not opened
+    /// again for that attempt).
+    fn evaluated(
+        &mut self,
+        task: &TaskId,
+        seq: u64,
+        at: Timestamp,
+        state: &RunState,
+    ) -> Option<Span> {
+        let t = self.tasks.entry(task.clone()).or_default();
+        t.scored = state.task(task).map(|x| x.attempt);
+        t.eval.take().map(|span| ended_at(span, seq, at))
     }
 
     fn attempt_event(&mut self, task: &TaskId, name: &str, at: Timestamp, attributes: Attrs) {
@@ -726,7 +731,10 @@ impl TraceBuilder {
             UsageStage::Replanner => t.replan.as_mut().or(t.task.as_mut()),
         };
         if let Some(span) = span {
-            add_usage_attrs(&mut span.attributes, u);
+            let spend = self.spends.entry(span.span_id).or_default();
+            spend.add(&u.tokens, u.cost_usd);
+            add_spend_attrs(&mut span.attributes, spend);
+            add_model_attrs(&mut span.attributes, u);
         }
     }
 
@@ -870,29 +878,8 @@ fn take_all(t: &mut TaskSpans, seq: u64, at: Timestamp) -> Vec<Span> {
     .collect()
 }
 
-fn add_usage_attrs(attrs: &mut Attrs, u: &UsageRecord) {
-    let mut spend = Spend::default();
-    // A span's usage is the sum of what was recorded on it.
-    for (k, v) in attrs.iter() {
-        match (k.as_str(), v) {
-            ("gen_ai.usage.input_tokens", AttrValue::Int(n)) => spend.tokens.input = *n as u64,
-            ("gen_ai.usage.output_tokens", AttrValue::Int(n)) => spend.tokens.output = *n as u64,
-            ("gen_ai.usage.cache_read.input_tokens", AttrValue::Int(n)) => {
-                spend.tokens.cache_read = *n as u64
-            }
-            ("gen_ai.usage.cache_creation.input_tokens", AttrValue::Int(n)) => {
-                spend.tokens.cache_write = *n as u64
-            }
-            ("gen_ai.usage.reasoning.output_tokens", AttrValue::Int(n)) => {
-                spend.tokens.reasoning = *n as u64
-            }
-            ("llm.cost.total", AttrValue::F64(c)) => spend.cost_usd = *c,
-            ("runlog.usage.unpriced", AttrValue::Int(n)) => spend.unpriced = *n as u32,
-            _ => {}
-        }
-    }
-    spend.add(&u.tokens, u.cost_usd);
-    add_spend_attrs(attrs, &spend);
+/// The model and provider of the last usage recorded on a span.
+fn add_model_attrs(attrs: &mut Attrs, u: &UsageRecord) {
     attrs.retain(|(k, _)| {
         !matches!(
             k.as_str(),
