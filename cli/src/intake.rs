@@ -1,6 +1,7 @@
 //! What the command line and the API both take in from outside: commands as JSON lines
 //! (`runlog emit`, `POST /v1/runs/{run}/commands`) and who is acting.
 
+use runlog_core::redact::{redactions, Counts, Redactor, DEFAULT_ENV_PATTERNS};
 use runlog_core::{Command, CommandKind, Principal};
 use runlog_runner::Workflow;
 
@@ -26,6 +27,40 @@ pub fn user(uid: nix::unistd::Uid, via: &str) -> Principal {
     Principal {
         name,
         via: via.into(),
+    }
+}
+
+/// `cmd` with every secret of this process's environment (its `*_KEY`, `*_TOKEN`, `*_SECRET`
+/// and `*PASSWORD*` variables) and every well-known key shape replaced, the replacement noted
+/// on the command so that its events record it. Commands from outside (the API, `emit`)
+/// pass here before they are decided.
+pub fn redacted(cmd: Command) -> Command {
+    static REDACTOR: std::sync::LazyLock<Redactor> = std::sync::LazyLock::new(|| {
+        Redactor::new(Redactor::from_env(std::env::vars(), DEFAULT_ENV_PATTERNS))
+    });
+    let Ok(mut value) = serde_json::to_value(&cmd.kind) else {
+        return cmd;
+    };
+    let mut counts = Counts::new();
+    REDACTOR.redact_json(&mut value, &mut counts);
+    if counts.is_empty() {
+        return cmd;
+    }
+    match serde_json::from_value::<CommandKind>(value) {
+        Ok(kind) => Command {
+            kind,
+            redacted: redactions(counts),
+            ..cmd
+        },
+        // A command whose redacted text no longer parses (a secret in an id): refused as such
+        // rather than recorded with the secret.
+        Err(_) => Command {
+            kind: CommandKind::RecordRedaction {
+                task: None,
+                redactions: Vec::new(),
+            },
+            ..cmd
+        },
     }
 }
 

@@ -41,6 +41,10 @@ pub struct Command {
     /// own text): a person's decision is recorded with an `Attributed` event before it.
     #[serde(skip)]
     pub principal: Option<Principal>,
+    /// The secrets the recording process replaced in the command's text before deciding it:
+    /// recorded with its events (`secrets-redacted`), by name and count.
+    #[serde(skip)]
+    pub redacted: Vec<crate::redact::Redaction>,
 }
 
 /// Who issued a command, as the process recording it knows them.
@@ -59,6 +63,7 @@ impl Command {
             at,
             kind,
             principal: None,
+            redacted: Vec::new(),
         }
     }
 
@@ -423,6 +428,14 @@ pub enum CommandKind {
     StopForBudget {
         /// The task.
         task: TaskId,
+    },
+    /// Record that secrets were replaced in what is about to be recorded (see
+    /// `EventKind::SecretsRedacted`).
+    RecordRedaction {
+        /// The task whose record held them, if any.
+        task: Option<TaskId>,
+        /// What was replaced, by name.
+        redactions: Vec<crate::redact::Redaction>,
     },
 }
 

@@ -562,6 +562,14 @@ pub enum EventKind {
         /// What was spent.
         spent: f64,
     },
+    /// Secrets were replaced with `[redacted:NAME]` in what the events after it record (a
+    /// command's output, result, feedback, a message): by name and how many, never the value.
+    SecretsRedacted {
+        /// The task whose record they were in, if any.
+        task: Option<TaskId>,
+        /// What was replaced, by name.
+        redactions: Vec<crate::redact::Redaction>,
+    },
 }
 
 /// Writes [`EventKind::name`] and [`EventKind::NAMES`] from one table, so a new variant needs
@@ -635,6 +643,7 @@ event_names! {
     PricesSet => "prices-set",
     BudgetSet => "budget-set",
     BudgetSpent => "budget-spent",
+    SecretsRedacted => "secrets-redacted",
 }
 
 impl EventKind {
@@ -694,7 +703,9 @@ impl EventKind {
             | EventKind::MergeConflicted { task, .. }
             | EventKind::BudgetSpent { task, .. } => Some(task),
             EventKind::UsageRecorded { usage } => Some(&usage.task),
-            EventKind::MessagePosted { task, .. } | EventKind::BudgetSet { task, .. } => {
+            EventKind::MessagePosted { task, .. }
+            | EventKind::BudgetSet { task, .. }
+            | EventKind::SecretsRedacted { task, .. } => {
                 task.as_ref()
             }
             EventKind::RunStarted { .. }

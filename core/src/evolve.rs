@@ -273,6 +273,7 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
         EventKind::MessagePosted { .. }
         | EventKind::OutputRecorded { .. }
         | EventKind::Attributed { .. }
+        | EventKind::SecretsRedacted { .. }
         | EventKind::TestsDiscovered { .. } => {}
         EventKind::SubProjectDeclared { task, workflow } => with_task(state, task, |t| {
             t.sub_project = Some(crate::state::SubProject {

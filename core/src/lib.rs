@@ -53,6 +53,7 @@ pub mod fold;
 mod ids;
 mod plan;
 pub mod projections;
+pub mod redact;
 mod rejection;
 #[cfg(feature = "testkit")]
 pub mod scenarios;

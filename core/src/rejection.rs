@@ -305,6 +305,12 @@ pub enum Rejection {
         /// What is wrong.
         reason: String,
     },
+    /// A redaction record that names nothing.
+    #[error("a redaction cannot be recorded: {reason}")]
+    InvalidRedaction {
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 fn join(ids: &[TaskId]) -> String {
@@ -377,6 +383,9 @@ impl Rejection {
             Rejection::BudgetNotSpent { .. } => "nothing to do: the task may go on".into(),
             Rejection::InvalidUsage { .. } => {
                 "counts are whole numbers of tokens up to 10^12, costs are USD ≥ 0".into()
+            }
+            Rejection::InvalidRedaction { .. } => {
+                "name each secret replaced and how many times, at least once".into()
             }
         }
     }

@@ -13,7 +13,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 51;
+const VARIANTS: usize = 52;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -70,6 +70,7 @@ fn index(k: &EventKind) -> usize {
         EventKind::PricesSet { .. } => 48,
         EventKind::BudgetSet { .. } => 49,
         EventKind::BudgetSpent { .. } => 50,
+        EventKind::SecretsRedacted { .. } => 51,
     }
 }
 
@@ -407,6 +408,13 @@ fn samples() -> Vec<EventKind> {
             kind: usage::BudgetKind::CostUsd,
             limit: 2.5,
             spent: 2.51,
+        },
+        EventKind::SecretsRedacted {
+            task: Some(t("build")),
+            redactions: vec![runlog_core::redact::Redaction {
+                name: "OPENAI_API_KEY".into(),
+                count: 2,
+            }],
         },
     ]
 }

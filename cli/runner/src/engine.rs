@@ -10,6 +10,7 @@ use super::error::RunnerError;
 use super::layout::Layout;
 use super::observer::{Observer, Unobserved};
 use super::process::{self, Outcome, Spec};
+use runlog_core::redact::{redactions, Counts};
 use super::protocol;
 use super::sub_project;
 use super::workflow::RunnerSettings;
@@ -648,7 +649,13 @@ impl Engine {
         {
             return Ok(());
         }
-        if let Some(command) = ws.record(self.session.state(), id, self.log.as_ref())? {
+        let mut counts = Counts::new();
+        let redactor = self.ctx.runner.redactor.clone();
+        let recorded = ws.record(self.session.state(), id, self.log.as_ref(), |patch| {
+            redactor.redact_in_place(patch, &mut counts)
+        })?;
+        if let Some(command) = recorded {
+            self.record_redaction(Some(id), counts)?;
             self.execute(command)?;
         }
         Ok(())
@@ -1086,7 +1093,37 @@ impl Engine {
         }
     }
 
+    /// A command's output with every secret replaced, and the replacement recorded (names and
+    /// counts) before anything read from that output is: nothing after this sees the secret.
+    fn redacted(&mut self, task: Option<&TaskId>, mut out: Outcome) -> Result<Outcome> {
+        let mut counts = Counts::new();
+        let redactor = self.ctx.runner.redactor.clone();
+        redactor.redact_in_place(&mut out.stdout, &mut counts);
+        redactor.redact_in_place(&mut out.stderr, &mut counts);
+        if let Some(process::Failure::Spawn(why)) = &mut out.failure {
+            redactor.redact_in_place(why, &mut counts);
+        }
+        self.record_redaction(task, counts)?;
+        Ok(out)
+    }
+
+    fn record_redaction(&mut self, task: Option<&TaskId>, counts: Counts) -> Result<()> {
+        if !counts.is_empty() {
+            self.execute(CommandKind::RecordRedaction {
+                task: task.cloned(),
+                redactions: redactions(counts),
+            })?;
+        }
+        Ok(())
+    }
+
     fn handle(&mut self, done: Done) -> Result<()> {
+        let done = match done {
+            Done::Agent(id, out) => Done::Agent(id.clone(), self.redacted(Some(&id), out)?),
+            Done::Tests(id, out) => Done::Tests(id.clone(), self.redacted(Some(&id), out)?),
+            Done::Eval(id, out) => Done::Eval(id.clone(), self.redacted(Some(&id), out)?),
+            Done::Replan(out) => Done::Replan(self.redacted(None, out)?),
+        };
         match done {
             Done::Agent(id, out) => {
                 if !self.ended(&id, "agent", &out)? {

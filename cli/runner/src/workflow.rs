@@ -3,6 +3,7 @@
 
 use super::discovery::{self, Discovery};
 use super::error::WorkflowError;
+use runlog_core::redact::{Redactor, DEFAULT_ENV_PATTERNS};
 use runlog_core::usage::Limits;
 use runlog_core::{
     decide, Command, CommandKind, CostPolicy, Hash, RunId, RunState, Settings, StageId, TaskId,
@@ -127,6 +128,12 @@ pub struct SettingsFile {
     pub max_cost_usd: Option<f64>,
     /// The run's token budget (input and output tokens).
     pub max_tokens: Option<u64>,
+    /// The environment variables whose values are secrets, never recorded: names, `*` for any
+    /// characters (default `*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`; `[]` for none).
+    pub redact_env: Option<Vec<String>>,
+    /// A file of more secrets, one per line (`NAME=VALUE`, or a bare value), relative to the
+    /// workflow's directory.
+    pub redact_file: Option<String>,
 }
 
 /// Where a run's tasks work.
@@ -159,6 +166,9 @@ pub struct RunnerSettings {
     pub workspace: WorkspaceMode,
     /// A repository shared by workers on several hosts.
     pub repo: Option<String>,
+    /// The secrets replaced before anything is recorded: the environment's by name, the
+    /// `redact_file`'s, and the well-known key shapes.
+    pub redactor: std::sync::Arc<Redactor>,
 }
 
 /// The smallest `output_cap_bytes`: below it the head and tail could not hold an agent's report.
@@ -174,14 +184,25 @@ impl Default for RunnerSettings {
             history_cap: 1024 * 1024,
             workspace: WorkspaceMode::Auto,
             repo: None,
+            redactor: std::sync::Arc::new(Redactor::new(Redactor::from_env(
+                std::env::vars(),
+                DEFAULT_ENV_PATTERNS,
+            ))),
         }
     }
 }
 
 impl RunnerSettings {
-    fn of(s: &SettingsFile) -> Self {
+    fn of(s: &SettingsFile, listed: Vec<(String, String)>) -> Self {
         let d = Self::default();
+        let patterns: Vec<&str> = match &s.redact_env {
+            Some(names) => names.iter().map(String::as_str).collect(),
+            None => DEFAULT_ENV_PATTERNS.to_vec(),
+        };
+        let mut secrets = Redactor::from_env(std::env::vars(), &patterns);
+        secrets.extend(listed);
         Self {
+            redactor: std::sync::Arc::new(Redactor::new(secrets)),
             replan: s.replan.clone(),
             replan_timeout: s
                 .replan_timeout_ms
@@ -466,7 +487,7 @@ impl Workflow {
             hash: Hash::of(text.as_bytes()),
             name: file.name.clone(),
             settings,
-            runner: RunnerSettings::of(&file.settings),
+            runner: RunnerSettings::of(&file.settings, redact_file(s, &dir, &path)?),
             tasks,
             discovered: Vec::new(),
             sub_projects: Vec::new(),
@@ -606,6 +627,25 @@ impl Workflow {
 }
 
 /// The workflow's prices and budgets, each checked where it is written.
+/// The secrets of `[settings] redact_file`, read now: a file that cannot be read refuses the
+/// workflow (a run must never start believing it hides what it does not).
+fn redact_file(
+    s: &SettingsFile,
+    dir: &Path,
+    path: &Path,
+) -> Result<Vec<(String, String)>, WorkflowError> {
+    let Some(file) = &s.redact_file else {
+        return Ok(Vec::new());
+    };
+    let text = std::fs::read_to_string(dir.join(file)).map_err(|e| WorkflowError::Field {
+        path: path.to_path_buf(),
+        place: "[settings], ".into(),
+        field: "redact_file",
+        message: format!("cannot read {file}: {e}"),
+    })?;
+    Ok(Redactor::parse_file(&text))
+}
+
 fn cost_policy(file: &WorkflowFile, text: &str, path: &Path) -> Result<CostPolicy, WorkflowError> {
     let field = |place: String, field: &'static str, message: String| WorkflowError::Field {
         path: path.to_path_buf(),

@@ -303,12 +303,14 @@ impl RunWorkspace {
 
     /// Commits what the task's attempt changed (a merge in progress included) as its agent, and
     /// the command that records it, the patch kept in the blob area. After a crash, a commit
-    /// made and not recorded is recorded, not made again.
+    /// made and not recorded is recorded, not made again. `clean` takes the secrets out of
+    /// the patch before any of it is kept.
     pub fn record(
         &self,
         state: &RunState,
         task: &TaskId,
         log: &dyn EventLog,
+        clean: impl FnOnce(&mut String),
     ) -> Result<Option<CommandKind>, GitError> {
         let Some(t) = state.task(task) else {
             return Ok(None);
@@ -339,7 +341,8 @@ impl RunWorkspace {
             true,
         )?;
         let (files, insertions, deletions) = wt.numstat(&parent, &commit)?;
-        let patch = wt.patch(&parent, &commit)?;
+        let mut patch = wt.patch(&parent, &commit)?;
+        clean(&mut patch);
         let patch_bytes = patch.len() as u64;
         let (patch, blob) = if patch.len() > INLINE_PATCH {
             let blob = log.put_blob(patch.as_bytes()).ok().map(Hash);

@@ -139,6 +139,15 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             runlog_core::projections::audit::OutOfGate::EvalError {
                 seq, task, error, ..
             } => println!("{seq:>6}  {:<18} evaluator error: {error}", task.as_str()),
+            runlog_core::projections::audit::OutOfGate::SecretsRedacted {
+                seq,
+                task,
+                redactions,
+            } => println!(
+                "{seq:>6}  {:<18} secrets redacted: {}",
+                task.as_ref().map_or("(run)", |t| t.as_str()),
+                render::event::redaction_words(redactions)
+            ),
         }
     }
     Ok(())

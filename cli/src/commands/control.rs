@@ -14,7 +14,8 @@ use runlog_runner::clock::Clock;
 pub fn record(ctx: &Ctx, run: &str, kind: CommandKind) -> Result<()> {
     let log = ctx.open()?;
     let mut session = Session::existing(&log, run)?;
-    let command = Command::new(Clock::from_env().now(), kind).issued_by(os_user());
+    let command = crate::intake::redacted(Command::new(Clock::from_env().now(), kind));
+    let command = command.issued_by(os_user());
     let recorded = session.execute(command)??;
     for (seq, e) in &recorded.events {
         if ctx.json {

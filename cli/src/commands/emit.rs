@@ -31,7 +31,8 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         let me = crate::intake::os_user();
         let mut command = Some(first);
         while let Some((n, cmd)) = command {
-            match session.execute(cmd.issued_by(me.clone()))? {
+            let cmd = crate::intake::redacted(cmd).issued_by(me.clone());
+            match session.execute(cmd)? {
                 Ok(recorded) => report(
                     ctx.json,
                     n,

@@ -198,6 +198,11 @@ pub fn describe(e: &EventKind) -> String {
             "{task} stopped: {}",
             e.budget_stop().map(|s| s.describe()).unwrap_or_default()
         ),
+        EventKind::SecretsRedacted { task, redactions } => format!(
+            "secrets redacted from {}: {}",
+            task.as_ref().map_or_else(|| "the run's record".to_owned(), |t| format!("{t}'s record")),
+            redaction_words(redactions)
+        ),
         EventKind::RunStarted {
             run,
             workflow,
@@ -403,4 +408,13 @@ pub fn limits_words(l: &runlog_core::usage::Limits) -> String {
     } else {
         parts.join(", ")
     }
+}
+
+/// What was redacted, by name: `OPENAI_API_KEY ×2, aws-access-key ×1`.
+pub fn redaction_words(redactions: &[runlog_core::redact::Redaction]) -> String {
+    redactions
+        .iter()
+        .map(|r| format!("{} ×{}", r.name, r.count))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

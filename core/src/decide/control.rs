@@ -129,6 +129,25 @@ pub(super) fn record_output(
     }])
 }
 
+/// Secrets replaced in what a task's (or the run's) next events record: at least one, each
+/// named (the name is all that is kept).
+pub(super) fn record_redaction(
+    state: &RunState,
+    task: Option<TaskId>,
+    redactions: Vec<crate::redact::Redaction>,
+) -> Result<Vec<EventKind>, Rejection> {
+    require_started(state)?;
+    if let Some(t) = &task {
+        find(state, t)?;
+    }
+    if redactions.is_empty() || redactions.iter().any(|r| r.count == 0 || r.name.is_empty()) {
+        return Err(Rejection::InvalidRedaction {
+            reason: "a redaction names what was replaced and how many times (at least once)".into(),
+        });
+    }
+    Ok(vec![EventKind::SecretsRedacted { task, redactions }])
+}
+
 /// A discovered test command is the task's own: it must be the one its spec runs.
 pub(super) fn tests_discovered(
     state: &RunState,

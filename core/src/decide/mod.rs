@@ -31,9 +31,14 @@ pub fn decide(state: &RunState, cmd: Command) -> Result<Vec<Event>, Rejection> {
                 via: p.via,
             });
     let kinds = decide_kinds(state, cmd.kind, at)?;
+    let redacted = (!cmd.redacted.is_empty()).then(|| EventKind::SecretsRedacted {
+        task: kinds.iter().find_map(|k| k.task().cloned()),
+        redactions: cmd.redacted,
+    });
     let mut events: Vec<Event> = attributed
         .into_iter()
         .chain(kinds)
+        .chain(redacted)
         .map(|kind| Event { at, kind })
         .collect();
     replan::append_replan_requests(state, &mut events);
@@ -191,6 +196,9 @@ fn decide_kinds(
             by,
         } => budget::set_budget(state, task, max_cost_usd, max_tokens, by),
         CommandKind::StopForBudget { task } => budget::stop_for_budget(state, task),
+        CommandKind::RecordRedaction { task, redactions } => {
+            control::record_redaction(state, task, redactions)
+        }
     }
 }
 

@@ -110,7 +110,8 @@ pub struct Judged {
     pub deletions: u64,
 }
 
-/// A decision a person or an evaluator error made outside the gate.
+/// A decision a person or an evaluator error made outside the gate, or secrets kept out of
+/// the record.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum OutOfGate {
@@ -160,6 +161,15 @@ pub enum OutOfGate {
         evaluator: String,
         /// What was wrong.
         error: String,
+    },
+    /// Secrets replaced with `[redacted:NAME]` before a record was kept.
+    SecretsRedacted {
+        /// Seq.
+        seq: u64,
+        /// The task whose record held them, if any.
+        task: Option<TaskId>,
+        /// By name, how many.
+        redactions: Vec<crate::redact::Redaction>,
     },
 }
 
@@ -331,6 +341,13 @@ impl EvalAudit {
                     reason: reason.clone(),
                     principal,
                     claim_differs,
+                });
+            }
+            EventKind::SecretsRedacted { task, redactions } => {
+                self.out_of_gate.push(OutOfGate::SecretsRedacted {
+                    seq,
+                    task: task.clone(),
+                    redactions: redactions.clone(),
                 });
             }
             EventKind::Attributed { principal, via } => {
