@@ -47,6 +47,11 @@ static SHAPES: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
     .collect()
 });
 
+/// The well-known key shapes, by name.
+pub fn shapes() -> impl Iterator<Item = (&'static str, &'static Regex)> {
+    SHAPES.iter().map(|(name, re)| (*name, re))
+}
+
 /// The secrets of one process or run, and the key shapes. Its `Debug` names the secrets,
 /// never shows them.
 #[derive(Clone, Default, PartialEq, Eq)]

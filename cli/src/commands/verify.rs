@@ -12,10 +12,19 @@ use runlog_store::EventLog;
 pub struct Args {
     /// The run [default: every run]
     run: Option<String>,
+    /// Also look for secrets: the values in FILE (one per line, `NAME=VALUE` or a bare value,
+    /// as `redact_file`) and the well-known key shapes, in every record and in the outputs and
+    /// patches kept beside them. Says where each is (exit 1 if any); prints no value.
+    #[arg(long, value_name = "FILE")]
+    secrets: Option<std::path::PathBuf>,
 }
 
 /// Verifies and reports each run; damage anywhere is exit 1.
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+    let wanted = match &a.secrets {
+        Some(file) => Some(secrets_of(file)?),
+        None => None,
+    };
     let log = ctx.open()?;
     let runs: Vec<String> = match a.run.as_deref() {
         Some(r) => {
@@ -45,6 +54,37 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             damaged += 1;
         }
     }
+    if let Some(wanted) = &wanted {
+        let mut leaks = 0usize;
+        for r in &runs {
+            for leak in crate::queries::secrets::scan(&log, r, wanted)? {
+                leaks += 1;
+                if ctx.json {
+                    render::json(&leak);
+                } else {
+                    println!(
+                        "{}: secret {} at seq {} ({}{})",
+                        leak.run,
+                        leak.secret,
+                        leak.seq,
+                        leak.event,
+                        if leak.place == "blob" { ", in its blob" } else { "" }
+                    );
+                }
+            }
+        }
+        if leaks > 0 {
+            return Err(CliError::failed(format!(
+                "{leaks} secret(s) found in the history"
+            ))
+            .with_hint(
+                "a chained log cannot be edited: revoke and rotate each secret named; new records have secrets replaced before they are kept (the workflow's redact_env and redact_file)",
+            ));
+        }
+        if !ctx.json {
+            println!("no secret of the file, and no key shape, in {} run(s)", runs.len());
+        }
+    }
     if damaged > 0 {
         return Err(CliError::failed(format!("{damaged} run(s) damaged")).with_hint(
             "`runlog repair` rebuilds the store from its archive (the damaged database is kept aside); or export the intact prefix with `runlog export`",
@@ -65,4 +105,18 @@ pub(crate) fn print(c: &Checked) {
             c.run, d.reason, c.verified
         ),
     }
+}
+
+/// The secrets of `--secrets FILE`.
+fn secrets_of(file: &std::path::Path) -> Result<crate::queries::secrets::Wanted> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        crate::error::bad_file(
+            format!("cannot read: {e}"),
+            file,
+            "--secrets takes a file of secrets, one per line: NAME=VALUE or a bare value",
+        )
+    })?;
+    Ok(crate::queries::secrets::Wanted::new(
+        runlog_core::redact::Redactor::parse_file(&text),
+    ))
 }

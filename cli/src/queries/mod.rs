@@ -7,5 +7,6 @@ pub mod cost;
 pub mod diff;
 pub mod fork;
 pub mod runs;
+pub mod secrets;
 pub mod stack;
 pub mod verify;
