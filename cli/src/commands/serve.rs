@@ -30,6 +30,22 @@ pub struct Args {
     /// Runs this server executes at once (`POST /v1/runs`); past it, a start is answered 429.
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     max_runs: u64,
+    /// Serve HTTPS on --http with this certificate chain (PEM, the server's first); with
+    /// --tls-key. Reloaded, with the key and --client-ca, on SIGHUP: open connections and runs
+    /// go on.
+    #[arg(long, value_name = "FILE", requires_all = ["tls_key", "http"])]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Require a client certificate signed by this CA (PEM): mutual TLS. Without
+    /// --token-file, the certificate's subject is who acts (`CN=alice`), with every scope.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    client_ca: Option<PathBuf>,
+    /// Serve tokens over plain HTTP on an address that is not loopback: anyone on the
+    /// network path reads them. Without it, such an address needs --tls-cert.
+    #[arg(long)]
+    insecure_http: bool,
     /// Live export of the traces of the runs this server executes.
     #[command(flatten)]
     trace: crate::otlp::TraceArgs,
@@ -37,6 +53,32 @@ pub struct Args {
 
 /// Serves until SIGINT or SIGTERM; a SIGHUP is noted and changes nothing.
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+    let tls = match (&a.tls_cert, &a.tls_key) {
+        (Some(cert), Some(key)) => {
+            let files = server::tls::TlsFiles {
+                cert: cert.clone(),
+                key: key.clone(),
+                client_ca: a.client_ca.clone(),
+            };
+            let tls = server::tls::Tls::load(files).map_err(|e| {
+                CliError::input(e.to_string()).with_hint(
+                    "--tls-cert takes a PEM certificate chain and --tls-key its PEM private key (e.g. from `openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout key.pem -out cert.pem -subj /CN=HOST -addext subjectAltName=DNS:HOST`)",
+                )
+            })?;
+            Some(Arc::new(tls))
+        }
+        _ => None,
+    };
+    let remote = a.http.filter(|addr| !addr.ip().is_loopback());
+    if let (Some(addr), None, false) = (remote, &tls, a.insecure_http) {
+        return Err(CliError::input(format!(
+            "serving on {addr}, not a loopback address, over plain HTTP: the tokens would cross the network in clear"
+        ))
+        .with_hint(
+            "pass --tls-cert FILE --tls-key FILE (HTTPS), or --insecure-http if the network is yours alone",
+        ));
+    }
+    let mutual = tls.as_ref().is_some_and(|t| t.mutual());
     let tokens = match (&a.http, &a.token_file) {
         (_, Some(file)) => {
             let text = std::fs::read_to_string(file).map_err(|e| {
@@ -56,11 +98,11 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             })?;
             Some(Arc::new(tokens))
         }
-        (Some(addr), None) if !addr.ip().is_loopback() => {
+        (Some(addr), None) if !addr.ip().is_loopback() && !mutual => {
             return Err(CliError::input(format!(
                 "serving on {addr}, not a loopback address, needs a token"
             ))
-            .with_hint("pass --token-file FILE; clients send `Authorization: Bearer TOKEN`"))
+            .with_hint("pass --token-file FILE (clients send `Authorization: Bearer TOKEN`), or --client-ca FILE (clients present certificates)"))
         }
         _ => None,
     };
@@ -72,6 +114,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         idle: std::time::Duration::from_secs(a.idle_timeout),
         max_runs: usize::try_from(a.max_runs).unwrap_or(usize::MAX),
         trace: a.trace.target()?,
+        tls,
     };
     server::serve(options).map_err(|e| match e {
         ServerError::Tcp { .. } => CliError::input(e.to_string()),

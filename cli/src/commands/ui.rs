@@ -28,7 +28,10 @@ const START_TIME: Duration = Duration::from_secs(20);
 fn answering(store: &Path) -> Option<String> {
     let url = std::fs::read_to_string(address_file(store)).ok()?;
     let url = url.trim().to_owned();
-    let addr = url.strip_prefix("http://")?.trim_end_matches('/');
+    let addr = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?
+        .trim_end_matches('/');
     let addr: std::net::SocketAddr = addr.parse().ok()?;
     std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
     Some(url)

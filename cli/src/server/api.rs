@@ -195,19 +195,26 @@ refused_as_json!(
 
 /// Over TCP with tokens: 429 for an address that failed too often lately, 401 without a
 /// token this server knows (a failed attempt), 403 for a request beyond the token's scope.
-/// A TCP request then carries its principal: the token's name, or the client's address on a
-/// server without tokens (a Unix socket's peer is named by [`principal`] when it matters).
+/// A TCP request then carries its principal: the token's name, the subject of a client
+/// certificate on a mutual TLS server without tokens, or the client's address on a server
+/// without either (a Unix socket's peer is named by [`principal`] when it matters).
 async fn authorize(State(api): State<Api>, mut request: Request, next: Next) -> Response {
     let peer = request
         .extensions()
         .get::<axum::extract::ConnectInfo<Peer>>()
-        .map(|c| c.0 .0);
-    let principal = match &api.tokens {
-        Some(tokens) => match token_holder(tokens, peer, &request) {
+        .map(|c| c.0.clone());
+    let ip = peer.as_ref().map(|p| p.0);
+    let principal = match (&api.tokens, peer.and_then(|p| p.1)) {
+        (Some(tokens), _) => match token_holder(tokens, ip, &request) {
             Ok(principal) => Some(principal),
             Err(refused) => return refused.into_response(),
         },
-        None => peer.map(|ip| Principal {
+        // Mutual TLS without tokens: the certificate the handshake verified is who acts.
+        (None, Some(subject)) => Some(Principal {
+            name: subject.to_string(),
+            via: "client-certificate".into(),
+        }),
+        (None, None) => ip.map(|ip| Principal {
             name: ip.to_string(),
             via: "tcp-without-token".into(),
         }),

@@ -170,9 +170,10 @@ impl<Io: AsyncWrite + Unpin> AsyncWrite for Held<Io> {
     }
 }
 
-/// The address a TCP client connects from, for counting its failed attempts.
-#[derive(Debug, Clone, Copy)]
-pub struct Peer(pub std::net::IpAddr);
+/// The address a TCP client connects from, for counting its failed attempts, and over mutual
+/// TLS the subject of the certificate it presented.
+#[derive(Debug, Clone)]
+pub struct Peer(pub std::net::IpAddr, pub Option<Arc<str>>);
 
 impl
     axum::extract::connect_info::Connected<
@@ -182,7 +183,20 @@ impl
     fn connect_info(
         stream: axum::serve::IncomingStream<'_, Bounded<tokio::net::TcpListener>>,
     ) -> Self {
-        Peer(stream.remote_addr().ip())
+        Peer(stream.remote_addr().ip(), None)
+    }
+}
+
+impl
+    axum::extract::connect_info::Connected<
+        axum::serve::IncomingStream<'_, Bounded<super::tls::TlsListener>>,
+    > for Peer
+{
+    fn connect_info(
+        stream: axum::serve::IncomingStream<'_, Bounded<super::tls::TlsListener>>,
+    ) -> Self {
+        let subject = super::tls::subject(stream.io().get_ref()).map(Arc::from);
+        Peer(stream.remote_addr().ip(), subject)
     }
 }
 

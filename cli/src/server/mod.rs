@@ -9,6 +9,7 @@ mod connections;
 mod errors;
 mod hosted;
 mod stream;
+pub mod tls;
 mod tokens;
 pub mod ui;
 
@@ -36,6 +37,8 @@ pub struct Options {
     pub max_runs: usize,
     /// Where the runs it executes send their traces live, if anywhere.
     pub trace: Option<crate::otlp::Target>,
+    /// HTTPS on TCP (and client certificates, for mutual TLS), reloaded on SIGHUP.
+    pub tls: Option<Arc<tls::Tls>>,
 }
 
 /// Why serving stopped or could not start.
@@ -83,7 +86,7 @@ pub enum ServerError {
 }
 
 /// Serves until SIGINT or SIGTERM, then interrupts the runs it executes and waits for them. A
-/// SIGHUP changes nothing: the server and its runs go on.
+/// SIGHUP reloads the TLS files, if any: the server and its runs go on.
 pub fn serve(o: Options) -> Result<(), ServerError> {
     let engines = runtime("engines", 16, || {})?;
     // Few threads for the readers: each keeps a malloc arena, and every agent an engine
@@ -95,7 +98,12 @@ pub fn serve(o: Options) -> Result<(), ServerError> {
         o.trace,
     ));
     let slots = connections::Slots::new(o.idle);
-    api.block_on(serve_on(o.store, hosted, slots, o.dir, o.http, o.tokens))
+    let tcp = o.http.map(|addr| Tcp {
+        addr,
+        tokens: o.tokens,
+        tls: o.tls,
+    });
+    api.block_on(serve_on(o.store, hosted, slots, o.dir, tcp))
 }
 
 /// A runtime of the server's (see `crate::runtime`).
@@ -137,13 +145,19 @@ fn below_the_engines() {
     }
 }
 
+/// What the TCP listener serves with.
+struct Tcp {
+    addr: SocketAddr,
+    tokens: Option<Arc<tokens::Tokens>>,
+    tls: Option<Arc<tls::Tls>>,
+}
+
 async fn serve_on(
     store: Arc<Store>,
     hosted: Arc<hosted::Hosted>,
     slots: connections::Slots,
     dir: PathBuf,
-    http: Option<SocketAddr>,
-    tokens: Option<Arc<tokens::Tokens>>,
+    tcp: Option<Tcp>,
 ) -> Result<(), ServerError> {
     // Listening from the start: a SIGHUP before any run is hosted must not kill the server.
     let mut hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
@@ -169,14 +183,16 @@ async fn serve_on(
     let mut servers = tokio::task::JoinSet::new();
     let listener = slots.bound(unix);
     servers.spawn(async move { axum::serve(listener, app).await });
-    if let Some(addr) = http {
-        let tcp = tokio::net::TcpListener::bind(addr)
+    let reloadable = tcp.as_ref().and_then(|t| t.tls.clone());
+    if let Some(Tcp { addr, tokens, tls }) = tcp {
+        let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|source| ServerError::Tcp { addr, source })?;
         // Port 0 asks for any free port: the one bound is the one to tell.
-        let addr = tcp.local_addr().unwrap_or(addr);
-        eprintln!("serving the API on http://{addr}/v1 and the web view on http://{addr}/");
-        let url = format!("http://{addr}/");
+        let addr = listener.local_addr().unwrap_or(addr);
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        eprintln!("serving the API on {scheme}://{addr}/v1 and the web view on {scheme}://{addr}/");
+        let url = format!("{scheme}://{addr}/");
         std::fs::write(ui::address_file(&dir), &url).map_err(|source| ServerError::Write {
             path: ui::address_file(&dir),
             source,
@@ -184,8 +200,18 @@ async fn serve_on(
         let app = ui::router()
             .merge(api::router(api(tokens)))
             .into_make_service_with_connect_info::<connections::Peer>();
-        let listener = slots.bound(tcp);
-        servers.spawn(async move { axum::serve(listener, app).await });
+        match tls {
+            Some(tls) => {
+                let listener = tls::listen(listener, tls)
+                    .map_err(|source| ServerError::Tcp { addr, source })?;
+                let listener = slots.bound(listener);
+                servers.spawn(async move { axum::serve(listener, app).await });
+            }
+            None => {
+                let listener = slots.bound(listener);
+                servers.spawn(async move { axum::serve(listener, app).await });
+            }
+        }
     }
     let stopped = async {
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -193,9 +219,13 @@ async fn serve_on(
             tokio::select! {
                 r = tokio::signal::ctrl_c() => return r,
                 _ = term.recv() => return Ok::<(), std::io::Error>(()),
-                _ = hangups.recv() => {
-                    eprintln!("SIGHUP: nothing to reload; serving on, runs go on");
-                }
+                _ = hangups.recv() => match &reloadable {
+                    None => eprintln!("SIGHUP: nothing to reload; serving on, runs go on"),
+                    Some(tls) => match tls.reload() {
+                        Ok(()) => eprintln!("SIGHUP: TLS certificate reloaded; new connections use it, runs go on"),
+                        Err(e) => eprintln!("SIGHUP: the TLS certificate in use stays: {e}"),
+                    },
+                },
             }
         }
     };
