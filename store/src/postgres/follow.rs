@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
 
 /// How often followers look for appends even without a notification.
 const POLL: Duration = Duration::from_millis(500);
@@ -117,7 +117,7 @@ fn lock(subs: &Mutex<Vec<Sub>>) -> std::sync::MutexGuard<'_, Vec<Sub>> {
 /// Listens for appends until the log is dropped, reconnecting when the connection goes.
 async fn listen(pg: Arc<Pg>, subs: Arc<Mutex<Vec<Sub>>>, listening: Arc<Listening>) {
     loop {
-        let Ok((client, mut connection)) = pg.config.connect(NoTls).await else {
+        let Ok((client, mut connection)) = pg.config.connect(pg.connector.clone()).await else {
             // The server is away: keep polling through the pool, try to listen again later.
             tokio::time::sleep(POLL).await;
             let _ = catch_up(&pg, &subs, None).await;

@@ -16,6 +16,7 @@ mod append;
 mod follow;
 mod lease;
 mod schema;
+pub mod tls;
 #[cfg(feature = "testkit")]
 pub mod scratch;
 
@@ -34,7 +35,7 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{NoTls, Row as PgRow};
+use tokio_postgres::Row as PgRow;
 
 /// Records read per round trip by a scan.
 const SCAN_BATCH: i64 = 8_192;
@@ -49,21 +50,44 @@ pub fn is_url(text: &str) -> bool {
 }
 
 /// What the async side needs: the pool and how to name the server in messages.
-#[derive(Debug)]
 pub(crate) struct Pg {
     pool: Pool,
     config: tokio_postgres::Config,
+    /// How connections are encrypted and checked (`sslmode`).
+    connector: tokio_postgres_rustls::MakeRustlsConnect,
+    /// The `sslmode` in force, named in connection errors with the fix.
+    mode: tls::Mode,
     /// The server as `postgres://user@host:port/db`, never with its password.
     pub(crate) at: String,
 }
 
+impl std::fmt::Debug for Pg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pg").field("at", &self.at).finish_non_exhaustive()
+    }
+}
+
 impl Pg {
     async fn client(&self) -> Result<deadpool_postgres::Client> {
-        self.pool.get().await.map_err(|e| StoreError::Postgres {
-            at: self.at.clone(),
-            what: "cannot connect",
-            why: e.to_string(),
-            lost: true,
+        self.pool.get().await.map_err(|e| {
+            // deadpool's message stops at "error performing TLS handshake": the why is below.
+            let mut why = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                let said = s.to_string();
+                if !why.ends_with(&said) {
+                    why = format!("{why}: {said}");
+                }
+                source = s.source();
+            }
+            let (why, refused) = tls::explained(self.mode, why);
+            StoreError::Postgres {
+                at: self.at.clone(),
+                what: "cannot connect",
+                why,
+                // A certificate refused is not a server away: trying again changes nothing.
+                lost: !refused,
+            }
         })
     }
 
@@ -122,7 +146,9 @@ impl PgLog {
     /// Connects to the server at `url` (`postgres://user:password@host:port/db`), creating the
     /// schema on first use.
     pub fn connect(url: &str) -> Result<Self> {
-        let mut config = tokio_postgres::Config::from_str(url).map_err(|e| {
+        let (plain, ssl) = tls::split(url)?;
+        let connector = ssl.connector()?;
+        let mut config = tokio_postgres::Config::from_str(&plain).map_err(|e| {
             StoreError::Invalid(format!(
                 "{} is not a PostgreSQL URL: {e}",
                 without_password(url)
@@ -132,6 +158,7 @@ impl PgLog {
             config.connect_timeout(CONNECT_WAIT);
         }
         config.application_name("runlog");
+        config.ssl_mode(ssl.tokio_mode());
         // As libpq does: a URL without a password takes PGPASSWORD's.
         if config.get_password().is_none() {
             if let Some(password) = std::env::var_os("PGPASSWORD") {
@@ -151,7 +178,7 @@ impl PgLog {
             })?;
         let manager = Manager::from_config(
             config.clone(),
-            NoTls,
+            connector.clone(),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -166,7 +193,13 @@ impl PgLog {
         let log = Self {
             handle: runtime.handle().clone(),
             runtime: Some(runtime),
-            pg: Arc::new(Pg { pool, config, at }),
+            pg: Arc::new(Pg {
+                pool,
+                config,
+                connector,
+                mode: ssl.mode,
+                at,
+            }),
             nums: Mutex::new(HashMap::new()),
             follow: follow::Follow::default(),
             held: lease::Held::default(),
