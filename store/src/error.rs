@@ -129,6 +129,9 @@ pub enum StoreError {
     /// The append is not valid (empty, too large, bad run id).
     #[error("invalid append: {0}")]
     Invalid(String),
+    /// The TLS settings of a PostgreSQL URL cannot be used (a mode, a file).
+    #[error("PostgreSQL TLS: {0}")]
+    Tls(String),
     /// sled reported an error.
     #[error("sled error in {path}: {source}")]
     Sled {

@@ -337,6 +337,21 @@ contract!(
     }
 );
 
+/// The shared store over TLS only (`verify-full` against the test CA), once.
+fn postgres_tls_log() -> Option<(PgLog, runlog_store::postgres::scratch::Scratch)> {
+    let db = runlog_store::postgres::scratch::scratch_tls()?;
+    let log = PgLog::connect(&db.url).unwrap();
+    Some((log, db))
+}
+
+contract!(
+    postgres_over_tls,
+    match postgres_tls_log() {
+        Some(made) => made,
+        None => return,
+    }
+);
+
 /// The store opened by the process that owns it (and serves it to others).
 fn store_owner() -> (Store, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();

@@ -9,6 +9,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// The variable naming the server tests may create databases on.
 pub const ENV: &str = "RUNLOG_TEST_POSTGRES";
 
+/// The variable naming a server that takes only TLS connections (`bash .ci/postgres-tls`
+/// makes one: port 5433, `hostssl` only), with its query asking for TLS
+/// (`?sslmode=verify-full&sslrootcert=CA`).
+pub const TLS_ENV: &str = "RUNLOG_TEST_POSTGRES_TLS";
+
 /// A database of a test's own, dropped (with any connections left) when this is.
 #[derive(Debug)]
 pub struct Scratch {
@@ -22,13 +27,27 @@ pub struct Scratch {
 ///
 /// # Panics
 /// When no server is named and `RUNLOG_REQUIRE_POSTGRES` is set, or the server refuses.
-#[allow(clippy::panic)]
 pub fn scratch() -> Option<Scratch> {
-    let Ok(admin) = std::env::var(ENV) else {
+    scratch_on(ENV, "apt-get install -y postgresql; pg_ctlcluster 15 main start")
+}
+
+/// [`scratch`] on the server of [`TLS_ENV`].
+///
+/// # Panics
+/// As [`scratch`].
+pub fn scratch_tls() -> Option<Scratch> {
+    scratch_on(
+        TLS_ENV,
+        "`bash .ci/postgres-tls 15 PASSWORD` makes a TLS-only cluster and prints the URL",
+    )
+}
+
+#[allow(clippy::panic)]
+fn scratch_on(env: &str, how: &str) -> Option<Scratch> {
+    let Ok(admin) = std::env::var(env) else {
         let why = format!(
-            "no PostgreSQL for this test: set {ENV} to an admin URL such as \
-             postgres://postgres:PASSWORD@127.0.0.1:5432/postgres (apt-get install -y postgresql; \
-             pg_ctlcluster 15 main start; bash .ci/run does both)"
+            "no PostgreSQL for this test: set {env} to an admin URL such as \
+             postgres://postgres:PASSWORD@127.0.0.1:5432/postgres ({how}; bash .ci/run does it)"
         );
         assert!(
             std::env::var_os("RUNLOG_REQUIRE_POSTGRES").is_none(),
@@ -49,7 +68,7 @@ pub fn scratch() -> Option<Scratch> {
     )
     .and_then(|()| admin_statement(&admin, &format!("CREATE DATABASE {name}")))
     {
-        panic!("cannot create a test database on {ENV}: {e}");
+        panic!("cannot create a test database on {env}: {e}");
     }
     let url = with_database(&admin, &name);
     Some(Scratch { url, admin, name })
@@ -88,7 +107,12 @@ fn admin_statement(admin: &str, sql: &str) -> Result<(), String> {
             .build()
             .map_err(|e| e.to_string())?;
         runtime.block_on(async move {
-            let (client, connection) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+            let (plain, ssl) = super::tls::split(&admin).map_err(|e| e.to_string())?;
+            let mut config: tokio_postgres::Config = plain.parse().map_err(|e| format!("{e}"))?;
+            config.ssl_mode(ssl.tokio_mode());
+            let connector = ssl.connector().map_err(|e| e.to_string())?;
+            let (client, connection) = config
+                .connect(connector)
                 .await
                 .map_err(|e| e.to_string())?;
             tokio::spawn(connection);

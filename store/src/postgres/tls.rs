@@ -93,7 +93,7 @@ pub fn split_with(url: &str, env: impl Fn(&str) -> Option<String>) -> Result<(St
     let mode = match value("sslmode", "PGSSLMODE") {
         None => Mode::Prefer,
         Some(m) => Mode::parse(&m).ok_or_else(|| {
-            StoreError::Invalid(format!(
+            StoreError::Tls(format!(
                 "sslmode={m} is not a mode: disable, prefer, require, verify-ca or verify-full"
             ))
         })?,
@@ -103,7 +103,7 @@ pub fn split_with(url: &str, env: impl Fn(&str) -> Option<String>) -> Result<(St
         (Some(c), Some(k)) => Some((PathBuf::from(c), PathBuf::from(k))),
         (None, None) => None,
         _ => {
-            return Err(StoreError::Invalid(
+            return Err(StoreError::Tls(
                 "a client certificate needs both sslcert and sslkey".into(),
             ))
         }
@@ -227,7 +227,7 @@ impl Ssl {
     }
 
     fn invalid(&self, why: String) -> StoreError {
-        StoreError::Invalid(format!("sslmode={}: {why}", self.mode.name()))
+        StoreError::Tls(format!("sslmode={}: {why}", self.mode.name()))
     }
 }
 
@@ -236,6 +236,8 @@ impl Ssl {
 pub fn explained(mode: Mode, why: String) -> (String, bool) {
     let fix = if why.contains("no encryption") || why.contains("SSL off") {
         Some("the server accepts only encrypted connections: use sslmode=require, or verify-full with sslrootcert")
+    } else if why.contains("requires a valid client certificate") {
+        Some("the server wants a client certificate: add sslcert=FILE and sslkey=FILE")
     } else if why.contains("server does not support TLS") || why.contains("does not support SSL") {
         Some("the server offers no TLS: enable ssl in its postgresql.conf, or use sslmode=prefer")
     } else if why.contains("not valid for name") || why.contains("NotValidForName") {
