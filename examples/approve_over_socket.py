@@ -6,12 +6,19 @@ start a run, record an attempt of its task, wait for the task to wait for its ev
     runlog serve &                       # in the store's directory (or --store DIR)
     python3 examples/approve_over_socket.py .runlog/api.sock my-run
 
+Or over HTTPS, to `runlog serve --http ADDR --tls-cert cert.pem --tls-key key.pem
+--token-file tokens`, trusting the CA that signed the server's certificate:
+
+    RUNLOG_TOKEN=... python3 examples/approve_over_socket.py https://HOST:7700 my-run --ca ca.pem
+
 Any language with HTTP over a Unix socket (or TCP, with `runlog serve --http`) does the same.
 """
 
 import http.client
 import json
+import os
 import socket
+import ssl
 import sys
 import time
 
@@ -28,10 +35,24 @@ class UnixHTTPConnection(http.client.HTTPConnection):
         self.sock.connect(self.path)
 
 
+CA = None
+
+
+def connect(server):
+    """The store's socket, or an https:// server trusting the CA given with --ca."""
+    if server.startswith("https://"):
+        host = server[len("https://"):].rstrip("/")
+        return http.client.HTTPSConnection(host, context=ssl.create_default_context(cafile=CA))
+    return UnixHTTPConnection(server)
+
+
 def call(sock, method, path, body=None):
-    conn = UnixHTTPConnection(sock)
+    conn = connect(sock)
     payload = None if body is None else json.dumps(body)
-    conn.request(method, path, body=payload, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json"}
+    if os.environ.get("RUNLOG_TOKEN"):
+        headers["Authorization"] = f"Bearer {os.environ['RUNLOG_TOKEN']}"
+    conn.request(method, path, body=payload, headers=headers)
     response = conn.getresponse()
     answer = json.loads(response.read() or b"null")
     conn.close()
@@ -50,7 +71,10 @@ def status_of(sock, run, task):
 
 
 def main():
+    global CA
     sock, run = sys.argv[1], sys.argv[2]
+    if "--ca" in sys.argv:
+        CA = sys.argv[sys.argv.index("--ca") + 1]
     # The short form: a workflow file's defaults, tasks without commands (we do the work).
     command(sock, run, {"command": "start-run", "run": run,
                         "tasks": [{"id": "draft", "eval": "a reviewer"},
