@@ -45,7 +45,10 @@ fn signed(ca: &Ca, dir: &Path, file: &str, names: &[&str]) -> (PathBuf, PathBuf)
     params.distinguished_name.push(DnType::CommonName, names[0]);
     let key = KeyPair::generate().unwrap();
     let cert = params.signed_by(&key, &ca.issuer).unwrap();
-    let (c, k) = (dir.join(format!("{file}.pem")), dir.join(format!("{file}.key")));
+    let (c, k) = (
+        dir.join(format!("{file}.pem")),
+        dir.join(format!("{file}.key")),
+    );
     std::fs::write(&c, cert.pem()).unwrap();
     std::fs::write(&k, key.serialize_pem()).unwrap();
     (c, k)
@@ -105,12 +108,22 @@ fn the_api_and_the_web_view_answer_over_https_and_mutual_tls_names_who_acted() {
         "one",
         "name = \"one\"\n[settings]\nworkspace = \"none\"\n[[task]]\nid = \"a\"\nrun = \"true\"\n",
     );
-    let out = runlog(&store).args(["run", s(&wf), "--run-id", "r1"]).output().unwrap();
+    let out = runlog(&store)
+        .args(["run", s(&wf), "--run-id", "r1"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", text(&out));
 
     let (server, url) = serve(
         &store,
-        &["--tls-cert", s(&cert), "--tls-key", s(&key), "--client-ca", s(&team.cert)],
+        &[
+            "--tls-cert",
+            s(&cert),
+            "--tls-key",
+            s(&key),
+            "--client-ca",
+            s(&team.cert),
+        ],
     );
     assert!(url.starts_with("https://127.0.0.1:"), "{url}");
     let runs = format!("{url}v1/runs");
@@ -128,7 +141,11 @@ fn the_api_and_the_web_view_answer_over_https_and_mutual_tls_names_who_acted() {
     // Without a certificate, or with one from another CA: no answer at all.
     let (code, body) = curl(&runs, &ca_arg);
     assert_ne!(code, 0, "no client certificate, yet: {body}");
-    let as_mallory = [&ca_arg[..], &["--cert", s(&mallory), "--key", s(&mallory_key)]].concat();
+    let as_mallory = [
+        &ca_arg[..],
+        &["--cert", s(&mallory), "--key", s(&mallory_key)],
+    ]
+    .concat();
     let (code, body) = curl(&runs, &as_mallory);
     assert_ne!(code, 0, "a stranger's certificate, yet: {body}");
     // Plain HTTP to the same port is not served.
@@ -136,7 +153,10 @@ fn the_api_and_the_web_view_answer_over_https_and_mutual_tls_names_who_acted() {
     assert!(code != 0 || !body.contains("\"run\""), "{body}");
     // A client that does not trust the CA refuses the server.
     let (code, body) = curl(&runs, &[]);
-    assert_ne!(code, 0, "curl trusted a certificate it has no CA for: {body}");
+    assert_ne!(
+        code, 0,
+        "curl trusted a certificate it has no CA for: {body}"
+    );
 
     // A decision over mutual TLS is recorded as the certificate's subject.
     let budget = format!("{url}v1/runs/r1/budget");
@@ -144,17 +164,28 @@ fn the_api_and_the_web_view_answer_over_https_and_mutual_tls_names_who_acted() {
         &budget,
         &[
             &as_alice[..],
-            &["-X", "POST", "-H", "content-type: application/json", "-d", "{\"max_cost_usd\": 2.0}"],
+            &[
+                "-X",
+                "POST",
+                "-H",
+                "content-type: application/json",
+                "-d",
+                "{\"max_cost_usd\": 2.0}",
+            ],
         ]
         .concat(),
     );
     assert_eq!(code, 0, "{body}");
     assert!(body.contains("budget-set"), "{body}");
     stop(server);
-    let log = runlog(&store).args(["--json", "log", "r1"]).output().unwrap();
+    let log = runlog(&store)
+        .args(["--json", "log", "r1"])
+        .output()
+        .unwrap();
     let log = text(&log);
     assert!(
-        log.contains("\"principal\":\"CN=alice\"") && log.contains("\"via\":\"client-certificate\""),
+        log.contains("\"principal\":\"CN=alice\"")
+            && log.contains("\"via\":\"client-certificate\""),
         "{log}"
     );
 }
@@ -172,7 +203,14 @@ fn the_python_example_drives_a_run_over_https_with_a_token() {
     std::fs::write(&tokens, "py run 0123456789abcdef0123456789abcdef\n").unwrap();
     let (server, url) = serve(
         &store,
-        &["--tls-cert", s(&cert), "--tls-key", s(&key), "--token-file", s(&tokens)],
+        &[
+            "--tls-cert",
+            s(&cert),
+            "--tls-key",
+            s(&key),
+            "--token-file",
+            s(&tokens),
+        ],
     );
     let out = Command::new("python3")
         .arg(common::repo().join("examples/approve_over_socket.py"))
@@ -230,7 +268,15 @@ fn tokens_in_clear_off_loopback_are_refused_unless_asked_for() {
     assert!(!store.join("api.sock").exists());
     // Bad TLS files are named, nothing served.
     let out = runlog(&store)
-        .args(["serve", "--http", "127.0.0.1:0", "--tls-cert", s(&tokens), "--tls-key", s(&tokens)])
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--tls-cert",
+            s(&tokens),
+            "--tls-key",
+            s(&tokens),
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
@@ -267,7 +313,12 @@ fn headless_chromium_trusting_the_certificate_shows_the_web_view() {
     let spki = String::from_utf8_lossy(&spki.stdout).trim().to_owned();
     let profile = dir.path().join("profile");
     let out = Command::new(chromium)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=3000"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=3000",
+        ])
         .arg(format!("--user-data-dir={}", s(&profile)))
         .arg(format!("--ignore-certificate-errors-spki-list={spki}"))
         .args(["--dump-dom", &url])
@@ -275,7 +326,11 @@ fn headless_chromium_trusting_the_certificate_shows_the_web_view() {
         .unwrap();
     stop(server);
     let dom = String::from_utf8_lossy(&out.stdout);
-    assert!(dom.contains("runlog"), "chromium showed: {dom}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        dom.contains("runlog"),
+        "chromium showed: {dom}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -284,7 +339,11 @@ fn the_shared_store_connects_over_tls_only_as_asked() {
         return;
     };
     let certs = PathBuf::from(std::env::var("RUNLOG_TEST_POSTGRES_TLS_DIR").unwrap());
-    let base = db.url.split_once('?').map_or(db.url.as_str(), |(b, _)| b).to_owned();
+    let base = db
+        .url
+        .split_once('?')
+        .map_or(db.url.as_str(), |(b, _)| b)
+        .to_owned();
     let runs = |query: &str| {
         let url = format!("{base}?{query}");
         let out = runlog(Path::new(&url)).arg("runs").output().unwrap();
@@ -301,12 +360,21 @@ fn the_shared_store_connects_over_tls_only_as_asked() {
     }
     let (success, said) = runs("sslmode=disable");
     assert!(!success);
-    assert!(said.contains("sslmode=disable") && said.contains("sslmode=require"), "{said}");
+    assert!(
+        said.contains("sslmode=disable") && said.contains("sslmode=require"),
+        "{said}"
+    );
     let wrong = certs.join("other-ca.pem");
     let (success, said) = runs(&format!("sslmode=verify-full&sslrootcert={}", s(&wrong)));
     assert!(!success);
-    assert!(said.contains("sslrootcert") && said.contains("sslmode=verify-full"), "{said}");
-    assert!(!said.contains("runlog-ci"), "a password in a message: {said}");
+    assert!(
+        said.contains("sslrootcert") && said.contains("sslmode=verify-full"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("runlog-ci"),
+        "a password in a message: {said}"
+    );
     // The PG* variables count when the URL is silent.
     let out = runlog(Path::new(&base))
         .arg("runs")
@@ -378,7 +446,9 @@ fn a_leaked_key_is_in_no_file_no_export_no_span_and_no_answer() {
             }
         }
     }
-    assert!(files.iter().any(|f| f.to_string_lossy().contains("archive") || f.to_string_lossy().contains("wal")));
+    assert!(files
+        .iter()
+        .any(|f| f.to_string_lossy().contains("archive") || f.to_string_lossy().contains("wal")));
     for f in &files {
         let bytes = std::fs::read(f).unwrap_or_default();
         for secret in [KEY, AWS, "listed-value-42"] {
@@ -402,7 +472,11 @@ fn a_leaked_key_is_in_no_file_no_export_no_span_and_no_answer() {
         given.push(text(&out));
     }
     let (server, url) = serve(&store, &[]);
-    for path in ["v1/runs/leaky/events", "v1/runs/leaky", "v1/runs/leaky/audit"] {
+    for path in [
+        "v1/runs/leaky/events",
+        "v1/runs/leaky",
+        "v1/runs/leaky/audit",
+    ] {
         let (code, body) = curl(&format!("{url}{path}"), &[]);
         assert_eq!(code, 0, "{body}");
         given.push(body);
@@ -413,22 +487,41 @@ fn a_leaked_key_is_in_no_file_no_export_no_span_and_no_answer() {
     }
     // The redaction is on record: by name and count, in the log and the audit.
     let audit = text(&runlog(&store).args(["audit", "leaky"]).output().unwrap());
-    assert!(audit.contains("secrets redacted: AGENT_API_KEY ×"), "{audit}");
-    assert!(audit.contains("LISTED ×1") && audit.contains("aws-access-key ×1"), "{audit}");
+    assert!(
+        audit.contains("secrets redacted: AGENT_API_KEY ×"),
+        "{audit}"
+    );
+    assert!(
+        audit.contains("LISTED ×1") && audit.contains("aws-access-key ×1"),
+        "{audit}"
+    );
     let show = &given[3];
     assert!(show.contains("[redacted:AGENT_API_KEY]"), "{show}");
 
     // `verify --secrets` finds nothing in this store, and finds a key recorded before redaction
     // knew it (a message with a value no variable names).
     let secrets = dir.path().join("secrets");
-    std::fs::write(&secrets, format!("AGENT_API_KEY={KEY}\nOLD=hunter2-hunter2\n")).unwrap();
-    let out = runlog(&store).args(["verify", "--secrets", s(&secrets)]).output().unwrap();
+    std::fs::write(
+        &secrets,
+        format!("AGENT_API_KEY={KEY}\nOLD=hunter2-hunter2\n"),
+    )
+    .unwrap();
+    let out = runlog(&store)
+        .args(["verify", "--secrets", s(&secrets)])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     let line = "{\"command\":\"post-message\",\"task\":\"leak\",\"from\":\"ops\",\"text\":\"the password is hunter2-hunter2\"}\n";
     let out = common::emit(&store, "leaky", line);
     assert!(out.status.success(), "{}", text(&out));
-    let out = runlog(&store).args(["verify", "--secrets", s(&secrets)]).output().unwrap();
+    let out = runlog(&store)
+        .args(["verify", "--secrets", s(&secrets)])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(text(&out).contains("secret OLD at seq"), "{}", text(&out));
-    assert!(!text(&out).contains("hunter2-hunter2"), "verify printed the value");
+    assert!(
+        !text(&out).contains("hunter2-hunter2"),
+        "verify printed the value"
+    );
 }

@@ -705,9 +705,7 @@ impl EventKind {
             EventKind::UsageRecorded { usage } => Some(&usage.task),
             EventKind::MessagePosted { task, .. }
             | EventKind::BudgetSet { task, .. }
-            | EventKind::SecretsRedacted { task, .. } => {
-                task.as_ref()
-            }
+            | EventKind::SecretsRedacted { task, .. } => task.as_ref(),
             EventKind::RunStarted { .. }
             | EventKind::RunFinished { .. }
             | EventKind::RunInterrupted { .. }

@@ -38,9 +38,15 @@ static SHAPES: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
             r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
         ),
         ("anthropic-key", r"sk-ant-[A-Za-z0-9]+-[A-Za-z0-9_\-]{20,}"),
-        ("openai-key", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+        (
+            "openai-key",
+            r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
+        ),
         ("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-        ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+        (
+            "github-token",
+            r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+        ),
     ]
     .into_iter()
     .filter_map(|(name, pattern)| Regex::new(pattern).ok().map(|re| (name, re)))
@@ -215,7 +221,9 @@ mod tests {
 
     fn redacted(r: &Redactor, text: &str) -> (String, Counts) {
         let mut counts = Counts::new();
-        let out = r.redact(text, &mut counts).unwrap_or_else(|| text.to_owned());
+        let out = r
+            .redact(text, &mut counts)
+            .unwrap_or_else(|| text.to_owned());
         (out, counts)
     }
 
@@ -236,7 +244,11 @@ mod tests {
         ];
         for (name, key) in cases {
             let (out, counts) = redacted(&r, &format!("error: auth with {key} failed"));
-            assert_eq!(out, format!("error: auth with [redacted:{name}] failed"), "{key}");
+            assert_eq!(
+                out,
+                format!("error: auth with [redacted:{name}] failed"),
+                "{key}"
+            );
             assert_eq!(counts.get(name), Some(&1), "{key}");
         }
     }
@@ -251,7 +263,11 @@ mod tests {
             "-----BEGIN PUBLIC KEY-----\nabc\n-----END PUBLIC KEY-----",
             "the skeleton key risk-assessment",
         ] {
-            assert_eq!(redacted(&r, text), (text.to_owned(), Counts::new()), "{text}");
+            assert_eq!(
+                redacted(&r, text),
+                (text.to_owned(), Counts::new()),
+                "{text}"
+            );
         }
     }
 
@@ -260,7 +276,10 @@ mod tests {
         let r = Redactor::new([
             ("DB_PASSWORD".to_owned(), "hunter2-hunter2".to_owned()),
             ("SHORT_KEY".to_owned(), "1".to_owned()),
-            ("LONG_TOKEN".to_owned(), "hunter2-hunter2-and-more".to_owned()),
+            (
+                "LONG_TOKEN".to_owned(),
+                "hunter2-hunter2-and-more".to_owned(),
+            ),
         ]);
         let (out, counts) = redacted(&r, "a hunter2-hunter2-and-more b hunter2-hunter2 c 1");
         assert_eq!(out, "a [redacted:LONG_TOKEN] b [redacted:DB_PASSWORD] c 1");
@@ -285,7 +304,13 @@ mod tests {
     #[test]
     fn env_names_match_the_patterns() {
         let pats = DEFAULT_ENV_PATTERNS;
-        for name in ["OPENAI_API_KEY", "GITHUB_TOKEN", "aws_secret", "PGPASSWORD", "MY_PASSWORD_FILE"] {
+        for name in [
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "aws_secret",
+            "PGPASSWORD",
+            "MY_PASSWORD_FILE",
+        ] {
             assert!(pats.iter().any(|p| glob(p, name)), "{name}");
         }
         for name in ["PATH", "HOME", "KEYBOARD", "TOKENS_USED", "SECRETARY"] {
@@ -297,7 +322,8 @@ mod tests {
 
     #[test]
     fn a_redact_file_names_its_values() {
-        let listed = Redactor::parse_file("# ours\nSTRIPE_KEY=rk_live_abc=def\n\nbare value here\n");
+        let listed =
+            Redactor::parse_file("# ours\nSTRIPE_KEY=rk_live_abc=def\n\nbare value here\n");
         assert_eq!(
             listed,
             vec![

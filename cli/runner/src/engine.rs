@@ -10,12 +10,12 @@ use super::error::RunnerError;
 use super::layout::Layout;
 use super::observer::{Observer, Unobserved};
 use super::process::{self, Outcome, Spec};
-use runlog_core::redact::{redactions, Counts};
 use super::protocol;
 use super::sub_project;
 use super::workflow::RunnerSettings;
 use runlog_core::dispatch::{Capacity, Frontier, Job};
 use runlog_core::projections::Board;
+use runlog_core::redact::{redactions, Counts};
 use runlog_core::usage::{self, UsageStage};
 use runlog_core::{
     Command, CommandKind, Event, Hash, Rejection, RunId, RunOutcome, RunState, RunStatus, TaskId,

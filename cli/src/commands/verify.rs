@@ -68,7 +68,11 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                         leak.secret,
                         leak.seq,
                         leak.event,
-                        if leak.place == "blob" { ", in its blob" } else { "" }
+                        if leak.place == "blob" {
+                            ", in its blob"
+                        } else {
+                            ""
+                        }
                     );
                 }
             }
@@ -82,7 +86,10 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             ));
         }
         if !ctx.json {
-            println!("no secret of the file, and no key shape, in {} run(s)", runs.len());
+            println!(
+                "no secret of the file, and no key shape, in {} run(s)",
+                runs.len()
+            );
         }
     }
     if damaged > 0 {

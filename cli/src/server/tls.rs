@@ -88,7 +88,12 @@ impl Tls {
     }
 
     fn acceptor(&self) -> TlsAcceptor {
-        TlsAcceptor::from(self.current.read().unwrap_or_else(|p| p.into_inner()).clone())
+        TlsAcceptor::from(
+            self.current
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
+        )
     }
 }
 
@@ -147,7 +152,9 @@ pub fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsErro
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| bad(format!("not PEM certificates: {e}")))?;
     if certs.is_empty() {
-        return Err(bad("holds no certificate (a PEM `BEGIN CERTIFICATE` block)".into()));
+        return Err(bad(
+            "holds no certificate (a PEM `BEGIN CERTIFICATE` block)".into(),
+        ));
     }
     Ok(certs)
 }

@@ -16,9 +16,9 @@ mod append;
 mod follow;
 mod lease;
 mod schema;
-pub mod tls;
 #[cfg(feature = "testkit")]
 pub mod scratch;
+pub mod tls;
 
 pub use lease::host_name;
 pub use schema::SCHEMA;
@@ -63,7 +63,9 @@ pub(crate) struct Pg {
 
 impl std::fmt::Debug for Pg {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pg").field("at", &self.at).finish_non_exhaustive()
+        f.debug_struct("Pg")
+            .field("at", &self.at)
+            .finish_non_exhaustive()
     }
 }
 

@@ -28,7 +28,10 @@ pub struct Scratch {
 /// # Panics
 /// When no server is named and `RUNLOG_REQUIRE_POSTGRES` is set, or the server refuses.
 pub fn scratch() -> Option<Scratch> {
-    scratch_on(ENV, "apt-get install -y postgresql; pg_ctlcluster 15 main start")
+    scratch_on(
+        ENV,
+        "apt-get install -y postgresql; pg_ctlcluster 15 main start",
+    )
 }
 
 /// [`scratch`] on the server of [`TLS_ENV`].
@@ -111,10 +114,8 @@ fn admin_statement(admin: &str, sql: &str) -> Result<(), String> {
             let mut config: tokio_postgres::Config = plain.parse().map_err(|e| format!("{e}"))?;
             config.ssl_mode(ssl.tokio_mode());
             let connector = ssl.connector().map_err(|e| e.to_string())?;
-            let (client, connection) = config
-                .connect(connector)
-                .await
-                .map_err(|e| e.to_string())?;
+            let (client, connection) =
+                config.connect(connector).await.map_err(|e| e.to_string())?;
             tokio::spawn(connection);
             client
                 .batch_execute(&sql)

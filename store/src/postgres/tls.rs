@@ -389,7 +389,10 @@ mod tests {
             _ => None,
         };
         let (_, ssl) = split_with("postgres://h/db", env).unwrap();
-        assert_eq!((ssl.mode, ssl.root.as_deref()), (Mode::Require, Some("system")));
+        assert_eq!(
+            (ssl.mode, ssl.root.as_deref()),
+            (Mode::Require, Some("system"))
+        );
         let (_, ssl) = split_with("postgres://h/db?sslmode=disable", env).unwrap();
         assert_eq!(ssl.mode, Mode::Disable);
     }
