@@ -178,9 +178,9 @@ fn the_event_stream_resumes_after_last_event_id() {
 fn tcp_needs_the_bearer_token_when_one_is_set() {
     let dir = tempfile::tempdir().unwrap();
     let store = imported_store(dir.path());
-    // Not loopback and no token: refused before anything listens.
+    // Not loopback and no token: refused before anything listens (even with clear HTTP allowed).
     let out = runlog(&store)
-        .args(["serve", "--http", "0.0.0.0:0"])
+        .args(["serve", "--http", "0.0.0.0:0", "--insecure-http"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
