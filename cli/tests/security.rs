@@ -224,6 +224,80 @@ fn the_python_example_drives_a_run_over_https_with_a_token() {
 }
 
 #[test]
+fn runlog_run_submits_to_a_server_on_another_host_and_follows_it_over_https() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("server-store");
+    let here = dir.path().join("client-store");
+    let team = ca(dir.path(), "team-ca");
+    let other = ca(dir.path(), "other-ca");
+    let (cert, key) = signed(&team, dir.path(), "server", &["127.0.0.1"]);
+    let tokens = dir.path().join("tokens");
+    std::fs::write(&tokens, "launcher run 0123456789abcdef0123456789abcdef\n").unwrap();
+    let wf = workflow(
+        dir.path(),
+        "two",
+        "name = \"two\"\n[settings]\nworkspace = \"none\"\n[[task]]\nid = \"a\"\nrun = \"echo hi\"\n\
+         [[task]]\nid = \"b\"\nafter = [\"a\"]\nrun = \"true\"\n",
+    );
+    let (server, url) = serve(
+        &store,
+        &[
+            "--tls-cert",
+            s(&cert),
+            "--tls-key",
+            s(&key),
+            "--token-file",
+            s(&tokens),
+        ],
+    );
+    let remote = |ca: &Path, token: &str| {
+        runlog(&here)
+            .args([
+                "run",
+                s(&wf),
+                "--run-id",
+                "remote-1",
+                "--server",
+                url.trim_end_matches('/'),
+            ])
+            .args(["--ca", s(ca)])
+            .env("RUNLOG_TOKEN", token)
+            .output()
+            .unwrap()
+    };
+    // A CA that did not sign the server's certificate: refused before anything is sent.
+    let out = remote(&other.cert, "0123456789abcdef0123456789abcdef");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("--ca"), "{}", text(&out));
+    // No token: the server's refusal, and where the token goes.
+    let out = remote(&team.cert, "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("RUNLOG_TOKEN"), "{}", text(&out));
+    // Submitted, followed to its end, summarised from what the stream sent.
+    let out = remote(&team.cert, "0123456789abcdef0123456789abcdef");
+    assert!(out.status.success(), "{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("run remote-1 succeeded"), "{said}");
+    assert!(said.contains("tasks: 2 done"), "{said}");
+    stop(server);
+    // The run is in the server's store, not here.
+    assert!(
+        !here.exists() || !text(&runlog(&here).arg("runs").output().unwrap()).contains("remote-1")
+    );
+    let board = runlog(&store)
+        .args(["status", "remote-1"])
+        .output()
+        .unwrap();
+    assert!(board.status.success(), "{}", text(&board));
+    // A plain http:// server is refused on this side.
+    let out = runlog(&here)
+        .args(["run", s(&wf), "--server", "http://127.0.0.1:1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
+
+#[test]
 fn a_sighup_reloads_the_certificate_and_the_server_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");

@@ -40,6 +40,9 @@ pub struct Args {
     /// Live export of the run's trace.
     #[command(flatten)]
     trace: otlp::TraceArgs,
+    /// A server on another host to submit the run to.
+    #[command(flatten)]
+    remote: crate::client::RemoteArgs,
     /// Run as the sub-project of TASK of RUN, in the same store: how a task with
     /// `workflow = "..."` starts its child run. The two runs are linked both ways, and the
     /// child's nesting counts under the parent's max_depth. Never handed to a server.
@@ -52,9 +55,17 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     if let Some(parent) = a.parent.clone() {
         return run_child(a, &parent, ctx);
     }
-    let wf = Workflow::load(&a.workflow)?;
     let opts = RunOptions::with_jobs(a.jobs).map_err(jobs_refused)?;
-    if let Some(server) = crate::client::Server::find(&ctx.store) {
+    // A remote server checks the workflow itself: the path is on its host.
+    let mut server = crate::client::Server::remote(&a.remote)?;
+    let wf = match server {
+        Some(_) => None,
+        None => Some(Workflow::load(&a.workflow)?),
+    };
+    if server.is_none() {
+        server = crate::client::Server::find(&ctx.store);
+    }
+    if let Some(server) = server {
         let submit = submit::Submit {
             workflow: &a.workflow,
             run: a.run_id,
@@ -64,6 +75,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         };
         return submit::submit_and_follow(&server, submit, ctx);
     }
+    let Some(wf) = wf else {
+        return Err(CliError::failed("the workflow was not read"));
+    };
     if a.detach {
         return Err(CliError::input(
             "--detach needs a `runlog serve` to execute the run, and none serves this store",
@@ -138,7 +152,7 @@ pub(super) fn drive_to_end(
         Ok::<_, CliError>(engine.drive().await?)
     })?;
     drop(member);
-    let exit = finish(launcher.log().as_ref(), ctx, &run, &ended);
+    let exit = finish(launcher.log().as_ref(), ctx, &ctx.command(), &run, &ended);
     if let Some(exporting) = exporting {
         eprintln!("{}", exporting.finish_report().said(&run));
     }
@@ -149,18 +163,12 @@ pub(super) fn drive_to_end(
 pub(super) fn finish(
     log: &dyn EventLog,
     ctx: &Ctx,
+    cmd: &str,
     run: &str,
     ended: &Ended,
 ) -> Result<Option<ExitKind>> {
     let p = runlog_replay::Replay::new(log).project(run, None, None)?;
-    render::summary::print(
-        &p.summary,
-        &ended.state,
-        ended.elapsed,
-        run,
-        &ctx.command(),
-        ctx.json,
-    );
+    render::summary::print(&p.summary, &ended.state, ended.elapsed, run, cmd, ctx.json);
     Ok(if ended.interrupted {
         Some(ExitKind::Interrupted)
     } else if ended.succeeded() {

@@ -10,7 +10,7 @@ use crate::error::{CliError, ExitKind, Result};
 use crate::follow::{Ends, Followed, Follower};
 use crate::signals::{Signal, Signals};
 use crate::view::View;
-use runlog_core::{evolve_in_place, EventKind, RunState};
+use runlog_core::{evolve_in_place, Event, EventKind, RunState};
 use runlog_runner::Ended;
 use runlog_store::Store;
 use std::path::Path;
@@ -40,9 +40,19 @@ pub fn submit_and_follow(server: &Server, s: Submit<'_>, ctx: &Ctx) -> Result<Op
         let _runtime = rt.enter();
         Signals::new()?
     };
-    let workflow = std::path::absolute(s.workflow).unwrap_or_else(|_| s.workflow.to_path_buf());
+    // A remote server reads the path on its own host, as given; this host's server, absolute.
+    let workflow = if server.is_remote() {
+        s.workflow.to_path_buf()
+    } else {
+        std::path::absolute(s.workflow).unwrap_or_else(|_| s.workflow.to_path_buf())
+    };
     let body = serde_json::json!({"workflow": workflow, "run": s.run, "jobs": s.jobs});
     let (status, answer) = rt.block_on(server.post("/v1/runs", &body))?;
+    if status == 401 && server.is_remote() {
+        return Err(refused(status, &answer).with_hint(
+            "set RUNLOG_TOKEN to a token of the server's --token-file with the `run` scope",
+        ));
+    }
     if status != 201 {
         return Err(refused(status, &answer));
     }
@@ -60,12 +70,34 @@ pub fn submit_and_follow(server: &Server, s: Submit<'_>, ctx: &Ctx) -> Result<Op
         return Ok(None);
     }
     if !s.quiet {
-        eprintln!("run {run} executes in runlog serve; Ctrl-C interrupts it, closing this terminal does not");
+        eprintln!(
+            "run {run} executes in runlog serve ({}); Ctrl-C interrupts it, closing this terminal does not",
+            server.describe()
+        );
     }
-    let log = Arc::new(ctx.open()?);
-    let ended = rt.block_on(follow(server, log.clone(), &run, s.quiet, signals))?;
+    let source = if server.is_remote() {
+        Source::Remote(Arc::new(runlog_store::Log::memory()?))
+    } else {
+        Source::Local(Arc::new(ctx.open()?))
+    };
+    let ended = rt.block_on(follow(server, &source, &run, s.quiet, signals))?;
+    let log: &dyn runlog_store::EventLog = match &source {
+        Source::Local(store) => store.as_ref(),
+        Source::Remote(copy) => copy.as_ref(),
+    };
     match ended {
-        Some(ended) => super::finish(log.as_ref(), ctx, &run, &ended),
+        // The commands that go on are run where the store is: the server's host.
+        Some(ended) if server.is_remote() => {
+            let exit = super::finish(log, ctx, "runlog", &run, &ended);
+            if !ctx.json {
+                println!(
+                    "  (the commands above run on the server's host; the web view: {}/)",
+                    server.describe()
+                );
+            }
+            exit
+        }
+        Some(ended) => super::finish(log, ctx, &ctx.command(), &run, &ended),
         None => {
             eprintln!("stopped following; run {run} goes on in runlog serve (`runlog log {run} --follow`)");
             Ok(None)
@@ -73,19 +105,18 @@ pub fn submit_and_follow(server: &Server, s: Submit<'_>, ctx: &Ctx) -> Result<Op
     }
 }
 
-/// Shows the run's events until it finishes or is interrupted (`Some`), or until the terminal
-/// goes (`None`).
-async fn follow(
-    server: &Server,
-    log: Arc<Store>,
-    run: &str,
-    quiet: bool,
-    mut signals: Signals,
-) -> Result<Option<Ended>> {
-    let started = Instant::now();
-    let view = View::new(quiet);
-    let (tx, mut followed) = tokio::sync::mpsc::channel(1_024);
-    let mut follower = Follower::new(log.clone(), run, 1, Ends::AtRunEnd);
+/// Where the run's events are read: this host's store, or (a server on another host) its event
+/// stream, copied into a log in memory for the closing summary.
+enum Source {
+    Local(Arc<Store>),
+    Remote(Arc<runlog_store::Log>),
+}
+
+type Step = std::result::Result<(u64, Event), String>;
+
+/// The store's events of `run` from its start, until it ends, on `tx`.
+fn from_store(store: Arc<Store>, run: &str, tx: tokio::sync::mpsc::Sender<Step>) {
+    let mut follower = Follower::new(store, run, 1, Ends::AtRunEnd);
     // The follower blocks on the store: a thread of its own hands its events over.
     std::thread::spawn(move || loop {
         let step = match follower.next(Duration::from_millis(500)) {
@@ -93,12 +124,87 @@ async fn follow(
             Ok(Some(Followed::Idle)) => continue,
             Ok(Some(Followed::Event(seq, e))) => Ok((seq, e)),
             Ok(None) => return,
-            Err(e) => Err(e),
+            Err(e) => Err(e.to_string()),
         };
         if tx.blocking_send(step).is_err() {
             return;
         }
     });
+}
+
+/// An event as the stream's `data` carries it.
+#[derive(serde::Deserialize)]
+struct Line {
+    seq: u64,
+    at: u64,
+    event: EventKind,
+}
+
+/// The server's event stream of `run` from its start, each event also appended to `copy`,
+/// until the run finishes or is interrupted, on `tx`.
+fn from_stream(
+    server: Server,
+    run: &str,
+    copy: Arc<runlog_store::Log>,
+    tx: tokio::sync::mpsc::Sender<Step>,
+) {
+    let (data_tx, mut data) = tokio::sync::mpsc::channel(1_024);
+    let path = format!("/v1/runs/{run}/stream?from=1");
+    let reader = tx.clone();
+    // The stream never ends on its own: it is dropped once the run's end is handed over.
+    let stream = tokio::spawn(async move {
+        if let Err(e) = server.stream(&path, data_tx).await {
+            let _ = reader.send(Err(e.to_string())).await;
+        }
+    });
+    let run = run.to_owned();
+    tokio::spawn(async move {
+        while let Some(text) = data.recv().await {
+            let step = text.map_err(|e| e.to_string()).and_then(|text| {
+                let line: Line = serde_json::from_str(&text)
+                    .map_err(|e| format!("the stream sent what is not an event ({e})"))?;
+                let event = Event {
+                    at: runlog_core::Timestamp(line.at),
+                    kind: line.event,
+                };
+                let body = runlog_core::codec::encode_event(&event).map_err(|e| e.to_string())?;
+                runlog_store::EventLog::append(
+                    copy.as_ref(),
+                    &run,
+                    Some(line.seq.saturating_sub(1)),
+                    vec![body],
+                )
+                .map_err(|e| e.to_string())?;
+                Ok((line.seq, event))
+            });
+            let ends = matches!(
+                &step,
+                Ok((_, e)) if matches!(e.kind, EventKind::RunFinished { .. } | EventKind::RunInterrupted { .. })
+            );
+            if tx.send(step).await.is_err() || ends {
+                break;
+            }
+        }
+        stream.abort();
+    });
+}
+
+/// Shows the run's events until it finishes or is interrupted (`Some`), or until the terminal
+/// goes (`None`).
+async fn follow(
+    server: &Server,
+    source: &Source,
+    run: &str,
+    quiet: bool,
+    mut signals: Signals,
+) -> Result<Option<Ended>> {
+    let started = Instant::now();
+    let view = View::new(quiet);
+    let (tx, mut followed) = tokio::sync::mpsc::channel(1_024);
+    match source {
+        Source::Local(store) => from_store(store.clone(), run, tx),
+        Source::Remote(copy) => from_stream(server.clone(), run, copy.clone(), tx),
+    }
     let mut state = RunState::default();
     let mut interrupted = false;
     let interrupt = format!("/v1/runs/{run}/interrupt");
@@ -117,7 +223,10 @@ async fn follow(
                 }
                 None => {
                     view.done();
-                    let state = settled(&log, run, state.seq).await?;
+                    let state = match source {
+                        Source::Local(store) => settled(store, run, state.seq).await?,
+                        Source::Remote(copy) => runlog_replay::Replay::new(copy.as_ref()).head_state(run)?,
+                    };
                     return Ok(Some(Ended { state, interrupted, elapsed: started.elapsed() }));
                 }
             },
