@@ -6,6 +6,7 @@
 //! Pure: the values come from the caller (the runner reads its environment and the workflow's
 //! `redact_file`); this module only matches and replaces.
 
+use aho_corasick::{AhoCorasick, MatchKind};
 use bincode::{Decode, Encode};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -60,11 +61,21 @@ pub fn shapes() -> impl Iterator<Item = (&'static str, &'static Regex)> {
 
 /// The secrets of one process or run, and the key shapes. Its `Debug` names the secrets,
 /// never shows them.
-#[derive(Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct Redactor {
     /// `(name, value)`, longest value first, so a secret containing another is replaced whole.
     values: Vec<(String, String)>,
+    /// All the values in one automaton: one pass over a text however many secrets there are.
+    matcher: Option<AhoCorasick>,
 }
+
+impl PartialEq for Redactor {
+    fn eq(&self, other: &Self) -> bool {
+        self.values == other.values
+    }
+}
+
+impl Eq for Redactor {}
 
 impl std::fmt::Debug for Redactor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -87,7 +98,12 @@ impl Redactor {
             .collect();
         values.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
         values.dedup_by(|a, b| a.1 == b.1);
-        Self { values }
+        let matcher = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(values.iter().map(|(_, v)| v.as_bytes()))
+            .ok()
+            .filter(|_| !values.is_empty());
+        Self { values, matcher }
     }
 
     /// The secrets among `vars` (an environment) whose names match one of `patterns`.
@@ -128,12 +144,21 @@ impl Redactor {
     /// `text` with every secret replaced by `[redacted:NAME]`, counting into `counts`.
     pub fn redact(&self, text: &str, counts: &mut Counts) -> Option<String> {
         let mut out: Option<String> = None;
-        for (name, value) in &self.values {
-            let now = out.as_deref().unwrap_or(text);
-            let n = now.matches(value.as_str()).count();
-            if n > 0 {
-                out = Some(now.replace(value.as_str(), &marker(name)));
-                *counts.entry(name.clone()).or_default() += count(n);
+        if let Some(matcher) = &self.matcher {
+            let mut clean = String::new();
+            let mut last = 0;
+            for m in matcher.find_iter(text) {
+                let Some((name, _)) = self.values.get(m.pattern().as_usize()) else {
+                    continue;
+                };
+                clean.push_str(text.get(last..m.start()).unwrap_or(""));
+                clean.push_str(&marker(name));
+                last = m.end();
+                *counts.entry(name.clone()).or_default() += 1;
+            }
+            if last > 0 {
+                clean.push_str(text.get(last..).unwrap_or(""));
+                out = Some(clean);
             }
         }
         for (name, shape) in SHAPES.iter() {
