@@ -11,6 +11,7 @@ pub(crate) mod control;
 mod cost;
 pub(crate) mod diff;
 mod digest;
+mod du;
 pub(crate) mod emit;
 mod export;
 pub(crate) mod fork;
@@ -74,6 +75,11 @@ pub enum Command {
     ///
     /// Example: runlog runs --json
     Runs(runs::Args),
+    /// Where the store's space goes: each run's events, blobs, snapshots and worktrees, and
+    /// the store's files (sled, WAL, archive, blobs, snapshot cache) with sled's overhead.
+    ///
+    /// Example: runlog du --json
+    Du(du::Args),
     /// The task board of a run, at its head or at any past seq.
     ///
     /// Statuses: open, in-progress, testing, test-failed, pending-eval, done, failed,
@@ -288,6 +294,7 @@ impl Command {
             Command::Run(a) => run::run(a, ctx),
             Command::Resume(a) => resume::run(a, ctx),
             Command::Runs(a) => done(runs::run(a, ctx)),
+            Command::Du(a) => done(du::run(a, ctx)),
             Command::Status(a) => done(status::run(a, ctx)),
             Command::Show(a) => done(show::run(a, ctx)),
             Command::Log(a) => done(log::run(a, ctx)),

@@ -1,4 +1,5 @@
-//! `runlog runs`: every run in the store with its status, size and lineage.
+//! `runlog runs`: every run in the store with its status, size (its events and the blobs they
+//! point to; `runlog du` says more) and lineage.
 
 use crate::ctx::Ctx;
 use crate::error::Result;
@@ -22,10 +23,12 @@ pub fn run(_: Args, ctx: &Ctx) -> Result<()> {
         return Ok(());
     }
     println!(
-        "{:<28} {:<12} {:<10} {:>7}  lineage",
-        "RUN", "STATUS", "OUTCOME", "EVENTS"
+        "{:<28} {:<12} {:<10} {:>7} {:>10}  lineage",
+        "RUN", "STATUS", "OUTCOME", "EVENTS", "SIZE"
     );
     for r in rows {
+        let size = crate::queries::du::history_bytes(&log, &ctx.store, &r.run)
+            .map_or_else(|_| "?".to_owned(), render::bytes);
         let outcome = r.outcome.as_ref().map_or("", runlog_core::RunOutcome::name);
         let fork = match (&r.fork_of, r.fork_at) {
             (Some(p), Some(at)) => Some(format!("fork of {p}@{at}")),
@@ -41,7 +44,7 @@ pub fn run(_: Args, ctx: &Ctx) -> Result<()> {
             .collect::<Vec<_>>()
             .join(", ");
         println!(
-            "{:<28} {:<12} {:<10} {:>7}  {lineage}",
+            "{:<28} {:<12} {:<10} {:>7} {size:>10}  {lineage}",
             r.run, r.status, outcome, r.events
         );
     }

@@ -5,6 +5,7 @@
 pub mod board;
 pub mod cost;
 pub mod diff;
+pub mod du;
 pub mod fork;
 pub mod runs;
 pub mod secrets;

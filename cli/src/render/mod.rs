@@ -170,3 +170,18 @@ pub fn cost_cell(s: &runlog_core::usage::Spend) -> String {
         _ => format!("{}+?", runlog_core::usage::usd(s.cost_usd)),
     }
 }
+
+/// A size for people: `512 B`, `3.1 KiB`, `2.0 MiB`, `1.2 GiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut size = n as f64 / 1024.0;
+    let mut unit = 0;
+    while size >= 1024.0 && unit + 1 < UNITS.len() {
+        size /= 1024.0;
+        unit += 1;
+    }
+    format!("{size:.1} {}", UNITS.get(unit).copied().unwrap_or("TiB"))
+}
