@@ -32,35 +32,32 @@ pub fn user(uid: nix::unistd::Uid, via: &str) -> Principal {
 
 /// `cmd` with every secret of this process's environment (its `*_KEY`, `*_TOKEN`, `*_SECRET`
 /// and `*PASSWORD*` variables) and every well-known key shape replaced, the replacement noted
-/// on the command so that its events record it. Commands from outside (the API, `emit`)
-/// pass here before they are decided.
-pub fn redacted(cmd: Command) -> Command {
+/// on the command so that its events record it. Commands from outside (the API, `emit`, a
+/// person's decision) pass here before they are decided. A secret where a replacement would not
+/// be a command any more is refused, never recorded.
+pub fn redacted(cmd: Command) -> std::result::Result<Command, String> {
     static REDACTOR: std::sync::LazyLock<Redactor> = std::sync::LazyLock::new(|| {
         Redactor::new(Redactor::from_env(std::env::vars(), DEFAULT_ENV_PATTERNS))
     });
     let Ok(mut value) = serde_json::to_value(&cmd.kind) else {
-        return cmd;
+        return Ok(cmd);
     };
     let mut counts = Counts::new();
     REDACTOR.redact_json(&mut value, &mut counts);
     if counts.is_empty() {
-        return cmd;
+        return Ok(cmd);
     }
+    let names: Vec<&str> = counts.keys().map(String::as_str).collect();
     match serde_json::from_value::<CommandKind>(value) {
-        Ok(kind) => Command {
+        Ok(kind) => Ok(Command {
             kind,
-            redacted: redactions(counts),
+            redacted: redactions(counts.clone()),
             ..cmd
-        },
-        // A command whose redacted text no longer parses (a secret in an id): refused as such
-        // rather than recorded with the secret.
-        Err(_) => Command {
-            kind: CommandKind::RecordRedaction {
-                task: None,
-                redactions: Vec::new(),
-            },
-            ..cmd
-        },
+        }),
+        Err(e) => Err(format!(
+            "it holds a secret ({}) where [redacted:NAME] cannot stand ({e}); nothing was recorded",
+            names.join(", ")
+        )),
     }
 }
 
@@ -71,7 +68,7 @@ pub fn parse_line(
     now: impl FnOnce() -> runlog_core::Timestamp,
 ) -> std::result::Result<Command, String> {
     if let Ok(c) = serde_json::from_str::<Command>(line) {
-        return Ok(c);
+        return redacted(c);
     }
     let kind = match serde_json::from_str::<CommandKind>(line) {
         Ok(kind) => kind,
@@ -80,5 +77,5 @@ pub fn parse_line(
             None => return Err(e.to_string()),
         },
     };
-    Ok(Command::new(now(), kind))
+    redacted(Command::new(now(), kind))
 }

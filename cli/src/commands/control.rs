@@ -14,8 +14,12 @@ use runlog_runner::clock::Clock;
 pub fn record(ctx: &Ctx, run: &str, kind: CommandKind) -> Result<()> {
     let log = ctx.open()?;
     let mut session = Session::existing(&log, run)?;
-    let command = crate::intake::redacted(Command::new(Clock::from_env().now(), kind));
-    let command = command.issued_by(os_user());
+    let command = crate::intake::redacted(Command::new(Clock::from_env().now(), kind))
+        .map_err(|why| {
+            crate::error::CliError::input(format!("not recorded: {why}"))
+                .with_hint("keep secrets out of ids and names")
+        })?
+        .issued_by(os_user());
     let recorded = session.execute(command)??;
     for (seq, e) in &recorded.events {
         if ctx.json {

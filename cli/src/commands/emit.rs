@@ -31,8 +31,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         let me = crate::intake::os_user();
         let mut command = Some(first);
         while let Some((n, cmd)) = command {
-            let cmd = crate::intake::redacted(cmd).issued_by(me.clone());
-            match session.execute(cmd)? {
+            match session.execute(cmd.issued_by(me.clone()))? {
                 Ok(recorded) => report(
                     ctx.json,
                     n,

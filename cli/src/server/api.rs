@@ -428,7 +428,6 @@ async fn command(
         .map_err(|e| ApiError::bad(format!("the body is not UTF-8: {e}"), COMMAND_HINT))?;
     let cmd = parse_line(text.trim(), || Clock::from_env().now())
         .map_err(|e| ApiError::bad(format!("not a command: {e}"), COMMAND_HINT))?;
-    let cmd = crate::intake::redacted(cmd);
     let tasks = match &cmd.kind {
         CommandKind::StartRun { tasks, .. } => tasks.len(),
         CommandKind::RevisePlan { add, .. } => add.len(),
