@@ -1,4 +1,4 @@
-//! What exporting a run as an OpenTelemetry trace costs (issue 32), through the real binary:
+//! What exporting a run as an OpenTelemetry trace costs, through the real binary:
 //! - the export rate from history: a run of about 50,000 events (a no-op DAG) exported with
 //!   `--format otlp-json -o FILE` and with `--otlp URL` to a receiver on loopback that accepts
 //!   everything (so the figure is runlog's, not a receiver's);

@@ -7,8 +7,7 @@ use crate::error::{CliError, Result};
 use axum::body::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::pki_types::ServerName;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -253,45 +252,37 @@ impl Server {
 
 /// The TLS client of `--ca`, `--cert` and `--key`.
 fn connector(a: &RemoteArgs) -> Result<tokio_rustls::TlsConnector> {
-    let bad = |file: &Path, what: &str, e: &dyn std::fmt::Display| {
-        CliError::input(format!("{}: {what}: {e}", file.display()))
-            .with_hint("--ca, --cert and --key take PEM files")
+    use crate::server::tls;
+    let bad = |e: tls::TlsError| {
+        CliError::input(e.to_string()).with_hint("--ca, --cert and --key take PEM files")
     };
-    let mut roots = rustls::RootCertStore::empty();
-    match &a.ca {
-        Some(ca) => {
-            let certs = CertificateDer::pem_file_iter(ca)
-                .and_then(|c| c.collect::<std::result::Result<Vec<_>, _>>())
-                .map_err(|e| bad(ca, "no certificates read", &e))?;
-            for cert in certs {
-                roots
-                    .add(cert)
-                    .map_err(|e| bad(ca, "not a CA certificate", &e))?;
-            }
-        }
+    let roots = match &a.ca {
+        Some(ca) => tls::roots(ca).map_err(bad)?,
         None => {
+            let mut roots = rustls::RootCertStore::empty();
             for cert in rustls_native_certs::load_native_certs().certs {
                 let _ = roots.add(cert);
             }
+            roots
         }
-    }
-    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| CliError::failed(e.to_string()))?
-    .with_root_certificates(roots);
+    };
+    let builder = rustls::ClientConfig::builder_with_provider(tls::provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| CliError::failed(e.to_string()))?
+        .with_root_certificates(roots);
     let mut config = match (&a.cert, &a.key) {
-        (Some(cert), Some(key)) => {
-            let certs = CertificateDer::pem_file_iter(cert)
-                .and_then(|c| c.collect::<std::result::Result<Vec<_>, _>>())
-                .map_err(|e| bad(cert, "no certificates read", &e))?;
-            let key_der = PrivateKeyDer::from_pem_file(key)
-                .map_err(|e| bad(key, "no private key read", &e))?;
-            builder
-                .with_client_auth_cert(certs, key_der)
-                .map_err(|e| bad(cert, "not a client certificate for this key", &e))?
-        }
+        (Some(cert), Some(key)) => builder
+            .with_client_auth_cert(
+                tls::certificates(cert).map_err(bad)?,
+                tls::private_key(key).map_err(bad)?,
+            )
+            .map_err(|e| {
+                CliError::input(format!(
+                    "{}: not a client certificate for the key {}: {e}",
+                    cert.display(),
+                    key.display()
+                ))
+            })?,
         _ => builder.with_no_client_auth(),
     };
     config.alpn_protocols = vec![b"http/1.1".to_vec()];

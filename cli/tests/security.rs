@@ -15,7 +15,7 @@ mod common;
 use common::{finish_within, runlog, text, wait_for, workflow};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::Duration;
 
 /// A CA and what it signed, written as PEM files in `dir`.
@@ -54,18 +54,11 @@ fn signed(ca: &Ca, dir: &Path, file: &str, names: &[&str]) -> (PathBuf, PathBuf)
     (c, k)
 }
 
+/// The server and its address with the final `/`.
 fn serve(store: &Path, args: &[&str]) -> (Child, String) {
-    let _ = std::fs::remove_file(store.join("view.url"));
-    let child = runlog(store)
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for(|| store.join("view.url").exists());
-    let url = std::fs::read_to_string(store.join("view.url")).unwrap();
-    (child, url.trim().to_owned())
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    let (child, url) = common::serve_http(store, &args);
+    (child, format!("{url}/"))
 }
 
 fn stop(server: Child) -> String {

@@ -117,23 +117,8 @@ async fn browse(d: &Driver) -> Client {
     c
 }
 
-/// `runlog serve --http 127.0.0.1:0` on `store`, with `args`: the server and its view's address.
-fn serve_with(store: &Path, args: &[&std::ffi::OsStr]) -> (Child, String) {
-    let _ = std::fs::remove_file(store.join("view.url"));
-    let child = runlog(store)
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for(|| store.join("view.url").exists());
-    let url = std::fs::read_to_string(store.join("view.url")).unwrap();
-    (child, url.trim().trim_end_matches('/').to_owned())
-}
-
 fn serve(store: &Path) -> (Child, String) {
-    serve_with(store, &[])
+    common::serve_http(store, &[])
 }
 
 /// `runlog --json log RUN`: every event, one JSON object a line.
@@ -647,7 +632,7 @@ fn with_tokens_the_pages_load_but_the_data_needs_a_token() {
     let token = "web-view-token-0123456789abcdef";
     std::fs::write(dir.path().join("tokens"), format!("viewer read {token}\n")).unwrap();
     let tokens = dir.path().join("tokens");
-    let (server, url) = serve_with(&store, &["--token-file".as_ref(), tokens.as_os_str()]);
+    let (server, url) = common::serve_http(&store, &["--token-file".as_ref(), tokens.as_os_str()]);
     let url = url.as_str();
     assert_eq!(get(url, "/", &[]).0, 200, "a page holds no data");
     assert_eq!(get(url, "/v1/runs", &[]).0, 401);

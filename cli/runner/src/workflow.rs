@@ -176,6 +176,16 @@ pub const MIN_OUTPUT_CAP: u64 = 4 * 1024;
 
 impl Default for RunnerSettings {
     fn default() -> Self {
+        Self::redacting(DEFAULT_ENV_PATTERNS, Vec::new())
+    }
+}
+
+impl RunnerSettings {
+    /// The defaults, with the secrets of this process's environment variables whose names
+    /// match `patterns`, and `listed` ones.
+    fn redacting(patterns: &[&str], listed: Vec<(String, String)>) -> Self {
+        let mut secrets = Redactor::from_env(std::env::vars(), patterns);
+        secrets.extend(listed);
         Self {
             replan: None,
             replan_timeout: Duration::from_secs(600),
@@ -184,25 +194,18 @@ impl Default for RunnerSettings {
             history_cap: 1024 * 1024,
             workspace: WorkspaceMode::Auto,
             repo: None,
-            redactor: std::sync::Arc::new(Redactor::new(Redactor::from_env(
-                std::env::vars(),
-                DEFAULT_ENV_PATTERNS,
-            ))),
+            redactor: std::sync::Arc::new(Redactor::new(secrets)),
         }
     }
-}
 
-impl RunnerSettings {
     fn of(s: &SettingsFile, listed: Vec<(String, String)>) -> Self {
-        let d = Self::default();
         let patterns: Vec<&str> = match &s.redact_env {
             Some(names) => names.iter().map(String::as_str).collect(),
             None => DEFAULT_ENV_PATTERNS.to_vec(),
         };
-        let mut secrets = Redactor::from_env(std::env::vars(), &patterns);
-        secrets.extend(listed);
+        let d = Self::redacting(&patterns, listed);
         Self {
-            redactor: std::sync::Arc::new(Redactor::new(secrets)),
+            redactor: d.redactor.clone(),
             replan: s.replan.clone(),
             replan_timeout: s
                 .replan_timeout_ms

@@ -2,7 +2,7 @@
 
 use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::queries::du::{run_space, store_space, RunSpace};
+use crate::queries::du::{event_bytes, run_space, store_space, RunSpace};
 use crate::render;
 use crate::render::bytes;
 use runlog_store::EventLog;
@@ -42,7 +42,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     } else {
         let mut total = 0;
         for r in &known {
-            total += run_space(&log, &ctx.store, r)?.event_bytes;
+            total += event_bytes(&log, r)?;
         }
         total
     };
@@ -64,8 +64,11 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     for s in &spaces {
         line(s);
     }
-    let sum = spaces.iter().fold(RunSpace::default(), |mut t, s| {
-        t.run = format!("{} run(s)", spaces.len());
+    let start = RunSpace {
+        run: format!("{} run(s)", spaces.len()),
+        ..RunSpace::default()
+    };
+    let sum = spaces.iter().fold(start, |mut t, s| {
         t.events += s.events;
         t.event_bytes += s.event_bytes;
         t.blob_bytes += s.blob_bytes;

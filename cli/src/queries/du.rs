@@ -67,6 +67,16 @@ pub fn history_bytes(log: &dyn EventLog, store_dir: &Path, run: &str) -> Result<
     Ok(space.event_bytes + space.blob_bytes)
 }
 
+/// The bytes of a run's encoded events.
+pub fn event_bytes(log: &dyn EventLog, run: &str) -> Result<u64> {
+    let mut bytes = 0;
+    log.scan(run, 1, u64::MAX, &mut |r| {
+        bytes += r.body.len() as u64;
+        Ok(true)
+    })?;
+    Ok(bytes)
+}
+
 /// One run's space; `store_dir` is this host's directory of the store (its worktrees, and for
 /// a directory store its blob files).
 pub fn run_space(log: &dyn EventLog, store_dir: &Path, run: &str) -> Result<RunSpace> {

@@ -97,16 +97,14 @@ impl Tls {
     }
 }
 
-fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+/// The one crypto provider runlog's TLS uses (ring).
+pub fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
 fn config(files: &TlsFiles) -> Result<ServerConfig, TlsError> {
     let certs = certificates(&files.cert)?;
-    let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|e| TlsError::File {
-        path: files.key.clone(),
-        why: format!("no private key read: {e}"),
-    })?;
+    let key = private_key(&files.key)?;
     let refused = |why: String| TlsError::Config {
         cert: files.cert.clone(),
         key: files.key.clone(),
@@ -117,19 +115,13 @@ fn config(files: &TlsFiles) -> Result<ServerConfig, TlsError> {
         .map_err(|e| refused(e.to_string()))?;
     let builder = match &files.client_ca {
         Some(ca) => {
-            let mut roots = rustls::RootCertStore::empty();
-            for c in certificates(ca)? {
-                roots.add(c).map_err(|e| TlsError::File {
-                    path: ca.clone(),
-                    why: format!("not a CA certificate: {e}"),
-                })?;
-            }
-            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
-                .build()
-                .map_err(|e| TlsError::File {
-                    path: ca.clone(),
-                    why: e.to_string(),
-                })?;
+            let verifier =
+                WebPkiClientVerifier::builder_with_provider(Arc::new(roots(ca)?), provider())
+                    .build()
+                    .map_err(|e| TlsError::File {
+                        path: ca.clone(),
+                        why: e.to_string(),
+                    })?;
             builder.with_client_cert_verifier(verifier)
         }
         None => builder.with_no_client_auth(),
@@ -157,6 +149,26 @@ pub fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsErro
         ));
     }
     Ok(certs)
+}
+
+/// The private key of a PEM file.
+pub fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
+    PrivateKeyDer::from_pem_file(path).map_err(|e| TlsError::File {
+        path: path.to_path_buf(),
+        why: format!("no private key read: {e}"),
+    })
+}
+
+/// The CA certificates of a PEM file, as the roots a peer's certificate is checked against.
+pub fn roots(path: &Path) -> Result<rustls::RootCertStore, TlsError> {
+    let mut roots = rustls::RootCertStore::empty();
+    for c in certificates(path)? {
+        roots.add(c).map_err(|e| TlsError::File {
+            path: path.to_path_buf(),
+            why: format!("not a CA certificate: {e}"),
+        })?;
+    }
+    Ok(roots)
 }
 
 /// TCP connections after their handshake, and where they come from.

@@ -299,3 +299,19 @@ pub fn noop_dag(n: usize, jobs: u32) -> String {
     }
     toml
 }
+
+/// `runlog serve --http 127.0.0.1:0` on `store`, with `args`: the server and its view's address
+/// (`http://` or `https://`, without the final `/`), once `STORE/view.url` says it.
+pub fn serve_http(store: &Path, args: &[&std::ffi::OsStr]) -> (std::process::Child, String) {
+    let _ = std::fs::remove_file(store.join("view.url"));
+    let child = runlog(store)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(|| store.join("view.url").exists());
+    let url = std::fs::read_to_string(store.join("view.url")).unwrap();
+    (child, url.trim().trim_end_matches('/').to_owned())
+}

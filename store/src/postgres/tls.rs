@@ -12,7 +12,7 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio_postgres::config::SslMode;
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -162,17 +162,25 @@ impl Ssl {
             _ => Checks::None,
         };
         let verifier: Arc<dyn ServerCertVerifier> = match checks {
-            Checks::None => Arc::new(Unchecked(provider.clone())),
+            Checks::None => Arc::new(Lenient {
+                chain: None,
+                provider,
+            }),
             Checks::Chain | Checks::Full => {
                 let roots = Arc::new(self.roots()?);
-                let webpki =
-                    rustls::client::WebPkiServerVerifier::builder_with_provider(roots, provider)
-                        .build()
-                        .map_err(|e| self.invalid(e.to_string()))?;
+                let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
+                    roots,
+                    provider.clone(),
+                )
+                .build()
+                .map_err(|e| self.invalid(e.to_string()))?;
                 if checks == Checks::Full {
                     webpki
                 } else {
-                    Arc::new(ChainOnly(webpki))
+                    Arc::new(Lenient {
+                        chain: Some(webpki),
+                        provider,
+                    })
                 }
             }
         };
@@ -181,11 +189,7 @@ impl Ssl {
             .with_custom_certificate_verifier(verifier);
         let config = match &self.client {
             Some((cert, key)) => {
-                let certs = CertificateDer::pem_file_iter(cert)
-                    .and_then(|certs| certs.collect::<std::result::Result<Vec<_>, _>>())
-                    .map_err(|e| {
-                        self.invalid(format!("sslcert {} cannot be read: {e}", cert.display()))
-                    })?;
+                let certs = self.certificates("sslcert", cert)?;
                 let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
                     self.invalid(format!("sslkey {} cannot be read: {e}", key.display()))
                 })?;
@@ -207,10 +211,7 @@ impl Ssl {
                 }
             }
             Some(file) => {
-                let certs = CertificateDer::pem_file_iter(file)
-                    .and_then(|certs| certs.collect::<std::result::Result<Vec<_>, _>>())
-                    .map_err(|e| self.invalid(format!("sslrootcert {file} cannot be read: {e}")))?;
-                for cert in certs {
+                for cert in self.certificates("sslrootcert", Path::new(file))? {
                     roots.add(cert).map_err(|e| {
                         self.invalid(format!("sslrootcert {file} holds no CA certificate: {e}"))
                     })?;
@@ -224,6 +225,13 @@ impl Ssl {
             ));
         }
         Ok(roots)
+    }
+
+    /// The certificates of the PEM file a parameter names.
+    fn certificates(&self, param: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>> {
+        CertificateDer::pem_file_iter(path)
+            .and_then(|certs| certs.collect::<std::result::Result<Vec<_>, _>>())
+            .map_err(|e| self.invalid(format!("{param} {} cannot be read: {e}", path.display())))
     }
 
     fn invalid(&self, why: String) -> StoreError {
@@ -260,61 +268,17 @@ enum Checks {
     Full,
 }
 
-/// `prefer` and `require` as libpq has them: encrypted, whoever answers.
+/// What libpq checks short of `verify-full`: with no chain, nothing (`prefer`, `require`:
+/// encrypted, whoever answers); with one, the chain but not the name (`verify-ca`: a
+/// certificate made for another host name of the same server is accepted). The handshake's
+/// signatures are checked either way.
 #[derive(Debug)]
-struct Unchecked(Arc<rustls::crypto::CryptoProvider>);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+struct Lenient {
+    chain: Option<Arc<rustls::client::WebPkiServerVerifier>>,
+    provider: Arc<rustls::crypto::CryptoProvider>,
 }
 
-/// `verify-ca`: the chain checked, the name not (a certificate made for another host name of
-/// the same server is accepted).
-#[derive(Debug)]
-struct ChainOnly(Arc<rustls::client::WebPkiServerVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for Lenient {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -324,10 +288,10 @@ impl ServerCertVerifier for ChainOnly {
         now: UnixTime,
     ) -> std::result::Result<ServerCertVerified, rustls::Error> {
         use rustls::{CertificateError, Error};
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -341,7 +305,12 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -350,11 +319,18 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 

@@ -56,28 +56,24 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         return run_child(a, &parent, ctx);
     }
     let opts = RunOptions::with_jobs(a.jobs).map_err(jobs_refused)?;
-    // A remote server checks the workflow itself: the path is on its host.
-    let mut server = crate::client::Server::remote(&a.remote)?;
-    let wf = match server {
-        Some(_) => None,
-        None => Some(Workflow::load(&a.workflow)?),
-    };
-    if server.is_none() {
-        server = crate::client::Server::find(&ctx.store);
-    }
-    if let Some(server) = server {
+    let submit_to = |server: crate::client::Server| {
         let submit = submit::Submit {
             workflow: &a.workflow,
-            run: a.run_id,
+            run: a.run_id.clone(),
             jobs: opts.jobs(),
             quiet: a.quiet,
             detach: a.detach,
         };
-        return submit::submit_and_follow(&server, submit, ctx);
-    }
-    let Some(wf) = wf else {
-        return Err(CliError::failed("the workflow was not read"));
+        submit::submit_and_follow(&server, submit, ctx)
     };
+    // A remote server checks the workflow itself: the path is on its host.
+    if let Some(server) = crate::client::Server::remote(&a.remote)? {
+        return submit_to(server);
+    }
+    let wf = Workflow::load(&a.workflow)?;
+    if let Some(server) = crate::client::Server::find(&ctx.store) {
+        return submit_to(server);
+    }
     if a.detach {
         return Err(CliError::input(
             "--detach needs a `runlog serve` to execute the run, and none serves this store",
