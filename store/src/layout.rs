@@ -278,6 +278,19 @@ impl BlobDir {
         Ok(())
     }
 
+    /// Deletes a blob, and its directory's entry durably; whether it was there.
+    pub fn remove(&self, hash: &[u8; 32]) -> Result<bool> {
+        let path = self.path(hash);
+        match fs::remove_file(&path) {
+            Ok(()) => {
+                sync_dir(path.parent().unwrap_or(&self.root))?;
+                Ok(true)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(io("cannot remove blob", &path)(e)),
+        }
+    }
+
     /// Reads a blob.
     pub fn get(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>> {
         let path = self.path(hash);
@@ -352,6 +365,17 @@ impl CacheDir {
     /// An entry's value; `None` when absent or torn.
     pub fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
         Self::read(&self.path(key)).and_then(|(k, v)| (k == key).then_some(v))
+    }
+
+    /// Removes an entry (absent already is fine).
+    pub fn remove(&self, key: &[u8]) -> Result<()> {
+        let path = self.path(key);
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(io("cannot remove cache entry", &path)(e))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Keys with a prefix, sorted.

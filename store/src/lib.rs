@@ -28,6 +28,7 @@ pub mod archive;
 pub mod backend;
 mod chain;
 mod error;
+mod forget;
 pub mod frame;
 pub mod heads;
 pub mod layout;
@@ -42,6 +43,7 @@ pub mod wal;
 mod writer;
 
 pub use error::{Damage, DamageKind, Result, StoreError};
+pub use forget::{forget, Forgot};
 pub use log::{EventLog, Log, Options, MAX_RECORD_BYTES};
 pub use postgres::PgLog;
 pub use remote::Store;

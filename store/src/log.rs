@@ -95,6 +95,9 @@ pub struct Options {
     /// Checkpoint (sled flushed and synced, the write-ahead log emptied) once the write-ahead
     /// log grows past this many bytes. Small values exercise checkpoints in crash tests.
     pub checkpoint_bytes: u64,
+    /// Bytes of entries in each compressed frame of the archive (see [`crate::archive`]): what
+    /// one damaged frame costs. Small values exercise damaged frames in tests.
+    pub archive_frame_bytes: usize,
 }
 
 impl Default for Options {
@@ -103,6 +106,7 @@ impl Default for Options {
             durability: Durability::Durable,
             create: true,
             checkpoint_bytes: crate::wal::CHECKPOINT_BYTES,
+            archive_frame_bytes: crate::archive::FRAME_BYTES,
         }
     }
 }
@@ -119,7 +123,7 @@ pub struct Log {
 impl Log {
     /// Opens the sled store in `dir`.
     pub fn open(dir: &Path, options: Options) -> Result<Self> {
-        let backend = SledBackend::open(dir, options.create, options.checkpoint_bytes)?;
+        let backend = SledBackend::open(dir, &options)?;
         Self::start(Box::new(backend), options.durability)
     }
 

@@ -175,7 +175,7 @@ fn rebuild(dir: &Path, to: &Path) -> Result<(u64, Vec<Unreadable>)> {
         .and_then(|f| f.sync_all())
         .map_err(io("cannot sync", &db_file))?;
     sync_dir(to)?;
-    Archive::open(dir)?.seal(&mut wal)?;
+    Archive::open(dir, archive::FRAME_BYTES)?.seal(&mut wal)?;
     Ok((count, unreadable))
 }
 

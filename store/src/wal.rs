@@ -31,10 +31,10 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const MAGIC: u8 = b'V';
+pub(crate) const MAGIC: u8 = b'V';
 const ENTRY_HEADER: usize = 1 + 1 + 4 + 8 + 4 + 8;
 /// The first format's magic and header (no `synced`, no header check).
-const MAGIC_V1: u8 = b'W';
+pub(crate) const MAGIC_V1: u8 = b'W';
 const ENTRY_HEADER_V1: usize = 1 + 1 + 4 + 8;
 /// Checkpoint (flush sled, sync it, truncate the WAL) once the WAL grows past this.
 pub const CHECKPOINT_BYTES: u64 = 64 * 1024 * 1024;

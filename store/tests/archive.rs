@@ -106,26 +106,51 @@ fn a_lost_sled_database_is_rebuilt_whole_from_the_archive() {
     );
 }
 
+/// Where each compressed frame of a segment starts (zstd's magic number).
+fn frame_starts(bytes: &[u8]) -> Vec<usize> {
+    bytes
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == [0x28, 0xb5, 0x2f, 0xfd])
+        .map(|(at, _)| at)
+        .collect()
+}
+
 #[test]
 fn a_damaged_archive_gives_back_every_run_up_to_its_first_missing_record_and_names_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s");
-    let log = Log::open(&store, Options::default()).unwrap();
+    // One entry per compressed frame: a damaged frame costs one append.
+    let options = Options {
+        archive_frame_bytes: 1,
+        ..Options::default()
+    };
+    let log = Log::open(&store, options).unwrap();
     for seq in 0..10u64 {
         log.append("a", Some(seq), vec![format!("a {}", seq + 1).into_bytes()])
             .unwrap();
     }
     log.close().unwrap();
-    // Flip a byte inside the entry that holds seq 6.
+    // Flip the last byte (its checksum) of the frame that holds seq 6: entries are the run's
+    // creation, then one per append.
     let segment = segments(&store).pop().unwrap();
     let mut bytes = std::fs::read(&segment).unwrap();
-    let at = bytes.windows(3).position(|w| w == b"a 6").unwrap();
-    bytes[at] ^= 0xff;
+    let starts = frame_starts(&bytes);
+    assert_eq!(
+        starts.len(),
+        11,
+        "the segment is compressed, one frame per entry"
+    );
+    bytes[starts[7] - 1] ^= 0xff;
     std::fs::write(&segment, bytes).unwrap();
     lose_sled(&store);
     let repaired = repair(&store).unwrap();
     assert!(!repaired.is_whole());
     assert_eq!(repaired.unreadable.len(), 1, "{repaired:?}");
+    assert_eq!(
+        (repaired.unreadable[0].from, repaired.unreadable[0].to),
+        (starts[6] as u64, starts[7] as u64)
+    );
     let a = &repaired.runs[0];
     assert_eq!((a.verified, a.remembered), (5, Some(10)), "{a:?}");
     let damage = a.damage.as_ref().unwrap();
@@ -140,6 +165,65 @@ fn a_damaged_archive_gives_back_every_run_up_to_its_first_missing_record_and_nam
             .len(),
         5
     );
+}
+
+#[test]
+fn sealed_segments_are_compressed_and_sled_is_rebuilt_from_them_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let log = Log::open(&store, Options::default()).unwrap();
+    let body =
+        |seq: u64| format!("{{\"task\":\"t{}\",\"status\":\"done\"}}", seq % 50).into_bytes();
+    for seq in 0..2_000u64 {
+        log.append("a", Some(seq), vec![body(seq)]).unwrap();
+    }
+    let head = log.head("a").unwrap();
+    log.close().unwrap();
+    let segment = segments(&store).pop().unwrap();
+    let bytes = std::fs::read(&segment).unwrap();
+    assert!(!frame_starts(&bytes).is_empty() && bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]));
+    // Each append's hashes and checksums do not compress; the rest does.
+    let raw = runlog_store::archive::decompressed(&bytes);
+    assert!(
+        bytes.len() * 2 < raw.len(),
+        "{} bytes of {}",
+        bytes.len(),
+        raw.len()
+    );
+    lose_sled(&store);
+    assert!(repair(&store).unwrap().is_whole());
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert_eq!(log.head("a").unwrap(), head);
+    assert!(log.verify("a").unwrap().is_ok());
+}
+
+#[test]
+fn a_raw_segment_a_crash_left_is_compressed_at_the_next_open_and_reads_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let (a, b) = two_runs(&store);
+    // As a crash before the compression left it: the raw WAL entries under the segment's name,
+    // and a temp file the compression was writing.
+    let segment = segments(&store).pop().unwrap();
+    let raw = runlog_store::archive::decompressed(&std::fs::read(&segment).unwrap());
+    assert_eq!(raw.first(), Some(&b'V'));
+    std::fs::write(&segment, &raw).unwrap();
+    std::fs::write(store.join(".tmp-1-0"), b"half a segment").unwrap();
+    Log::open(&store, Options::default())
+        .unwrap()
+        .close()
+        .unwrap();
+    let again = std::fs::read(&segment).unwrap();
+    assert!(again.len() < raw.len() && again.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]));
+    assert!(
+        !store.join(".tmp-1-0").exists(),
+        "the crash's temp file is gone"
+    );
+    lose_sled(&store);
+    assert!(repair(&store).unwrap().is_whole());
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert_eq!(log.head("a").unwrap(), Some(a));
+    assert_eq!(log.head("b").unwrap(), Some(b));
 }
 
 #[test]

@@ -149,6 +149,7 @@ fn main() {
             durability: Durability::Durable,
             create: true,
             checkpoint_bytes,
+            ..Options::default()
         },
     );
     let log = match opened {

@@ -43,9 +43,10 @@ pub struct SledBackend {
 
 impl SledBackend {
     /// Opens (creating when asked) the store in `dir`; it checkpoints when the write-ahead log
-    /// grows past `checkpoint_bytes`.
-    pub fn open(dir: &Path, create: bool, checkpoint_bytes: u64) -> Result<Self> {
-        let sled_path = layout::prepare(dir, create)?;
+    /// grows past `options.checkpoint_bytes`.
+    pub fn open(dir: &Path, options: &crate::log::Options) -> Result<Self> {
+        let sled_path = layout::prepare(dir, options.create)?;
+        crate::forget::finish_pending(dir)?;
         let db = open_sled(dir, &sled_path)?;
         layout::write_owner(dir);
         let sled_err = |source| StoreError::Sled {
@@ -74,9 +75,9 @@ impl SledBackend {
             blobs: BlobDir::new(dir),
             wal: Mutex::new(wal),
             heads: Mutex::new(Heads::default()),
-            archive: Mutex::new(Archive::open(dir)?),
+            archive: Mutex::new(Archive::open(dir, options.archive_frame_bytes)?),
             notes: aside.iter().map(ToString::to_string).collect(),
-            checkpoint_bytes,
+            checkpoint_bytes: options.checkpoint_bytes,
         };
         backend.remember()?;
         let replayed = !replay.is_empty();
@@ -231,19 +232,8 @@ impl SledBackend {
 
     /// sled's whole content as the archive's first segment.
     fn write_base_segment(&self) -> Result<()> {
-        let runs = self.runs()?;
-        self.lock_archive().write_segment(|put| {
-            for (run, slot) in &runs {
-                put(&run_entry(run, *slot))?;
-            }
-            for (_, slot) in &runs {
-                self.scan_frames(slot.num, 0, u64::MAX, &mut |first, bytes| {
-                    put(&Entry::Frames(vec![(slot.num, first, bytes.to_vec())]))?;
-                    Ok(true)
-                })?;
-            }
-            Ok(())
-        })
+        self.lock_archive()
+            .write_segment(|put| each_entry(&self.runs, &self.frames, put))
     }
 
     /// Damage if sled holds less of a remembered run than was committed.
@@ -316,6 +306,36 @@ impl SledBackend {
             source,
         }
     }
+}
+
+/// sled's whole content as WAL entries: every run's creation, then each run's frames in order.
+pub(crate) fn each_entry(
+    runs: &sled::Tree,
+    frames: &sled::Tree,
+    put: &mut dyn FnMut(&Entry) -> Result<()>,
+) -> Result<()> {
+    let sled_err = |source| StoreError::Sled {
+        path: PathBuf::from("(sled)"),
+        source,
+    };
+    for item in runs.iter() {
+        let (name, slot) = item.map_err(sled_err)?;
+        if let (Ok(name), Some(slot)) = (std::str::from_utf8(&name), decode_slot(&slot)) {
+            put(&run_entry(name, slot))?;
+        }
+    }
+    for item in frames.iter() {
+        let (key, bytes) = item.map_err(sled_err)?;
+        let num = key.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok());
+        if let (Some(num), Some(first)) = (num, key_seq(&key)) {
+            put(&Entry::Frames(vec![(
+                u64::from_be_bytes(num),
+                first,
+                bytes.to_vec(),
+            )]))?;
+        }
+    }
+    Ok(())
 }
 
 /// The WAL entry that creates a run.

@@ -275,6 +275,59 @@ impl PgLog {
         Ok(found)
     }
 
+    /// Removes runs for good: their events in batches of 5,000 rows (one short
+    /// transaction each, so appends to other runs never wait long), then their row, their
+    /// snapshots and `blobs` (those only their records named). PostgreSQL gives the space back
+    /// to its tables at the next `VACUUM` (autovacuum does it), to the disk only with
+    /// `VACUUM FULL`.
+    pub fn forget(&self, runs: &[String], blobs: &[[u8; 32]]) -> Result<crate::Forgot> {
+        let mut forgot = crate::Forgot::default();
+        for run in runs {
+            let Some(num) = self.num(run)? else { continue };
+            loop {
+                let gone = self.query(
+                    "cannot delete a forgotten run's events",
+                    "DELETE FROM runlog_events WHERE ctid IN \
+                     (SELECT ctid FROM runlog_events WHERE num = $1 LIMIT 5000) RETURNING seq",
+                    vec![Box::new(num)],
+                )?;
+                if gone.is_empty() {
+                    break;
+                }
+                forgot.frames += gone.len() as u64;
+            }
+            self.query(
+                "cannot delete a forgotten run",
+                "DELETE FROM runlog_runs WHERE run = $1 RETURNING num",
+                vec![Box::new(run.clone())],
+            )?;
+            let mut prefix = b"snap/".to_vec();
+            prefix.extend_from_slice(run.as_bytes());
+            prefix.push(0);
+            let snapshots = self.query(
+                "cannot delete a forgotten run's snapshots",
+                "DELETE FROM runlog_cache WHERE substring(key from 1 for length($1)) = $1 RETURNING 1",
+                vec![Box::new(prefix)],
+            )?;
+            forgot.snapshots += snapshots.len() as u64;
+            self.nums
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(run);
+            forgot.runs.push(run.clone());
+        }
+        let hashes: Vec<Vec<u8>> = blobs.iter().map(|b| b.to_vec()).collect();
+        if !hashes.is_empty() {
+            let gone = self.query(
+                "cannot delete a forgotten run's blobs",
+                "DELETE FROM runlog_blobs WHERE hash = ANY($1) RETURNING 1",
+                vec![Box::new(hashes)],
+            )?;
+            forgot.blobs = gone.len() as u64;
+        }
+        Ok(forgot)
+    }
+
     /// Runs one statement that may safely run again (see [`Self::read`]); its rows.
     fn query(
         &self,

@@ -1,0 +1,319 @@
+//! `forget`: runs removed from a sled store for good, and the space they took given back.
+//!
+//! sled keeps stale values in its log until it happens to reuse the space, and the WAL and the
+//! archive hold every entry ever committed: deleting keys would leave a forgotten run's bytes
+//! on disk. So a forget rebuilds instead. With the store held (sled's lock, as `repair` takes
+//! it), it copies every run it keeps from sled into a new database, writes the archive again
+//! from that database as one compressed segment and the heads manifest from it too, swaps the
+//! databases, then deletes the old one, the older segments, the forgotten runs' snapshots and
+//! the blobs only they used.
+//!
+//! A journal (`DIR/forgetting`, written before anything else and removed last) makes it
+//! survive a kill -9 at any point: opening the store finishes a forget it finds. Until the
+//! journal says the new database is built, the old one is whole and the forget starts over;
+//! after, it goes on from the swap. Either way the runs end forgotten and nothing else changes.
+
+use crate::archive::{self, Archive};
+use crate::backend::key_seq;
+use crate::backend::sled_db::{closed_here, each_entry, open_sled, FRAMES_TREE, RUNS_TREE};
+use crate::error::{Result, StoreError};
+use crate::frame::{self, Stored};
+use crate::heads::Heads;
+use crate::layout::{self, io, sync_dir, BlobDir, CacheDir};
+use crate::log::{Log, Options};
+use crate::wal::Entry;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The journal's file name in the store's directory.
+pub const JOURNAL: &str = "forgetting";
+const JOURNAL_HEADER: &str = "runlog-forget 1";
+const BUILDING: &str = "db.forgetting";
+
+/// What a forget removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Forgot {
+    /// Runs removed (those the store did not hold are left out).
+    pub runs: Vec<String>,
+    /// Frames removed with them.
+    pub frames: u64,
+    /// Blobs deleted (spilled bodies and the given ones no kept run uses).
+    pub blobs: u64,
+    /// Snapshots deleted.
+    pub snapshots: u64,
+}
+
+/// What a forget is doing, as the journal keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Journal {
+    runs: BTreeSet<String>,
+    /// Blobs the caller knows only forgotten runs' records name.
+    blobs: BTreeSet<[u8; 32]>,
+    /// Once the new database is whole: the first archive segment written from it.
+    built: Option<u64>,
+}
+
+impl Journal {
+    fn encode(&self) -> String {
+        let mut out = format!("{JOURNAL_HEADER}\n");
+        for run in &self.runs {
+            out.push_str(&format!("run {run}\n"));
+        }
+        for blob in &self.blobs {
+            out.push_str(&format!("blob {}\n", hex(blob)));
+        }
+        if let Some(segment) = self.built {
+            out.push_str(&format!("built {segment}\n"));
+        }
+        out
+    }
+
+    fn decode(text: &str) -> Option<Self> {
+        let mut lines = text.lines();
+        if lines.next()? != JOURNAL_HEADER {
+            return None;
+        }
+        let mut journal = Self::default();
+        for line in lines {
+            match line.split_once(' ')? {
+                ("run", run) => {
+                    journal.runs.insert(run.to_owned());
+                }
+                ("blob", h) => {
+                    journal.blobs.insert(unhex32(h)?);
+                }
+                ("built", n) => journal.built = Some(n.parse().ok()?),
+                _ => return None,
+            }
+        }
+        Some(journal)
+    }
+
+    /// Written whole (temp file, sync, rename, directory sync) or not at all.
+    fn save(&self, dir: &Path) -> Result<()> {
+        let tmp = dir.join(layout::temp_name());
+        layout::write_synced(&tmp, self.encode().as_bytes())?;
+        let path = dir.join(JOURNAL);
+        std::fs::rename(&tmp, &path).map_err(io("cannot write", &path))?;
+        sync_dir(dir)
+    }
+
+    fn load(dir: &Path) -> Result<Option<Self>> {
+        let path = dir.join(JOURNAL);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Self::decode(&text).map(Some).ok_or_else(|| {
+                StoreError::Invalid(format!(
+                    "{} is not a forget's journal runlog can read: the store is left as it is",
+                    path.display()
+                ))
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io("cannot read", &path)(e)),
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex32(text: &str) -> Option<[u8; 32]> {
+    let bytes: Option<Vec<u8>> = (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect();
+    bytes?.try_into().ok()
+}
+
+/// Removes `runs` from the sled store in `dir` (see the module's documentation). `blobs` are
+/// blobs the caller found named only by the forgotten runs' records; they are deleted unless a
+/// kept record spilled into one of them. The store must not be open anywhere (as for
+/// `repair`): an open store is refused as locked.
+pub fn forget(dir: &Path, runs: &[String], blobs: &[[u8; 32]]) -> Result<Forgot> {
+    // The WAL replayed and sealed first (and an earlier forget finished): sled holds everything.
+    Log::open(
+        dir,
+        Options {
+            create: false,
+            ..Options::default()
+        },
+    )?
+    .close()?;
+    let journal = Journal {
+        runs: runs.iter().cloned().collect(),
+        blobs: blobs.iter().copied().collect(),
+        built: None,
+    };
+    journal.save(dir)?;
+    carry_out(dir, journal)
+}
+
+/// Finishes a forget a crash cut short, if the store has one; called as the store opens.
+pub(crate) fn finish_pending(dir: &Path) -> Result<()> {
+    match Journal::load(dir)? {
+        Some(journal) => carry_out(dir, journal).map(drop),
+        None => Ok(()),
+    }
+}
+
+fn carry_out(dir: &Path, mut journal: Journal) -> Result<Forgot> {
+    let sled_path = dir.join("db");
+    let building = dir.join(BUILDING);
+    let mut forgot = Forgot::default();
+    // sled's lock on the new database, held to the end, keeps every other runlog out.
+    let (held, segment) = match journal.built {
+        Some(segment) if building.exists() => (open_sled(dir, &building)?, segment),
+        Some(segment) => (open_sled(dir, &sled_path)?, segment),
+        None => {
+            if building.exists() {
+                std::fs::remove_dir_all(&building).map_err(io("cannot remove", &building))?;
+            }
+            let built = build(dir, &sled_path, &building, &journal)?;
+            forgot = built.forgot;
+            journal.blobs = built.blobs;
+            journal.built = Some(built.segment);
+            journal.save(dir)?;
+            (built.db, built.segment)
+        }
+    };
+    if building.exists() {
+        if sled_path.exists() {
+            std::fs::remove_dir_all(&sled_path).map_err(io("cannot remove", &sled_path))?;
+        }
+        std::fs::rename(&building, &sled_path).map_err(io("cannot move into place", &building))?;
+        sync_dir(dir)?;
+    }
+    for (n, path) in archive::segments(dir)? {
+        if n < segment {
+            std::fs::remove_file(&path).map_err(io("cannot remove", &path))?;
+        }
+    }
+    let blob_dir = BlobDir::new(dir);
+    for blob in &journal.blobs {
+        if blob_dir.remove(blob)? {
+            forgot.blobs += 1;
+        }
+    }
+    let cache = CacheDir::new(dir);
+    for run in &journal.runs {
+        let mut prefix = b"snap/".to_vec();
+        prefix.extend_from_slice(run.as_bytes());
+        prefix.push(0);
+        for key in cache.keys(&prefix) {
+            cache.remove(&key)?;
+            forgot.snapshots += 1;
+        }
+    }
+    let path = dir.join(JOURNAL);
+    std::fs::remove_file(&path).map_err(io("cannot remove", &path))?;
+    sync_dir(dir)?;
+    drop(held);
+    closed_here(dir);
+    Ok(forgot)
+}
+
+/// A new database (still open), and what the journal must remember of it.
+struct Built {
+    db: sled::Db,
+    segment: u64,
+    blobs: BTreeSet<[u8; 32]>,
+    forgot: Forgot,
+}
+
+/// Copies what sled keeps into a new database at `to`, then writes the archive's new segment
+/// and the heads manifest from it. Spilled blobs only forgotten records used join the
+/// journal's blobs.
+fn build(dir: &Path, sled_path: &Path, to: &Path, journal: &Journal) -> Result<Built> {
+    let sled_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| StoreError::Sled { path, source }
+    };
+    let mut forgot = Forgot::default();
+    let mut spilled_kept = BTreeSet::new();
+    let mut spilled_gone = BTreeSet::new();
+    let new = open_sled(dir, to)?;
+    let runs = new.open_tree(RUNS_TREE).map_err(sled_err(to))?;
+    let frames = new.open_tree(FRAMES_TREE).map_err(sled_err(to))?;
+    {
+        let old = open_sled(dir, sled_path)?;
+        let old_runs = old.open_tree(RUNS_TREE).map_err(sled_err(sled_path))?;
+        let old_frames = old.open_tree(FRAMES_TREE).map_err(sled_err(sled_path))?;
+        let mut gone = BTreeSet::new();
+        for item in old_runs.iter() {
+            let (name, slot) = item.map_err(sled_err(sled_path))?;
+            let name_text = String::from_utf8_lossy(&name).into_owned();
+            if journal.runs.contains(&name_text) {
+                forgot.runs.push(name_text);
+                gone.extend(run_num(&slot));
+            } else {
+                runs.insert(name, slot).map_err(sled_err(to))?;
+            }
+        }
+        for item in old_frames.iter() {
+            let (key, bytes) = item.map_err(sled_err(sled_path))?;
+            let spilled = spilled_in(&bytes, key_seq(&key).unwrap_or(1));
+            if run_num(&key).is_some_and(|n| gone.contains(&n)) {
+                forgot.frames += 1;
+                spilled_gone.extend(spilled);
+            } else {
+                spilled_kept.extend(spilled);
+                frames.insert(key, bytes).map_err(sled_err(to))?;
+            }
+        }
+    }
+    new.flush().map_err(sled_err(to))?;
+    let db_file = to.join("db");
+    std::fs::File::open(&db_file)
+        .and_then(|f| f.sync_all())
+        .map_err(io("cannot sync", &db_file))?;
+    sync_dir(to)?;
+    sync_dir(dir)?;
+    // The new archive segment and manifest, from the new database alone.
+    let mut heads = Heads::default();
+    let mut archive = Archive::open(dir, archive::FRAME_BYTES)?;
+    let segment = archive.next_segment();
+    archive.write_segment(|put| {
+        each_entry(&runs, &frames, &mut |entry: &Entry| {
+            heads.note(entry);
+            put(entry)
+        })
+    })?;
+    archive.finish();
+    heads.save(dir)?;
+    // Spills only forgotten records used; the kept records' own spills stay, even if the
+    // caller named them.
+    let mut blobs = journal.blobs.clone();
+    blobs.extend(spilled_gone.difference(&spilled_kept).copied());
+    blobs.retain(|b| !spilled_kept.contains(b));
+    Ok(Built {
+        db: new,
+        segment,
+        blobs,
+        forgot,
+    })
+}
+
+/// The run number a slot value or a frame key starts with.
+fn run_num(bytes: &[u8]) -> Option<u64> {
+    bytes
+        .get(..8)
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        .map(u64::from_be_bytes)
+}
+
+/// The blobs a frame's spilled records live in.
+fn spilled_in(bytes: &[u8], first: u64) -> Vec<[u8; 32]> {
+    let mut out = Vec::new();
+    let _ = frame::walk(
+        bytes,
+        first,
+        |_, record| {
+            if let Stored::Spilled(hash) = record.stored {
+                out.push(*hash);
+            }
+            Ok(())
+        },
+        |_| false,
+    );
+    out
+}
