@@ -570,7 +570,37 @@ pub enum EventKind {
         /// What was replaced, by name.
         redactions: Vec<crate::redact::Redaction>,
     },
+    /// A run was forgotten: its records, outputs, snapshots and files removed from the store
+    /// for good. Recorded in the store's register of forgotten runs ([`FORGOTTEN_RUNS`]),
+    /// chained like any record, so what the run was stays provable: an export kept of it checks
+    /// against this head. (Boxed: the tombstone is rare and large, every other event small.)
+    RunForgotten(Box<Forgotten>),
 }
+
+/// What a run's tombstone keeps.
+#[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
+pub struct Forgotten {
+    /// The run.
+    pub run: RunId,
+    /// Its chain's first hash (from its id).
+    pub genesis: Hash,
+    /// Its last seq.
+    pub head_seq: u64,
+    /// Its chain hash at that seq: with `head_seq`, its digest.
+    pub head_hash: Hash,
+    /// How it stood: `succeeded`, `failed`, `interrupted`...
+    pub outcome: String,
+    /// Who forgot it (the authenticated name).
+    pub principal: String,
+    /// How that was established: `token`, `unix-socket` or `os-user`.
+    pub via: String,
+    /// Why, as given (`--reason`, or the retention that applied).
+    pub reason: String,
+}
+
+/// The run that records every forgotten run's tombstone (a name no run can take: ids never
+/// start with '.').
+pub const FORGOTTEN_RUNS: &str = ".forgotten";
 
 /// Writes [`EventKind::name`] and [`EventKind::NAMES`] from one table, so a new variant needs
 /// one line here (the exhaustive match refuses to compile without it) for its name to work
@@ -644,6 +674,7 @@ event_names! {
     BudgetSet => "budget-set",
     BudgetSpent => "budget-spent",
     SecretsRedacted => "secrets-redacted",
+    RunForgotten => "run-forgotten",
 }
 
 impl EventKind {
@@ -720,7 +751,8 @@ impl EventKind {
             | EventKind::Attributed { .. }
             | EventKind::ParentLinked { .. }
             | EventKind::WorkspaceOpened { .. }
-            | EventKind::PricesSet { .. } => None,
+            | EventKind::PricesSet { .. }
+            | EventKind::RunForgotten { .. } => None,
         }
     }
 }

@@ -274,6 +274,7 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
         | EventKind::OutputRecorded { .. }
         | EventKind::Attributed { .. }
         | EventKind::SecretsRedacted { .. }
+        | EventKind::RunForgotten { .. }
         | EventKind::TestsDiscovered { .. } => {}
         EventKind::SubProjectDeclared { task, workflow } => with_task(state, task, |t| {
             t.sub_project = Some(crate::state::SubProject {

@@ -69,7 +69,9 @@ mod value;
 
 pub use command::{Change, Changes, Command, CommandKind, CostPolicy, Principal};
 pub use decide::{decide, outcome, startable};
-pub use event::{Event, EventKind, GateOutcome, Replacement, RunOutcome};
+pub use event::{
+    Event, EventKind, Forgotten, GateOutcome, Replacement, RunOutcome, FORGOTTEN_RUNS,
+};
 pub use evolve::{evolve, evolve_in_place};
 pub use feedback::eval_feedback;
 pub use files::{is_destructive, paths_in, touched_files};

@@ -13,7 +13,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 52;
+const VARIANTS: usize = 53;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -71,6 +71,7 @@ fn index(k: &EventKind) -> usize {
         EventKind::BudgetSet { .. } => 49,
         EventKind::BudgetSpent { .. } => 50,
         EventKind::SecretsRedacted { .. } => 51,
+        EventKind::RunForgotten { .. } => 52,
     }
 }
 
@@ -416,6 +417,16 @@ fn samples() -> Vec<EventKind> {
                 count: 2,
             }],
         },
+        EventKind::RunForgotten(Box::new(runlog_core::Forgotten {
+            run: runlog_core::RunId::from("nightly-41"),
+            genesis: runlog_core::Hash([7; 32]),
+            head_seq: 812,
+            head_hash: runlog_core::Hash([9; 32]),
+            outcome: "succeeded".into(),
+            principal: "ana".into(),
+            via: "os-user".into(),
+            reason: "ended more than 30 days ago (--retain-days 30)".into(),
+        })),
     ]
 }
 

@@ -92,6 +92,17 @@ pub struct Imported {
     pub same_head_hash: bool,
 }
 
+/// The digest of an export's history, once every line checks out against the chain (what
+/// `runlog digest --export` compares with the store or a forgotten run's tombstone).
+pub fn digest_of(input: &mut dyn BufRead) -> Result<crate::digest::Digest> {
+    let (header, _) = read(input)?;
+    Ok(crate::digest::Digest {
+        run: header.run,
+        head_seq: header.head_seq,
+        head_hash: header.head_hash,
+    })
+}
+
 /// Reads an export and appends it as `as_run` (default: the exported run id), which must not
 /// exist. Nothing is written unless the whole file checks out.
 pub fn import(
@@ -99,6 +110,33 @@ pub fn import(
     input: &mut dyn BufRead,
     as_run: Option<&str>,
 ) -> Result<Imported> {
+    let (header, bodies) = read(input)?;
+    let run = as_run.unwrap_or(&header.run).to_owned();
+    runlog_core::check_name("run", &run)?;
+    if log.head(&run)?.is_some() {
+        return Err(ReplayError::RunExists { run });
+    }
+    let count = bodies.len() as u64;
+    let mut head = 0;
+    let mut last = None;
+    let mut rest = bodies;
+    while !rest.is_empty() {
+        let tail = rest.split_off(rest.len().min(10_000));
+        let h = log.append(&run, Some(head), std::mem::replace(&mut rest, tail))?;
+        head = h.seq;
+        last = Some(h);
+    }
+    let head_hash = last.map(|h| Hash(h.hash).to_hex()).unwrap_or_default();
+    Ok(Imported {
+        run,
+        events: count,
+        same_head_hash: head_hash == header.head_hash,
+        head_hash,
+    })
+}
+
+/// An export's header and its events' bodies, each line checked against the chain.
+fn read(input: &mut dyn BufRead) -> Result<(Header, Vec<Vec<u8>>)> {
     let bad = |line: usize, reason: String| ReplayError::Import { line, reason };
     let mut lines = input.lines().enumerate();
     let header: Header = match lines.next() {
@@ -115,11 +153,6 @@ pub fn import(
                 header.runlog_export
             ),
         ));
-    }
-    let run = as_run.unwrap_or(&header.run).to_owned();
-    runlog_core::check_name("run", &run)?;
-    if log.head(&run)?.is_some() {
-        return Err(ReplayError::RunExists { run });
     }
     let mut chain = genesis(&header.run);
     let mut bodies = Vec::new();
@@ -162,21 +195,5 @@ pub fn import(
             ),
         ));
     }
-    let count = bodies.len() as u64;
-    let mut head = 0;
-    let mut last = None;
-    let mut rest = bodies;
-    while !rest.is_empty() {
-        let tail = rest.split_off(rest.len().min(10_000));
-        let h = log.append(&run, Some(head), std::mem::replace(&mut rest, tail))?;
-        head = h.seq;
-        last = Some(h);
-    }
-    let head_hash = last.map(|h| Hash(h.hash).to_hex()).unwrap_or_default();
-    Ok(Imported {
-        run,
-        events: count,
-        same_head_hash: head_hash == header.head_hash,
-        head_hash,
-    })
+    Ok((header, bodies))
 }

@@ -14,6 +14,7 @@ mod digest;
 mod du;
 pub(crate) mod emit;
 mod export;
+mod forget;
 pub(crate) mod fork;
 mod import;
 mod init;
@@ -80,6 +81,16 @@ pub enum Command {
     ///
     /// Example: runlog du --json
     Du(du::Args),
+    /// Remove runs from the store for good, keeping a tombstone of each.
+    ///
+    /// Each run's events, outputs, snapshots and files on this host are removed, and the space
+    /// given back; its tombstone in the register of forgotten runs keeps its head hash (its
+    /// digest), outcome, who forgot it, when and why, chained like any record. Refused while a
+    /// run is executed, or while a run that stays was forked from it. On a store directory, no
+    /// other process may have the store open.
+    ///
+    /// Example: runlog forget --older-than 30d --keep-export /backups/runlog
+    Forget(forget::Args),
     /// The task board of a run, at its head or at any past seq.
     ///
     /// Statuses: open, in-progress, testing, test-failed, pending-eval, done, failed,
@@ -295,6 +306,7 @@ impl Command {
             Command::Resume(a) => resume::run(a, ctx),
             Command::Runs(a) => done(runs::run(a, ctx)),
             Command::Du(a) => done(du::run(a, ctx)),
+            Command::Forget(a) => done(forget::run(a, ctx)),
             Command::Status(a) => done(status::run(a, ctx)),
             Command::Show(a) => done(show::run(a, ctx)),
             Command::Log(a) => done(log::run(a, ctx)),

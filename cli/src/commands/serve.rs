@@ -49,10 +49,15 @@ pub struct Args {
     /// Live export of the traces of the runs this server executes.
     #[command(flatten)]
     trace: crate::otlp::TraceArgs,
+    #[command(flatten)]
+    retention: super::forget::Retention,
 }
 
 /// Serves until SIGINT or SIGTERM; a SIGHUP is noted and changes nothing.
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
+    if ctx.shared.is_some() || ctx.store.join("db").exists() {
+        a.retention.apply(ctx)?;
+    }
     let tls = match (&a.tls_cert, &a.tls_key) {
         (Some(cert), Some(key)) => {
             let files = server::tls::TlsFiles {

@@ -31,6 +31,20 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             // Existence only: the head itself may sit in the damage verify is about to report.
             let known: Vec<String> = log.runs()?.into_iter().map(|m| m.run).collect();
             if !known.iter().any(|k| k == r) {
+                if let Some(c) = crate::queries::verify::check_forgotten(&log, r)? {
+                    if ctx.json {
+                        render::json(&c);
+                    } else {
+                        print(&c);
+                    }
+                    return match c.damage {
+                        None => Ok(()),
+                        Some(_) => Err(CliError::failed(
+                            "the register of forgotten runs is damaged",
+                        )
+                        .with_hint("`runlog repair` rebuilds the store from its archive")),
+                    };
+                }
                 return Err(runlog_replay::ReplayError::UnknownRun {
                     run: r.to_owned(),
                     known,
@@ -102,6 +116,27 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
 
 /// One run's line: ok with its count, or what is damaged.
 pub(crate) fn print(c: &Checked) {
+    if let Some(t) = &c.forgotten {
+        println!(
+            "{}: forgotten by {} at {} ({}): {}, {} events ending in {}; the tombstone (seq {} of the register) verified",
+            c.run,
+            t.by,
+            runlog_store::layout::utc(t.at_ms),
+            t.reason,
+            t.outcome,
+            t.head_seq,
+            t.head_hash,
+            t.seq
+        );
+        return;
+    }
+    if c.run == runlog_core::FORGOTTEN_RUNS && c.damage.is_none() {
+        println!(
+            "register of forgotten runs: ok, {} tombstones, checksums, chain and encoding verified",
+            c.verified
+        );
+        return;
+    }
     match &c.damage {
         None => println!(
             "{}: ok, {} events, checksums, chain and encoding verified",

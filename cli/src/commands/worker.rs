@@ -33,6 +33,8 @@ pub struct Args {
     /// Live export of the traces of the runs this worker works on.
     #[command(flatten)]
     trace: crate::otlp::TraceArgs,
+    #[command(flatten)]
+    retention: super::forget::Retention,
 }
 
 /// Joins, then works on every running run until a signal (or, with --until-idle, until none
@@ -48,6 +50,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         ));
     }
     let opts = RunOptions::with_jobs(Some(a.jobs)).map_err(super::run::jobs_refused)?;
+    a.retention.apply(ctx)?;
     let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store);
     let lease = Duration::from_millis(a.lease_ms.max(100));
     let Some(member) = Member::join(launcher.log(), a.name, lease)? else {

@@ -103,13 +103,7 @@ fn history(log: &dyn EventLog, store_dir: &Path, run: &str) -> Result<RunSpace> 
     log.scan(run, 1, u64::MAX, &mut |r| {
         space.events += 1;
         space.event_bytes += r.body.len() as u64;
-        if let Ok(event) = decode_event(r.body) {
-            if let EventKind::OutputRecorded { blob: Some(h), .. }
-            | EventKind::ChangesRecorded { blob: Some(h), .. } = event.kind
-            {
-                blobs.insert(h.0);
-            }
-        }
+        blobs.extend(blob_named(r.body));
         Ok(true)
     })?;
     for hash in &blobs {
@@ -122,6 +116,15 @@ fn history(log: &dyn EventLog, store_dir: &Path, run: &str) -> Result<RunSpace> 
     }
     space.blobs = blobs.len() as u64;
     Ok(space)
+}
+
+/// The blob an event's body points to (an output or a patch larger than an event holds).
+pub fn blob_named(body: &[u8]) -> Option<[u8; 32]> {
+    match decode_event(body).ok()?.kind {
+        EventKind::OutputRecorded { blob: Some(h), .. }
+        | EventKind::ChangesRecorded { blob: Some(h), .. } => Some(h.0),
+        _ => None,
+    }
 }
 
 /// Where a directory store keeps a blob (`blobs/ab/cdef…`).

@@ -6,6 +6,7 @@ pub mod board;
 pub mod cost;
 pub mod diff;
 pub mod du;
+pub mod forget;
 pub mod fork;
 pub mod runs;
 pub mod secrets;

@@ -36,6 +36,10 @@ pub fn rows(log: &dyn EventLog) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     let mut parents = std::collections::HashMap::new();
     for meta in log.runs()? {
+        if meta.run == runlog_core::FORGOTTEN_RUNS {
+            // The register of forgotten runs is no run: `verify` and `forget` read it.
+            continue;
+        }
         if meta.head.is_none() {
             // No readable head: an empty run (skipped) or a damaged one (listed as such).
             let report = log.verify(&meta.run)?;

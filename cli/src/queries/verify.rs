@@ -19,6 +19,10 @@ pub struct Checked {
     pub run: String,
     /// Events verified (before the damage, if any).
     pub verified: u64,
+    /// For a forgotten run: its tombstone (its events are gone; the tombstone is verified
+    /// with the register of forgotten runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forgotten: Option<crate::queries::forget::Tombstone>,
 }
 
 impl Checked {
@@ -70,7 +74,28 @@ pub fn check(log: &dyn EventLog, run: &str) -> Result<Checked> {
         verified,
         head_seq: report.head.map(|h| h.seq),
         damage,
+        forgotten: None,
     })
+}
+
+/// A forgotten run: what its tombstone says, once the register's chain verifies (damage in
+/// the register is reported as the register's).
+pub fn check_forgotten(log: &dyn EventLog, run: &str) -> Result<Option<Checked>> {
+    let Some(tombstone) = crate::queries::forget::tombstone_of(log, run)? else {
+        return Ok(None);
+    };
+    let register = check(log, runlog_core::FORGOTTEN_RUNS)?;
+    if !register.ok {
+        return Ok(Some(register));
+    }
+    Ok(Some(Checked {
+        run: run.to_owned(),
+        ok: true,
+        verified: 0,
+        head_seq: Some(tombstone.head_seq),
+        damage: None,
+        forgotten: Some(tombstone),
+    }))
 }
 
 /// The first seq of a run whose body is not an event, with why.

@@ -203,6 +203,16 @@ pub fn describe(e: &EventKind) -> String {
             task.as_ref().map_or_else(|| "the run's record".to_owned(), |t| format!("{t}'s record")),
             redaction_words(redactions)
         ),
+        EventKind::RunForgotten(f) => format!(
+            "run {} forgotten by {} ({}): {}, {} events ending in {}; {}",
+            f.run,
+            f.principal,
+            f.via,
+            f.outcome,
+            f.head_seq,
+            f.head_hash.to_hex(),
+            f.reason
+        ),
         EventKind::RunStarted {
             run,
             workflow,
