@@ -291,6 +291,20 @@ const CASES: &[(&str, At, &[&str], Option<&str>)] = &[
         None,
     ),
     ("runs: a newer format", At::Newer, &["runs"], None),
+    ("forget: nothing named", At::Good, &["forget"], None),
+    ("forget: unknown run", At::Good, &["forget", "nope"], None),
+    (
+        "forget: an age without a unit",
+        At::Good,
+        &["forget", "--older-than", "30"],
+        None,
+    ),
+    (
+        "digest: an export that is no export",
+        At::Good,
+        &["digest", "quickstart", "--export", "{dir}/garbage.txt"],
+        None,
+    ),
     (
         "import: a newer format",
         At::Newer,

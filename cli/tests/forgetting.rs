@@ -90,7 +90,8 @@ fn a_forgotten_run_is_gone_from_every_file_and_its_kept_export_checks_against_th
     );
     let said = ok(&runlog(&store).arg("verify").output().unwrap());
     assert!(
-        said.contains("new: ok,") && said.contains("register of forgotten runs: ok, 1 tombstones"),
+        said.contains("new: ok,")
+            && said.contains("register of forgotten runs: ok, 1 tombstone(s)"),
         "{said}"
     );
     let runs = ok(&runlog(&store).args(["--json", "runs"]).output().unwrap());

@@ -5,7 +5,9 @@
 //! prints the seqs acknowledged to it; the power goes at a random change (checkpoints every
 //! 64 KiB of write-ahead log, so many cuts land in one, and in sled's segment rewrites); then
 //! the writer is killed with -9 and the cut image mounted for the next cycle. Every
-//! acknowledged event must be there, with the body appended, and every run must verify.
+//! acknowledged event must be there, with the body appended, and every run must verify. In one
+//! cycle of three the writer forgets a run first (the cut may land in it): from then on that
+//! run may be whole or gone, and every other run must be as before.
 //!
 //! `RUNLOG_POWER_CYCLES` (default 200 in release, 5 unoptimised) and `RUNLOG_POWER_SEED` choose the work; a finding names
 //! the seed and cycle to replay it. Needs /dev/fuse and fusermount3 (Debian's fuse3, which
@@ -72,6 +74,10 @@ struct Seen {
     /// Why the store could not be opened (a finding unless the power went during the open).
     open_failed: Option<String>,
     stopped: Option<String>,
+    /// Events newly acknowledged.
+    acks: u64,
+    /// Forgets begun.
+    forgets: u64,
 }
 
 struct Writer {
@@ -110,12 +116,21 @@ impl Writer {
         match kind {
             Some("ack") => {
                 let e = acked.entry(a.unwrap_or_default().to_owned()).or_default();
+                seen.acks += seq(b).saturating_sub(*e);
                 *e = (*e).max(seq(b));
             }
             Some("head") => {
                 seen.heads.insert(a.unwrap_or_default().to_owned(), seq(b));
             }
             Some("ready") => seen.ready = true,
+            // From here nothing is asked of the run: the store may hold it whole or not at all
+            // (verify's report of every run it holds checks the rest), and no later append
+            // reuses its name.
+            Some("forgetting") => {
+                acked.remove(a.unwrap_or_default());
+                seen.forgets += 1;
+            }
+            Some("forgot") => {}
             Some("note") => seen.notes.push(line.to_owned()),
             Some("error") => seen.stopped = Some(line.to_owned()),
             Some("open-failed") => seen.open_failed = Some(line.to_owned()),
@@ -226,6 +241,7 @@ fn acknowledged_events_survive_power_loss_at_any_point() {
     let mut acked: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     let mut findings = Vec::new();
     let (mut acks, mut notes, mut by_loss) = (0u64, 0usize, BTreeMap::new());
+    let mut forgets = 0u64;
     // Cuts that came while a file had unsynced writes over synced bytes, by file and loss: sled
     // reusing a segment between checkpoints is `db/db` here.
     let mut mid_overwrite: BTreeMap<String, u64> = BTreeMap::new();
@@ -240,10 +256,10 @@ fn acknowledged_events_survive_power_loss_at_any_point() {
         };
         let store = format!("store-{}", n / CYCLES_PER_STORE);
         let acked = acked.entry(store.clone()).or_default();
-        let before: u64 = acked.values().sum();
         let (after, found, seen, overwriting) = cycle(tree, &mnt, &store, cut, acked);
         tree = after;
-        acks += acked.values().sum::<u64>() - before;
+        acks += seen.acks;
+        forgets += seen.forgets;
         notes += seen.notes.len();
         for path in overwriting {
             let file = path
@@ -287,7 +303,7 @@ fn acknowledged_events_survive_power_loss_at_any_point() {
     let _ = mounted.unmount();
     let runs: usize = acked.values().map(BTreeMap::len).sum();
     eprintln!(
-        "power loss: {cycles} cycles (seed {seed}) in {:.0?}: {acks} events acknowledged across {runs} runs \
+        "power loss: {cycles} cycles (seed {seed}) in {:.0?}: {acks} events acknowledged across {runs} runs, {forgets} forgets \
          in {} stores, cuts {by_loss:?}, cuts amid unsynced writes over synced bytes {mid_overwrite:?}, {notes} recovery notes, \
          findings (events lost or unreadable): {}",
         started.elapsed(),

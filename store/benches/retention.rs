@@ -68,7 +68,8 @@ fn sqlite_bytes(root: &Path, runs: &[(String, Vec<Vec<u8>>)]) -> u64 {
         }
     }
     tx.commit().unwrap();
-    db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
+    db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
+        .unwrap();
     drop(db);
     std::fs::metadata(&path).unwrap().len()
 }
@@ -96,7 +97,11 @@ fn main() {
         })
         .collect();
     let events: u64 = runs.iter().map(|(_, b)| b.len() as u64).sum();
-    let body_bytes: u64 = runs.iter().flat_map(|(_, b)| b).map(|b| b.len() as u64).sum();
+    let body_bytes: u64 = runs
+        .iter()
+        .flat_map(|(_, b)| b)
+        .map(|b| b.len() as u64)
+        .sum();
 
     let dir = fresh(&root, "store");
     let t = Instant::now();
@@ -135,7 +140,10 @@ fn main() {
     println!("filled in {:.1} s", filled.as_secs_f64());
     println!();
     println!("bytes on disk per event (sled + archive; snapshots and blobs aside):");
-    println!("  SQLite (WAL, checkpointed)   {:>8.1} B", per(sqlite, events));
+    println!(
+        "  SQLite (WAL, checkpointed)   {:>8.1} B",
+        per(sqlite, events)
+    );
     println!(
         "  runlog                       {:>8.1} B, of which the archive {:.1} B",
         per(before, events),
@@ -168,6 +176,10 @@ fn main() {
         per(before, events) / per(sqlite, events),
         1.0,
     );
-    check("disk use after forgetting half / before", after as f64 / before as f64, 0.55);
+    check(
+        "disk use after forgetting half / before",
+        after as f64 / before as f64,
+        0.55,
+    );
     check("seconds to forget half", forgetting.as_secs_f64(), 60.0);
 }

@@ -132,7 +132,7 @@ pub(crate) fn print(c: &Checked) {
     }
     if c.run == runlog_core::FORGOTTEN_RUNS && c.damage.is_none() {
         println!(
-            "register of forgotten runs: ok, {} tombstones, checksums, chain and encoding verified",
+            "register of forgotten runs: ok, {} tombstone(s), checksums, chain and encoding verified",
             c.verified
         );
         return;

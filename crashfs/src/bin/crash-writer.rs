@@ -9,8 +9,10 @@
 //! store's archive: what it then reports is what the archive alone kept.
 //!
 //! Lines on stdout: `note TEXT` (what recovery set aside), `head RUN SEQ`, `damaged RUN WHAT`,
-//! `wrong RUN SEQ` (a body that is not what was appended), `ready`, then `ack RUN SEQ` after
-//! each acknowledged append and `error TEXT` when appends stop. `open-failed TEXT` (exit 3)
+//! `wrong RUN SEQ` (a body that is not what was appended), `ready`; in one cycle of three,
+//! `forgetting RUN` and `forgot RUN` around a forget of one run (never its thread's newest, so
+//! no name comes back); then `ack RUN SEQ` after each acknowledged append and `error TEXT` when
+//! appends stop. `open-failed TEXT` (exit 3)
 //! when the store cannot be opened. Bodies are a function of (run, seq), so a reader can tell
 //! a right event from a wrong one without remembering them.
 
@@ -117,6 +119,50 @@ fn append_forever(log: &Log, thread: u64, seed: u64, out: &Mutex<std::io::Stdout
     }
 }
 
+/// In one cycle of three, forgets one run (not the newest of its thread: names never come
+/// back), with the store closed as a forget needs it; the store is opened again after.
+fn forget_one(
+    log: Log,
+    store: &std::path::Path,
+    checkpoint_bytes: u64,
+    seed: u64,
+    out: &Mutex<std::io::Stdout>,
+) -> Result<Log, runlog_store::StoreError> {
+    let mut rng = Rng::new(seed ^ 0x5EED_F0E7);
+    let mut runs: Vec<String> = log.runs()?.into_iter().map(|m| m.run).collect();
+    let newest: Vec<String> = (0..THREADS)
+        .filter_map(|t| {
+            let prefix = format!("t{t}-r");
+            runs.iter()
+                .filter_map(|r| r.strip_prefix(&prefix)?.parse::<u64>().ok())
+                .max()
+                .map(|n| format!("{prefix}{n}"))
+        })
+        .collect();
+    runs.retain(|r| !newest.contains(r));
+    if runs.is_empty() || rng.below(3) != 0 {
+        return Ok(log);
+    }
+    let run = runs[rng.below(runs.len() as u64) as usize].clone();
+    log.close()?;
+    say(out, &format!("forgetting {run}"));
+    runlog_store::forget(store, std::slice::from_ref(&run), &[])?;
+    say(out, &format!("forgot {run}"));
+    open(store, checkpoint_bytes)
+}
+
+fn open(store: &std::path::Path, checkpoint_bytes: u64) -> Result<Log, runlog_store::StoreError> {
+    Log::open(
+        store,
+        Options {
+            durability: Durability::Durable,
+            create: true,
+            checkpoint_bytes,
+            ..Options::default()
+        },
+    )
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(store), Some(Ok(checkpoint_bytes)), Some(Ok(seed))) = (
@@ -143,15 +189,7 @@ fn main() {
             std::process::exit(3);
         }
     }
-    let opened = Log::open(
-        &store,
-        Options {
-            durability: Durability::Durable,
-            create: true,
-            checkpoint_bytes,
-            ..Options::default()
-        },
-    );
+    let opened = open(&store, checkpoint_bytes);
     let log = match opened {
         Ok(log) => log,
         Err(e) => {
@@ -172,6 +210,13 @@ fn main() {
     if check_only {
         return;
     }
+    let log = match forget_one(log, &store, checkpoint_bytes, seed, &out) {
+        Ok(log) => log,
+        Err(e) => {
+            say(&out, &format!("error {}", e.to_string().replace('\n', " ")));
+            return;
+        }
+    };
     std::thread::scope(|s| {
         for t in 0..THREADS {
             let (log, out) = (&log, &out);
