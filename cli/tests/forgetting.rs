@@ -285,3 +285,43 @@ fn heads_of(store: &Path) -> std::collections::BTreeMap<String, (u64, bool)> {
     }
     heads
 }
+
+#[test]
+fn on_postgresql_a_forgotten_runs_rows_are_deleted_and_its_tombstone_kept() {
+    let Some(db) = runlog_store::postgres::scratch::scratch() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = Path::new(&db.url);
+    for (run, marker) in [("old", "PGGONE"), ("new", "PGKEPT")] {
+        let wf = marked(dir.path(), marker);
+        ok(&common::run(store, &wf, run, &[]));
+    }
+    let exports = dir.path().join("exports");
+    let said = ok(&runlog(store)
+        .args(["forget", "old", "--keep-export"])
+        .arg(&exports)
+        .output()
+        .unwrap());
+    assert!(said.contains("forgot old: succeeded,"), "{said}");
+    // The shared store holds none of the run's events, and its blob is gone.
+    let pg = runlog_store::PgLog::connect(&db.url).unwrap();
+    let runs: Vec<String> = runlog_store::EventLog::runs(&pg)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.run)
+        .collect();
+    assert_eq!(runs, [runlog_core::FORGOTTEN_RUNS, "new"]);
+    let said = ok(&runlog(store).args(["verify", "old"]).output().unwrap());
+    assert!(said.contains("old: forgotten by "), "{said}");
+    let said = ok(&runlog(store)
+        .args(["digest", "old", "--export"])
+        .arg(exports.join("old.jsonl"))
+        .output()
+        .unwrap());
+    assert!(
+        said.contains("matches the digest its tombstone keeps"),
+        "{said}"
+    );
+    ok(&runlog(store).args(["verify", "new"]).output().unwrap());
+}

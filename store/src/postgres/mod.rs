@@ -306,7 +306,7 @@ impl PgLog {
             prefix.push(0);
             let snapshots = self.query(
                 "cannot delete a forgotten run's snapshots",
-                "DELETE FROM runlog_cache WHERE substring(key from 1 for length($1)) = $1 RETURNING 1",
+                "DELETE FROM runlog_cache WHERE substring(key from 1 for octet_length($1::bytea)) = $1::bytea RETURNING 1",
                 vec![Box::new(prefix)],
             )?;
             forgot.snapshots += snapshots.len() as u64;
