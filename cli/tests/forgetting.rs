@@ -27,27 +27,8 @@ fn marked(dir: &Path, marker: &str) -> std::path::PathBuf {
     )
 }
 
-/// Every file under `dir` holding `needle` (archive segments read decoded too).
-fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if let Ok(bytes) = std::fs::read(&path) {
-                let decoded = runlog_store::archive::decompressed(&bytes);
-                if [bytes, decoded]
-                    .iter()
-                    .any(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes()))
-                {
-                    found.push(path.display().to_string());
-                }
-            }
-        }
-    }
-    found
+fn files_holding(dir: &Path, needle: &str) -> Vec<std::path::PathBuf> {
+    runlog_store::testkit::files_holding(dir, needle.as_bytes())
 }
 
 fn ok(out: &std::process::Output) -> String {
@@ -77,7 +58,7 @@ fn a_forgotten_run_is_gone_from_every_file_and_its_kept_export_checks_against_th
     for needle in ["GONE7f3a-line", "GONE7f3a-blob"] {
         assert_eq!(
             files_holding(&store, needle),
-            Vec::<String>::new(),
+            Vec::<std::path::PathBuf>::new(),
             "{needle}"
         );
     }

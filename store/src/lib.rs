@@ -37,6 +37,8 @@ pub mod postgres;
 pub mod remote;
 mod repair;
 mod salvage;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 mod types;
 mod verify;
 pub mod wal;

@@ -10,28 +10,8 @@
 use runlog_store::{forget, repair, EventLog, Log, Options};
 use std::path::Path;
 
-/// Every file under `dir` that holds `needle`, compressed archive segments read decoded.
-fn files_holding(dir: &Path, needle: &[u8]) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let bytes = std::fs::read(&path).unwrap();
-            let decoded = runlog_store::archive::decompressed(&bytes);
-            if [bytes, decoded]
-                .iter()
-                .any(|b| b.windows(needle.len()).any(|w| w == needle))
-            {
-                found.push(path.display().to_string());
-            }
-        }
-    }
-    found
+fn files_holding(dir: &Path, needle: &[u8]) -> Vec<std::path::PathBuf> {
+    runlog_store::testkit::files_holding(dir, needle)
 }
 
 fn fill(store: &Path) {
@@ -66,12 +46,12 @@ fn a_forgotten_run_leaves_no_byte_behind_and_the_rest_is_whole_and_repairable() 
     assert!(forgot.frames > 0 && forgot.blobs == 3, "{forgot:?}");
     assert_eq!(
         files_holding(&store, b"marker-gone-"),
-        Vec::<String>::new(),
+        Vec::<std::path::PathBuf>::new(),
         "no record of the forgotten run is left"
     );
     assert_eq!(
         files_holding(&store, b"spilled-gone-"),
-        Vec::<String>::new()
+        Vec::<std::path::PathBuf>::new()
     );
     assert!(!files_holding(&store, b"marker-kept-").is_empty());
     {
@@ -137,7 +117,10 @@ fn a_forget_cut_short_is_finished_when_the_store_opens() {
     assert!(log.verify("kept").unwrap().is_ok());
     drop(log);
     assert!(!store.join("forgetting").exists());
-    assert_eq!(files_holding(&store, b"marker-gone-"), Vec::<String>::new());
+    assert_eq!(
+        files_holding(&store, b"marker-gone-"),
+        Vec::<std::path::PathBuf>::new()
+    );
 }
 
 #[test]
