@@ -100,6 +100,20 @@ fn a_forgotten_run_is_gone_from_every_file_and_its_kept_export_checks_against_th
         said.contains("matches the digest its tombstone keeps"),
         "{said}"
     );
+    // The API says the same, from a server that applies its retention as it starts (nothing
+    // is old enough here).
+    let (mut server, url) = common::serve_http(&store, &["--retain-days".as_ref(), "30".as_ref()]);
+    let addr = url.trim_start_matches("http://");
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    let (status, body) = common::request(&mut conn, "GET", "/v1/runs/old/verify", &[], "");
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["forgotten"]["reason"], "a test", "{v}");
+    assert_eq!(v["forgotten"]["outcome"], "succeeded", "{v}");
+    assert!(store.join("db").exists());
+    ok(&runlog(&store).args(["verify", "new"]).output().unwrap());
     // An export changed by one byte does not.
     let changed = std::fs::read_to_string(&export)
         .unwrap()
@@ -305,4 +319,30 @@ fn on_postgresql_a_forgotten_runs_rows_are_deleted_and_its_tombstone_kept() {
         "{said}"
     );
     ok(&runlog(store).args(["verify", "new"]).output().unwrap());
+}
+
+#[test]
+fn a_server_started_with_retain_days_forgets_the_runs_that_ended_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    // A run recorded long ago (the fixture's clock), and one that ends now.
+    ok(&runlog(&store)
+        .args(["import", "fixtures/runs/quickstart.jsonl"])
+        .output()
+        .unwrap());
+    let wf = marked(dir.path(), "recent");
+    ok(&common::run(&store, &wf, "recent", &[]));
+    let (mut server, _) = common::serve_http(&store, &["--retain-days".as_ref(), "30".as_ref()]);
+    let _ = server.kill();
+    let _ = server.wait();
+    let said = ok(&runlog(&store)
+        .args(["verify", "quickstart"])
+        .output()
+        .unwrap());
+    assert!(
+        said.contains("(ended more than 30 days ago (--retain-days 30)): succeeded"),
+        "{said}"
+    );
+    let said = ok(&runlog(&store).args(["verify", "recent"]).output().unwrap());
+    assert!(said.contains("recent: ok,"), "{said}");
 }
