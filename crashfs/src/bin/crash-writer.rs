@@ -140,10 +140,10 @@ fn forget_one(
         })
         .collect();
     runs.retain(|r| !newest.contains(r));
-    if runs.is_empty() || rng.below(3) != 0 {
+    let chosen = runs.get(rng.below(runs.len().max(1) as u64) as usize);
+    let Some(run) = chosen.filter(|_| rng.below(3) == 0).cloned() else {
         return Ok(log);
-    }
-    let run = runs[rng.below(runs.len() as u64) as usize].clone();
+    };
     log.close()?;
     say(out, &format!("forgetting {run}"));
     runlog_store::forget(store, std::slice::from_ref(&run), &[])?;
