@@ -15,7 +15,9 @@
 
 use crate::archive::{self, Archive};
 use crate::backend::key_seq;
-use crate::backend::sled_db::{closed_here, each_entry, open_sled, FRAMES_TREE, RUNS_TREE};
+use crate::backend::sled_db::{
+    closed_here, each_entry, make_sled_files_durable, open_sled, FRAMES_TREE, RUNS_TREE,
+};
 use crate::error::{Result, StoreError};
 use crate::frame::{self, Stored};
 use crate::heads::Heads;
@@ -162,8 +164,8 @@ fn carry_out(dir: &Path, mut journal: Journal) -> Result<Forgot> {
     let mut forgot = Forgot::default();
     // sled's lock on the new database, held to the end, keeps every other runlog out.
     let (held, segment) = match journal.built {
-        Some(segment) if building.exists() => (open_sled(dir, &building)?, segment),
-        Some(segment) => (open_sled(dir, &sled_path)?, segment),
+        Some(segment) if building.exists() => (opened(dir, &building)?, segment),
+        Some(segment) => (opened(dir, &sled_path)?, segment),
         None => {
             if building.exists() {
                 std::fs::remove_dir_all(&building).map_err(io("cannot remove", &building))?;
@@ -231,11 +233,11 @@ fn build(dir: &Path, sled_path: &Path, to: &Path, journal: &Journal) -> Result<B
     let mut forgot = Forgot::default();
     let mut spilled_kept = BTreeSet::new();
     let mut spilled_gone = BTreeSet::new();
-    let new = open_sled(dir, to)?;
+    let new = opened(dir, to)?;
     let runs = new.open_tree(RUNS_TREE).map_err(sled_err(to))?;
     let frames = new.open_tree(FRAMES_TREE).map_err(sled_err(to))?;
     {
-        let old = open_sled(dir, sled_path)?;
+        let old = opened(dir, sled_path)?;
         let old_runs = old.open_tree(RUNS_TREE).map_err(sled_err(sled_path))?;
         let old_frames = old.open_tree(FRAMES_TREE).map_err(sled_err(sled_path))?;
         let mut gone = BTreeSet::new();
@@ -262,12 +264,7 @@ fn build(dir: &Path, sled_path: &Path, to: &Path, journal: &Journal) -> Result<B
         }
     }
     new.flush().map_err(sled_err(to))?;
-    let db_file = to.join("db");
-    std::fs::File::open(&db_file)
-        .and_then(|f| f.sync_all())
-        .map_err(io("cannot sync", &db_file))?;
-    sync_dir(to)?;
-    sync_dir(dir)?;
+    make_sled_files_durable(dir, to)?;
     // The new archive segment and manifest, from the new database alone.
     let mut heads = Heads::default();
     let mut archive = Archive::open(dir, archive::FRAME_BYTES)?;
@@ -291,6 +288,15 @@ fn build(dir: &Path, sled_path: &Path, to: &Path, journal: &Journal) -> Result<B
         blobs,
         forgot,
     })
+}
+
+/// A sled database opened, and what its opening wrote made durable at once (as the store's own
+/// open does): a power cut must not leave a torn recovery behind in a database a forget that
+/// starts over reads again.
+fn opened(dir: &Path, sled_path: &Path) -> Result<sled::Db> {
+    let db = open_sled(dir, sled_path)?;
+    make_sled_files_durable(dir, sled_path)?;
+    Ok(db)
 }
 
 /// The run number a slot value or a frame key starts with.

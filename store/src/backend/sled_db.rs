@@ -393,11 +393,25 @@ pub(crate) fn apply_to(
 }
 
 /// sled creates `db/`, `db/conf` and `db/db` without syncing them or their directories; the
-/// checkpoint syncs `db/db`'s data, which is worth nothing if its name can vanish.
-fn make_sled_files_durable(dir: &Path, sled_path: &Path) -> Result<()> {
-    for file in ["conf", "db"] {
-        let path = sled_path.join(file);
-        if path.exists() {
+/// checkpoint syncs `db/db`'s data, which is worth nothing if its name can vanish. Every file
+/// sled keeps in its directory is synced (a database a forget has just built holds its
+/// snapshot and blob files too), then the directory and the store's.
+pub(crate) fn make_sled_files_durable(dir: &Path, sled_path: &Path) -> Result<()> {
+    let mut dirs = vec![sled_path.to_path_buf()];
+    let mut at = 0;
+    while let Some(d) = dirs.get(at).cloned() {
+        at += 1;
+        let entries = std::fs::read_dir(&d).map_err(|source| StoreError::Io {
+            what: "cannot list",
+            path: d.clone(),
+            source,
+        })?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
             File::open(&path)
                 .and_then(|f| f.sync_all())
                 .map_err(|source| StoreError::Io {
@@ -407,7 +421,9 @@ fn make_sled_files_durable(dir: &Path, sled_path: &Path) -> Result<()> {
                 })?;
         }
     }
-    layout::sync_dir(sled_path)?;
+    for d in dirs.iter().rev() {
+        layout::sync_dir(d)?;
+    }
     layout::sync_dir(dir)
 }
 
