@@ -105,7 +105,14 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let clock = Clock::from_env();
     let log = ctx.open()?;
     let now = clock.now();
-    let (doomed, refused) = choose(&log, &ctx.store, &a.runs, a.older_than, now.0)?;
+    let (doomed, refused) = choose(
+        &log,
+        &ctx.store,
+        ctx.shared.is_some(),
+        &a.runs,
+        a.older_than,
+        now.0,
+    )?;
     let named_refused: Vec<&Refusal> = refused
         .iter()
         .filter(|r| a.runs.iter().any(|n| n == r.run()))

@@ -74,10 +74,12 @@ impl std::fmt::Display for Refusal {
 }
 
 /// The runs to forget: those named, and (with `older_than_ms`) every run that has ended and
-/// whose last event is older than that; the ones that may not go, and why.
+/// whose last event is older than that; the ones that may not go, and why. On the shared store
+/// (`shared`) a runner elsewhere holds no marker here: a run that says it is running is live.
 pub fn choose(
     log: &dyn EventLog,
     store_dir: &Path,
+    shared: bool,
     named: &[String],
     older_than_ms: Option<u64>,
     now_ms: u64,
@@ -105,7 +107,8 @@ pub fn choose(
     let mut refused = Vec::new();
     for row in all.iter().filter(|r| wanted.contains(&r.run)) {
         let run = &row.run;
-        if runlog_runner::marker::is_held(&runlog_runner::Layout::new(store_dir, run).marker()) {
+        let marker = runlog_runner::Layout::new(store_dir, run).marker();
+        if runlog_runner::marker::is_held(&marker) || (shared && row.status == "running") {
             refused.push(Refusal::Live { run: run.clone() });
         }
         for fork in all.iter().filter(|r| r.fork_of.as_ref() == Some(run)) {
