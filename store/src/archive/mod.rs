@@ -90,19 +90,29 @@ impl Archive {
             frame_bytes,
             compressing: None,
         };
-        archive.compress_in_background();
+        // Only a segment's first byte is read to tell a raw one: an open costs one small read
+        // per segment, not the archive's size.
+        let raw: Vec<PathBuf> = segments(store)?
+            .into_iter()
+            .map(|(_, path)| path)
+            .filter(|path| first_byte(path) == Some(wal::MAGIC))
+            .collect();
+        archive.compress_in_background(raw);
         Ok(archive)
     }
 
-    /// Compresses every raw segment on a thread of its own, after the previous round ends.
-    fn compress_in_background(&mut self) {
+    /// Compresses `paths` on a thread of its own, after the previous round ends.
+    fn compress_in_background(&mut self, paths: Vec<PathBuf>) {
         self.finish();
+        if paths.is_empty() {
+            return;
+        }
         let store = self.store.clone();
         let frame_bytes = self.frame_bytes;
         let spawned = std::thread::Builder::new()
             .name("runlog-archive".into())
             .spawn(move || {
-                for (_, path) in segments(&store).unwrap_or_default() {
+                for path in paths {
                     // A segment that cannot be compressed now stays raw (and readable); the
                     // next open tries again.
                     let _ = compress_segment(&store, &path, frame_bytes);
@@ -136,7 +146,7 @@ impl Archive {
         }
         let to = self.claim();
         wal.seal_into(&to)?;
-        self.compress_in_background();
+        self.compress_in_background(vec![to]);
         Ok(())
     }
 
@@ -159,7 +169,7 @@ impl Archive {
         let to = self.claim();
         std::fs::rename(&tmp, &to).map_err(io("cannot move into the archive", &to))?;
         sync_dir(&self.store)?;
-        self.compress_in_background();
+        self.compress_in_background(vec![to]);
         Ok(())
     }
 }
@@ -180,6 +190,15 @@ pub fn decompressed(bytes: &[u8]) -> Vec<u8> {
         .into_iter()
         .flat_map(|(_, _, decoded)| decoded)
         .collect()
+}
+
+/// The first byte of a file, if it has one.
+fn first_byte(path: &Path) -> Option<u8> {
+    use std::io::Read;
+    let mut byte = [0u8; 1];
+    let mut file = std::fs::File::open(path).ok()?;
+    let read = file.read(&mut byte).ok()?;
+    byte.first().copied().filter(|_| read == 1)
 }
 
 /// Removes the temp files a crashed process left in the store's directory (a compression or a
