@@ -16,13 +16,13 @@
 use crate::archive::{self, Archive};
 use crate::backend::key_seq;
 use crate::backend::sled_db::{
-    closed_here, each_entry, make_sled_files_durable, open_sled, FRAMES_TREE, RUNS_TREE,
+    closed_here, each_entry, make_sled_files_durable, open_sled, SledBackend, FRAMES_TREE,
+    RUNS_TREE,
 };
 use crate::error::{Result, StoreError};
 use crate::frame::{self, Stored};
 use crate::heads::Heads;
 use crate::layout::{self, io, sync_dir, BlobDir, CacheDir};
-use crate::log::{Log, Options};
 use crate::wal::Entry;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -132,15 +132,14 @@ fn unhex32(text: &str) -> Option<[u8; 32]> {
 /// kept record spilled into one of them. The store must not be open anywhere (as for
 /// `repair`): an open store is refused as locked.
 pub fn forget(dir: &Path, runs: &[String], blobs: &[[u8; 32]]) -> Result<Forgot> {
-    // The WAL replayed and sealed first (and an earlier forget finished): sled holds everything.
-    Log::open(
+    // An earlier forget finished, then the WAL replayed and sealed: sled holds everything.
+    finish_pending(dir)?;
+    drop(SledBackend::open(
         dir,
-        Options {
-            create: false,
-            ..Options::default()
-        },
-    )?
-    .close()?;
+        false,
+        crate::wal::CHECKPOINT_BYTES,
+        archive::FRAME_BYTES,
+    )?);
     let journal = Journal {
         runs: runs.iter().cloned().collect(),
         blobs: blobs.iter().copied().collect(),

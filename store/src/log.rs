@@ -123,7 +123,14 @@ pub struct Log {
 impl Log {
     /// Opens the sled store in `dir`.
     pub fn open(dir: &Path, options: Options) -> Result<Self> {
-        let backend = SledBackend::open(dir, &options)?;
+        // A forget a crash cut short is finished before anything reads the store.
+        crate::forget::finish_pending(dir)?;
+        let backend = SledBackend::open(
+            dir,
+            options.create,
+            options.checkpoint_bytes,
+            options.archive_frame_bytes,
+        )?;
         Self::start(Box::new(backend), options.durability)
     }
 

@@ -43,10 +43,15 @@ pub struct SledBackend {
 
 impl SledBackend {
     /// Opens (creating when asked) the store in `dir`; it checkpoints when the write-ahead log
-    /// grows past `options.checkpoint_bytes`.
-    pub fn open(dir: &Path, options: &crate::log::Options) -> Result<Self> {
-        let sled_path = layout::prepare(dir, options.create)?;
-        crate::forget::finish_pending(dir)?;
+    /// grows past `checkpoint_bytes`, and compresses the archive in frames of
+    /// `archive_frame_bytes` of entries.
+    pub fn open(
+        dir: &Path,
+        create: bool,
+        checkpoint_bytes: u64,
+        archive_frame_bytes: usize,
+    ) -> Result<Self> {
+        let sled_path = layout::prepare(dir, create)?;
         let db = open_sled(dir, &sled_path)?;
         layout::write_owner(dir);
         let sled_err = |source| StoreError::Sled {
@@ -75,9 +80,9 @@ impl SledBackend {
             blobs: BlobDir::new(dir),
             wal: Mutex::new(wal),
             heads: Mutex::new(Heads::default()),
-            archive: Mutex::new(Archive::open(dir, options.archive_frame_bytes)?),
+            archive: Mutex::new(Archive::open(dir, archive_frame_bytes)?),
             notes: aside.iter().map(ToString::to_string).collect(),
-            checkpoint_bytes: options.checkpoint_bytes,
+            checkpoint_bytes,
         };
         backend.remember()?;
         let replayed = !replay.is_empty();
