@@ -151,6 +151,10 @@ pub fn forget(dir: &Path, runs: &[String], blobs: &[[u8; 32]]) -> Result<Forgot>
 
 /// Finishes a forget a crash cut short, if the store has one; called as the store opens.
 pub(crate) fn finish_pending(dir: &Path) -> Result<()> {
+    // Not a store directory (missing, a file): opening it says what is wrong.
+    if !dir.is_dir() {
+        return Ok(());
+    }
     match Journal::load(dir)? {
         Some(journal) => carry_out(dir, journal).map(drop),
         None => Ok(()),
