@@ -16,8 +16,8 @@
 use crate::archive::{self, Archive};
 use crate::backend::key_seq;
 use crate::backend::sled_db::{
-    closed_here, each_entry, make_sled_files_durable, open_sled, SledBackend, FRAMES_TREE,
-    RUNS_TREE,
+    closed_here, each_entry, make_sled_files_durable, open_sled, sled_lock, SledBackend,
+    FRAMES_TREE, RUNS_TREE,
 };
 use crate::error::{Result, StoreError};
 use crate::frame::{self, Stored};
@@ -165,10 +165,8 @@ fn carry_out(dir: &Path, mut journal: Journal) -> Result<Forgot> {
     let sled_path = dir.join("db");
     let building = dir.join(BUILDING);
     let mut forgot = Forgot::default();
-    // sled's lock on the new database, held to the end, keeps every other runlog out.
-    let (held, segment) = match journal.built {
-        Some(segment) if building.exists() => (opened(dir, &building)?, segment),
-        Some(segment) => (opened(dir, &sled_path)?, segment),
+    let segment = match journal.built {
+        Some(segment) => segment,
         None => {
             if building.exists() {
                 std::fs::remove_dir_all(&building).map_err(io("cannot remove", &building))?;
@@ -178,8 +176,15 @@ fn carry_out(dir: &Path, mut journal: Journal) -> Result<Forgot> {
             journal.blobs = built.blobs;
             journal.built = Some(built.segment);
             journal.save(dir)?;
-            (built.db, built.segment)
+            built.segment
         }
+    };
+    // sled's lock on the new database, taken once every handle of this process has let go
+    // (sled's threads write by path as they close: none may write into a directory after it
+    // was swapped) and held to the end, keeps every other runlog out.
+    let held = match building.exists() {
+        true => sled_lock(dir, &building)?,
+        false => sled_lock(dir, &sled_path)?,
     };
     if building.exists() {
         if sled_path.exists() {
@@ -217,9 +222,8 @@ fn carry_out(dir: &Path, mut journal: Journal) -> Result<Forgot> {
     Ok(forgot)
 }
 
-/// A new database (still open), and what the journal must remember of it.
+/// A new database, closed, and what the journal must remember of it.
 struct Built {
-    db: sled::Db,
     segment: u64,
     blobs: BTreeSet<[u8; 32]>,
     forgot: Forgot,
@@ -266,6 +270,8 @@ fn build(dir: &Path, sled_path: &Path, to: &Path, journal: &Journal) -> Result<B
             }
         }
     }
+    // The old database's threads let go before anything else happens to its directory.
+    drop(sled_lock(dir, sled_path)?);
     new.flush().map_err(sled_err(to))?;
     make_sled_files_durable(dir, to)?;
     // The new archive segment and manifest, from the new database alone.
@@ -285,8 +291,9 @@ fn build(dir: &Path, sled_path: &Path, to: &Path, journal: &Journal) -> Result<B
     let mut blobs = journal.blobs.clone();
     blobs.extend(spilled_gone.difference(&spilled_kept).copied());
     blobs.retain(|b| !spilled_kept.contains(b));
+    drop((runs, frames, new));
+    closed_here(dir);
     Ok(Built {
-        db: new,
         segment,
         blobs,
         forgot,

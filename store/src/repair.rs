@@ -8,7 +8,7 @@
 
 use crate::archive::{self, Archive, Unreadable};
 use crate::backend::sled_db::{
-    apply_to, closed_here, closing_here, open_sled, FRAMES_TREE, RUNS_TREE,
+    apply_to, closed_here, open_sled, sled_lock, FRAMES_TREE, RUNS_TREE,
 };
 use crate::error::{Damage, Result, StoreError};
 use crate::heads::{frame_end, Heads};
@@ -16,8 +16,6 @@ use crate::layout::{self, io, sync_dir};
 use crate::log::{EventLog, Log, Options};
 use crate::types::Head;
 use crate::wal::{Entry, Wal};
-use nix::errno::Errno;
-use nix::fcntl::{Flock, FlockArg};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -59,7 +57,7 @@ impl Repaired {
 /// Rebuilds the sled database of the store in `dir` from its archive and WAL.
 pub fn repair(dir: &Path) -> Result<Repaired> {
     let sled_path = layout::prepare(dir, false)?;
-    let _lock = lock(dir, &sled_path)?;
+    let _lock = sled_lock(dir, &sled_path)?;
     if archive::segments(dir)?.is_empty() {
         return Err(StoreError::Invalid(format!(
             "{} has no archive to rebuild sled from (it was made by a runlog without one, or the archive was deleted): `runlog salvage` recovers what sled still holds",
@@ -110,34 +108,6 @@ pub fn repair(dir: &Path) -> Result<Repaired> {
         unreadable,
         runs,
     })
-}
-
-/// Holds the lock sled takes on its log file, so no runlog opens the store mid-repair (and a
-/// store that is open is refused). A database sled cannot open is locked all the same.
-fn lock(dir: &Path, sled_path: &Path) -> Result<Option<Flock<std::fs::File>>> {
-    let db = sled_path.join("db");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
-    loop {
-        let Ok(file) = std::fs::OpenOptions::new().read(true).write(true).open(&db) else {
-            return Ok(None);
-        };
-        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(locked) => return Ok(Some(locked)),
-            // sled lets go of the lock a little after this process dropped its last handle.
-            Err((_, Errno::EWOULDBLOCK))
-                if closing_here(dir) && std::time::Instant::now() < deadline =>
-            {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            Err((_, Errno::EWOULDBLOCK)) => {
-                return Err(StoreError::Locked {
-                    path: dir.to_path_buf(),
-                    owner: layout::read_owner(dir),
-                })
-            }
-            Err((_, errno)) => return Err(io("cannot lock", &db)(errno.into())),
-        }
-    }
 }
 
 /// Writes every archived entry, then the WAL's, into a new sled database at `to`; the WAL is

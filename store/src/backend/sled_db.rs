@@ -432,6 +432,40 @@ pub(crate) fn make_sled_files_durable(dir: &Path, sled_path: &Path) -> Result<()
     layout::sync_dir(dir)
 }
 
+/// Holds the lock sled takes on its log file, so no runlog opens the store meanwhile (and a
+/// store that is open is refused); waits, a few seconds at most, for a handle this process
+/// dropped to let go (sled's threads finish a little after). A database sled cannot open is locked all the same.
+pub(crate) fn sled_lock(
+    dir: &Path,
+    sled_path: &Path,
+) -> Result<Option<nix::fcntl::Flock<std::fs::File>>> {
+    use nix::errno::Errno;
+    use nix::fcntl::{Flock, FlockArg};
+    let db = sled_path.join("db");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    loop {
+        let Ok(file) = std::fs::OpenOptions::new().read(true).write(true).open(&db) else {
+            return Ok(None);
+        };
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(locked) => return Ok(Some(locked)),
+            // sled lets go of the lock a little after this process dropped its last handle.
+            Err((_, Errno::EWOULDBLOCK))
+                if closing_here(dir) && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err((_, Errno::EWOULDBLOCK)) => {
+                return Err(StoreError::Locked {
+                    path: dir.to_path_buf(),
+                    owner: layout::read_owner(dir),
+                })
+            }
+            Err((_, errno)) => return Err(layout::io("cannot lock", &db)(errno.into())),
+        }
+    }
+}
+
 /// Stores open in this process. sled releases its lock only when its background threads let
 /// go of the file, a little after the last handle is dropped: a reopen in the same process
 /// waits for that, while a handle that is still open fails at once.
