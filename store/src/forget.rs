@@ -206,10 +206,7 @@ fn carry_out(dir: &Path, mut journal: Journal) -> Result<Forgot> {
     }
     let cache = CacheDir::new(dir);
     for run in &journal.runs {
-        let mut prefix = b"snap/".to_vec();
-        prefix.extend_from_slice(run.as_bytes());
-        prefix.push(0);
-        for key in cache.keys(&prefix) {
+        for key in cache.keys(&snapshot_prefix(run)) {
             cache.remove(&key)?;
             forgot.snapshots += 1;
         }
@@ -307,6 +304,15 @@ fn opened(dir: &Path, sled_path: &Path) -> Result<sled::Db> {
     let db = open_sled(dir, sled_path)?;
     make_sled_files_durable(dir, sled_path)?;
     Ok(db)
+}
+
+/// The cache keys of a run's snapshots start with this (the replay crate's key layout, which
+/// this crate cannot import).
+pub(crate) fn snapshot_prefix(run: &str) -> Vec<u8> {
+    let mut prefix = b"snap/".to_vec();
+    prefix.extend_from_slice(run.as_bytes());
+    prefix.push(0);
+    prefix
 }
 
 /// The run number a slot value or a frame key starts with.

@@ -301,9 +301,7 @@ impl PgLog {
                 "DELETE FROM runlog_runs WHERE run = $1 RETURNING num",
                 vec![Box::new(run.clone())],
             )?;
-            let mut prefix = b"snap/".to_vec();
-            prefix.extend_from_slice(run.as_bytes());
-            prefix.push(0);
+            let prefix = crate::forget::snapshot_prefix(run);
             let snapshots = self.query(
                 "cannot delete a forgotten run's snapshots",
                 "DELETE FROM runlog_cache WHERE substring(key from 1 for octet_length($1::bytea)) = $1::bytea RETURNING 1",
