@@ -555,6 +555,100 @@ fn kill_9_then_resume_finishes_the_run_and_redoes_nothing_done() {
     assert!(head.tasks.values().all(|t| t.status == TaskStatus::Done));
 }
 
+/// The attempts the run recorded as started, and whether each one's agent ran (the fixture
+/// agent writes `attempt N` to its worktree's work.log as it starts).
+fn started_and_ran(store: &Path, run: &str) -> Vec<(String, u32, bool)> {
+    let log = open(store);
+    let started = events(&log, run)
+        .into_iter()
+        .filter_map(|(_, e)| match e.kind {
+            EventKind::TaskStarted { task, attempt, .. } => Some((task.0, attempt)),
+            _ => None,
+        })
+        .collect::<Vec<_>>();
+    started
+        .into_iter()
+        .map(|(task, attempt)| {
+            let work =
+                std::fs::read_to_string(store.join(format!("worktrees/{run}/{task}/work.log")))
+                    .unwrap_or_default();
+            let ran = work
+                .lines()
+                .filter(|l| l.starts_with(&format!("attempt {attempt} ")))
+                .count();
+            assert!(ran <= 1, "{task} attempt {attempt} ran {ran} times");
+            (task, attempt, ran == 1)
+        })
+        .collect()
+}
+
+#[test]
+fn a_kill_between_a_steps_append_and_its_processes_redoes_nothing_done() {
+    use std::os::unix::process::ExitStatusExt;
+    // Each step's decisions are appended together and its processes start after that append:
+    // the runner kills itself right there, after its first, third and fifth such append.
+    for cut in [1, 3, 5] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("store");
+        let wf = slow_workflow(dir.path());
+        let out = runlog(&store)
+            .args(["run", wf.to_str().unwrap(), "--run-id", "cut", "--quiet"])
+            .env("RUNLOG_TEST_KILL_AFTER_APPENDS", cut.to_string())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.signal(), Some(9), "cut {cut}: {}", text(&out));
+        let before = started_and_ran(&store, "cut");
+        let not_run: Vec<_> = before.iter().filter(|(.., ran)| !ran).collect();
+        assert!(
+            !not_run.is_empty(),
+            "cut {cut}: the last append started attempts whose processes never ran: {before:?}"
+        );
+        if cut == 1 {
+            let first: Vec<_> = before.iter().map(|(t, a, _)| (t.as_str(), *a)).collect();
+            assert_eq!(first, [("t0", 1), ("t1", 1)], "cut 1 is the first step");
+        }
+        let log = open(&store);
+        let head = log.head("cut").unwrap().unwrap().seq;
+        let done_before: Vec<String> = Replay::new(&log)
+            .state_at("cut", head)
+            .unwrap()
+            .tasks_in_order()
+            .filter(|t| t.status == TaskStatus::Done)
+            .map(|t| t.spec.id.0.clone())
+            .collect();
+        drop(log);
+
+        let out = runlog(&store)
+            .args(["resume", "cut", "--quiet"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "cut {cut}: {}", text(&out));
+        let log = open(&store);
+        assert!(log.verify("cut").unwrap().is_ok());
+        let state = Replay::new(&log).head_state("cut").unwrap();
+        assert!(state.tasks.values().all(|t| t.status == TaskStatus::Done));
+        drop(log);
+        let after = started_and_ran(&store, "cut");
+        for (task, attempt, ran) in &after[before.len()..] {
+            assert!(
+                !done_before.contains(task),
+                "cut {cut}: {task} was done and started again"
+            );
+            assert!(
+                ran,
+                "cut {cut}: {task} attempt {attempt} was started on resume and never ran"
+            );
+        }
+        // What the cut started and never ran is taken on again.
+        for (task, ..) in not_run {
+            assert!(
+                after[before.len()..].iter().any(|(t, ..)| t == task),
+                "cut {cut}: {task} was not retried"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_signal_interrupts_with_exit_130_and_resume_completes() {
     let dir = tempfile::tempdir().unwrap();

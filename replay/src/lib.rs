@@ -48,4 +48,4 @@ pub mod stats;
 
 pub use error::{ReplayError, Result};
 pub use history::{Progress, Replay, DEFAULT_SNAPSHOT_EVERY};
-pub use session::{Observer, Recorded, Session};
+pub use session::{Commit, Observer, Recorded, Session};

@@ -3,6 +3,13 @@
 //! resolves rollbacks and forks. When someone else appended first (a typed `Conflict`), it
 //! catches up from the log and decides again. The runner, `emit`, every control command and
 //! the server write through it and nothing else.
+//!
+//! A batching session (the runner's) can also [`stage`](Session::stage) several commands, each
+//! decided on the state the ones before it left, and [`commit`](Session::commit) them as one
+//! append: one durable write for a whole step of the engine. It keeps a second state, the
+//! head as appended, so that what it shows as committed is shown with the state right after
+//! each event, and a conflict is settled without reading the run again: the head catches up,
+//! the staged commands are decided again on it, and those the rules now refuse are dropped.
 
 use crate::error::{ReplayError, Result};
 use crate::events;
@@ -35,12 +42,41 @@ impl Recorded {
 /// Sees each event as it is applied, with the state right after it.
 pub type Observer<'o> = &'o mut dyn FnMut(u64, &Event, &RunState);
 
+/// What a [`Session::commit`] did.
+#[derive(Debug, Default)]
+pub struct Commit {
+    /// Events appended by others that the session took in first (the append had lost a race).
+    pub foreign: usize,
+    /// Staged commands the rules refused once decided again on the new head: nothing of them
+    /// was recorded.
+    pub dropped: Vec<(Command, Rejection)>,
+}
+
+impl Commit {
+    /// Whether the staged commands were decided again (the state is not the one they were
+    /// first decided on).
+    pub fn redecided(&self) -> bool {
+        self.foreign > 0
+    }
+}
+
+/// A batching session's commands decided and not appended yet.
+#[derive(Debug)]
+struct Batch {
+    /// The head as appended: `state` without the staged events.
+    head: RunState,
+    commands: Vec<Command>,
+    events: Vec<Event>,
+}
+
 /// One writer's view of one run. See the module documentation.
 #[derive(Debug)]
 pub struct Session<'l> {
     replay: Replay<'l>,
     run: String,
+    /// The state every decision is taken on: the head and, batching, what is staged.
     state: RunState,
+    batch: Option<Batch>,
 }
 
 impl<'l> Session<'l> {
@@ -68,7 +104,25 @@ impl<'l> Session<'l> {
             replay,
             run: run.to_owned(),
             state,
+            batch: None,
         }
+    }
+
+    /// Lets this session stage commands and commit them together (see the module
+    /// documentation). It keeps a copy of the head from now on.
+    pub fn batching(&mut self) {
+        if self.batch.is_none() {
+            self.batch = Some(Batch {
+                head: self.state.clone(),
+                commands: Vec::new(),
+                events: Vec::new(),
+            });
+        }
+    }
+
+    /// How many events are staged and not appended yet.
+    pub fn staged(&self) -> usize {
+        self.batch.as_ref().map_or(0, |b| b.events.len())
     }
 
     /// The run.
@@ -76,7 +130,8 @@ impl<'l> Session<'l> {
         &self.run
     }
 
-    /// The state every decision is taken on: the head as this session knows it.
+    /// The state every decision is taken on: the head as this session knows it, and what is
+    /// staged on it.
     pub fn state(&self) -> &RunState {
         &self.state
     }
@@ -104,6 +159,18 @@ impl<'l> Session<'l> {
         cmd: Command,
         observe: Observer<'_>,
     ) -> Result<std::result::Result<Recorded, Rejection>> {
+        if self.staged() > 0 {
+            // After what is staged, and appended with it.
+            if let Err(rejection) = self.stage(cmd, &mut |_, _, _| {})? {
+                return Ok(Err(rejection));
+            }
+            return self
+                .commit_observed(observe)
+                .map(|c| match c.dropped.into_iter().next() {
+                    Some((_, rejection)) => Err(rejection),
+                    None => Ok(Recorded { events: Vec::new() }),
+                });
+        }
         let mut retries = 0;
         loop {
             let events = match decide(&self.state, cmd.clone()) {
@@ -111,7 +178,7 @@ impl<'l> Session<'l> {
                 Err(rejection) => return Ok(Err(rejection)),
             };
             match self.append(&events) {
-                Ok(()) => return self.apply_own(events, observe).map(Ok),
+                Ok(()) => return self.apply_own(events, true, observe).map(Ok),
                 Err(ReplayError::Store(StoreError::Conflict { .. }))
                     if retries < MAX_CONFLICT_RETRIES =>
                 {
@@ -129,43 +196,157 @@ impl<'l> Session<'l> {
     }
 
     fn catch_up_observed(&mut self, observe: Observer<'_>) -> Result<Vec<(u64, Event)>> {
+        if self.staged() > 0 {
+            // Others' events go under what is staged: the staged commands are decided again.
+            let (theirs, _dropped) = self.rebase(observe)?;
+            return Ok(theirs);
+        }
+        let known = self.state.seq;
         let head = match self.replay.log().head(&self.run)? {
             Some(h) => h.seq,
             None => return Ok(Vec::new()),
         };
-        if head <= self.state.seq {
+        if head <= known {
             return Ok(Vec::new());
         }
-        let theirs = events::read(self.replay.log(), &self.run, self.state.seq + 1, head)?;
+        let theirs = events::read(self.replay.log(), &self.run, known + 1, head)?;
         for (seq, event) in &theirs {
             self.replay.apply(&self.run, &mut self.state, event)?;
+            if let Some(b) = self.batch.as_mut() {
+                self.replay.apply(&self.run, &mut b.head, event)?;
+            }
             observe(*seq, event, &self.state);
         }
         Ok(theirs)
     }
 
-    fn append(&self, events: &[Event]) -> Result<()> {
-        let bodies = events
-            .iter()
-            .map(encode_event)
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|source| ReplayError::Encode {
-                run: self.run.clone(),
-                source,
-            })?;
-        self.replay
-            .log()
-            .append(&self.run, Some(self.state.seq), bodies)?;
-        Ok(())
+    /// Decides `cmd` on the state, staged commands included, and stages its events: the
+    /// state moves on, the log does not until [`Session::commit`]. `decided` sees each event
+    /// with the state after it, at the seq it will have if nothing else is appended first.
+    /// Without [`Session::batching`] the command is recorded at once.
+    pub fn stage(
+        &mut self,
+        cmd: Command,
+        decided: Observer<'_>,
+    ) -> Result<std::result::Result<Recorded, Rejection>> {
+        if self.batch.is_none() {
+            return self.execute_observed(cmd, decided);
+        }
+        let events = match decide(&self.state, cmd.clone()) {
+            Ok(events) => events,
+            Err(rejection) => return Ok(Err(rejection)),
+        };
+        let recorded = self.apply_own(events.clone(), false, decided)?;
+        if let Some(b) = self.batch.as_mut() {
+            b.commands.push(cmd);
+            b.events.extend(events);
+        }
+        Ok(Ok(recorded))
     }
 
-    fn apply_own(&mut self, events: Vec<Event>, observe: Observer<'_>) -> Result<Recorded> {
+    /// Appends every staged event as one append on the head it was decided on. After losing a
+    /// race it takes in what others appended, decides the staged commands again and tries
+    /// again. `observe` sees each event appended (others' included) with the state right
+    /// after it, in the log's order.
+    pub fn commit_observed(&mut self, observe: Observer<'_>) -> Result<Commit> {
+        let mut commit = Commit::default();
+        let mut retries = 0;
+        loop {
+            let Some(b) = self.batch.as_mut().filter(|b| !b.events.is_empty()) else {
+                return Ok(commit);
+            };
+            let expected = b.head.seq;
+            match append_on(&self.replay, &self.run, &b.events, expected) {
+                Ok(()) => {
+                    let events = std::mem::take(&mut b.events);
+                    b.commands.clear();
+                    for event in &events {
+                        self.replay.apply(&self.run, &mut b.head, event)?;
+                        observe(b.head.seq, event, &b.head);
+                    }
+                    return Ok(commit);
+                }
+                Err(ReplayError::Store(StoreError::Conflict { .. }))
+                    if retries < MAX_CONFLICT_RETRIES =>
+                {
+                    retries += 1;
+                    let (theirs, dropped) = self.rebase(observe)?;
+                    commit.foreign += theirs.len();
+                    commit.dropped.extend(dropped);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The head catches up with the log (`observe` sees others' events), and the staged
+    /// commands are decided again on it; those now refused are returned, nothing of them kept.
+    #[allow(clippy::type_complexity)]
+    fn rebase(
+        &mut self,
+        observe: Observer<'_>,
+    ) -> Result<(Vec<(u64, Event)>, Vec<(Command, Rejection)>)> {
+        let Some(b) = self.batch.as_mut() else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        let known = b.head.seq;
+        let theirs = match self.replay.log().head(&self.run)? {
+            Some(h) if h.seq > known => {
+                events::read(self.replay.log(), &self.run, known + 1, h.seq)?
+            }
+            _ => Vec::new(),
+        };
+        for (seq, event) in &theirs {
+            self.replay.apply(&self.run, &mut b.head, event)?;
+            observe(*seq, event, &b.head);
+        }
+        self.state = b.head.clone();
+        let commands = std::mem::take(&mut b.commands);
+        b.events.clear();
+        let mut dropped = Vec::new();
+        for cmd in commands {
+            if let Err(rejection) = self.stage(cmd.clone(), &mut |_, _, _| {})? {
+                dropped.push((cmd, rejection));
+            }
+        }
+        Ok((theirs, dropped))
+    }
+
+    fn append(&self, events: &[Event]) -> Result<()> {
+        append_on(&self.replay, &self.run, events, self.state.seq)
+    }
+
+    /// Applies events this session decided to its state; `appended`: they are in the log, so
+    /// a batching session's head takes them too (staged ones wait for the commit).
+    fn apply_own(
+        &mut self,
+        events: Vec<Event>,
+        appended: bool,
+        observe: Observer<'_>,
+    ) -> Result<Recorded> {
         let mut recorded = Vec::with_capacity(events.len());
         for event in events {
             self.replay.apply(&self.run, &mut self.state, &event)?;
+            if let Some(b) = self.batch.as_mut().filter(|_| appended) {
+                self.replay.apply(&self.run, &mut b.head, &event)?;
+            }
             observe(self.state.seq, &event, &self.state);
             recorded.push((self.state.seq, event));
         }
         Ok(Recorded { events: recorded })
     }
+}
+
+/// Appends `events` to `run` on the head `expected`.
+fn append_on(replay: &Replay<'_>, run: &str, events: &[Event], expected: u64) -> Result<()> {
+    let bodies = events
+        .iter()
+        .map(encode_event)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|source| ReplayError::Encode {
+            run: run.to_owned(),
+            source,
+        })?;
+    replay.log().append(run, Some(expected), bodies)?;
+    Ok(())
 }

@@ -115,3 +115,88 @@ fn catch_up_returns_what_others_appended() {
     assert_eq!(theirs.len(), 2);
     assert_eq!(reader.state(), writer.state());
 }
+
+#[test]
+fn staged_commands_are_decided_in_turn_and_appended_as_one() {
+    let log = Log::memory().unwrap();
+    let mut s = started(&log);
+    s.batching();
+    let head = s.state().seq;
+    // The second start is decided on the state the first left: both are staged.
+    s.stage(cmd(start("a")), &mut |_, _, _| {})
+        .unwrap()
+        .unwrap();
+    s.stage(cmd(start("b")), &mut |_, _, _| {})
+        .unwrap()
+        .unwrap();
+    let refused = s.stage(cmd(start("a")), &mut |_, _, _| {}).unwrap();
+    assert!(refused.is_err(), "a's attempt is already running, staged");
+    assert_eq!(
+        log.head("run-1").unwrap().unwrap().seq,
+        head,
+        "nothing appended yet"
+    );
+    let mut seen = Vec::new();
+    let commit = s
+        .commit_observed(&mut |seq, e, state| {
+            seen.push((seq, e.kind.name(), state.seq));
+        })
+        .unwrap();
+    assert!(!commit.redecided() && commit.dropped.is_empty());
+    let now = log.head("run-1").unwrap().unwrap().seq;
+    assert_eq!(now, s.state().seq);
+    assert!(
+        seen.iter().all(|(seq, _, at)| seq == at),
+        "each event with the state after it: {seen:?}"
+    );
+    assert_eq!(seen.len() as u64, now - head);
+    assert_eq!(s.state(), &Replay::new(&log).head_state("run-1").unwrap());
+}
+
+#[test]
+fn a_staged_batch_that_lost_a_race_is_decided_again_and_drops_what_is_now_refused() {
+    let log = Log::memory().unwrap();
+    started(&log);
+    let mut mine = Session::existing(&log, "run-1").unwrap();
+    mine.batching();
+    mine.stage(cmd(start("a")), &mut |_, _, _| {})
+        .unwrap()
+        .unwrap();
+    mine.stage(cmd(start("b")), &mut |_, _, _| {})
+        .unwrap()
+        .unwrap();
+    // Someone else starts a first: the batch's append conflicts.
+    let mut other = Session::existing(&log, "run-1").unwrap();
+    let theirs = other.execute(cmd(start("a"))).unwrap().unwrap();
+    let mut seen = Vec::new();
+    let commit = mine
+        .commit_observed(&mut |seq, e, _| seen.push((seq, e.kind.name())))
+        .unwrap();
+    assert!(commit.redecided());
+    assert_eq!(commit.foreign, theirs.events.len());
+    assert_eq!(
+        commit.dropped.len(),
+        1,
+        "a's start is refused now: {:?}",
+        commit.dropped
+    );
+    assert!(matches!(
+        commit.dropped[0].1,
+        Rejection::AlreadyRunning { .. }
+    ));
+    // Their events, then b's start, each once and in the log's order.
+    let seqs: Vec<u64> = seen.iter().map(|(s, _)| *s).collect();
+    let head = log.head("run-1").unwrap().unwrap().seq;
+    assert_eq!(
+        seqs,
+        ((head + 1 - seqs.len() as u64)..=head).collect::<Vec<_>>()
+    );
+    let state = Replay::new(&log).head_state("run-1").unwrap();
+    assert_eq!(mine.state(), &state);
+    assert_eq!(
+        state.task(&"a".into()).unwrap().attempt,
+        1,
+        "a started once"
+    );
+    assert!(state.task(&"b".into()).unwrap().running);
+}

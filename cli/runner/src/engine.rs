@@ -11,6 +11,7 @@ use super::layout::Layout;
 use super::observer::{Observer, Unobserved};
 use super::process::{self, Outcome, Spec};
 use super::protocol;
+use super::step::{KillPoint, Phase, Planned};
 use super::sub_project;
 use super::workflow::RunnerSettings;
 use runlog_core::dispatch::{Capacity, Frontier, Job};
@@ -110,9 +111,6 @@ struct Running {
     /// (a rollback undoing the attempt, a cancel, an approval) makes its result moot.
     phase: Option<Phase>,
 }
-
-/// A task's status, attempt and whether an attempt runs: what a process was started for.
-type Phase = (TaskStatus, u32, bool);
 
 impl Running {
     fn start<F>(job: impl FnOnce(watch::Receiver<bool>) -> F) -> Self
@@ -259,6 +257,11 @@ pub struct Engine {
     histories: super::history::Histories,
     /// Working the run as one worker among many (the shared store); `None` alone.
     crew: Option<Crew>,
+    /// Each step's decisions are staged and appended at its end (see [`super::step`]).
+    batching: bool,
+    /// The processes this step starts once its append is durable.
+    planned: Vec<Planned>,
+    kill_point: KillPoint,
 }
 
 impl std::fmt::Debug for Engine {
@@ -299,6 +302,9 @@ impl Engine {
             notes: Vec::new(),
             histories,
             crew: None,
+            batching: false,
+            planned: Vec::new(),
+            kill_point: KillPoint::from_env(),
         }
     }
 
@@ -363,11 +369,19 @@ impl Engine {
         self.try_record(cmd)
     }
 
-    /// Decides and records a command as it is (with its principal, if it names one).
+    /// Decides and records a command as it is (with its principal, if it names one). In a
+    /// step, it is staged: the frontier sees it now, everything else once it is appended.
     fn try_record(
         &mut self,
         cmd: Command,
     ) -> Result<std::result::Result<Vec<(u64, Event)>, Rejection>> {
+        if self.batching {
+            let frontier = &mut self.frontier;
+            let staged = self.session.stage(cmd, &mut |seq, e, state| {
+                frontier.observe(seq, &e.kind, state)
+            })?;
+            return Ok(staged.map(|r| r.events));
+        }
         let observer = &mut self.observer;
         let histories = &mut self.histories;
         let log = self.log.as_ref();
@@ -424,6 +438,39 @@ impl Engine {
             .try_record(cmd)?
             .map(|_| ())
             .map_err(|r| format!("{r} ({})", r.hint())))
+    }
+
+    /// Ends a step: what it staged is appended as one append (its observers see it now), then
+    /// the processes it planned start, each only if its task still stands where the step
+    /// left it.
+    fn commit(&mut self) -> Result<()> {
+        if self.session.staged() > 0 {
+            let observer = &mut self.observer;
+            let histories = &mut self.histories;
+            let log = self.log.as_ref();
+            let commit = self.session.commit_observed(&mut |seq, e, state| {
+                histories.observe(log, seq, e);
+                observer.event(seq, e, state)
+            })?;
+            if commit.redecided() {
+                // It saw events that were decided again: it finds the tasks again.
+                self.frontier = Frontier::new();
+            }
+            for (_, rejection) in commit.dropped {
+                self.observer.note(&format!(
+                    "note: a decision was not recorded, one appended meanwhile came first: {rejection}"
+                ));
+            }
+            if !self.planned.is_empty() {
+                self.kill_point.appended();
+            }
+        }
+        for p in std::mem::take(&mut self.planned) {
+            if self.phase(&p.id) == p.phase {
+                self.spawn(&p.id, p.job, p.command, p.dir);
+            }
+        }
+        Ok(())
     }
 
     fn execute(&mut self, kind: CommandKind) -> Result<Vec<(u64, Event)>> {
@@ -519,6 +566,13 @@ impl Engine {
         }
         let mut foreign = Foreign::watch(self.log.as_ref(), self.run());
         let crew = self.crew.is_some();
+        // Alone and without a git workspace, a step's decisions are appended together. Among
+        // workers each decision races the others' and is appended at once; in a git
+        // workspace each one follows a git operation it records.
+        if !crew && self.ctx.workspace.is_none() {
+            self.session.batching();
+            self.batching = true;
+        }
         loop {
             if crew && self.state().status != RunStatus::Running {
                 // Someone else finished or interrupted the run.
@@ -526,6 +580,7 @@ impl Engine {
                 return Ok(self.into_ended(started, false));
             }
             let next_due = self.dispatch()?;
+            self.commit()?;
             self.observer.step(self.session.state());
             if self.busy.is_empty() && self.replanning.is_none() {
                 let others = self
@@ -555,7 +610,13 @@ impl Engine {
                 }
             }
             tokio::select! {
-                Some(done) = self.rx.recv() => self.handle(done)?,
+                Some(done) = self.rx.recv() => {
+                    // Every process that ended by now is taken in by this step.
+                    self.handle(done)?;
+                    while let Ok(done) = self.rx.try_recv() {
+                        self.handle(done)?;
+                    }
+                }
                 Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
                 () = stop.asked() => return self.interrupt(started).await,
                 _ = self.clock.sleep_until(next_due.unwrap_or_default()), if next_due.is_some() => {}
@@ -591,7 +652,11 @@ impl Engine {
         self.stop_moved();
         if plan.replan {
             match self.ctx.runner.replan.clone() {
-                Some(cmd) => self.spawn_replan(cmd)?,
+                Some(cmd) => {
+                    // The replanner reads the board: what it is shown is appended first.
+                    self.commit()?;
+                    self.spawn_replan(cmd)?
+                }
                 None => {
                     self.replan_gave_up = true;
                     self.observer.note("⏸ a replan was requested and the workflow has no `replan` command: pausing");
@@ -610,7 +675,18 @@ impl Engine {
                 Some(_) => None,
                 None => self.workspace_dir(&id, job)?,
             };
-            self.spawn(&id, job, command, dir);
+            if self.batching {
+                let phase = self.phase(&id);
+                self.planned.push(Planned {
+                    id,
+                    job,
+                    command,
+                    dir,
+                    phase,
+                });
+            } else {
+                self.spawn(&id, job, command, dir);
+            }
         }
         Ok(plan.next_due)
     }
@@ -1051,8 +1127,10 @@ impl Engine {
     /// is not usage as runlog reads it is noted with why; it never stops the run.
     fn record_usage(&mut self, id: &TaskId, stage: UsageStage, out: &Outcome) -> Result<()> {
         let file = self.usage_file(stage, id);
+        // Left in place, emptied when the task's next command starts: removing it made every
+        // task cost ext4 a search past recently deleted inodes as the next task's files were
+        // made (a third of a no-op run's time in `perf record`).
         let appended = read_capped(&file, self.ctx.runner.output_cap);
-        let _ = std::fs::remove_file(&file);
         if self.state().child_run_of(id).is_some() && stage == UsageStage::Agent {
             return Ok(());
         }
@@ -1329,6 +1407,7 @@ impl Engine {
     }
 
     async fn interrupt(mut self, started: Instant) -> Result<Ended> {
+        self.end_steps()?;
         self.observer
             .note("⏹ stopping: asking running commands to end (SIGTERM)");
         self.stop_all().await;
@@ -1372,7 +1451,15 @@ impl Engine {
         }
     }
 
+    /// Outside the loop's steps every decision is appended as it is made.
+    fn end_steps(&mut self) -> Result<()> {
+        self.commit()?;
+        self.batching = false;
+        Ok(())
+    }
+
     fn finish(mut self, started: Instant) -> Result<Ended> {
+        self.end_steps()?;
         self.observer.end();
         // Every command has ended: nothing listed is left to stop.
         process::forget_groups(&self.ctx.layout.groups());
