@@ -1127,9 +1127,9 @@ impl Engine {
     /// is not usage as runlog reads it is noted with why; it never stops the run.
     fn record_usage(&mut self, id: &TaskId, stage: UsageStage, out: &Outcome) -> Result<()> {
         let file = self.usage_file(stage, id);
-        // Left in place, emptied when the task's next command starts: removing it made every
-        // task cost ext4 a search past recently deleted inodes as the next task's files were
-        // made (a third of a no-op run's time in `perf record`).
+        // Left in place, emptied when the task's next command starts: removed, it made ext4
+        // (without a journal) search past one more recently deleted inode for every file the
+        // next tasks made.
         let appended = read_capped(&file, self.ctx.runner.output_cap);
         if self.state().child_run_of(id).is_some() && stage == UsageStage::Agent {
             return Ok(());
