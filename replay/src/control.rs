@@ -5,24 +5,11 @@ use crate::error::{ReplayError, Result};
 use crate::events;
 use crate::history::Replay;
 use crate::session::Session;
-use runlog_core::codec::encode_event;
-use runlog_core::{Command, CommandKind, Event, EventKind, Hash, RunId, Timestamp};
+use runlog_core::{Command, CommandKind, EventKind, Hash, RunId, Timestamp};
 use runlog_store::{EventLog, Head};
 use serde::Serialize;
 
-/// Appends events that were decided elsewhere (a recorded history being rebuilt, a test's
-/// fixture) to a run whose head is `expected`. Live decisions go through [`Session`].
-pub fn append(log: &dyn EventLog, run: &str, expected: u64, events: &[Event]) -> Result<Head> {
-    let bodies = events
-        .iter()
-        .map(encode_event)
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|source| ReplayError::Encode {
-            run: run.to_owned(),
-            source,
-        })?;
-    Ok(log.append(run, Some(expected), bodies)?)
-}
+pub use crate::events::append;
 
 impl Replay<'_> {
     /// Rolls the run back to the state after `to_seq` by appending `RolledBack`. Nothing is

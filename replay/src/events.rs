@@ -1,9 +1,24 @@
 //! Reading a run's events: records from the store, decoded (checksums were verified first).
 
 use crate::error::{ReplayError, Result};
-use runlog_core::codec::decode_event;
+use runlog_core::codec::{decode_event, encode_event};
 use runlog_core::{Event, EventKind};
 use runlog_store::{EventLog, Head};
+
+/// Appends events that were decided elsewhere (a recorded history being rebuilt, a test's
+/// fixture) to a run whose head is `expected`. Live decisions go through
+/// [`Session`](crate::Session), which appends through this too.
+pub fn append(log: &dyn EventLog, run: &str, expected: u64, events: &[Event]) -> Result<Head> {
+    let bodies = events
+        .iter()
+        .map(encode_event)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|source| ReplayError::Encode {
+            run: run.to_owned(),
+            source,
+        })?;
+    Ok(log.append(run, Some(expected), bodies)?)
+}
 
 /// The run's head, or `UnknownRun` listing the runs that exist.
 pub fn head(log: &dyn EventLog, run: &str) -> Result<Head> {

@@ -14,7 +14,6 @@
 use crate::error::{ReplayError, Result};
 use crate::events;
 use crate::history::Replay;
-use runlog_core::codec::encode_event;
 use runlog_core::{decide, Command, Event, Rejection, RunState};
 use runlog_store::{EventLog, StoreError};
 
@@ -256,8 +255,8 @@ impl<'l> Session<'l> {
                 return Ok(commit);
             };
             let expected = b.head.seq;
-            match append_on(&self.replay, &self.run, &b.events, expected) {
-                Ok(()) => {
+            match events::append(self.replay.log(), &self.run, expected, &b.events) {
+                Ok(_) => {
                     let events = std::mem::take(&mut b.events);
                     b.commands.clear();
                     for event in &events {
@@ -313,7 +312,7 @@ impl<'l> Session<'l> {
     }
 
     fn append(&self, events: &[Event]) -> Result<()> {
-        append_on(&self.replay, &self.run, events, self.state.seq)
+        events::append(self.replay.log(), &self.run, self.state.seq, events).map(|_| ())
     }
 
     /// Applies events this session decided to its state; `appended`: they are in the log, so
@@ -335,18 +334,4 @@ impl<'l> Session<'l> {
         }
         Ok(Recorded { events: recorded })
     }
-}
-
-/// Appends `events` to `run` on the head `expected`.
-fn append_on(replay: &Replay<'_>, run: &str, events: &[Event], expected: u64) -> Result<()> {
-    let bodies = events
-        .iter()
-        .map(encode_event)
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|source| ReplayError::Encode {
-            run: run.to_owned(),
-            source,
-        })?;
-    replay.log().append(run, Some(expected), bodies)?;
-    Ok(())
 }
