@@ -119,6 +119,19 @@ impl<'l> Session<'l> {
         }
     }
 
+    /// Whether this session stages commands (see [`Session::batching`]).
+    pub fn is_batching(&self) -> bool {
+        self.batch.is_some()
+    }
+
+    /// Records each command as it is decided again, and lets the head copy go. Anything still
+    /// staged is committed by the caller first: with something staged, nothing changes.
+    pub fn stop_batching(&mut self) {
+        if self.staged() == 0 {
+            self.batch = None;
+        }
+    }
+
     /// How many events are staged and not appended yet.
     pub fn staged(&self) -> usize {
         self.batch.as_ref().map_or(0, |b| b.events.len())
@@ -200,15 +213,7 @@ impl<'l> Session<'l> {
             let (theirs, _dropped) = self.rebase(observe)?;
             return Ok(theirs);
         }
-        let known = self.state.seq;
-        let head = match self.replay.log().head(&self.run)? {
-            Some(h) => h.seq,
-            None => return Ok(Vec::new()),
-        };
-        if head <= known {
-            return Ok(Vec::new());
-        }
-        let theirs = events::read(self.replay.log(), &self.run, known + 1, head)?;
+        let theirs = self.appended_after(self.state.seq)?;
         for (seq, event) in &theirs {
             self.replay.apply(&self.run, &mut self.state, event)?;
             if let Some(b) = self.batch.as_mut() {
@@ -285,15 +290,12 @@ impl<'l> Session<'l> {
         &mut self,
         observe: Observer<'_>,
     ) -> Result<(Vec<(u64, Event)>, Vec<(Command, Rejection)>)> {
-        let Some(b) = self.batch.as_mut() else {
+        let Some(known) = self.batch.as_ref().map(|b| b.head.seq) else {
             return Ok((Vec::new(), Vec::new()));
         };
-        let known = b.head.seq;
-        let theirs = match self.replay.log().head(&self.run)? {
-            Some(h) if h.seq > known => {
-                events::read(self.replay.log(), &self.run, known + 1, h.seq)?
-            }
-            _ => Vec::new(),
+        let theirs = self.appended_after(known)?;
+        let Some(b) = self.batch.as_mut() else {
+            return Ok((Vec::new(), Vec::new()));
         };
         for (seq, event) in &theirs {
             self.replay.apply(&self.run, &mut b.head, event)?;
@@ -309,6 +311,16 @@ impl<'l> Session<'l> {
             }
         }
         Ok((theirs, dropped))
+    }
+
+    /// What the log holds of the run after `known`.
+    fn appended_after(&self, known: u64) -> Result<Vec<(u64, Event)>> {
+        match self.replay.log().head(&self.run)? {
+            Some(h) if h.seq > known => {
+                events::read(self.replay.log(), &self.run, known + 1, h.seq)
+            }
+            _ => Ok(Vec::new()),
+        }
     }
 
     fn append(&self, events: &[Event]) -> Result<()> {

@@ -257,8 +257,6 @@ pub struct Engine {
     histories: super::history::Histories,
     /// Working the run as one worker among many (the shared store); `None` alone.
     crew: Option<Crew>,
-    /// Each step's decisions are staged and appended at its end (see [`super::step`]).
-    batching: bool,
     /// The processes this step starts once its append is durable.
     planned: Vec<Planned>,
     kill_point: KillPoint,
@@ -302,7 +300,6 @@ impl Engine {
             notes: Vec::new(),
             histories,
             crew: None,
-            batching: false,
             planned: Vec::new(),
             kill_point: KillPoint::from_env(),
         }
@@ -375,7 +372,7 @@ impl Engine {
         &mut self,
         cmd: Command,
     ) -> Result<std::result::Result<Vec<(u64, Event)>, Rejection>> {
-        if self.batching {
+        if self.session.is_batching() {
             let frontier = &mut self.frontier;
             let staged = self.session.stage(cmd, &mut |seq, e, state| {
                 frontier.observe(seq, &e.kind, state)
@@ -571,7 +568,6 @@ impl Engine {
         // workspace each one follows a git operation it records.
         if !crew && self.ctx.workspace.is_none() {
             self.session.batching();
-            self.batching = true;
         }
         loop {
             if crew && self.state().status != RunStatus::Running {
@@ -675,7 +671,7 @@ impl Engine {
                 Some(_) => None,
                 None => self.workspace_dir(&id, job)?,
             };
-            if self.batching {
+            if self.session.is_batching() {
                 let phase = self.phase(&id);
                 self.planned.push(Planned {
                     id,
@@ -1454,7 +1450,7 @@ impl Engine {
     /// Outside the loop's steps every decision is appended as it is made.
     fn end_steps(&mut self) -> Result<()> {
         self.commit()?;
-        self.batching = false;
+        self.session.stop_batching();
         Ok(())
     }
 
