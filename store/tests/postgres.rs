@@ -210,3 +210,36 @@ fn an_expired_lease_fences_every_append_of_its_worker() {
     second.leave().unwrap();
     assert!(second.live_workers().unwrap().is_empty());
 }
+
+#[test]
+fn appends_from_many_threads_share_transactions() {
+    let Some(db) = scratch() else { return };
+    let log = PgLog::connect(&db.url).unwrap();
+    let (threads, each) = (8, 50);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let log = &log;
+            s.spawn(move || {
+                for i in 0..each {
+                    let run = format!("group-{t}");
+                    log.append(&run, Some(i), vec![format!("{t}-{i}").into_bytes()])
+                        .unwrap();
+                }
+            });
+        }
+    });
+    for t in 0..threads {
+        assert_eq!(log.head(&format!("group-{t}")).unwrap().unwrap().seq, each);
+        assert!(log.verify(&format!("group-{t}")).unwrap().is_ok());
+    }
+    // Each row's xmin is the transaction that inserted it.
+    let transactions = admin(
+        &db.url,
+        "SELECT count(DISTINCT xmin::text) FROM runlog_events",
+    );
+    let appends = i64::try_from(threads * each).unwrap();
+    assert!(
+        transactions < appends / 2,
+        "{appends} appends from {threads} threads took {transactions} transactions"
+    );
+}

@@ -13,6 +13,7 @@
 //! so the log drives tokio-postgres on a runtime it owns and waits for answers on a channel.
 
 mod append;
+mod batch;
 mod follow;
 mod lease;
 mod schema;
@@ -139,6 +140,8 @@ pub struct PgLog {
     nums: Mutex<HashMap<String, i64>>,
     follow: follow::Follow,
     held: lease::Held,
+    /// Where appends wait for the next group commit.
+    batcher: batch::Batcher,
     /// The URL as given, password included: only for the environment of runlog's own child
     /// processes (a sub-project's run), never for messages.
     url: String,
@@ -192,16 +195,18 @@ impl PgLog {
             .create_timeout(Some(CONNECT_WAIT))
             .build()
             .map_err(|e| StoreError::Invalid(format!("cannot set up connections: {e}")))?;
+        let pg = Arc::new(Pg {
+            pool,
+            config,
+            connector,
+            mode: ssl.mode,
+            at,
+        });
         let log = Self {
             handle: runtime.handle().clone(),
+            batcher: batch::Batcher::start(runtime.handle(), pg.clone()),
             runtime: Some(runtime),
-            pg: Arc::new(Pg {
-                pool,
-                config,
-                connector,
-                mode: ssl.mode,
-                at,
-            }),
+            pg,
             nums: Mutex::new(HashMap::new()),
             follow: follow::Follow::default(),
             held: lease::Held::default(),

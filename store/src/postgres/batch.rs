@@ -1,0 +1,317 @@
+//! Group commit for the shared store: the appends a process's threads make while one
+//! transaction is at the server wait for it to end and then go together in the next one, so
+//! eight producers cost about one round trip and one WAL flush per round, not eight.
+//!
+//! One transaction takes the whole group: it locks the head rows of every run in it (in the order
+//! of their numbers, as every group does, so two processes never wait on each other in a
+//! circle), settles each append against the head its run has by then (the earlier appends of
+//! the same group included), inserts all the records and moves all the heads in one statement.
+//! An append whose expected seq is stale is answered with its conflict and leaves the others
+//! alone; a failure of the transaction itself (a lost connection, a lost lease) is every
+//! append's answer, and each caller settles it by reading the log as it would alone.
+
+use super::lease::Fence;
+use super::{to_i64, Pg};
+use crate::error::{Result, StoreError};
+use crate::frame::{genesis, link};
+use crate::types::Head;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// A group closes at this many records: one statement stays a bounded size.
+const GROUP_RECORDS: usize = 8_192;
+
+/// One caller's append, waiting for its group.
+struct Job {
+    run: String,
+    at: u64,
+    bodies: Arc<Vec<Vec<u8>>>,
+    fence: Option<Fence>,
+    answer: std::sync::mpsc::SyncSender<Result<Head>>,
+}
+
+/// Where appends queue for the next group.
+#[derive(Debug)]
+pub(super) struct Batcher {
+    queue: mpsc::UnboundedSender<Job>,
+}
+
+impl Batcher {
+    /// Starts the task that commits the groups, on the log's runtime.
+    pub(super) fn start(handle: &tokio::runtime::Handle, pg: Arc<Pg>) -> Self {
+        let (queue, jobs) = mpsc::unbounded_channel();
+        handle.spawn(serve(pg, jobs));
+        Self { queue }
+    }
+
+    /// Appends `bodies` to `run` right after seq `at`, in the next group; waits for its answer.
+    pub(super) fn append(
+        &self,
+        run: &str,
+        at: u64,
+        bodies: Arc<Vec<Vec<u8>>>,
+        fence: Option<Fence>,
+    ) -> Result<Head> {
+        let (answer, answered) = std::sync::mpsc::sync_channel(1);
+        let job = Job {
+            run: run.to_owned(),
+            at,
+            bodies,
+            fence,
+            answer,
+        };
+        self.queue.send(job).map_err(|_| StoreError::Closed)?;
+        answered.recv().map_err(|_| StoreError::Closed)?
+    }
+}
+
+async fn serve(pg: Arc<Pg>, mut jobs: mpsc::UnboundedReceiver<Job>) {
+    let mut held: Option<Job> = None;
+    loop {
+        let first = match held.take() {
+            Some(job) => job,
+            None => match jobs.recv().await {
+                Some(job) => job,
+                None => return,
+            },
+        };
+        let mut records = first.bodies.len();
+        let fence = first.fence.clone();
+        let mut group = vec![first];
+        while records < GROUP_RECORDS {
+            match jobs.try_recv() {
+                // A lease taken or lost between two appends: each group is checked under one.
+                Ok(job) if !same_fence(&job.fence, &fence) => {
+                    held = Some(job);
+                    break;
+                }
+                Ok(job) => {
+                    records += job.bodies.len();
+                    group.push(job);
+                }
+                Err(_) => break,
+            }
+        }
+        match commit(&pg, &group, fence.as_ref()).await {
+            Ok(answers) => {
+                for (job, answer) in group.iter().zip(answers) {
+                    let _ = job.answer.send(answer);
+                }
+            }
+            Err(e) => {
+                for job in &group {
+                    let _ = job.answer.send(Err(again(&e)));
+                }
+            }
+        }
+    }
+}
+
+fn same_fence(a: &Option<Fence>, b: &Option<Fence>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.worker == b.worker && a.token == b.token,
+        _ => false,
+    }
+}
+
+/// The same failure for another append of the group.
+fn again(e: &StoreError) -> StoreError {
+    match e {
+        StoreError::Postgres {
+            at,
+            what,
+            why,
+            lost,
+        } => StoreError::Postgres {
+            at: at.clone(),
+            what,
+            why: why.clone(),
+            lost: *lost,
+        },
+        StoreError::Fenced { worker, why } => StoreError::Fenced {
+            worker: worker.clone(),
+            why: why.clone(),
+        },
+        StoreError::Closed => StoreError::Closed,
+        other => StoreError::Invalid(other.to_string()),
+    }
+}
+
+/// A run's head as the group's transaction moves it.
+struct RunHead {
+    num: i64,
+    seq: u64,
+    hash: [u8; 32],
+    moved: bool,
+}
+
+/// The group's transaction: each append's answer, or the failure they all share.
+async fn commit(pg: &Pg, group: &[Job], fence: Option<&Fence>) -> Result<Vec<Result<Head>>> {
+    let mut client = pg.client().await?;
+    let tx = client
+        .transaction()
+        .await
+        .map_err(|e| pg.error("cannot begin an append", &e))?;
+    if let Some(fence) = fence {
+        super::lease::check(pg, &tx, fence).await?;
+    }
+    let mut runs: Vec<&str> = group.iter().map(|j| j.run.as_str()).collect();
+    runs.sort_unstable();
+    runs.dedup();
+    let mut heads = lock(pg, &tx, &runs).await?;
+    // Runs whose first append is in this group: made here, then locked like the others. Two
+    // first appends from two processes race on the insert; the loser waits for the winner's
+    // commit, then finds the row and (its expected seq now stale) a conflict.
+    let new: Vec<&str> = runs
+        .iter()
+        .copied()
+        .filter(|r| !heads.contains_key(*r))
+        .filter(|r| group.iter().any(|j| j.run == *r && j.at == 0))
+        .collect();
+    if !new.is_empty() {
+        let geneses: Vec<Vec<u8>> = new.iter().map(|r| genesis(r).to_vec()).collect();
+        tx.execute(
+            "INSERT INTO runlog_runs (run, created_ms, head_seq, head_hash)
+             SELECT r, $2, 0, g FROM unnest($1::text[], $3::bytea[]) AS t(r, g)
+             ON CONFLICT (run) DO NOTHING",
+            &[&new, &now_ms(), &geneses],
+        )
+        .await
+        .map_err(|e| pg.error("cannot create the run", &e))?;
+        heads.extend(lock(pg, &tx, &new).await?);
+    }
+    let mut answers = Vec::with_capacity(group.len());
+    let (mut nums, mut seqs, mut hashes, mut bodies) = (vec![], vec![], vec![], vec![]);
+    for job in group {
+        let Some(head) = heads.get_mut(job.run.as_str()) else {
+            answers.push(Err(conflict(&job.run, job.at, 0)));
+            continue;
+        };
+        if head.seq != job.at {
+            answers.push(Err(conflict(&job.run, job.at, head.seq)));
+            continue;
+        }
+        for body in job.bodies.iter() {
+            head.hash = link(&head.hash, body);
+            head.seq += 1;
+            nums.push(head.num);
+            seqs.push(to_i64(head.seq));
+            hashes.push(head.hash.to_vec());
+            bodies.push(body.as_slice());
+        }
+        head.moved = true;
+        answers.push(Ok(Head {
+            seq: head.seq,
+            hash: head.hash,
+        }));
+    }
+    if nums.is_empty() {
+        // Nothing to write: dropping the transaction rolls it back.
+        return Ok(answers);
+    }
+    let moved: Vec<(&str, &RunHead)> = heads
+        .iter()
+        .filter(|(_, h)| h.moved)
+        .map(|(r, h)| (*r, h))
+        .collect();
+    let head_nums: Vec<i64> = moved.iter().map(|(_, h)| h.num).collect();
+    let head_seqs: Vec<i64> = moved.iter().map(|(_, h)| to_i64(h.seq)).collect();
+    let head_hashes: Vec<Vec<u8>> = moved.iter().map(|(_, h)| h.hash.to_vec()).collect();
+    // A wake-up per run, delivered at commit in commit order; followers read by seq.
+    let notes: Vec<String> = moved
+        .iter()
+        .map(|(r, h)| format!("{} {r}", h.seq))
+        .collect();
+    // Prepared once per connection: each statement is then one round trip.
+    let write = tx
+        .prepare_cached(
+            "WITH records AS (
+                INSERT INTO runlog_events (num, seq, hash, body)
+                SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bytea[])
+             ), heads AS (
+                UPDATE runlog_runs AS r SET head_seq = t.s, head_hash = t.h
+                FROM unnest($5::bigint[], $6::bigint[], $7::bytea[]) AS t(n, s, h)
+                WHERE r.num = t.n
+             )
+             SELECT pg_notify('runlog', n) FROM unnest($8::text[]) AS n",
+        )
+        .await
+        .map_err(|e| pg.error("cannot insert the records", &e))?;
+    tx.execute(
+        &write,
+        &[
+            &nums,
+            &seqs,
+            &hashes,
+            &bodies,
+            &head_nums,
+            &head_seqs,
+            &head_hashes,
+            &notes,
+        ],
+    )
+    .await
+    .map_err(|e| pg.error("cannot insert the records", &e))?;
+    tx.commit()
+        .await
+        .map_err(|e| pg.error("cannot commit the append", &e))?;
+    Ok(answers)
+}
+
+/// Locks the head rows of `runs` (those that exist), in the order of their numbers.
+async fn lock<'r>(
+    pg: &Pg,
+    tx: &deadpool_postgres::Transaction<'_>,
+    runs: &[&'r str],
+) -> Result<HashMap<&'r str, RunHead>> {
+    let statement = tx
+        .prepare_cached(
+            "SELECT run, num, head_seq, head_hash FROM runlog_runs
+             WHERE run = ANY($1) ORDER BY num FOR UPDATE",
+        )
+        .await
+        .map_err(|e| pg.error("cannot lock the run's head", &e))?;
+    let rows = tx
+        .query(&statement, &[&runs])
+        .await
+        .map_err(|e| pg.error("cannot lock the run's head", &e))?;
+    let mut heads = HashMap::with_capacity(rows.len());
+    for row in rows {
+        let name: String = row.get(0);
+        let Some(run) = runs.iter().copied().find(|r| *r == name) else {
+            continue;
+        };
+        let head_seq = row.get::<_, i64>(2).max(0) as u64;
+        let stored: Vec<u8> = row.get(3);
+        let hash = <[u8; 32]>::try_from(stored.as_slice()).map_err(|_| StoreError::Damaged {
+            run: run.to_owned(),
+            damage: crate::error::Damage::corrupt(head_seq, "the run's head hash is not 32 bytes"),
+        })?;
+        heads.insert(
+            run,
+            RunHead {
+                num: row.get(1),
+                seq: head_seq,
+                hash,
+                moved: false,
+            },
+        );
+    }
+    Ok(heads)
+}
+
+fn conflict(run: &str, expected: u64, actual: u64) -> StoreError {
+    StoreError::Conflict {
+        run: run.to_owned(),
+        expected,
+        actual,
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
