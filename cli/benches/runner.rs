@@ -8,8 +8,9 @@
 //! 1.3× the floor from 10,000 tasks on, and a cost per task flat within ±10 %.
 //!
 //! With `RUNLOG_TEST_POSTGRES` (an admin URL, as for the tests), also the shared store: a DAG
-//! of 5,000 no-op tasks (`RUNLOG_BENCH_WORKER_TASKS`) submitted, then executed by 1, 2 and 4
-//! `runlog worker` processes (jobs 4 each), in tasks per second.
+//! of 2,000 tasks of 50 ms each (`sleep 0.05`; `RUNLOG_BENCH_WORKER_TASKS` for another size)
+//! submitted, then executed by 1, 2 and 4 `runlog worker` processes (jobs 4 each), in tasks per
+//! second, with issue 35's goal: 4 workers at least 3× one.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -63,11 +64,17 @@ fn floor(n: usize) -> Duration {
     started.elapsed()
 }
 
+/// What each task of the workers' DAG does: 50 ms of waiting, as a short agent call would.
+const WORKER_TASK: &str = "sleep 0.05";
+/// How far back a task of the workers' DAG may wait: wide enough that 16 tasks can run at once
+/// (its longest chain is about 50 tasks), so the workers, not the plan, set the pace.
+const WORKER_WINDOW: usize = 128;
+
 /// Seconds for `workers` worker processes to execute a submitted DAG of `n` tasks.
 fn workers(dir: &Path, n: usize, workers: usize) -> Duration {
     let db = runlog_store::postgres::scratch::scratch().unwrap();
-    let wf = dir.join(format!("noop-{n}.toml"));
-    std::fs::write(&wf, common::noop_dag(n, 4)).unwrap();
+    let wf = dir.join(format!("sleep-{n}.toml"));
+    std::fs::write(&wf, common::dag(n, 4, WORKER_TASK, WORKER_WINDOW)).unwrap();
     let store = Path::new(&db.url);
     let out = common::runlog(store)
         .args([
@@ -168,16 +175,19 @@ fn main() {
     let n: usize = std::env::var("RUNLOG_BENCH_WORKER_TASKS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(5_000);
+        .unwrap_or(2_000);
     println!();
-    println!("shared store (PostgreSQL): a {n}-task no-op DAG, runlog worker --jobs 4 each");
+    println!(
+        "shared store (PostgreSQL): a {n}-task DAG of `{WORKER_TASK}`, runlog worker --jobs 4 each"
+    );
     println!("{:>8} {:>10} {:>10}", "workers", "seconds", "tasks/s");
+    let mut took = Vec::new();
     for w in [1, 2, 4] {
-        let took = workers(dir.path(), n, w);
-        println!(
-            "{w:>8} {:>10.2} {:>10.0}",
-            took.as_secs_f64(),
-            n as f64 / took.as_secs_f64()
-        );
+        let t = workers(dir.path(), n, w).as_secs_f64();
+        println!("{w:>8} {t:>10.2} {:>10.0}", n as f64 / t);
+        took.push(t);
+    }
+    if let (Some(one), Some(four)) = (took.first(), took.last()) {
+        println!("goal 4 workers ≥ 3× one: {:.2}×", one / four);
     }
 }

@@ -64,7 +64,10 @@ fn events(url: &str, run: &str) -> Vec<(u64, Event)> {
 fn three_workers_do_every_task_of_a_500_task_dag_exactly_once() {
     let Some(db) = scratch() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let wf = workflow(dir.path(), "dag", &common::noop_dag(500, 4));
+    // Each process the workers start leaves a line: a start that lost its race must start none.
+    let executions = dir.path().join("executions");
+    let run = format!("echo $RUNLOG_TASK >> {}", executions.display());
+    let wf = workflow(dir.path(), "dag", &common::dag(500, 4, &run, 16));
     submit(&db.url, dir.path(), &wf, "dag");
     let workers: Vec<Child> = (1..=3)
         .map(|i| worker(&db.url, dir.path(), &format!("w{i}"), 5_000))
@@ -102,6 +105,13 @@ fn three_workers_do_every_task_of_a_500_task_dag_exactly_once() {
     assert_eq!(done.len(), 500);
     assert_eq!(started.len(), 500);
     assert!(started.values().all(|n| *n == 1), "a task started twice");
+    let mut executed: BTreeMap<String, u32> = BTreeMap::new();
+    for task in std::fs::read_to_string(&executions).unwrap().lines() {
+        *executed.entry(task.to_owned()).or_default() += 1;
+    }
+    assert_eq!(executed.len(), 500);
+    let twice: Vec<_> = executed.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "processes started twice: {twice:?}");
     assert_eq!(claims.len(), 500, "every start records its worker");
     let mut by_worker: BTreeMap<&str, usize> = BTreeMap::new();
     for (_, w) in claims.values() {

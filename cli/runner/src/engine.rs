@@ -450,13 +450,23 @@ impl Engine {
                 observer.event(seq, e, state)
             })?;
             if commit.redecided() {
-                // It saw events that were decided again: it finds the tasks again.
+                // It saw events that were decided again: it finds the tasks again, and stops
+                // what those events moved.
                 self.frontier = Frontier::new();
+                self.stop_moved();
             }
-            for (_, rejection) in commit.dropped {
-                self.observer.note(&format!(
-                    "note: a decision was not recorded, one appended meanwhile came first: {rejection}"
-                ));
+            for (cmd, rejection) in commit.dropped {
+                // Among workers, a start or claim that another worker's came before is the
+                // usual race, not news.
+                let race = matches!(
+                    cmd.kind,
+                    CommandKind::StartTaskAs { .. } | CommandKind::ClaimTask { .. }
+                );
+                if !race {
+                    self.observer.note(&format!(
+                        "note: a decision was not recorded, one appended meanwhile came first: {rejection}"
+                    ));
+                }
             }
             if !self.planned.is_empty() {
                 self.kill_point.appended();
@@ -563,10 +573,10 @@ impl Engine {
         }
         let mut foreign = Foreign::watch(self.log.as_ref(), self.run());
         let crew = self.crew.is_some();
-        // Alone and without a git workspace, a step's decisions are appended together. Among
-        // workers each decision races the others' and is appended at once; in a git
-        // workspace each one follows a git operation it records.
-        if !crew && self.ctx.workspace.is_none() {
+        // Without a git workspace, a step's decisions are appended together (among workers
+        // too: a start that lost its race is decided again, dropped, and its process never
+        // started); in a git workspace each one follows a git operation it records.
+        if self.ctx.workspace.is_none() {
             self.session.batching();
         }
         loop {
@@ -1004,7 +1014,12 @@ impl Engine {
 
     fn phase(&self, id: &TaskId) -> Option<Phase> {
         let task = self.state().task(id)?;
-        Some((self.state().status_of(id)?, task.attempt, task.running))
+        Some((
+            self.state().status_of(id)?,
+            task.attempt,
+            task.running,
+            task.held_by().map(str::to_owned),
+        ))
     }
 
     /// Stops the processes whose task moved since they started: a plan revision cancelled it,

@@ -7,8 +7,11 @@ use runlog_core::dispatch::Job;
 use runlog_core::{TaskId, TaskStatus};
 use std::path::PathBuf;
 
-/// A task's status, attempt and whether an attempt runs: what a process was started for.
-pub(crate) type Phase = (TaskStatus, u32, bool);
+/// A task's status, attempt, whether an attempt runs, and the worker holding it (among
+/// workers): what a process was started for. The holder is in it because two workers may
+/// decide the same start: the one whose append lost finds the task in the same status and
+/// attempt, held by the other.
+pub(crate) type Phase = (TaskStatus, u32, bool, Option<String>);
 
 /// A process a step decided to start, waiting for the step's append.
 #[derive(Debug)]

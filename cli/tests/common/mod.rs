@@ -269,9 +269,16 @@ pub fn exchange(
     (status, head.to_ascii_lowercase(), body.to_owned())
 }
 
-/// A DAG of `n` no-op tasks: each waits for up to two earlier ones (a fixed, seeded shape), so
-/// readiness changes as the run goes, as in a real plan.
+/// A DAG of `n` no-op tasks: each waits for up to two of the 16 before it (a fixed, seeded
+/// shape), so readiness changes as the run goes, as in a real plan.
 pub fn noop_dag(n: usize, jobs: u32) -> String {
+    dag(n, jobs, "true", 16)
+}
+
+/// The DAG of [`noop_dag`] whose every task runs `run` and waits for up to two of the `window`
+/// tasks before it: the wider the window, the more tasks can run at once (its longest chain is
+/// about `n / (window / 3)` tasks).
+pub fn dag(n: usize, jobs: u32, run: &str, window: usize) -> String {
     use std::fmt::Write as _;
     let mut toml = format!("name = \"noop\"\n[settings]\njobs = {jobs}\n");
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -284,11 +291,11 @@ pub fn noop_dag(n: usize, jobs: u32) -> String {
     for i in 0..n {
         let _ = write!(
             toml,
-            "[[task]]\nid = \"t{i}\"\nrun = \"true\"\nrequires_testing = false\n"
+            "[[task]]\nid = \"t{i}\"\nrun = \"{run}\"\nrequires_testing = false\n"
         );
-        if i >= 16 {
-            let a = i - 1 - (next() as usize % 16);
-            let b = i - 1 - (next() as usize % 16);
+        if i >= window {
+            let a = i - 1 - (next() as usize % window);
+            let b = i - 1 - (next() as usize % window);
             let after = if a == b {
                 format!("\"t{a}\"")
             } else {
