@@ -72,9 +72,11 @@ fn three_workers_do_every_task_of_a_500_task_dag_exactly_once() {
     let workers: Vec<Child> = (1..=3)
         .map(|i| worker(&db.url, dir.path(), &format!("w{i}"), 5_000))
         .collect();
+    let mut said = String::new();
     for (i, w) in workers.into_iter().enumerate() {
         let out = finish_within(w, Duration::from_secs(300), &format!("worker w{}", i + 1));
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        said += &format!("worker w{}: {}\n", i + 1, text(&out));
     }
     let mut started: BTreeMap<String, u32> = BTreeMap::new();
     let mut claims: BTreeMap<String, (u32, String)> = BTreeMap::new();
@@ -101,7 +103,7 @@ fn three_workers_do_every_task_of_a_500_task_dag_exactly_once() {
             _ => {}
         }
     }
-    assert!(finished, "the run did not finish as succeeded");
+    assert!(finished, "the run did not finish as succeeded:\n{said}");
     assert_eq!(done.len(), 500);
     assert_eq!(started.len(), 500);
     assert!(started.values().all(|n| *n == 1), "a task started twice");

@@ -439,8 +439,10 @@ impl Engine {
 
     /// Ends a step: what it staged is appended as one append (its observers see it now), then
     /// the processes it planned start, each only if its task still stands where the step
-    /// left it.
-    fn commit(&mut self) -> Result<()> {
+    /// left it. `true` when others' events were taken in first (the state moved under the
+    /// step's dispatch).
+    fn commit(&mut self) -> Result<bool> {
+        let mut took_in = false;
         if self.session.staged() > 0 {
             let observer = &mut self.observer;
             let histories = &mut self.histories;
@@ -454,6 +456,7 @@ impl Engine {
                 // what those events moved.
                 self.frontier = Frontier::new();
                 self.stop_moved();
+                took_in = true;
             }
             for (cmd, rejection) in commit.dropped {
                 // Among workers, a start or claim that another worker's came before is the
@@ -477,7 +480,7 @@ impl Engine {
                 self.spawn(&p.id, p.job, p.command, p.dir);
             }
         }
-        Ok(())
+        Ok(took_in)
     }
 
     fn execute(&mut self, kind: CommandKind) -> Result<Vec<(u64, Event)>> {
@@ -586,7 +589,11 @@ impl Engine {
                 return Ok(self.into_ended(started, false));
             }
             let next_due = self.dispatch()?;
-            self.commit()?;
+            if self.commit()? {
+                // The append lost a race and took in others' events first: what they freed
+                // (a dependency done elsewhere) is dispatched before this engine waits or ends.
+                continue;
+            }
             self.observer.step(self.session.state());
             if self.busy.is_empty() && self.replanning.is_none() {
                 let others = self
