@@ -281,7 +281,7 @@ fn main() {
         true,
     );
     check("verify events/s", f(&verify, "rate"), 1_000_000.0, true);
-    check("state_at p99 ms", f(&state_at, "p99_ms"), 5.0, false);
+    check("state_at p99 ms", f(&state_at, "p99_ms"), 3.0, false);
     check(
         "peak RSS during the replay, MB",
         f(&first, "peak_rss_mb").max(f(&again, "peak_rss_mb")),
