@@ -2,6 +2,7 @@
 
 use crate::error::{ReplayError, Result};
 use crate::events;
+use crate::read_ahead::read_ahead;
 use crate::snapshot;
 use runlog_core::fold::{apply_in_place, Base};
 use runlog_core::projections::{Projections, SupervisorStack};
@@ -41,12 +42,6 @@ impl Schedule {
         every > 0 && state.seq >= self.last + interval
     }
 }
-
-/// Events per batch handed from the reader thread to the folder.
-const READ_BATCH: usize = 1_024;
-
-/// A batch of decoded events with their seqs and chain hashes.
-type Batch = Vec<(u64, [u8; 32], Event)>;
 
 /// Reads a run's history. Replay only reads and folds recorded events: it never re-runs an
 /// agent, a test or an evaluator.
@@ -142,19 +137,52 @@ impl<'l> Replay<'l> {
     /// events after the snapshot.
     pub fn state_at(&self, run: &str, seq: u64) -> Result<RunState> {
         self.check_seq(run, seq)?;
-        let mut base = RunState::default();
         for snap in self.known_snapshots(run).range(..=seq).rev() {
-            match snapshot::load(self.log(), run, *snap) {
-                Some((state, _)) => {
-                    base = state;
-                    break;
-                }
+            match self.fold_on(run, *snap, seq)? {
+                Some(state) => return Ok(state),
                 None => self.remember(run, *snap, false),
             }
         }
-        let from = base.seq + 1;
-        let schedule = Schedule::start(base.seq);
-        self.fold(run, base, from, seq, schedule)
+        self.fold(run, RunState::default(), 1, seq, Schedule::start(0))
+    }
+
+    /// The state after `to` from the snapshot at `at`: `None` when that snapshot does not load
+    /// or its chain hash is not the log's at `at` (a snapshot of another history, never
+    /// trusted). Its events are read from the snapshot's own record on, so the read checks
+    /// that hash (a record's hash is only known by walking its frame from the frame's start:
+    /// checking it apart walks that stretch twice), and read ahead while this thread decodes
+    /// the snapshot.
+    fn fold_on(&self, run: &str, at: u64, to: u64) -> Result<Option<RunState>> {
+        let known = self.known_snapshots(run);
+        let mut schedule = Schedule::start(at);
+        let mut nested: Option<ReplayError> = None;
+        let folded = read_ahead(
+            self.log(),
+            run,
+            (at, to),
+            || snapshot::read(self.log(), run, at),
+            |snapshot, seq, hash, event| {
+                let Some((state, anchor)) = snapshot.as_mut() else {
+                    return false;
+                };
+                if seq == at {
+                    if hash != anchor {
+                        *snapshot = None;
+                    }
+                    return snapshot.is_some();
+                }
+                if let Err(e) = self.apply(run, state, event) {
+                    nested.get_or_insert(e);
+                    return false;
+                }
+                self.maybe_snapshot(run, state, hash, &known, &mut schedule);
+                true
+            },
+        )?;
+        match nested {
+            Some(e) => Err(e),
+            None => Ok(folded.map(|(state, _)| state)),
+        }
     }
 
     /// The state after `at`, or at the head when `at` is `None` (a `--at SEQ` option).
@@ -271,83 +299,40 @@ impl<'l> Replay<'l> {
         let mut schedule = Schedule::start(0);
         let mut progress = progress;
         let step = (to / 100).max(1);
-        // Two stages on two threads: this one folds while a reader scans, verifies and decodes
-        // the next batch (a full replay is otherwise read time plus fold time). Folded batches
-        // go back to the reader, which drops their events: memory is given back fastest by the
-        // thread that took it (freeing another thread's blocks was a fifth of the fold's time).
-        let log = self.log();
-        let (tx, rx) = crossbeam_channel::bounded::<Batch>(4);
-        let (back, folded) = crossbeam_channel::unbounded::<Batch>();
-        let read = std::thread::scope(|scope| {
-            let reader = scope.spawn(move || {
-                let mut batch = Vec::with_capacity(READ_BATCH);
-                let read = events::for_each(log, run, 1, to, &mut |seq, hash, event| {
-                    batch.push((seq, *hash, event));
-                    if batch.len() == READ_BATCH {
-                        let empty = match folded.try_recv() {
-                            Ok(mut done) => {
-                                done.clear();
-                                done
-                            }
-                            Err(_) => Vec::with_capacity(READ_BATCH),
-                        };
-                        let full = std::mem::replace(&mut batch, empty);
-                        // The folder hung up (it hit an error): stop reading.
-                        return Ok(tx.send(full).is_ok());
-                    }
-                    Ok(true)
-                });
-                if read.is_ok() && !batch.is_empty() {
-                    let _ = tx.send(batch);
-                }
-                drop(tx);
-                // Until the folder is done with the last batches.
-                for done in folded.iter() {
-                    drop(done);
-                }
-                read.map(|_| ())
-            });
-            'batches: for batch in rx.iter() {
-                for (seq, hash, event) in &batch {
-                    let (seq, hash) = (*seq, *hash);
-                    if let EventKind::Forked {
-                        from_run, at_seq, ..
-                    } = &event.kind
-                    {
-                        match self.parent_stack(from_run, *at_seq) {
-                            Ok(stack) => p.stack = stack,
-                            Err(e) => {
-                                nested.get_or_insert(e);
-                            }
-                        }
-                    }
-                    p.observe(event, &mut |base| match self.resolve(run, base) {
-                        Ok(s) => Some(s),
+        // This thread folds while another scans, verifies and decodes the next batch.
+        let read = read_ahead(
+            self.log(),
+            run,
+            (1, to),
+            || (),
+            |(), seq, hash, event| {
+                if let EventKind::Forked {
+                    from_run, at_seq, ..
+                } = &event.kind
+                {
+                    match self.parent_stack(from_run, *at_seq) {
+                        Ok(stack) => p.stack = stack,
                         Err(e) => {
                             nested.get_or_insert(e);
-                            None
                         }
-                    });
-                    self.maybe_snapshot(run, &p.state, &hash, &known, &mut schedule);
-                    if let Some(f) = progress.as_mut() {
-                        if seq % step == 0 || seq == to {
-                            f(seq, to);
-                        }
-                    }
-                    if nested.is_some() {
-                        break 'batches;
                     }
                 }
-                let _ = back.send(batch);
-            }
-            drop(rx);
-            drop(back);
-            reader.join().unwrap_or_else(|_| {
-                Err(ReplayError::ReaderStopped {
-                    run: run.to_owned(),
-                })
-            })
-        });
+                p.observe(event, &mut |base| match self.resolve(run, base) {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        nested.get_or_insert(e);
+                        None
+                    }
+                });
+                self.maybe_snapshot(run, &p.state, hash, &known, &mut schedule);
+                if let Some(f) = progress.as_mut() {
+                    if seq % step == 0 || seq == to {
+                        f(seq, to);
+                    }
+                }
+                nested.is_none()
+            },
+        );
         match (nested, read) {
             (Some(e), _) | (None, Err(e)) => Err(e),
             (None, Ok(())) => Ok(p.finish()),

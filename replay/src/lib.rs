@@ -42,6 +42,7 @@ mod error;
 pub mod events;
 pub mod export;
 mod history;
+mod read_ahead;
 mod session;
 pub mod snapshot;
 pub mod stats;
