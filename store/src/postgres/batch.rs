@@ -2,13 +2,14 @@
 //! transaction is at the server wait for it to end and then go together in the next one, so
 //! eight producers cost about one round trip and one WAL flush per round, not eight.
 //!
-//! One transaction takes the whole group: it locks the head rows of every run in it (in the order
-//! of their numbers, as every group does, so two processes never wait on each other in a
-//! circle), settles each append against the head its run has by then (the earlier appends of
-//! the same group included), inserts all the records and moves all the heads in one statement.
-//! An append whose expected seq is stale is answered with its conflict and leaves the others
-//! alone; a failure of the transaction itself (a lost connection, a lost lease) is every
-//! append's answer, and each caller settles it by reading the log as it would alone.
+//! One transaction takes the whole group. It makes the runs whose first append is in it, then
+//! locks the head rows of every run in it, in the order of their numbers as every group does,
+//! so two processes never wait on each other in a circle. It settles each append against the
+//! head its run has by then (the earlier appends of the same group included), and inserts all
+//! the records and moves all the heads in one statement. An append whose expected seq is stale
+//! is answered with its conflict and leaves the others alone; a failure of the transaction
+//! itself (a lost connection, a lost lease) is every append's answer, and each caller settles
+//! it by reading the log as it would alone.
 
 use super::lease::Fence;
 use super::{to_i64, Pg};
@@ -160,14 +161,13 @@ async fn commit(pg: &Pg, group: &[Job], fence: Option<&Fence>) -> Result<Vec<Res
     let mut runs: Vec<&str> = group.iter().map(|j| j.run.as_str()).collect();
     runs.sort_unstable();
     runs.dedup();
-    let mut heads = lock(pg, &tx, &runs).await?;
-    // Runs whose first append is in this group: made here, then locked like the others. Two
-    // first appends from two processes race on the insert; the loser waits for the winner's
-    // commit, then finds the row and (its expected seq now stale) a conflict.
+    // Runs whose first append may be in this group are made first, before any head is
+    // locked: a transaction waiting on another's new run then holds no lock that other one
+    // could wait for. Two first appends from two processes race on the insert; the loser waits
+    // for the winner's commit, then finds the row and (its expected seq now stale) a conflict.
     let new: Vec<&str> = runs
         .iter()
         .copied()
-        .filter(|r| !heads.contains_key(*r))
         .filter(|r| group.iter().any(|j| j.run == *r && j.at == 0))
         .collect();
     if !new.is_empty() {
@@ -180,8 +180,8 @@ async fn commit(pg: &Pg, group: &[Job], fence: Option<&Fence>) -> Result<Vec<Res
         )
         .await
         .map_err(|e| pg.error("cannot create the run", &e))?;
-        heads.extend(lock(pg, &tx, &new).await?);
     }
+    let mut heads = lock(pg, &tx, &runs).await?;
     let mut answers = Vec::with_capacity(group.len());
     let (mut nums, mut seqs, mut hashes, mut bodies) = (vec![], vec![], vec![], vec![]);
     for job in group {
