@@ -156,6 +156,8 @@ impl<'l> Replay<'l> {
         let known = self.known_snapshots(run);
         let mut schedule = Schedule::start(at);
         let mut nested: Option<ReplayError> = None;
+        // Whether the log's record at `at` was read and has the snapshot's chain hash.
+        let mut anchored = false;
         let folded = read_ahead(
             self.log(),
             run,
@@ -166,10 +168,8 @@ impl<'l> Replay<'l> {
                     return false;
                 };
                 if seq == at {
-                    if hash != anchor {
-                        *snapshot = None;
-                    }
-                    return snapshot.is_some();
+                    anchored = hash == anchor;
+                    return anchored;
                 }
                 if let Err(e) = self.apply(run, state, event) {
                     nested.get_or_insert(e);
@@ -181,7 +181,7 @@ impl<'l> Replay<'l> {
         )?;
         match nested {
             Some(e) => Err(e),
-            None => Ok(folded.map(|(state, _)| state)),
+            None => Ok(folded.filter(|_| anchored).map(|(state, _)| state)),
         }
     }
 
