@@ -137,8 +137,9 @@ impl<'l> Replay<'l> {
     /// events after the snapshot.
     pub fn state_at(&self, run: &str, seq: u64) -> Result<RunState> {
         self.check_seq(run, seq)?;
-        for snap in self.known_snapshots(run).range(..=seq).rev() {
-            match self.fold_on(run, *snap, seq)? {
+        let known = self.known_snapshots(run);
+        for snap in known.range(..=seq).rev() {
+            match self.fold_on(run, *snap, seq, &known)? {
                 Some(state) => return Ok(state),
                 None => self.remember(run, *snap, false),
             }
@@ -152,8 +153,13 @@ impl<'l> Replay<'l> {
     /// that hash (a record's hash is only known by walking its frame from the frame's start:
     /// checking it apart walks that stretch twice), and read ahead while this thread decodes
     /// the snapshot.
-    fn fold_on(&self, run: &str, at: u64, to: u64) -> Result<Option<RunState>> {
-        let known = self.known_snapshots(run);
+    fn fold_on(
+        &self,
+        run: &str,
+        at: u64,
+        to: u64,
+        known: &BTreeSet<u64>,
+    ) -> Result<Option<RunState>> {
         let mut schedule = Schedule::start(at);
         let mut nested: Option<ReplayError> = None;
         // Whether the log's record at `at` was read and has the snapshot's chain hash.
@@ -175,7 +181,7 @@ impl<'l> Replay<'l> {
                     nested.get_or_insert(e);
                     return false;
                 }
-                self.maybe_snapshot(run, state, hash, &known, &mut schedule);
+                self.maybe_snapshot(run, state, hash, known, &mut schedule);
                 true
             },
         )?;

@@ -83,7 +83,7 @@ async fn serve(pg: Arc<Pg>, mut jobs: mpsc::UnboundedReceiver<Job>) {
         while records < GROUP_RECORDS {
             match jobs.try_recv() {
                 // A lease taken or lost between two appends: each group is checked under one.
-                Ok(job) if !same_fence(&job.fence, &fence) => {
+                Ok(job) if job.fence != fence => {
                     held = Some(job);
                     break;
                 }
@@ -106,14 +106,6 @@ async fn serve(pg: Arc<Pg>, mut jobs: mpsc::UnboundedReceiver<Job>) {
                 }
             }
         }
-    }
-}
-
-fn same_fence(a: &Option<Fence>, b: &Option<Fence>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(a), Some(b)) => a.worker == b.worker && a.token == b.token,
-        _ => false,
     }
 }
 

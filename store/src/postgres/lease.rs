@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// A worker's hold on the store, checked by each of its appends.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Fence {
     pub(crate) worker: String,
     pub(crate) token: i64,
