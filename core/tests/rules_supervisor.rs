@@ -203,8 +203,8 @@ fn every_completion_and_failure_is_pushed_on_the_state_stack() {
     .and(start("developer"))
     .and(fail_stage("developer", "Build failed: compilation errors"));
     let stack = stack_of(&g);
-    let states: Vec<(StackState, &str, u32)> = stack
-        .entries()
+    let entries = stack.entries();
+    let states: Vec<(StackState, &str, u32)> = entries
         .iter()
         .map(|e| (e.state, e.stage.as_str(), e.retry_count))
         .collect();

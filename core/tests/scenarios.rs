@@ -32,7 +32,7 @@ fn view(events: &[Event]) -> View {
     );
     View {
         board: Board::of(&p.state),
-        stack: p.stack.entries().into_iter().cloned().collect(),
+        stack: p.stack.entries(),
         latest_results: p
             .stack
             .all_latest_results()

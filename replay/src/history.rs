@@ -371,9 +371,7 @@ impl<'l> Replay<'l> {
     /// A fork inherits its parent's supervisor stack at the fork point.
     fn parent_stack(&self, parent: &RunId, at_seq: u64) -> Result<SupervisorStack> {
         let p = self.project(parent.as_str(), Some(at_seq), None)?;
-        Ok(SupervisorStack::seeded(
-            p.stack.entries().into_iter().cloned().collect(),
-        ))
+        Ok(SupervisorStack::seeded(p.stack.entries()))
     }
 
     /// The events with seq in `from..=to`.
