@@ -371,3 +371,30 @@ fn a_raised_budget_reopens_the_stopped_task_and_resume_goes_on() {
         text(&refused)
     );
 }
+
+/// A command's usage file holds only its own lines: the agent's appended lines are recorded
+/// once, and the task's test command starts with the file absent or empty.
+#[test]
+fn each_command_starts_with_no_usage_of_the_one_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let wf = common::workflow(
+        dir.path(),
+        "usage-file",
+        r#"name = "usage-file"
+[[task]]
+id = "a"
+run = "echo '{\"model\": \"gpt-4o\", \"usage\": {\"input_tokens\": 10, \"output_tokens\": 1}}' >> \"$RUNLOG_USAGE\""
+test = "test ! -s \"$RUNLOG_USAGE\" && echo '{\"model\": \"gpt-4o\", \"usage\": {\"input_tokens\": 100, \"output_tokens\": 2}}' >> \"$RUNLOG_USAGE\""
+"#,
+    );
+    let out = runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--quiet", "--run-id", "u"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let log = open(&store);
+    let state = Replay::new(&log).head_state("u").unwrap();
+    let a = state.task(&"a".into()).unwrap();
+    assert_eq!(a.spend.tokens.total(), 113, "{:?}", a.spend);
+}

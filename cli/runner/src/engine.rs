@@ -848,14 +848,26 @@ impl Engine {
         let layout = &self.ctx.layout;
         let worktree = layout.worktree(t.worktree.as_deref().unwrap_or(id.as_str()));
         let _ = std::fs::create_dir_all(&worktree);
-        let feedback = layout.feedback(id);
-        // The feedback file always exists; empty when there is nothing to say.
-        let _ = std::fs::write(&feedback, t.feedback.clone().unwrap_or_default());
+        // The feedback file always exists. With nothing to say it is the run's one empty file:
+        // on ext4 without a journal each new file searches past every inode deleted in the
+        // last 30 seconds, and three new files per task were a quarter of a no-op DAG's time.
+        let feedback = match t.feedback.as_deref().filter(|f| !f.is_empty()) {
+            Some(text) => {
+                let path = layout.feedback(id);
+                let _ = std::fs::write(&path, text);
+                path
+            }
+            None => {
+                let path = layout.no_feedback();
+                let _ = std::fs::write(&path, "");
+                path
+            }
+        };
         let history = layout.history(id);
-        // Like the feedback file: always there, empty before the task has a story.
+        // Always there, empty before the task has a story.
         let _ = self.histories.write(&history, id);
         let usage = layout.usage(Some(id));
-        let _ = std::fs::write(&usage, "");
+        empty_if_present(&usage);
         vec![
             ("RUNLOG_RUN".into(), self.run().to_owned()),
             ("RUNLOG_TASK".into(), id.0.clone()),
@@ -985,7 +997,7 @@ impl Engine {
         };
         let board = serde_json::to_string(&Board::of(self.state())).map_err(RunnerError::Board)?;
         let usage = self.ctx.layout.usage(None);
-        let _ = std::fs::write(&usage, "");
+        empty_if_present(&usage);
         let env = vec![
             ("RUNLOG_RUN".to_owned(), self.run().to_owned()),
             ("RUNLOG_USAGE".to_owned(), usage.display().to_string()),
@@ -1145,9 +1157,9 @@ impl Engine {
     /// is not usage as runlog reads it is noted with why; it never stops the run.
     fn record_usage(&mut self, id: &TaskId, stage: UsageStage, out: &Outcome) -> Result<()> {
         let file = self.usage_file(stage, id);
-        // Left in place, emptied when the task's next command starts: removed, it made ext4
-        // (without a journal) search past one more recently deleted inode for every file the
-        // next tasks made.
+        // Made by the command's first append, left in place and emptied when the task's next
+        // command starts: removed, it made ext4 (without a journal) search past one more
+        // recently deleted inode for every file the next tasks made.
         let appended = read_capped(&file, self.ctx.runner.output_cap);
         if self.state().child_run_of(id).is_some() && stage == UsageStage::Agent {
             return Ok(());
@@ -1514,6 +1526,16 @@ fn test_details(out: &Outcome) -> String {
 }
 
 /// At most `cap` bytes of a file a command wrote, as text; nothing when it is not there.
+/// Empties the file at `path` if there is one (a usage file a command made by appending):
+/// the next command starts with none of its lines, and no file is made for a command that
+/// reports nothing.
+fn empty_if_present(path: &std::path::Path) {
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path);
+}
+
 fn read_capped(path: &std::path::Path, cap: usize) -> String {
     use std::io::Read;
     let mut bytes = Vec::new();

@@ -49,6 +49,12 @@ impl Layout {
         within(&self.work(), &format!("{task}.feedback"))
     }
 
+    /// The run's empty feedback file: `RUNLOG_FEEDBACK` of every task with nothing to say.
+    pub fn no_feedback(&self) -> PathBuf {
+        // Task ids never start with a dot: no task's file can be this one.
+        self.work().join(".no.feedback")
+    }
+
     /// The file with a task's story so far (`RUNLOG_HISTORY`).
     pub fn history(&self, task: &TaskId) -> PathBuf {
         within(&self.work(), &format!("{task}.history.jsonl"))
