@@ -78,8 +78,12 @@ fn a_store_made_under_umask_000_is_private_and_agents_keep_the_users_umask() {
     let store_mode = std::fs::metadata(&store).unwrap().permissions().mode() & 0o7777;
     assert_eq!(store_mode, 0o700, "the store directory");
     assert!(found.iter().any(|(p, _)| p.ends_with("api.sock")));
-    assert!(found.iter().any(|(p, _)| p.ends_with(".no.feedback")));
-    assert!(found.iter().any(|(p, _)| p.ends_with("a.history.jsonl")));
+    let named = |end: &str| {
+        found
+            .iter()
+            .any(|(p, _)| p.to_string_lossy().ends_with(end))
+    };
+    assert!(named(".0.feedback") && named(".0.history.jsonl"));
     assert!(found.iter().any(|(p, _)| p.starts_with(store.join("db"))));
     for (path, mode) in &found {
         if *path == agent_file {

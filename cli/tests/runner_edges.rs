@@ -675,3 +675,46 @@ fn each_attempt_reads_its_tasks_story_so_far() {
     assert!(seen.len() <= 1500 + 200, "{} bytes", seen.len());
     assert!(seen.contains("\"task-started\""), "the newest kept: {seen}");
 }
+
+/// Tasks running at once each read their own story and feedback, and a run leaves one
+/// feedback and one history file per command it ran at once, not one per task.
+#[test]
+fn commands_running_at_once_read_their_own_files_and_a_run_leaves_few() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut toml = String::from("name = \"many\"\n[settings]\njobs = 4\n");
+    // Each agent keeps a copy of its story and checks that its feedback is empty, while three
+    // others run beside it.
+    let agent =
+        "cp \\\"$RUNLOG_HISTORY\\\" seen-$RUNLOG_TASK.jsonl && test -f \\\"$RUNLOG_FEEDBACK\\\" \
+                 && ! test -s \\\"$RUNLOG_FEEDBACK\\\" && sleep 0.05";
+    for i in 0..24 {
+        toml.push_str(&format!(
+            "[[task]]\nid = \"t{i}\"\nrun = \"{agent}\"\nrequires_testing = false\n"
+        ));
+    }
+    let wf = workflow(dir.path(), "many", &toml);
+    let store = dir.path().join("store");
+    let out = run(&store, &wf, "many", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    for i in 0..24 {
+        let id = format!("t{i}");
+        let seen = std::fs::read_to_string(dir.path().join(format!("seen-{id}.jsonl"))).unwrap();
+        let mut started = false;
+        for line in seen.lines() {
+            let event = &serde_json::from_str::<serde_json::Value>(line).unwrap()["event"];
+            let about = event["task"].as_str().or(event["spec"]["id"].as_str());
+            assert_eq!(about, Some(id.as_str()), "{id}'s story: {line}");
+            started |= event["type"] == "task-started";
+        }
+        assert!(started, "{id}'s story has its start: {seen}");
+    }
+    let names: Vec<String> = std::fs::read_dir(store.join("worktrees/many"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let count = |end: &str| names.iter().filter(|n| n.ends_with(end)).count();
+    assert!(
+        (1..=4).contains(&count(".feedback")) && (1..=4).contains(&count(".history.jsonl")),
+        "{names:?}"
+    );
+}

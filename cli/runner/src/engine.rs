@@ -110,6 +110,8 @@ struct Running {
     /// Where its task stood when it started: a decision made elsewhere that moves the task
     /// (a rollback undoing the attempt, a cancel, an approval) makes its result moot.
     phase: Option<Phase>,
+    /// Which of the engine's files for running commands (feedback, history) it was given.
+    slot: usize,
 }
 
 impl Running {
@@ -122,6 +124,7 @@ impl Running {
             handle: tokio::spawn(job(stopped)),
             stop,
             phase: None,
+            slot: 0,
         }
     }
 
@@ -840,31 +843,23 @@ impl Engine {
         Ok(())
     }
 
-    /// The environment every command of a task sees.
-    fn env_for(&self, id: &TaskId) -> Vec<(String, String)> {
+    /// The environment every command of a task sees; `slot` is the command's among those
+    /// running (see [`Layout::feedback`]).
+    fn env_for(&self, id: &TaskId, slot: usize) -> Vec<(String, String)> {
         let Some(t) = self.state().task(id) else {
             return Vec::new();
         };
         let layout = &self.ctx.layout;
         let worktree = layout.worktree(t.worktree.as_deref().unwrap_or(id.as_str()));
         let _ = std::fs::create_dir_all(&worktree);
-        // The feedback file always exists. With nothing to say it is the run's one empty file:
-        // on ext4 without a journal each new file searches past every inode deleted in the
-        // last 30 seconds, and three new files per task were a quarter of a no-op DAG's time.
-        let feedback = match t.feedback.as_deref().filter(|f| !f.is_empty()) {
-            Some(text) => {
-                let path = layout.feedback(id);
-                let _ = std::fs::write(&path, text);
-                path
-            }
-            None => {
-                let path = layout.no_feedback();
-                let _ = std::fs::write(&path, "");
-                path
-            }
-        };
-        let history = layout.history(id);
-        // Always there, empty before the task has a story.
+        // Always there, empty when there is nothing to say.
+        let feedback = layout.feedback(slot);
+        let _ = crate::layout::rewrite(
+            &feedback,
+            t.feedback.as_deref().unwrap_or_default().as_bytes(),
+        );
+        let history = layout.history(slot);
+        // Like the feedback file: always there, empty before the task has a story.
         let _ = self.histories.write(&history, id);
         let usage = layout.usage(Some(id));
         empty_if_present(&usage);
@@ -955,7 +950,11 @@ impl Engine {
             command.unwrap_or_else(|| command_of(job, &task.spec).unwrap_or("true").to_owned());
         let dir = dir.unwrap_or_else(|| self.ctx.dir.clone());
         let timeout_ms = self.state().strategy_for(task).timeout_ms;
-        let mut env = self.env_for(id);
+        // The lowest slot no running command holds: at most `jobs` of each file, rewritten.
+        let slot = (0..)
+            .find(|i| self.busy.values().all(|r| r.slot != *i))
+            .unwrap_or_default();
+        let mut env = self.env_for(id, slot);
         if let (Some(url), true) = (&self.ctx.shared, child_run) {
             // A sub-project's child run: the same shared store, and this host's files for it.
             env.push(("RUNLOG_STORE".into(), url.clone()));
@@ -983,6 +982,7 @@ impl Engine {
         });
         let running = Running {
             phase: self.phase(id),
+            slot,
             ..running
         };
         if let Some(crew) = &self.crew {

@@ -111,7 +111,7 @@ impl Histories {
                 text.push('\n');
             }
         }
-        std::fs::write(path, text)
+        crate::layout::rewrite(path, text.as_bytes())
     }
 }
 

@@ -44,20 +44,26 @@ impl Layout {
         within(&self.work(), name)
     }
 
-    /// The file with a task's feedback from its last failed test or eval.
-    pub fn feedback(&self, task: &TaskId) -> PathBuf {
-        within(&self.work(), &format!("{task}.feedback"))
+    /// The feedback file (`RUNLOG_FEEDBACK`) of the command running in `slot`: the lowest
+    /// number no other running command of this engine holds. Rewritten for each command, so a
+    /// run leaves as many as it ran commands at once, not one per task: on ext4 without a
+    /// journal every new file searches past the inodes deleted in the last minutes, and a
+    /// no-op DAG spent a quarter of its time making its tasks' files. The process id keeps
+    /// two engines of a run on one host (workers) apart. A dot starts it: no task's file can be
+    /// this one.
+    pub fn feedback(&self, slot: usize) -> PathBuf {
+        self.command_file(slot, "feedback")
     }
 
-    /// The run's empty feedback file: `RUNLOG_FEEDBACK` of every task with nothing to say.
-    pub fn no_feedback(&self) -> PathBuf {
-        // Task ids never start with a dot: no task's file can be this one.
-        self.work().join(".no.feedback")
+    /// The story file (`RUNLOG_HISTORY`) of the command running in `slot`, as
+    /// [`Layout::feedback`].
+    pub fn history(&self, slot: usize) -> PathBuf {
+        self.command_file(slot, "history.jsonl")
     }
 
-    /// The file with a task's story so far (`RUNLOG_HISTORY`).
-    pub fn history(&self, task: &TaskId) -> PathBuf {
-        within(&self.work(), &format!("{task}.history.jsonl"))
+    fn command_file(&self, slot: usize, what: &str) -> PathBuf {
+        self.work()
+            .join(format!(".{}.{slot}.{what}", std::process::id()))
     }
 
     /// The file a task's commands (or, for none, the replanner) append usage lines to
@@ -79,4 +85,23 @@ impl Layout {
     pub fn marker(&self) -> PathBuf {
         within(&self.store.join("runners"), &self.run)
     }
+}
+
+/// Writes `bytes` over the file at `path` (made if missing) for a command to read. Not by
+/// truncating first: ext4 flushes a file truncated to nothing and written again when it is
+/// closed (its guard against empty files after a crash), a disk write per command for files
+/// that are rewritten every command and need no durability.
+pub fn rewrite(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    f.write_all(bytes)?;
+    let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    if f.metadata()?.len() != len {
+        f.set_len(len)?;
+    }
+    Ok(())
 }
