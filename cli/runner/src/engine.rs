@@ -1525,7 +1525,6 @@ fn test_details(out: &Outcome) -> String {
         .to_owned()
 }
 
-/// At most `cap` bytes of a file a command wrote, as text; nothing when it is not there.
 /// Empties the file at `path` if there is one (a usage file a command made by appending):
 /// the next command starts with none of its lines, and no file is made for a command that
 /// reports nothing.
@@ -1536,6 +1535,7 @@ fn empty_if_present(path: &std::path::Path) {
         .open(path);
 }
 
+/// At most `cap` bytes of a file a command wrote, as text; nothing when it is not there.
 fn read_capped(path: &std::path::Path, cap: usize) -> String {
     use std::io::Read;
     let mut bytes = Vec::new();
