@@ -862,7 +862,7 @@ impl Engine {
         // Like the feedback file: always there, empty before the task has a story.
         let _ = self.histories.write(&history, id);
         let usage = layout.usage(Some(id));
-        empty_if_present(&usage);
+        crate::layout::empty_if_present(&usage);
         vec![
             ("RUNLOG_RUN".into(), self.run().to_owned()),
             ("RUNLOG_TASK".into(), id.0.clone()),
@@ -997,7 +997,7 @@ impl Engine {
         };
         let board = serde_json::to_string(&Board::of(self.state())).map_err(RunnerError::Board)?;
         let usage = self.ctx.layout.usage(None);
-        empty_if_present(&usage);
+        crate::layout::empty_if_present(&usage);
         let env = vec![
             ("RUNLOG_RUN".to_owned(), self.run().to_owned()),
             ("RUNLOG_USAGE".to_owned(), usage.display().to_string()),
@@ -1523,16 +1523,6 @@ fn test_details(out: &Outcome) -> String {
     format!("{why}\n{}", process::head_and_tail(&printed, TEST_FEEDBACK))
         .trim_end()
         .to_owned()
-}
-
-/// Empties the file at `path` if there is one (a usage file a command made by appending):
-/// the next command starts with none of its lines, and no file is made for a command that
-/// reports nothing.
-fn empty_if_present(path: &std::path::Path) {
-    let _ = std::fs::OpenOptions::new()
-        .write(true)
-        .truncate(true)
-        .open(path);
 }
 
 /// At most `cap` bytes of a file a command wrote, as text; nothing when it is not there.

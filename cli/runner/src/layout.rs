@@ -105,3 +105,13 @@ pub fn rewrite(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// Empties the file at `path` if there is one (a usage file a command made by appending):
+/// the next command starts with none of its lines, and no file is made for a command that
+/// reports nothing.
+pub fn empty_if_present(path: &Path) {
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path);
+}
