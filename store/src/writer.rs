@@ -13,7 +13,7 @@ use crate::frame::{self, ChainHash, FrameBuilder, Stored};
 use crate::types::{Durability, Head, Record};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Requests at most per group commit, so one commit's latency stays bounded.
@@ -55,6 +55,11 @@ pub(crate) struct Shared {
     sync_groups: Mutex<[u64; SYNC_GROUP_CLASSES]>,
     poisoned: Mutex<Option<String>>,
     subscribers: Mutex<Vec<Subscriber>>,
+    /// Held shared by a write from its look at the subscribers until its frames are readable,
+    /// and alone by a new subscriber: an append is then either kept for the subscriber or
+    /// readable by the time `subscribe` returns, so a reader that subscribes and then reads
+    /// the log misses nothing.
+    subscribing: RwLock<()>,
     next_num: Mutex<u64>,
     /// Held for each commit, by the writer or by a producer committing inline.
     commit_lock: Mutex<()>,
@@ -78,6 +83,7 @@ impl Shared {
             sync_groups: Mutex::new([0; SYNC_GROUP_CLASSES]),
             poisoned: Mutex::new(None),
             subscribers: Mutex::new(Vec::new()),
+            subscribing: RwLock::new(()),
             next_num: Mutex::new(next_num),
             commit_lock: Mutex::new(()),
             dirty: std::sync::atomic::AtomicBool::new(false),
@@ -169,6 +175,7 @@ impl Shared {
 
     pub(crate) fn subscribe(&self, run: Option<&str>) -> Receiver<Record> {
         let (tx, rx) = crossbeam_channel::unbounded();
+        let _no_write_between = self.subscribing.write().unwrap_or_else(|p| p.into_inner());
         lock(&self.subscribers).push(Subscriber {
             run: run.map(str::to_owned),
             tx,
@@ -369,6 +376,7 @@ fn write(shared: &Shared, batch: Vec<Msg>) -> Option<Written> {
         refuse(batch, &cause);
         return None;
     }
+    let subscribing = shared.subscribing.read().unwrap_or_else(|p| p.into_inner());
     let keep_records = shared.has_subscribers();
     let mut heads: HashMap<String, RunHead> = HashMap::new();
     let mut frames = Vec::new();
@@ -423,6 +431,7 @@ fn write(shared: &Shared, batch: Vec<Msg>) -> Option<Written> {
             return None;
         }
     }
+    drop(subscribing);
     lock(&shared.unsynced).extend(written.heads.iter().map(|(k, h)| (k.clone(), *h)));
     Some(written)
 }

@@ -146,6 +146,53 @@ mod cases {
         assert_eq!(rec.hash, log.hash_at("a", 5).unwrap().unwrap());
     }
 
+    /// Subscribing and then reading the log (what a follower does) misses no append made
+    /// meanwhile: every record is in the read or comes through the subscription.
+    pub fn a_subscriber_that_then_reads_misses_nothing(log: &dyn EventLog) {
+        const APPENDS: u64 = 200;
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for seq in 0..APPENDS {
+                    log.append("r", Some(seq), bodies(seq..seq + 1)).unwrap();
+                }
+            });
+            let mut rounds = 0;
+            loop {
+                let head = |log: &dyn EventLog| log.head("r").unwrap().map_or(0, |h| h.seq);
+                let live = log.subscribe(Some("r"));
+                let read = all(log, "r");
+                let read_to = read.last().map_or(0, |r| r.seq);
+                // Some appends after the read, delivered (if at all) by the subscription.
+                let until = (read_to + 3).min(APPENDS);
+                while head(log) < until {
+                    std::thread::yield_now();
+                }
+                let mut seen: Vec<u64> = read.iter().map(|r| r.seq).collect();
+                // Delivery may trail the append; a missed record never comes (2 s to be sure).
+                while read_to < until {
+                    let Ok(r) = live.recv_timeout(Duration::from_secs(2)) else {
+                        break;
+                    };
+                    seen.push(r.seq);
+                    if r.seq >= until {
+                        break;
+                    }
+                }
+                seen.sort_unstable();
+                seen.dedup();
+                assert_eq!(
+                    seen,
+                    (1..=seen.last().copied().unwrap_or(0).max(until)).collect::<Vec<_>>(),
+                    "round {rounds}: read to {read_to}, then the subscription"
+                );
+                rounds += 1;
+                if until == APPENDS {
+                    break;
+                }
+            }
+        });
+    }
+
     pub fn an_intact_log_verifies(log: &dyn EventLog) {
         log.append("r", Some(0), bodies(0..700)).unwrap();
         log.append("r", Some(700), vec![vec![7u8; 10_000]]).unwrap();
@@ -276,6 +323,7 @@ macro_rules! contract {
                 runs_are_listed_with_their_heads,
                 unknown_runs_read_empty,
                 subscribers_get_every_append_in_order,
+                a_subscriber_that_then_reads_misses_nothing,
                 an_intact_log_verifies,
                 large_bodies_round_trip_through_the_blob_area,
                 blobs_are_content_addressed,

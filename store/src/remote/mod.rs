@@ -345,11 +345,14 @@ fn follow_owners(
         reach = next;
         source = reach.log().subscribe(run);
         if let Some(run) = run {
-            let Ok(missed) = reach
+            let missed = match reach
                 .log()
                 .read(run, last + 1, u64::MAX, Direction::Forward)
-            else {
-                return;
+            {
+                Ok(missed) => missed,
+                // That owner went too: its subscription ends and the next one is found.
+                Err(StoreError::OwnerGone { .. }) => continue,
+                Err(_) => return,
             };
             for record in missed {
                 last = record.seq;
