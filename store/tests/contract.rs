@@ -169,14 +169,13 @@ mod cases {
                 }
                 let mut seen: Vec<u64> = read.iter().map(|r| r.seq).collect();
                 // Delivery may trail the append; a missed record never comes (2 s to be sure).
-                while read_to < until {
+                let mut delivered_to = read_to;
+                while delivered_to < until {
                     let Ok(r) = live.recv_timeout(Duration::from_secs(2)) else {
                         break;
                     };
                     seen.push(r.seq);
-                    if r.seq >= until {
-                        break;
-                    }
+                    delivered_to = r.seq;
                 }
                 seen.sort_unstable();
                 seen.dedup();
