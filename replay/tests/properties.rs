@@ -241,23 +241,30 @@ fn history_stats_warn_past_the_threshold() {
         .contains("past its warning threshold of 1000"));
 }
 
-#[test]
-fn a_record_that_does_not_decode_ends_a_long_projection_with_its_seq() {
-    // Past several of the reader's batches, so the error meets batches in flight both ways.
-    let mut events = synthetic::synthetic_run("run-1", 5_000, 50).unwrap();
-    events.truncate(5_000);
-    let log = stored(&events[..3_500]);
-    log.append("run-1", Some(3_500), vec![b"not an event".to_vec()])
+/// A run of `len` events whose record `bad + 1` is not an event: projecting it fails with that
+/// seq, and up to the record before, the projection stands.
+fn a_bad_record_ends_the_projection(len: usize, bad: usize) {
+    let mut events = synthetic::synthetic_run("run-1", len, 50).unwrap();
+    events.truncate(len);
+    let log = stored(&events[..bad]);
+    log.append("run-1", Some(bad as u64), vec![b"not an event".to_vec()])
         .unwrap();
-    let bodies: Vec<Vec<u8>> = events[3_500..]
+    let bodies: Vec<Vec<u8>> = events[bad..]
         .iter()
         .map(|e| encode_event(e).unwrap())
         .collect();
-    log.append("run-1", Some(3_501), bodies).unwrap();
+    log.append("run-1", Some(bad as u64 + 1), bodies).unwrap();
     let replay = Replay::new(&log).snapshot_every(0);
     let err = replay.project("run-1", None, None).unwrap_err().to_string();
-    assert!(err.contains("3501"), "{err}");
-    // Up to the bad record, the projection stands.
-    let p = replay.project("run-1", Some(3_500), None).unwrap();
-    assert_eq!(p.state.seq, 3_500);
+    assert!(err.contains(&(bad + 1).to_string()), "{err}");
+    let p = replay.project("run-1", Some(bad as u64), None).unwrap();
+    assert_eq!(p.state.seq, bad as u64);
+}
+
+#[test]
+fn a_record_that_does_not_decode_ends_a_long_projection_with_its_seq() {
+    // Past several of the reader's batches, so the error meets batches in flight both ways.
+    a_bad_record_ends_the_projection(5_000, 3_500);
+    // Long enough to be decoded on a thread of its own.
+    a_bad_record_ends_the_projection(80_000, 70_000);
 }
