@@ -5,7 +5,9 @@
 //!
 //! `cargo bench -p runlog-cli --bench runner` (1,000, 10,000 and 50,000 tasks, about three
 //! minutes); `RUNLOG_BENCH_TASKS=1000,10000` for other sizes. Ends with issue 14's goals: at most
-//! 1.3× the floor from 10,000 tasks on, and a cost per task flat within ±10 %.
+//! 1.3× the floor from 10,000 tasks on, and a cost per task flat within ±10 %. Then issue 35's
+//! second shape: a random DAG of 10,000 tasks, each after two drawn from all those before it
+//! (`RUNLOG_BENCH_RANDOM_TASKS` for another size, 0 to leave it out), with the same goal.
 //!
 //! With `RUNLOG_TEST_POSTGRES` (an admin URL, as for the tests), also the shared store: a DAG
 //! of 2,000 tasks of 50 ms each (`sleep 0.05`; `RUNLOG_BENCH_WORKER_TASKS` for another size)
@@ -27,10 +29,11 @@ use std::time::{Duration, Instant};
 
 const JOBS: u32 = 8;
 
-fn runner(dir: &Path, n: usize) -> Duration {
-    let wf = dir.join(format!("noop-{n}.toml"));
-    std::fs::write(&wf, common::noop_dag(n, JOBS)).unwrap();
-    let store = dir.join(format!("store-{n}"));
+/// `runlog run` of a workflow, `name` naming its file and store.
+fn runner(dir: &Path, name: &str, workflow: &str) -> Duration {
+    let wf = dir.join(format!("{name}.toml"));
+    std::fs::write(&wf, workflow).unwrap();
+    let store = dir.join(format!("store-{name}"));
     let started = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_runlog"))
         .arg("--store")
@@ -132,6 +135,30 @@ fn goals(measured: &[(usize, f64, f64)]) {
     }
 }
 
+/// The second shape of issue 35's goal: each task after two drawn from all the tasks before it
+/// (so far more can run at once than in the windowed DAG), `RUNLOG_BENCH_RANDOM_TASKS` of them
+/// (10,000; 0 leaves it out).
+fn random_shape(dir: &Path) {
+    let n: usize = std::env::var("RUNLOG_BENCH_RANDOM_TASKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    if n == 0 {
+        return;
+    }
+    let base = floor(n);
+    let workflow = common::dag(n, JOBS, "true", common::ALL_BEFORE);
+    let ours = runner(dir, &format!("random-{n}"), &workflow);
+    let ratio = ours.as_secs_f64() / base.as_secs_f64();
+    println!();
+    println!(
+        "random DAG (two dependencies each, among all earlier tasks), {n} tasks: runlog {:.2} s, xargs {:.2} s",
+        ours.as_secs_f64(),
+        base.as_secs_f64()
+    );
+    println!("goal ≤ 1.30× on this shape too: {ratio:.2}×");
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is taken.
     let sizes: Vec<usize> = std::env::var("RUNLOG_BENCH_TASKS")
@@ -152,7 +179,7 @@ fn main() {
     let mut measured = Vec::new();
     for n in sizes {
         let base = floor(n);
-        let ours = runner(dir.path(), n);
+        let ours = runner(dir.path(), &format!("noop-{n}"), &common::noop_dag(n, JOBS));
         let per = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
         measured.push((n, ours.as_secs_f64() / base.as_secs_f64(), per(ours)));
         println!(
@@ -165,6 +192,7 @@ fn main() {
         );
     }
     goals(&measured);
+    random_shape(dir.path());
     if std::env::var_os(runlog_store::postgres::scratch::ENV).is_none() {
         println!(
             "(no PostgreSQL: set {} to measure workers on the shared store)",

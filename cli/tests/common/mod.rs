@@ -275,6 +275,10 @@ pub fn noop_dag(n: usize, jobs: u32) -> String {
     dag(n, jobs, "true", 16)
 }
 
+/// A `window` of [`dag`] that is every task before: each task waits for two tasks drawn
+/// from all those before it, as a plan whose tasks build on any earlier work.
+pub const ALL_BEFORE: usize = usize::MAX;
+
 /// The DAG of [`noop_dag`] whose every task runs `run` and waits for up to two of the `window`
 /// tasks before it: the wider the window, the more tasks can run at once (its longest chain is
 /// about `n / (window / 3)` tasks).
@@ -293,9 +297,14 @@ pub fn dag(n: usize, jobs: u32, run: &str, window: usize) -> String {
             toml,
             "[[task]]\nid = \"t{i}\"\nrun = \"{run}\"\nrequires_testing = false\n"
         );
-        if i >= window {
-            let a = i - 1 - (next() as usize % window);
-            let b = i - 1 - (next() as usize % window);
+        let span = match window {
+            ALL_BEFORE => i,
+            _ if i >= window => window,
+            _ => 0,
+        };
+        if span > 0 {
+            let a = i - 1 - (next() as usize % span);
+            let b = i - 1 - (next() as usize % span);
             let after = if a == b {
                 format!("\"t{a}\"")
             } else {
