@@ -48,10 +48,11 @@ pub fn store(log: &dyn EventLog, run: &str, state: &RunState, hash: &[u8; 32]) -
     put(log, run, state.seq, &value)
 }
 
-/// A snapshot's bytes: its header, then `state` encoded, in a buffer of `size_hint` bytes
-/// (the last snapshot's size: a run's state only grows a little between two).
+/// A snapshot's bytes: its header, then `state` encoded, in a buffer with room for
+/// `size_hint` bytes and a sixteenth more (the last snapshot's size: a run's state grows a
+/// little between two, and a buffer that grows copies itself).
 pub fn encode(state: &RunState, hash: &[u8; 32], size_hint: usize) -> Option<Vec<u8>> {
-    let mut value = Vec::with_capacity(size_hint.max(HEADER));
+    let mut value = Vec::with_capacity((size_hint + size_hint / 16).max(HEADER));
     value.extend_from_slice(MAGIC);
     value.extend_from_slice(&STATE_FORMAT.to_be_bytes());
     value.extend_from_slice(&state.seq.to_be_bytes());

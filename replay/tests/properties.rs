@@ -241,6 +241,29 @@ fn history_stats_warn_past_the_threshold() {
         .contains("past its warning threshold of 1000"));
 }
 
+#[test]
+fn a_full_projection_stores_snapshots_that_state_at_then_reads_through() {
+    for events in &runs() {
+        let log = stored(events);
+        let replay = Replay::new(&log).snapshot_every(7);
+        replay.project("run-1", None, None).unwrap();
+        assert!(
+            !snapshot::list(&log, "run-1").is_empty(),
+            "no snapshot of {} events",
+            events.len()
+        );
+        // A new reader finds them in the store, not in the memory of the one that wrote them.
+        let again = Replay::new(&log).snapshot_every(7);
+        for n in 1..=events.len() as u64 {
+            assert_eq!(
+                again.state_at("run-1", n).unwrap(),
+                state_at(events, n),
+                "at {n}"
+            );
+        }
+    }
+}
+
 /// A run of `len` events whose record `bad + 1` is not an event: projecting it fails with that
 /// seq, and up to the record before, the projection stands.
 fn a_bad_record_ends_the_projection(len: usize, bad: usize) {
