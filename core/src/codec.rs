@@ -80,18 +80,6 @@ pub fn encode_state(state: &crate::state::RunState) -> Result<Vec<u8>, CodecErro
     bincode::encode_to_vec(state, state_config()).map_err(CodecError::Encode)
 }
 
-/// Encodes a run state (for snapshots) at the end of `out`, in one pass ([`encode_state`]
-/// walks the state twice: once to size its buffer). A buffer with room for it already is
-/// written without growing.
-pub fn encode_state_into(
-    state: &crate::state::RunState,
-    out: &mut Vec<u8>,
-) -> Result<(), CodecError> {
-    bincode::encode_into_std_write(state, out, state_config())
-        .map(|_| ())
-        .map_err(CodecError::Encode)
-}
-
 /// Decodes a run state; never panics, whatever the bytes.
 pub fn decode_state(bytes: &[u8]) -> Result<crate::state::RunState, CodecError> {
     let (state, used) =

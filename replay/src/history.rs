@@ -15,19 +15,12 @@ use std::collections::{BTreeMap, BTreeSet};
 /// state right after it.
 pub type Walk<'a> = &'a mut dyn FnMut(u64, &[u8; 32], &Event, &RunState);
 
-/// Where a snapshot goes once encoded (its seq and bytes): stored at once, or handed to a
-/// thread that stores them while the fold goes on.
-type Keep<'k> = &'k mut dyn FnMut(u64, Vec<u8>);
-
 /// Snapshot interval by default: the state is cached every this many events.
 pub const DEFAULT_SNAPSHOT_EVERY: u64 = 2_000;
 
 /// Events a task's share of a snapshot is worth: a task takes about 200 bytes of snapshot,
 /// an event about 50 bytes of log.
 const EVENTS_PER_TASK: u64 = 4;
-
-/// Snapshots a full replay has encoded and not yet stored, at most: the fold waits for room.
-const SNAPSHOTS_QUEUED: usize = 2;
 
 /// When the next snapshot is due: at least `every` events after the last one, and at least as
 /// many events as the state's tasks are worth in log bytes. A small state is snapshotted
@@ -37,16 +30,11 @@ const SNAPSHOTS_QUEUED: usize = 2;
 #[derive(Debug, Clone, Copy)]
 struct Schedule {
     last: u64,
-    /// The bytes of the last snapshot encoded: room for the next one.
-    last_size: usize,
 }
 
 impl Schedule {
     fn start(from: u64) -> Self {
-        Self {
-            last: from,
-            last_size: 0,
-        }
+        Self { last: from }
     }
 
     fn due(&self, state: &RunState, every: u64) -> bool {
@@ -193,16 +181,7 @@ impl<'l> Replay<'l> {
                     nested.get_or_insert(e);
                     return false;
                 }
-                Self::maybe_snapshot(
-                    state,
-                    hash,
-                    known,
-                    &mut schedule,
-                    self.every,
-                    &mut |seq, v| {
-                        self.keep_snapshot(run, seq, &v);
-                    },
-                );
+                self.maybe_snapshot(run, state, hash, known, &mut schedule);
                 true
             },
         )?;
@@ -263,16 +242,7 @@ impl<'l> Replay<'l> {
                 nested.get_or_insert(e);
                 return Ok(false);
             }
-            Self::maybe_snapshot(
-                &state,
-                hash,
-                &known,
-                &mut schedule,
-                self.every,
-                &mut |seq, v| {
-                    self.keep_snapshot(run, seq, &v);
-                },
-            );
+            self.maybe_snapshot(run, &state, hash, &known, &mut schedule);
             Ok(true)
         })?;
         match nested {
@@ -294,33 +264,21 @@ impl<'l> Replay<'l> {
         nested.map_or(Ok(()), Err)
     }
 
-    /// Encodes a snapshot when one is due (see [`Schedule`]) and not already stored, and hands
-    /// it to `keep`.
+    /// Writes a snapshot when one is due (see [`Schedule`]) and not already stored.
     fn maybe_snapshot(
+        &self,
+        run: &str,
         state: &RunState,
         hash: &[u8; 32],
         known: &BTreeSet<u64>,
         schedule: &mut Schedule,
-        every: u64,
-        keep: Keep<'_>,
     ) {
-        if !schedule.due(state, every) {
+        if !schedule.due(state, self.every) {
             return;
         }
         schedule.last = state.seq;
-        if known.contains(&state.seq) {
-            return;
-        }
-        if let Some(value) = snapshot::encode(state, hash, schedule.last_size) {
-            schedule.last_size = value.len();
-            keep(state.seq, value);
-        }
-    }
-
-    /// Stores a snapshot [`Replay::maybe_snapshot`] encoded, on this thread.
-    fn keep_snapshot(&self, run: &str, seq: u64, value: &[u8]) {
-        if snapshot::put(self.log(), run, seq, value).is_some() {
-            self.remember(run, seq, true);
+        if !known.contains(&state.seq) && snapshot::store(self.log(), run, state, hash).is_some() {
+            self.remember(run, state.seq, true);
         }
     }
 
@@ -347,67 +305,40 @@ impl<'l> Replay<'l> {
         let mut schedule = Schedule::start(0);
         let mut progress = progress;
         let step = (to / 100).max(1);
-        let log = self.log();
-        let (to_store, storing) = crossbeam_channel::bounded::<(u64, Vec<u8>)>(SNAPSHOTS_QUEUED);
-        let (read, stored) = std::thread::scope(|scope| {
-            // Snapshots are stored on a thread of their own: writing them (a checksum, a
-            // file) was a third of what a first replay's folding thread did.
-            let storer = scope.spawn(move || {
-                storing
-                    .iter()
-                    .filter(|(seq, value)| snapshot::put(log, run, *seq, value).is_some())
-                    .map(|(seq, _)| seq)
-                    .collect::<Vec<u64>>()
-            });
-            // This thread folds while others scan, verify and decode the next batches.
-            let read = read_ahead(
-                log,
-                run,
-                (1, to),
-                || (),
-                |(), seq, hash, event| {
-                    if let EventKind::Forked {
-                        from_run, at_seq, ..
-                    } = &event.kind
-                    {
-                        match self.parent_stack(from_run, *at_seq) {
-                            Ok(stack) => p.stack = stack,
-                            Err(e) => {
-                                nested.get_or_insert(e);
-                            }
-                        }
-                    }
-                    p.observe(event, &mut |base| match self.resolve(run, base) {
-                        Ok(s) => Some(s),
+        // This thread folds while another scans, verifies and decodes the next batch.
+        let read = read_ahead(
+            self.log(),
+            run,
+            (1, to),
+            || (),
+            |(), seq, hash, event| {
+                if let EventKind::Forked {
+                    from_run, at_seq, ..
+                } = &event.kind
+                {
+                    match self.parent_stack(from_run, *at_seq) {
+                        Ok(stack) => p.stack = stack,
                         Err(e) => {
                             nested.get_or_insert(e);
-                            None
-                        }
-                    });
-                    Self::maybe_snapshot(
-                        &p.state,
-                        hash,
-                        &known,
-                        &mut schedule,
-                        self.every,
-                        &mut |seq, value| {
-                            let _ = to_store.send((seq, value));
-                        },
-                    );
-                    if let Some(f) = progress.as_mut() {
-                        if seq % step == 0 || seq == to {
-                            f(seq, to);
                         }
                     }
-                    nested.is_none()
-                },
-            );
-            drop(to_store);
-            (read, storer.join().unwrap_or_default())
-        });
-        for seq in stored {
-            self.remember(run, seq, true);
-        }
+                }
+                p.observe(event, &mut |base| match self.resolve(run, base) {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        nested.get_or_insert(e);
+                        None
+                    }
+                });
+                self.maybe_snapshot(run, &p.state, hash, &known, &mut schedule);
+                if let Some(f) = progress.as_mut() {
+                    if seq % step == 0 || seq == to {
+                        f(seq, to);
+                    }
+                }
+                nested.is_none()
+            },
+        );
         match (nested, read) {
             (Some(e), _) | (None, Err(e)) => Err(e),
             (None, Ok(())) => Ok(p.finish()),

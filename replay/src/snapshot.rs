@@ -5,7 +5,7 @@
 //! that do not decode, and the snapshot is ignored (and rebuilt by the next fold): a cache,
 //! never trusted.
 
-use runlog_core::codec::{decode_state, encode_state_into, STATE_FORMAT};
+use runlog_core::codec::{decode_state, encode_state, STATE_FORMAT};
 use runlog_core::RunState;
 use runlog_store::EventLog;
 
@@ -44,27 +44,14 @@ pub fn list(log: &dyn EventLog, run: &str) -> Vec<u64> {
 /// Stores a snapshot of `state` (whose seq is its key) with the chain hash at that seq; returns
 /// its size. Failing to store a cache entry is not worth stopping a replay for: `None`.
 pub fn store(log: &dyn EventLog, run: &str, state: &RunState, hash: &[u8; 32]) -> Option<usize> {
-    let value = encode(state, hash, 0)?;
-    put(log, run, state.seq, &value)
-}
-
-/// A snapshot's bytes: its header, then `state` encoded, in a buffer with room for
-/// `size_hint` bytes and a sixteenth more (the last snapshot's size: a run's state grows a
-/// little between two, and a buffer that grows copies itself).
-pub fn encode(state: &RunState, hash: &[u8; 32], size_hint: usize) -> Option<Vec<u8>> {
-    let mut value = Vec::with_capacity((size_hint + size_hint / 16).max(HEADER));
+    let body = encode_state(state).ok()?;
+    let mut value = Vec::with_capacity(HEADER + body.len());
     value.extend_from_slice(MAGIC);
     value.extend_from_slice(&STATE_FORMAT.to_be_bytes());
     value.extend_from_slice(&state.seq.to_be_bytes());
     value.extend_from_slice(hash);
-    encode_state_into(state, &mut value).ok()?;
-    Some(value)
-}
-
-/// Stores a snapshot [`encode`] made of the state at `seq`; returns its size, or `None` when
-/// it could not be stored.
-pub fn put(log: &dyn EventLog, run: &str, seq: u64, value: &[u8]) -> Option<usize> {
-    log.cache_put(&key(run, seq), value)
+    value.extend_from_slice(&body);
+    log.cache_put(&key(run, state.seq), &value)
         .ok()
         .map(|()| value.len())
 }

@@ -87,11 +87,11 @@ struct Node {
     at: Timestamp,
     duration_ms: u64,
     retry_count: u32,
-    state: StackState,
     stage: u32,
     task: u32,
     result: Option<Box<Value>>,
-    /// Error text and type, as names in `texts`.
+    /// Error text and type, as names in `texts`: a failed stage's entry has them, a completed
+    /// one's does not.
     error: Option<(u32, u32)>,
     below: Option<u32>,
 }
@@ -191,11 +191,6 @@ impl SupervisorStack {
             at,
             duration_ms,
             retry_count,
-            state: if error.is_some() {
-                StackState::StageFailed
-            } else {
-                StackState::StageCompleted
-            },
             stage: self.stages.name(stage),
             task: self.tasks.name(task),
             result: result.map(|r| Box::new(r.clone())),
@@ -222,7 +217,11 @@ impl SupervisorStack {
         let text = |i: u32| self.texts.get(i).cloned().unwrap_or_default();
         StackEntry {
             seq: node.seq,
-            state: node.state,
+            state: if node.error.is_some() {
+                StackState::StageFailed
+            } else {
+                StackState::StageCompleted
+            },
             stage: self
                 .stages
                 .get(node.stage)
