@@ -460,7 +460,9 @@ fn add_task(state: &mut RunState, spec: crate::spec::TaskSpec) {
             .push(spec.id.clone());
     }
     state.order.push(spec.id.clone());
-    state.tasks.insert(spec.id.clone(), TaskState::new(spec));
+    state
+        .tasks
+        .insert(spec.id.clone(), Box::new(TaskState::new(spec)));
 }
 
 fn reopen_task(t: &mut TaskState) {

@@ -1,5 +1,8 @@
 //! Identifiers and the two scalar types every event carries: time and hashes.
 
+use bincode::de::read::Reader;
+use bincode::de::Decoder;
+use bincode::error::DecodeError;
 use bincode::{Decode, Encode};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -7,9 +10,16 @@ use std::fmt;
 macro_rules! string_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Encode, Decode, Serialize, Deserialize)]
+        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Encode, Serialize, Deserialize)]
         #[serde(transparent)]
         pub struct $name(pub String);
+
+        impl<Context> Decode<Context> for $name {
+            fn decode<D: Decoder<Context = Context>>(decoder: &mut D) -> Result<Self, DecodeError> {
+                decode_string(decoder).map(Self)
+            }
+        }
+        bincode::impl_borrow_decode!($name);
 
         impl $name {
             /// The id as a string slice.
@@ -43,6 +53,32 @@ macro_rules! string_id {
         }
     };
 }
+
+/// Decodes a `String` as bincode encodes one, copying its bytes straight out of the input
+/// when the input is a slice. Ids are most of a snapshot's and an event's strings, and
+/// bincode's own `String` decode zero-fills a buffer before copying into it.
+fn decode_string<D: Decoder>(decoder: &mut D) -> Result<String, DecodeError> {
+    let len = u64::decode(decoder)?;
+    let len = usize::try_from(len).map_err(|_| DecodeError::OutsideUsizeRange(len))?;
+    decoder.claim_container_read::<u8>(len)?;
+    let Some(bytes) = decoder.reader().peek_read(len) else {
+        let mut bytes = vec![0; len];
+        decoder.reader().read(&mut bytes)?;
+        return String::from_utf8(bytes).map_err(|e| DecodeError::Utf8 {
+            inner: e.utf8_error(),
+        });
+    };
+    let s = std::str::from_utf8(bytes)
+        .map_err(|inner| DecodeError::Utf8 { inner })?
+        .to_owned();
+    decoder.reader().consume(len);
+    Ok(s)
+}
+
+/// A hash map keyed by ids. The fold looks a task or stage up for nearly every event, and a
+/// snapshot's decode inserts every task: foldhash hashes a short id several times faster than
+/// the standard SipHash, and is still seeded at random per process.
+pub type IdMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// The longest id, in bytes.
 pub const MAX_NAME: usize = 128;
@@ -171,7 +207,44 @@ impl<'de> Deserialize<'de> for Hash {
 
 #[cfg(test)]
 mod tests {
-    use super::not_a_name;
+    use super::{not_a_name, TaskId};
+    use bincode::config;
+    use bincode::error::DecodeError;
+
+    #[test]
+    fn an_id_decodes_alike_from_a_slice_and_from_a_stream() {
+        let cfg = config::standard();
+        for id in ["t-1", "", &"x".repeat(300)] {
+            let bytes = bincode::encode_to_vec(TaskId::from(id), cfg).unwrap();
+            let (from_slice, used): (TaskId, usize) =
+                bincode::decode_from_slice(&bytes, cfg).unwrap();
+            let from_stream: TaskId = bincode::decode_from_std_read(&mut &bytes[..], cfg).unwrap();
+            assert_eq!((from_slice.as_str(), used), (id, bytes.len()));
+            assert_eq!(from_stream, from_slice);
+        }
+    }
+
+    #[test]
+    fn an_id_that_is_not_utf8_cut_short_or_over_the_limit_is_an_error() {
+        let cfg = config::standard();
+        let decode = |bytes: &[u8]| bincode::decode_from_slice::<TaskId, _>(bytes, cfg);
+        assert!(matches!(
+            decode(&[2, 0xff, 0xfe]),
+            Err(DecodeError::Utf8 { .. })
+        ));
+        assert!(matches!(
+            decode(&[10, b'a']),
+            Err(DecodeError::UnexpectedEnd { .. })
+        ));
+        let limited = cfg.with_limit::<4>();
+        assert!(matches!(
+            bincode::decode_from_slice::<TaskId, _>(
+                &[8, b'a', b'b', b'c', b'd', b'e', b'f', b'g', b'h'],
+                limited
+            ),
+            Err(DecodeError::LimitExceeded)
+        ));
+    }
 
     #[test]
     fn names_are_plain_file_names() {

@@ -76,7 +76,9 @@ pub use evolve::{evolve, evolve_in_place};
 pub use feedback::eval_feedback;
 pub use files::{is_destructive, paths_in, touched_files};
 pub use fold::{fold, fold_with, state_at};
-pub use ids::{not_a_name, AgentId, Hash, RunId, StageId, TaskId, Timestamp, MAX_NAME, NAME_RULE};
+pub use ids::{
+    not_a_name, AgentId, Hash, IdMap, RunId, StageId, TaskId, Timestamp, MAX_NAME, NAME_RULE,
+};
 pub use plan::{check_name, depth_among, plan_hash, validate_settings};
 pub use rejection::Rejection;
 pub use settings::{Budget, RetryLimit, RetryStrategy, Settings, MAX_NESTING, MAX_RETRY_DELAY_MS};

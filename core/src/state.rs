@@ -1,13 +1,13 @@
 //! The state a run folds to: what `decide` reads and `evolve` builds.
 
 use crate::event::{GateOutcome, RunOutcome};
-use crate::ids::{AgentId, Hash, RunId, StageId, TaskId, Timestamp};
+use crate::ids::{AgentId, Hash, IdMap, RunId, StageId, TaskId, Timestamp};
 use crate::settings::{RetryStrategy, Settings};
 use crate::spec::{TaskClass, TaskSpec};
 use crate::usage::{BudgetStop, Limits, Prices, Spend, UsageRecord};
 use bincode::{Decode, Encode};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// A task's status. `blocked` is not a status: it is derived readiness of an open task.
@@ -373,7 +373,7 @@ pub struct RunState {
     /// Life cycle.
     pub status: RunStatus,
     /// Tasks by id (hashed: looked up for nearly every event; ordered views use `order`).
-    pub tasks: HashMap<TaskId, TaskState>,
+    pub tasks: IdMap<TaskId, Box<TaskState>>,
     /// Task ids in the order they were added.
     pub order: Vec<TaskId>,
     /// Children of each group.
@@ -381,7 +381,7 @@ pub struct RunState {
     /// Tasks that list each task in their `after` (reverse dependencies).
     pub dependents: BTreeMap<TaskId, Vec<TaskId>>,
     /// Stage health by stage (hashed; `projections::health` sorts).
-    pub stages: HashMap<StageId, StageHealth>,
+    pub stages: IdMap<StageId, StageHealth>,
     /// The replan being waited for.
     pub replan: Option<PendingReplan>,
     /// Hashes of every revised plan, in order (regeneration-loop detection).
@@ -466,7 +466,7 @@ impl RunState {
             Some(_) if self.is_group(id) => self
                 .descendants(id)
                 .iter()
-                .filter_map(|d| self.tasks.get(d))
+                .filter_map(|d| self.task(d))
                 .all(merged),
             Some(t) => merged(t),
             None => false,
@@ -509,12 +509,12 @@ impl RunState {
 
     /// The task with this id.
     pub fn task(&self, id: &TaskId) -> Option<&TaskState> {
-        self.tasks.get(id)
+        self.tasks.get(id).map(|t| &**t)
     }
 
     /// Tasks in the order they were added.
     pub fn tasks_in_order(&self) -> impl Iterator<Item = &TaskState> {
-        self.order.iter().filter_map(|id| self.tasks.get(id))
+        self.order.iter().filter_map(|id| self.task(id))
     }
 
     /// Whether a task has children (is a group).

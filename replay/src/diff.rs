@@ -107,7 +107,7 @@ pub fn diff(left: Side<'_>, right: Side<'_>) -> Diff {
     );
     let mut tasks = Vec::new();
     for id in order {
-        let (l, r) = (left.state.tasks.get(id), right.state.tasks.get(id));
+        let (l, r) = (left.state.task(id), right.state.task(id));
         let presence = match (l, r) {
             (Some(_), Some(_)) => Presence::Both,
             (Some(_), None) => Presence::LeftOnly,

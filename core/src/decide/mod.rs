@@ -222,8 +222,7 @@ fn require_running(state: &RunState) -> Result<(), Rejection> {
 
 fn find<'s>(state: &'s RunState, id: &TaskId) -> Result<&'s TaskState, Rejection> {
     state
-        .tasks
-        .get(id)
+        .task(id)
         .ok_or_else(|| Rejection::UnknownTask { task: id.clone() })
 }
 

@@ -10,9 +10,9 @@
 
 use super::{dispatch_over, Capacity, Dispatch};
 use crate::event::EventKind;
-use crate::ids::{TaskId, Timestamp};
+use crate::ids::{IdMap, TaskId, Timestamp};
 use crate::state::{RunState, TaskStatus};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 /// The candidates of a run's dispatch.
 #[derive(Debug, Clone, Default)]
@@ -20,7 +20,7 @@ pub struct Frontier {
     /// The seq of the last event taken in; `None`: find everything again.
     seq: Option<u64>,
     /// Plan position of each task.
-    position: HashMap<TaskId, usize>,
+    position: IdMap<TaskId, usize>,
     /// By plan position: whether the task (a group: as derived from its children) is done.
     done: Vec<bool>,
     /// By plan position: how many of the task's own `after` are not done.

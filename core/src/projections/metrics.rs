@@ -7,11 +7,11 @@
 //! that was later rolled back still happened.
 
 use crate::event::{Event, EventKind, GateOutcome};
-use crate::ids::{TaskId, Timestamp};
+use crate::ids::{IdMap, TaskId, Timestamp};
 use crate::state::{RunState, TaskStatus};
 use crate::usage::Spend;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A share: how many of how many, and their ratio (none of none has no rate).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -144,8 +144,8 @@ impl CostMetrics {
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Fold {
     /// Each task's status and since when.
-    since: HashMap<TaskId, (TaskStatus, Timestamp)>,
-    first_gate: HashMap<TaskId, GateOutcome>,
+    since: IdMap<TaskId, (TaskStatus, Timestamp)>,
+    first_gate: IdMap<TaskId, GateOutcome>,
     rescued: BTreeSet<TaskId>,
     passed_after_rescue: BTreeSet<TaskId>,
     failed_tests: BTreeSet<TaskId>,

@@ -7,10 +7,10 @@
 //! and so its snapshots, proportional to the number of tasks rather than to the history.
 
 use crate::event::{Event, EventKind};
-use crate::ids::{StageId, TaskId, Timestamp};
+use crate::ids::{IdMap, StageId, TaskId, Timestamp};
 use crate::value::Value;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::hash::Hash;
 
 /// What a stack entry records.
@@ -51,14 +51,14 @@ pub struct StackEntry {
 #[derive(Debug, Clone)]
 struct Names<T> {
     values: Vec<T>,
-    index: HashMap<T, u32>,
+    index: IdMap<T, u32>,
 }
 
 impl<T> Default for Names<T> {
     fn default() -> Self {
         Self {
             values: Vec::new(),
-            index: HashMap::new(),
+            index: IdMap::default(),
         }
     }
 }

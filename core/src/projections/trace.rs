@@ -7,7 +7,7 @@
 //! OpenInference conventions); the command line turns them into OTLP.
 
 use crate::event::{Event, EventKind, GateOutcome, RunOutcome};
-use crate::ids::{TaskId, Timestamp};
+use crate::ids::{IdMap, TaskId, Timestamp};
 use crate::state::{RunState, TaskStatus};
 use crate::usage::{Spend, UsageRecord, UsageStage};
 use std::collections::HashMap;
@@ -176,7 +176,7 @@ pub struct TraceBuilder {
     run: String,
     fork_of: Option<TraceIds>,
     run_span: Option<Span>,
-    tasks: HashMap<TaskId, TaskSpans>,
+    tasks: IdMap<TaskId, TaskSpans>,
     /// The principal of the last `attributed` event and its seq.
     attributed: Option<(u64, String)>,
     /// What the commands of each span used so far.
@@ -193,7 +193,7 @@ impl TraceBuilder {
             run: run.to_owned(),
             fork_of,
             run_span: None,
-            tasks: HashMap::new(),
+            tasks: IdMap::default(),
             attributed: None,
             spends: HashMap::new(),
             last: (0, Timestamp(0)),
