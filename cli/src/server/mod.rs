@@ -132,6 +132,15 @@ fn bind_private(path: &std::path::Path) -> std::io::Result<tokio::net::UnixListe
     Ok(listener)
 }
 
+/// Writes the view's address to `path` under a name of its own, then renames it into place:
+/// whoever finds the file (`runlog ui`, a script waiting for the server) reads the whole
+/// address, never the empty file a plain write leaves between creating and writing it.
+fn publish_address(path: &std::path::Path, url: &str) -> std::io::Result<()> {
+    let fresh = path.with_extension(format!("url.{}", std::process::id()));
+    std::fs::write(&fresh, url)?;
+    std::fs::rename(&fresh, path)
+}
+
 /// Lowers the calling thread's priority (nice 10) so that answering readers yields the CPU
 /// to the runs' engines: a busy client then slows other readers, not a run. Best effort: a
 /// thread that cannot be lowered still serves.
@@ -193,7 +202,7 @@ async fn serve_on(
         let scheme = if tls.is_some() { "https" } else { "http" };
         eprintln!("serving the API on {scheme}://{addr}/v1 and the web view on {scheme}://{addr}/");
         let url = format!("{scheme}://{addr}/");
-        std::fs::write(ui::address_file(&dir), &url).map_err(|source| ServerError::Write {
+        publish_address(&ui::address_file(&dir), &url).map_err(|source| ServerError::Write {
             path: ui::address_file(&dir),
             source,
         })?;
