@@ -104,12 +104,8 @@ pub(crate) fn read_ahead<T>(
             vec![decoder, reader]
         } else {
             vec![scope.spawn(move || {
-                let read = read(log, run, (from, to), |mut full| {
-                    if !decode_and_send(run, &full, &tx, &folded)? {
-                        return Ok(None);
-                    }
-                    full.clear();
-                    Ok(Some(full))
+                let read = read(log, run, (from, to), |full| {
+                    Ok(decode_and_send(run, &full, &tx, &folded)?.then_some(full))
                 });
                 release(tx, &folded);
                 read

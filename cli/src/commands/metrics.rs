@@ -1,4 +1,4 @@
-//! `runlog metrics [RUN…]`: the seeds' success metrics, per run and over all of them.
+//! `runlog metrics [RUN…]`: a run's success metrics, per run and over all of them.
 
 use crate::ctx::Ctx;
 use crate::error::Result;
