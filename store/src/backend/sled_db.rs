@@ -12,6 +12,8 @@ use crate::error::{Damage, Result, StoreError};
 use crate::heads::{self, Heads, Remembered};
 use crate::layout::{self, BlobDir, CacheDir};
 use crate::wal::{Entry, Wal};
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -435,35 +437,44 @@ pub(crate) fn make_sled_files_durable(dir: &Path, sled_path: &Path) -> Result<()
 /// Holds the lock sled takes on its log file, so no runlog opens the store meanwhile (and a
 /// store that is open is refused); waits, a few seconds at most, for a handle this process
 /// dropped to let go (sled's threads finish a little after). A database sled cannot open is locked all the same.
-pub(crate) fn sled_lock(
-    dir: &Path,
-    sled_path: &Path,
-) -> Result<Option<nix::fcntl::Flock<std::fs::File>>> {
-    use nix::errno::Errno;
-    use nix::fcntl::{Flock, FlockArg};
-    let db = sled_path.join("db");
+pub(crate) fn sled_lock(dir: &Path, sled_path: &Path) -> Result<Option<Flock<File>>> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
     loop {
-        let Ok(file) = std::fs::OpenOptions::new().read(true).write(true).open(&db) else {
-            return Ok(None);
-        };
-        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(locked) => return Ok(Some(locked)),
+        match try_sled_lock(sled_path) {
+            Ok(locked) => return Ok(locked),
             // sled lets go of the lock a little after this process dropped its last handle.
-            Err((_, Errno::EWOULDBLOCK))
+            Err(Errno::EWOULDBLOCK)
                 if closing_here(dir) && std::time::Instant::now() < deadline =>
             {
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
-            Err((_, Errno::EWOULDBLOCK)) => {
+            Err(Errno::EWOULDBLOCK) => {
                 return Err(StoreError::Locked {
                     path: dir.to_path_buf(),
                     owner: layout::read_owner(dir),
                 })
             }
-            Err((_, errno)) => return Err(layout::io("cannot lock", &db)(errno.into())),
+            Err(errno) => {
+                return Err(layout::io("cannot lock", &sled_path.join("db"))(
+                    errno.into(),
+                ))
+            }
         }
     }
+}
+
+/// sled's lock taken without waiting; none when its log file cannot be opened.
+fn try_sled_lock(sled_path: &Path) -> std::result::Result<Option<Flock<File>>, Errno> {
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(sled_path.join("db"))
+    else {
+        return Ok(None);
+    };
+    Flock::lock(file, FlockArg::LockExclusiveNonblock)
+        .map(Some)
+        .map_err(|(_, errno)| errno)
 }
 
 /// Stores open in this process. sled releases its lock only when its background threads let
@@ -479,6 +490,7 @@ pub(crate) fn open_sled(dir: &Path, sled_path: &Path) -> Result<sled::Db> {
     let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
     loop {
+        clear_unfinished_snapshots(sled_path)?;
         let opened = sled::Config::new()
             .path(sled_path)
             // runlog decides when to write and sync; sled's own timer would only add writes.
@@ -502,6 +514,41 @@ pub(crate) fn open_sled(dir: &Path, sled_path: &Path) -> Result<sled::Db> {
             Err(e) => return Err(e),
         }
     }
+}
+
+/// Removes the snapshots sled began and never finished, while nobody holds the database.
+///
+/// sled writes a snapshot (at every open that finds its log moved on) as
+/// `snap.LSN.generating` and renames it once whole, but its open reads the unfinished name
+/// too and, as it sorts last, takes it for the newest: after a kill -9 in the middle of that
+/// write sled calls the database corrupt. Without the file the database is as it was just
+/// before sled began the snapshot, a state its recovery is made for (the older snapshot is
+/// removed only after the rename).
+fn clear_unfinished_snapshots(sled_path: &Path) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(sled_path) else {
+        return Ok(());
+    };
+    let unfinished: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("snap.") && n.ends_with(".generating"))
+        })
+        .collect();
+    if unfinished.is_empty() {
+        return Ok(());
+    }
+    // Held by a live process, the file may be one it is writing now: its own open comes first.
+    let Ok(Some(locked)) = try_sled_lock(sled_path) else {
+        return Ok(());
+    };
+    for path in &unfinished {
+        std::fs::remove_file(path).map_err(layout::io("cannot remove", path))?;
+    }
+    layout::sync_dir(sled_path)?;
+    drop(locked);
+    Ok(())
 }
 
 /// Whether the lock is held by this process (a handle that is being closed).
