@@ -64,6 +64,7 @@ mod spec;
 mod state;
 #[cfg(feature = "testkit")]
 pub mod synthetic;
+mod task_codec;
 pub mod usage;
 mod value;
 

@@ -128,8 +128,9 @@ pub struct ForkOrigin {
     pub from_hash: Hash,
 }
 
-/// Everything known about one task.
-#[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
+/// Everything known about one task. Its encoding (in snapshots) leaves out the fields that
+/// hold their default: `task_codec`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskState {
     /// The spec as planned.
     pub spec: TaskSpec,
@@ -359,8 +360,8 @@ pub enum Readiness {
     },
 }
 
-/// The state of one run: the fold of its events.
-#[derive(Debug, Clone, Default, PartialEq, Encode, Decode, Serialize, Deserialize)]
+/// The state of one run: the fold of its events. Its encoding (snapshots) is `task_codec`'s.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunState {
     /// Seq of the last event folded (its position in the log, not part of the domain state).
     pub seq: u64,

@@ -1,6 +1,7 @@
 //! `cargo bench -p runlog-replay`: replaying a synthetic 1,000,000-event run (2,000 tasks,
 //! long retry loops) into every projection, from runlog's store and, side by side, from SQLite
-//! and from JSON lines; verify; `state_at` at random seqs; peak memory.
+//! and from JSON lines; verify; `state_at` at random seqs; the largest snapshot's encode and
+//! decode; peak memory.
 //!
 //! Each measurement runs in a child process of this binary, so its peak resident memory
 //! (VmHWM) is its own. RUNLOG_BENCH_EVENTS and RUNLOG_BENCH_DIR override size and location.
@@ -93,6 +94,29 @@ fn child(mode: &str, dir: &Path) {
             times.sort_by(f64::total_cmp);
             println!("median_ms={}", times[times.len() / 2]);
             println!("p99_ms={}", times[times.len() * 99 / 100]);
+        }
+        "snapshot-codec" => {
+            // The head's state, the largest, encoded and decoded as a snapshot would be: the
+            // decode is most of a `state_at` on a large run.
+            let log = Log::open(&dir.join("store"), Options::default()).unwrap();
+            let state = Replay::new(&log).head_state(RUN).unwrap();
+            let bytes = runlog_core::codec::encode_state(&state).unwrap();
+            let (mut encode, mut decode) = (Vec::new(), Vec::new());
+            for _ in 0..100 {
+                let t = Instant::now();
+                std::hint::black_box(runlog_core::codec::encode_state(&state).unwrap());
+                encode.push(t.elapsed().as_secs_f64() * 1e3);
+                let t = Instant::now();
+                let back = runlog_core::codec::decode_state(&bytes).unwrap();
+                decode.push(t.elapsed().as_secs_f64() * 1e3);
+                assert_eq!(back.tasks.len(), state.tasks.len());
+            }
+            encode.sort_by(f64::total_cmp);
+            decode.sort_by(f64::total_cmp);
+            println!("tasks={}", state.tasks.len());
+            println!("bytes={}", bytes.len());
+            println!("encode_ms={}", encode[encode.len() / 2]);
+            println!("decode_ms={}", decode[decode.len() / 2]);
         }
         "replay-sqlite" => {
             let db = rusqlite::Connection::open(dir.join("events.sqlite")).unwrap();
@@ -203,6 +227,7 @@ fn main() {
     let again = measure(&dir, "replay-runlog-again");
     let verify = measure(&dir, "verify");
     let state_at = measure(&dir, "state-at");
+    let codec = measure(&dir, "snapshot-codec");
     let sqlite = measure(&dir, "replay-sqlite");
     let jsonl = measure(&dir, "replay-jsonl");
     let f = |m: &std::collections::BTreeMap<String, f64>, k: &str| {
@@ -246,6 +271,20 @@ fn main() {
         "runlog state_at, 300 random seqs, p99 ms",
         format!("{:.2}", f(&state_at, "p99_ms")),
         &state_at,
+    );
+    row(
+        &format!(
+            "snapshot of the head, {:.0} tasks, {:.0} B: encode ms",
+            f(&codec, "tasks"),
+            f(&codec, "bytes")
+        ),
+        format!("{:.2}", f(&codec, "encode_ms")),
+        &codec,
+    );
+    row(
+        "snapshot of the head: decode ms (both medians of 100)",
+        format!("{:.2}", f(&codec, "decode_ms")),
+        &codec,
     );
     row(
         "SQLite (WAL) full replay, events/s",

@@ -18,13 +18,15 @@ pub type Walk<'a> = &'a mut dyn FnMut(u64, &[u8; 32], &Event, &RunState);
 /// Snapshot interval by default: the state is cached every this many events.
 pub const DEFAULT_SNAPSHOT_EVERY: u64 = 2_000;
 
-/// Events a task's share of a snapshot is worth: a task takes about 200 bytes of snapshot,
-/// an event about 50 bytes of log.
-const EVENTS_PER_TASK: u64 = 4;
+/// Events between snapshots for each task of the state. A task takes about 200 bytes of
+/// snapshot and an event about 50 of log, so snapshots take about a third more room than the
+/// log they summarise. At four, as much room, a `state_at` on a large run spent its tail
+/// reading the events past its snapshot.
+const EVENTS_PER_TASK: u64 = 3;
 
-/// When the next snapshot is due: at least `every` events after the last one, and at least as
-/// many events as the state's tasks are worth in log bytes. A small state is snapshotted
-/// often; a large one less often, so snapshots take about as much room as the log they
+/// When the next snapshot is due: at least `every` events after the last one, and at least
+/// [`EVENTS_PER_TASK`] events for each of the state's tasks. A small state is snapshotted
+/// often; a large one less often, so snapshots take room in proportion to the log they
 /// summarise. It depends only on the state, so every replay finds the snapshots earlier
 /// replays wrote instead of writing new ones.
 #[derive(Debug, Clone, Copy)]
