@@ -62,9 +62,9 @@ pub mod script;
 mod settings;
 mod spec;
 mod state;
+mod state_codec;
 #[cfg(feature = "testkit")]
 pub mod synthetic;
-mod task_codec;
 pub mod usage;
 mod value;
 

@@ -129,7 +129,7 @@ pub struct ForkOrigin {
 }
 
 /// Everything known about one task. Its encoding (in snapshots) leaves out the fields that
-/// hold their default: `task_codec`.
+/// hold their default: `state_codec`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskState {
     /// The spec as planned.
@@ -360,7 +360,7 @@ pub enum Readiness {
     },
 }
 
-/// The state of one run: the fold of its events. Its encoding (snapshots) is `task_codec`'s.
+/// The state of one run: the fold of its events. Its encoding (snapshots) is `state_codec`'s.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunState {
     /// Seq of the last event folded (its position in the log, not part of the domain state).

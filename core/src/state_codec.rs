@@ -31,6 +31,10 @@ macro_rules! sparse_codec {
         always: [$($always:ident),* $(,)?],
         sparse: [$($sparse:ident),* $(,)?] $(,)?
     ) => {
+        // One bit of a u64 mask for each sparse field, and the decode's check of the bits past
+        // the last one needs one more.
+        const _: () = assert!([$(stringify!($sparse)),*].len() < 64);
+
         fn $encode<E: Encoder>(value: &$ty, encoder: &mut E) -> Result<(), EncodeError> {
             let $ty { $($given: _,)* $($always,)* $($sparse,)* } = value;
             $($always.encode(encoder)?;)*
