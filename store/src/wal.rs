@@ -16,9 +16,13 @@
 //! kind 2 (frames):      repeated num:u64be first_seq:u64be len:u32be frame
 //! ```
 //!
-//! Where the entries stop checking out — a torn or zero-filled tail, an entry lost while a later
-//! one of the same sync survived, a flipped byte — the rest is either damage to acknowledged
-//! data or bytes that were never acknowledged. `synced` tells them apart: if a later valid entry
+//! The file is kept written with zeros ahead of its last entry (see [`Room`]): an append then
+//! overwrites bytes the file already has, and its `fdatasync` writes the data alone, not the
+//! file's new size as well. So zeros after the last entry are room, not damage.
+//!
+//! Where the entries stop checking out — a torn tail, an entry lost while a later one of the
+//! same sync survived, a flipped byte — the rest is either damage to acknowledged data or
+//! bytes that were never acknowledged. `synced` tells them apart: if a later valid entry
 //! says the WAL was durable past that point, acknowledged data is damaged and opening refuses,
 //! touching nothing. Otherwise nothing there is known to have been acknowledged: the bytes are
 //! moved aside to `wal.aside-<ms>` (never deleted) and the store opens, saying so. Entries of
@@ -27,7 +31,8 @@
 use crate::error::{Damage, Result, StoreError};
 use crate::layout::{io, sync_dir, write_synced};
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Read;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -38,6 +43,26 @@ pub(crate) const MAGIC_V1: u8 = b'W';
 const ENTRY_HEADER_V1: usize = 1 + 1 + 4 + 8;
 /// Checkpoint (flush sled, sync it, truncate the WAL) once the WAL grows past this.
 pub const CHECKPOINT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// How far ahead of its last entry the WAL is written with zeros. Measured on this project's
+/// VM: a 200-byte append and its `fdatasync` took 118–165 µs at the end of a growing file and
+/// 91–110 µs inside zeros written earlier, where the sync has no new size to write. The room
+/// grows with the WAL, so a store that holds a few appends stays small.
+#[derive(Debug, Clone, Copy)]
+struct Room;
+
+impl Room {
+    /// The least written ahead at a time.
+    const LEAST: u64 = 64 * 1024;
+    /// The most written ahead at a time.
+    const MOST: u64 = 1024 * 1024;
+
+    /// Where the file's zeros should end for an entry ending at `end`: past it by as much as
+    /// the WAL holds, within [`Room::LEAST`] and [`Room::MOST`].
+    fn after(end: u64) -> u64 {
+        end + end.clamp(Self::LEAST, Self::MOST)
+    }
+}
 
 /// One thing the WAL records.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -269,6 +294,31 @@ impl SyncPoint {
     }
 }
 
+/// Moves `rest`, the bytes of the WAL at `path` after its valid entries, to a file beside it
+/// (synced, never deleted), and cuts the WAL to its entries.
+fn set_aside(path: &Path, file: &File, valid: usize, rest: &[u8]) -> Result<SetAside> {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let name = format!(
+        "{}.aside-{ms}",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("wal")
+    );
+    let kept = path.with_file_name(name);
+    write_synced(&kept, rest)?;
+    if let Some(dir) = path.parent() {
+        sync_dir(dir)?;
+    }
+    file.set_len(valid as u64)
+        .map_err(io("cannot cut the set-aside tail of", path))?;
+    file.sync_all().map_err(io("cannot sync", path))?;
+    Ok(SetAside {
+        path: kept,
+        offset: valid as u64,
+        bytes: rest.len() as u64,
+    })
+}
+
 /// The open WAL file.
 #[derive(Debug)]
 pub struct Wal {
@@ -278,6 +328,8 @@ pub struct Wal {
     /// Which file `file` is: a new one starts at each seal.
     segment: u64,
     len: u64,
+    /// Bytes the file holds: its entries, then zeros up to here.
+    room: u64,
     /// Bytes known durable: the length at the last successful sync.
     synced: u64,
     /// Why it refuses writes: an earlier write failed part way.
@@ -315,37 +367,27 @@ impl Wal {
             run: "(write-ahead log)".into(),
             damage,
         })?;
-        let mut aside = None;
-        if let Some(rest) = bytes.get(valid..).filter(|r| !r.is_empty()) {
-            let ms = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis());
-            let name = format!(
-                "{}.aside-{ms}",
-                path.file_name().and_then(|n| n.to_str()).unwrap_or("wal")
-            );
-            let kept = path.with_file_name(name);
-            write_synced(&kept, rest)?;
-            if let Some(dir) = path.parent() {
-                sync_dir(dir)?;
-            }
-            file.set_len(valid as u64)
-                .map_err(io("cannot cut the set-aside tail of", path))?;
-            file.sync_all().map_err(io("cannot sync", path))?;
-            aside = Some(SetAside {
-                path: kept,
-                offset: valid as u64,
-                bytes: rest.len() as u64,
-            });
-        }
-        file.seek(SeekFrom::Start(valid as u64))
-            .map_err(io("cannot seek in", path))?;
+        // Zeros after the entries are the room an earlier append wrote ahead: kept as room.
+        // Anything else there is set aside, up to its last byte that is not a zero.
+        let rest = bytes.get(valid..).unwrap_or_default();
+        let written = rest.iter().rposition(|b| *b != 0).map(|last| last + 1);
+        let aside = match written {
+            None => None,
+            Some(n) => Some(set_aside(
+                path,
+                &file,
+                valid,
+                rest.get(..n).unwrap_or(rest),
+            )?),
+        };
+        let room = if aside.is_some() { valid } else { bytes.len() } as u64;
         Ok((
             Self {
                 path: path.to_path_buf(),
                 file: Arc::new(file),
                 segment: 0,
                 len: valid as u64,
+                room,
                 synced: valid as u64,
                 broken: None,
             },
@@ -363,16 +405,38 @@ impl Wal {
             });
         }
         let bytes = encode(entry, self.synced);
-        if let Err(e) = (&*self.file).write_all(&bytes) {
+        let end = self.len + bytes.len() as u64;
+        // A large entry's sync writes far more than the file's size: zeros ahead of it would
+        // double its writes and save nothing worth it.
+        if end > self.room && (bytes.len() as u64) < Room::LEAST {
+            self.write_ahead(end);
+        }
+        if let Err(e) = self.file.write_all_at(&bytes, self.len) {
             let err = io("cannot write the write-ahead log", &self.path)(e);
             self.broken = Some(err.to_string());
             // Best effort: cut the partial entry so the file ends on a whole one.
             let _ = self.file.set_len(self.len);
-            let _ = (&*self.file).seek(SeekFrom::Start(self.len));
             return Err(err);
         }
-        self.len += bytes.len() as u64;
+        self.len = end;
+        self.room = self.room.max(end);
         Ok(())
+    }
+
+    /// Writes zeros from the end of the file to [`Room::after`] `end`. Best effort: where the
+    /// disk has no room for them, the file is cut back to its entries and the append writes
+    /// past its end, as into a file without room, and fails only if its own bytes do not fit.
+    fn write_ahead(&mut self, end: u64) {
+        let from = self.room.max(self.len);
+        let to = Room::after(end);
+        let zeros = vec![0u8; usize::try_from(to - from).unwrap_or(0)];
+        match self.file.write_all_at(&zeros, from) {
+            Ok(()) => self.room = to,
+            Err(_) => {
+                let _ = self.file.set_len(self.len);
+                self.room = self.len;
+            }
+        }
     }
 
     /// Makes every appended entry durable.
@@ -423,6 +487,11 @@ impl Wal {
                 cause: cause.clone(),
             });
         }
+        // The archive keeps the entries alone: its readers need no room.
+        self.file
+            .set_len(self.len)
+            .map_err(io("cannot cut the room ahead of", &self.path))?;
+        self.room = self.len;
         self.sync()?;
         std::fs::rename(&self.path, to).map_err(io("cannot move the write-ahead log to", to))?;
         if let Some(dir) = to.parent() {
@@ -450,6 +519,7 @@ impl Wal {
             sync_dir(dir)?;
         }
         self.len = 0;
+        self.room = 0;
         self.synced = 0;
         Ok(())
     }

@@ -1,5 +1,6 @@
-//! The write-ahead log: bytes after the last whole entry that were never shown to be
-//! acknowledged are set aside (kept, not deleted) and the store opens; damage a later entry
+//! The write-ahead log: zeros after the last whole entry are room written ahead; other bytes
+//! there that were never shown to be acknowledged are set aside (kept, not deleted) and the
+//! store opens; damage a later entry
 //! proves was acknowledged refuses to open and touches nothing; what the WAL holds is replayed
 //! into sled on open. The crash states are built by hand, as a power cut leaves the file.
 #![allow(
@@ -35,7 +36,14 @@ fn image() -> (Vec<u8>, Vec<Entry>) {
     wal.sync().unwrap();
     wal.append(&entries[2]).unwrap();
     wal.sync().unwrap();
-    (std::fs::read(&path).unwrap(), entries)
+    let bytes = std::fs::read(&path).unwrap();
+    let len = usize::try_from(wal.len()).unwrap();
+    assert!(
+        bytes.len() > len && bytes[len..].iter().all(|b| *b == 0),
+        "the file holds zeros ahead of its entries"
+    );
+    // The crash states below are cut from the entries; the room after them is tested apart.
+    (bytes[..len].to_vec(), entries)
 }
 
 #[test]
@@ -95,6 +103,8 @@ fn opening_replays_the_wal_and_truncates_a_torn_tail() {
     let wal = store.join("wal");
     let mut bytes = std::fs::read(&wal).unwrap();
     assert!(!bytes.is_empty(), "the commit is in the WAL");
+    let entries = parse(&bytes).unwrap().1;
+    bytes.truncate(entries);
     bytes.extend_from_slice(b"W\x02\x00\x00\x01\x00partial");
     std::fs::write(&wal, &bytes).unwrap();
     // The forgotten handle keeps sled's lock in this process, so replay into a copy of the
@@ -166,19 +176,81 @@ fn set_aside_files(store: &std::path::Path) -> Vec<Vec<u8>> {
 }
 
 #[test]
-fn a_zero_filled_tail_is_set_aside_and_the_store_opens() {
+fn an_append_after_reopening_goes_after_the_entries_not_after_the_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wal");
+    let first = Entry::Frames(vec![(1, 1, b"one".to_vec())]);
+    let second = Entry::Frames(vec![(1, 2, b"two".to_vec())]);
+    {
+        let (mut wal, _) = Wal::open(&path).unwrap();
+        wal.append(&first).unwrap();
+        wal.sync().unwrap();
+    }
+    let (mut wal, replay) = Wal::open(&path).unwrap();
+    assert_eq!(replay, vec![first.clone()]);
+    wal.append(&second).unwrap();
+    wal.sync().unwrap();
+    let (entries, _) = parse(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(entries, vec![first, second]);
+}
+
+/// Where a WAL image's valid entries end.
+fn entries_end(bytes: &[u8]) -> usize {
+    parse(bytes).unwrap().1
+}
+
+#[test]
+fn zeros_after_the_entries_are_room_not_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crashed(dir.path(), &[("r", 3)]);
+    let wal = store.join("wal");
+    let bytes = std::fs::read(&wal).unwrap();
+    let end = entries_end(&bytes);
+    assert!(
+        bytes.len() > end,
+        "the WAL was written ahead of its entries"
+    );
+    assert!(bytes[end..].iter().all(|b| *b == 0));
+    // A power cut can also leave fewer zeros than were written ahead, or more (ext4 can
+    // extend a file before its data lands): each is room.
+    for room in [0, 64, bytes.len() - end] {
+        let copy = dir.path().join(format!("room-{room}"));
+        std::fs::create_dir(&copy).unwrap();
+        std::fs::copy(store.join("RUNLOG_STORE"), copy.join("RUNLOG_STORE")).unwrap();
+        std::fs::write(copy.join("wal"), &bytes[..end + room]).unwrap();
+        let log = Log::open(&copy, Options::default()).unwrap();
+        assert_eq!(log.head("r").unwrap().unwrap().seq, 3);
+        assert!(
+            log.recovery_notes().is_empty(),
+            "{:?}",
+            log.recovery_notes()
+        );
+        drop(log);
+        assert!(set_aside_files(&copy).is_empty());
+    }
+}
+
+#[test]
+fn a_torn_entry_in_the_room_is_set_aside_without_the_zeros_after_it() {
     let dir = tempfile::tempdir().unwrap();
     let store = crashed(dir.path(), &[("r", 3)]);
     let wal = store.join("wal");
     let mut bytes = std::fs::read(&wal).unwrap();
-    bytes.extend_from_slice(&[0u8; 64]); // ext4 can extend a file before its data lands
+    let end = entries_end(&bytes);
+    let torn = b"V\x02\x00\x00\x01\x00partial";
+    bytes[end..end + torn.len()].copy_from_slice(torn);
     std::fs::write(&wal, &bytes).unwrap();
     let log = Log::open(&store, Options::default()).unwrap();
     assert_eq!(log.head("r").unwrap().unwrap().seq, 3);
     let notes = log.recovery_notes();
-    assert!(notes.iter().any(|n| n.contains("64 bytes")), "{notes:?}");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains(&format!("{} bytes", torn.len()))),
+        "{notes:?}"
+    );
     drop(log);
-    assert_eq!(set_aside_files(&store), vec![vec![0u8; 64]]);
+    assert_eq!(set_aside_files(&store), vec![torn.to_vec()]);
 }
 
 #[test]
@@ -189,7 +261,7 @@ fn an_unsynced_entry_lost_before_a_later_one_of_the_same_sync_does_not_block_ope
     let store = crashed(dir.path(), &[("r", 2), ("s", 1)]);
     let wal = store.join("wal");
     let mut bytes = std::fs::read(&wal).unwrap();
-    let starts = entry_starts(&bytes);
+    let starts = entry_starts(&bytes[..entries_end(&bytes)]);
     assert_eq!(starts.len(), 4, "run r, frames r, run s, frames s");
     bytes[starts[2]..starts[3]].fill(0);
     std::fs::write(&wal, &bytes).unwrap();
@@ -229,5 +301,10 @@ fn a_flipped_length_byte_never_deletes_an_acknowledged_run() {
     assert!(log.head("r").unwrap().is_none());
     assert!(!log.recovery_notes().is_empty());
     drop(log);
-    assert_eq!(set_aside_files(&store), vec![bytes], "every byte is kept");
+    let written = bytes.iter().rposition(|b| *b != 0).unwrap() + 1;
+    assert_eq!(
+        set_aside_files(&store),
+        vec![bytes[..written].to_vec()],
+        "every byte is kept but the room's zeros"
+    );
 }
