@@ -60,6 +60,9 @@ pub fn for_each(log: &dyn EventLog, run: &str, from: u64, to: u64, f: Visit<'_>)
 }
 
 /// The event a record of `run` at `seq` holds (as a subscription delivers it, say).
+///
+/// Inlined, like [`decode_event`], so that the event is not copied out through each `Result`.
+#[inline]
 pub fn decode(run: &str, seq: u64, body: &[u8]) -> Result<Event> {
     decode_event(body).map_err(|source| ReplayError::Decode {
         run: run.to_owned(),
