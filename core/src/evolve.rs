@@ -396,7 +396,13 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
             with_task(state, task, |t| {
                 t.running = false;
                 t.stage_retries = *retry_count;
-                t.feedback = Some(format!("previous attempt failed ({error_type}): {error}"));
+                // Written over the last attempt's, not formatted anew: every failed attempt of
+                // a long history comes through here.
+                let feedback = t.feedback.get_or_insert_with(String::new);
+                feedback.clear();
+                for part in ["previous attempt failed (", error_type, "): ", error] {
+                    feedback.push_str(part);
+                }
             });
         }
         EventKind::RetryScheduled { task, delay_ms, .. } => with_task(state, task, |t| {
