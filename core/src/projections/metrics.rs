@@ -242,8 +242,8 @@ impl RunMetrics {
         if state.is_group(id) {
             return;
         }
-        // Updated in place: a replay moves tasks hundreds of thousands of times, and a key
-        // copied for each move was a tenth of this projection's time.
+        // Updated in place: a replay moves tasks hundreds of thousands of times, and each
+        // move copied the task's id and the status's name.
         match self.fold.since.get_mut(id) {
             Some((was, _)) if *was == now => {}
             Some(since) => {
