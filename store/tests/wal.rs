@@ -1,8 +1,8 @@
 //! The write-ahead log: zeros after the last whole entry are room written ahead; other bytes
 //! there that were never shown to be acknowledged are set aside (kept, not deleted) and the
-//! store opens; damage a later entry
-//! proves was acknowledged refuses to open and touches nothing; what the WAL holds is replayed
-//! into sled on open. The crash states are built by hand, as a power cut leaves the file.
+//! store opens; damage a later entry proves was acknowledged refuses to open and touches
+//! nothing; what the WAL holds is replayed into sled on open. The crash states are built by
+//! hand, as a power cut leaves the file.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -213,11 +213,14 @@ fn zeros_after_the_entries_are_room_not_damage() {
     assert!(bytes[end..].iter().all(|b| *b == 0));
     // A power cut can also leave fewer zeros than were written ahead, or more (ext4 can
     // extend a file before its data lands): each is room.
-    for room in [0, 64, bytes.len() - end] {
+    let written = bytes.len() - end;
+    for room in [0, 64, written, written + 4096] {
         let copy = dir.path().join(format!("room-{room}"));
         std::fs::create_dir(&copy).unwrap();
         std::fs::copy(store.join("RUNLOG_STORE"), copy.join("RUNLOG_STORE")).unwrap();
-        std::fs::write(copy.join("wal"), &bytes[..end + room]).unwrap();
+        let mut image = bytes[..end].to_vec();
+        image.resize(end + room, 0);
+        std::fs::write(copy.join("wal"), &image).unwrap();
         let log = Log::open(&copy, Options::default()).unwrap();
         assert_eq!(log.head("r").unwrap().unwrap().seq, 3);
         assert!(
