@@ -11,16 +11,13 @@
     clippy::indexing_slicing
 )]
 
-use nix::sys::resource::{getrlimit, setrlimit, Resource};
-use nix::sys::signal::{signal, SigHandler, Signal};
+mod common;
+
+use common::with_file_size_limit;
 use runlog_store::*;
 
 #[test]
 fn a_failed_wal_write_poisons_and_loses_nothing_acknowledged() {
-    // Writes past the limit would otherwise kill the process with SIGXFSZ.
-    // SAFETY: sets a signal's disposition to "ignore"; no handler runs any code.
-    #[allow(unsafe_code)]
-    let _ = unsafe { signal(Signal::SIGXFSZ, SigHandler::SigIgn) };
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     let log = Log::open(&store, Options::default()).unwrap();
@@ -30,11 +27,10 @@ fn a_failed_wal_write_poisons_and_loses_nothing_acknowledged() {
     let wal = std::fs::read(store.join("wal")).unwrap();
     let wal_len = runlog_store::wal::parse(&wal).unwrap().1 as u64;
     assert!(wal.len() as u64 > wal_len, "the WAL has room ahead");
-    let (soft, hard) = getrlimit(Resource::RLIMIT_FSIZE).unwrap();
     // Room for part of the next entry only: a short write, then EFBIG.
-    setrlimit(Resource::RLIMIT_FSIZE, wal_len + 20, hard).unwrap();
-    let failed = log.append("b", Some(0), vec![b"never acknowledged".to_vec()]);
-    setrlimit(Resource::RLIMIT_FSIZE, soft, hard).unwrap();
+    let failed = with_file_size_limit(wal_len + 20, || {
+        log.append("b", Some(0), vec![b"never acknowledged".to_vec()])
+    });
     assert!(failed.is_err(), "{failed:?}");
     // The disk has room again, but the log does not pretend it is sound.
     let later = log.append("a", Some(1), vec![b"after".to_vec()]);

@@ -11,8 +11,9 @@
     clippy::indexing_slicing
 )]
 
-use nix::sys::resource::{getrlimit, setrlimit, Resource};
-use nix::sys::signal::{signal, SigHandler, Signal};
+mod common;
+
+use common::with_file_size_limit;
 use runlog_store::wal::{parse, Entry, Wal};
 
 fn frame(seq: u64) -> Entry {
@@ -21,10 +22,6 @@ fn frame(seq: u64) -> Entry {
 
 #[test]
 fn zeros_that_do_not_fit_never_fail_an_append_that_does() {
-    // Writes past the limit would otherwise kill the process with SIGXFSZ.
-    // SAFETY: sets a signal's disposition to "ignore"; no handler runs any code.
-    #[allow(unsafe_code)]
-    let _ = unsafe { signal(Signal::SIGXFSZ, SigHandler::SigIgn) };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("wal");
     let (mut wal, _) = Wal::open(&path).unwrap();
@@ -32,19 +29,16 @@ fn zeros_that_do_not_fit_never_fail_an_append_that_does() {
     wal.sync().unwrap();
     let room = std::fs::metadata(&path).unwrap().len();
     assert!(room > wal.len(), "the first append wrote room ahead");
-    let (soft, hard) = getrlimit(Resource::RLIMIT_FSIZE).unwrap();
     // Space for the entries up to the room's end and a few more, not for the next room.
     let limit = room + 200;
-    setrlimit(Resource::RLIMIT_FSIZE, limit, hard).unwrap();
     let mut seq = 1;
-    let failed = loop {
+    let failed = with_file_size_limit(limit, || loop {
         seq += 1;
         if let Err(e) = wal.append(&frame(seq)) {
             break e;
         }
         assert!(seq < 100_000, "the limit never stopped an append");
-    };
-    setrlimit(Resource::RLIMIT_FSIZE, soft, hard).unwrap();
+    });
     let last_ok = seq - 1;
     // Past the limit an entry's own bytes do not fit: that append fails, as without room.
     assert!(failed.to_string().contains("cannot write"), "{failed}");
