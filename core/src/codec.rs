@@ -39,9 +39,26 @@ pub enum CodecError {
     },
 }
 
+/// What bincode writes, appended to a buffer. bincode's own `encode_to_vec` encodes every
+/// value twice, the first time only to size its buffer: for a snapshot, that first pass was
+/// half of its encode, and a sixth of a first replay that writes snapshots.
+struct Append<'a>(&'a mut Vec<u8>);
+
+impl bincode::enc::write::Writer for Append<'_> {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) -> Result<(), bincode::error::EncodeError> {
+        self.0.extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
+/// Bytes an event's buffer starts with: most events fit.
+const EVENT_BUFFER: usize = 128;
+
 /// Encodes an event into a fresh buffer.
 pub fn encode_event(event: &Event) -> Result<Vec<u8>, CodecError> {
-    let bytes = bincode::encode_to_vec(event, config()).map_err(CodecError::Encode)?;
+    let mut bytes = Vec::with_capacity(EVENT_BUFFER);
+    bincode::encode_into_writer(event, Append(&mut bytes), config()).map_err(CodecError::Encode)?;
     // The decoder's limit, checked here: whatever encodes decodes back.
     if bytes.len() > MAX_EVENT_BYTES {
         return Err(CodecError::TooLarge { len: bytes.len() });
@@ -81,7 +98,17 @@ fn state_config() -> StateConfig {
 
 /// Encodes a run state (for snapshots).
 pub fn encode_state(state: &crate::state::RunState) -> Result<Vec<u8>, CodecError> {
-    bincode::encode_to_vec(state, state_config()).map_err(CodecError::Encode)
+    let mut bytes = Vec::new();
+    encode_state_into(state, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// Encodes a run state at the end of `out` (a snapshot's header before it, say), in one pass.
+pub fn encode_state_into(
+    state: &crate::state::RunState,
+    out: &mut Vec<u8>,
+) -> Result<(), CodecError> {
+    bincode::encode_into_writer(state, Append(out), state_config()).map_err(CodecError::Encode)
 }
 
 /// Decodes a run state; never panics, whatever the bytes.

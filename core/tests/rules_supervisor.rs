@@ -353,3 +353,43 @@ fn popping_the_stack_is_a_rollback_and_it_can_be_undone() {
         Some("boom")
     );
 }
+
+#[test]
+fn a_long_history_keeps_every_entry_and_a_rollback_restores_any_of_them() {
+    // More entries than the stack keeps in one of its blocks, so that a rollback lands in a
+    // later block than the one the top is in.
+    let entry = |seq: u64| runlog_core::projections::stack::StackEntry {
+        seq,
+        state: StackState::StageCompleted,
+        stage: StageId::from(format!("stage-{}", seq % 7).as_str()),
+        task: id(&format!("task-{}", seq % 13)),
+        result: Some(Value::Int(seq as i64)),
+        error: None,
+        duration_ms: seq,
+        retry_count: 0,
+        at: Timestamp(seq),
+    };
+    let mut stack = SupervisorStack::seeded((1..=10_000).map(entry).collect());
+    assert_eq!(stack.len(), 10_000);
+    assert_eq!(stack.entries().last(), Some(&entry(10_000)));
+    stack.observe(
+        10_001,
+        &Event {
+            at: Timestamp(10_001),
+            kind: EventKind::RolledBack {
+                to_seq: 5_000,
+                reason: "back".into(),
+                by: "me".into(),
+            },
+        },
+    );
+    let entries = stack.entries();
+    assert_eq!(entries.len(), 5_000);
+    assert_eq!(entries.first(), Some(&entry(1)));
+    assert_eq!(entries.last(), Some(&entry(5_000)));
+    assert_eq!(
+        stack.latest_result(&StageId::from("stage-1")),
+        Some(&Value::Int(4_999)),
+        "the newest completion of stage-1 at or before seq 5,000 (4,999 = 7 × 714 + 1)"
+    );
+}

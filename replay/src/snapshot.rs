@@ -5,12 +5,16 @@
 //! that do not decode, and the snapshot is ignored (and rebuilt by the next fold): a cache,
 //! never trusted.
 
-use runlog_core::codec::{decode_state, encode_state, STATE_FORMAT};
+use runlog_core::codec::{decode_state, encode_state_into, STATE_FORMAT};
 use runlog_core::RunState;
 use runlog_store::EventLog;
 
 const MAGIC: &[u8; 4] = b"RLS1";
 const HEADER: usize = 4 + 4 + 8 + 32;
+
+/// Bytes reserved for each task of a state before its snapshot is encoded: a task takes about
+/// 200, so a large state's buffer is not grown (and copied) a dozen times on the way.
+const BYTES_PER_TASK: usize = 256;
 
 /// The cache key prefix of a run's snapshots.
 pub fn prefix(run: &str) -> Vec<u8> {
@@ -44,13 +48,12 @@ pub fn list(log: &dyn EventLog, run: &str) -> Vec<u64> {
 /// Stores a snapshot of `state` (whose seq is its key) with the chain hash at that seq; returns
 /// its size. Failing to store a cache entry is not worth stopping a replay for: `None`.
 pub fn store(log: &dyn EventLog, run: &str, state: &RunState, hash: &[u8; 32]) -> Option<usize> {
-    let body = encode_state(state).ok()?;
-    let mut value = Vec::with_capacity(HEADER + body.len());
+    let mut value = Vec::with_capacity(HEADER + state.tasks.len() * BYTES_PER_TASK);
     value.extend_from_slice(MAGIC);
     value.extend_from_slice(&STATE_FORMAT.to_be_bytes());
     value.extend_from_slice(&state.seq.to_be_bytes());
     value.extend_from_slice(hash);
-    value.extend_from_slice(&body);
+    encode_state_into(state, &mut value).ok()?;
     log.cache_put(&key(run, state.seq), &value)
         .ok()
         .map(|()| value.len())

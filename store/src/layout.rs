@@ -334,14 +334,21 @@ impl CacheDir {
     /// Stores an entry (replacing one with the same key).
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         fs::create_dir_all(&self.root).map_err(io("cannot create", &self.root))?;
-        let mut body = Vec::with_capacity(12 + key.len() + value.len());
-        body.extend_from_slice(&(key.len() as u32).to_be_bytes());
-        body.extend_from_slice(key);
-        body.extend_from_slice(value);
-        let check = *blake3::hash(&body).as_bytes();
+        // The file is the check, then the body: the key's length, the key and the value. The
+        // value (a snapshot of up to a few hundred KiB) is hashed and written where it is.
+        let mut head = Vec::with_capacity(8 + 4 + key.len());
+        let klen = (key.len() as u32).to_be_bytes();
+        let check = blake3::Hasher::new()
+            .update(&klen)
+            .update(key)
+            .update(value)
+            .finalize();
+        head.extend_from_slice(&check.as_bytes()[..8]);
+        head.extend_from_slice(&klen);
+        head.extend_from_slice(key);
         let tmp = self.root.join(temp_name());
         let written = fs::File::create(&tmp)
-            .and_then(|mut f| f.write_all(&check[..8]).and_then(|()| f.write_all(&body)))
+            .and_then(|mut f| f.write_all(&head).and_then(|()| f.write_all(value)))
             .and_then(|()| fs::rename(&tmp, self.path(key)));
         if let Err(e) = written {
             let _ = fs::remove_file(&tmp);
