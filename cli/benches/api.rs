@@ -6,7 +6,8 @@
 //!    after another: total time, events appended per second.
 //! 3. 20 clients reading a live run 500 times each: requests per second, and how much longer
 //!    the run takes than with nobody reading, in interleaved rounds (`RUNLOG_BENCH_ROUNDS`, 5),
-//!    with the goal line (the median at most 1.15×).
+//!    with the goal line (the median at most 1.15×), at the server's default pacing of reads
+//!    (`RUNLOG_BENCH_READS_PER_SECOND=N` for another rate, 0 for none).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -63,11 +64,13 @@ impl Conn {
 }
 
 fn serve(store: &Path) -> Child {
-    let child = runlog(store)
-        .arg("serve")
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut serve = runlog(store);
+    serve.arg("serve");
+    // The server's own pacing of reads by default; another rate to compare with (0: none).
+    if let Ok(rate) = std::env::var("RUNLOG_BENCH_READS_PER_SECOND") {
+        serve.args(["--reads-per-second", &rate]);
+    }
+    let child = serve.stderr(Stdio::null()).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     while UnixStream::connect(store.join("api.sock")).is_err() {
         assert!(Instant::now() < deadline, "runlog serve did not start");
@@ -210,8 +213,9 @@ fn event_at(conn: &mut Conn, run: &str, kind: &str) -> u64 {
 
 /// One run of the 150-task chain on a fresh server with `readers` clients reading its board
 /// 500 times each: the run's own time (from its events: the readers may go on after it ended)
-/// and, with readers, their requests per second.
-fn run_with_readers(dir: &Path, wf: &Path, round: usize, readers: usize) -> (Duration, f64) {
+/// and, with readers, their reads a second while the run executed (the server paces them
+/// then) and over all their reads.
+fn run_with_readers(dir: &Path, wf: &Path, round: usize, readers: usize) -> (Duration, f64, f64) {
     let store = dir.join(format!("read-{round}-{readers}"));
     let server = serve(&store);
     let mut conn = Conn::open(&store);
@@ -221,23 +225,43 @@ fn run_with_readers(dir: &Path, wf: &Path, round: usize, readers: usize) -> (Dur
             let store = store.clone();
             std::thread::spawn(move || {
                 let mut c = Conn::open(&store);
-                for _ in 0..500 {
-                    assert_eq!(c.call("GET", "/v1/runs/live", "").0, 200);
-                }
+                (0..500)
+                    .map(|_| {
+                        assert_eq!(c.call("GET", "/v1/runs/live", "").0, 200);
+                        epoch_ms()
+                    })
+                    .collect::<Vec<u64>>()
             })
         })
         .collect();
     let reads_started = Instant::now();
-    for c in clients {
-        c.join().unwrap();
-    }
+    let done: Vec<u64> = clients
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
     let reading = reads_started.elapsed();
     wait_finished(&mut conn, &["live".to_owned()]);
-    let run_took = Duration::from_millis(
-        event_at(&mut conn, "live", "run-finished") - event_at(&mut conn, "live", "run-started"),
+    let (started, finished) = (
+        event_at(&mut conn, "live", "run-started"),
+        event_at(&mut conn, "live", "run-finished"),
     );
+    let run_took = Duration::from_millis(finished - started);
+    let during = done
+        .iter()
+        .filter(|at| (started..=finished).contains(*at))
+        .count();
     stop(server);
-    (run_took, (readers * 500) as f64 / reading.as_secs_f64())
+    (
+        run_took,
+        during as f64 / run_took.as_secs_f64().max(1e-3),
+        (readers * 500) as f64 / reading.as_secs_f64(),
+    )
+}
+
+fn epoch_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 fn readers_against_a_live_run(dir: &Path) {
@@ -251,11 +275,11 @@ fn readers_against_a_live_run(dir: &Path) {
         .max(1);
     let mut ratios = Vec::new();
     for round in 0..rounds {
-        let (alone, _) = run_with_readers(dir, &wf, round, 0);
-        let (read, rate) = run_with_readers(dir, &wf, round, 20);
+        let (alone, ..) = run_with_readers(dir, &wf, round, 0);
+        let (read, paced, rate) = run_with_readers(dir, &wf, round, 20);
         let ratio = read.as_secs_f64() / alone.as_secs_f64();
         println!(
-            "3. round {}: the run alone {:.2} s, with 20 clients x 500 board reads {:.2} s ({ratio:.2}x); {rate:.0} requests/s",
+            "3. round {}: the run alone {:.2} s, with 20 clients x 500 board reads {:.2} s ({ratio:.2}x); {paced:.0} reads/s while it ran, {rate:.0} over all",
             round + 1,
             alone.as_secs_f64(),
             read.as_secs_f64(),

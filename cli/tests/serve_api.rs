@@ -46,6 +46,15 @@ fn stop(server: Child, store: &Path) {
     assert!(!store.join("api.sock").exists(), "the socket is removed");
 }
 
+/// A workflow of one task that runs until it is interrupted.
+fn waiting_workflow(dir: &Path) -> std::path::PathBuf {
+    common::workflow(
+        dir,
+        "waits",
+        "name = \"waits\"\n[[task]]\nid = \"a\"\nrun = \"while true; do sleep 0.05; done\"\nrequires_testing = false\n",
+    )
+}
+
 fn imported_store(dir: &Path) -> std::path::PathBuf {
     let store = dir.join("store");
     let out = runlog(&store)
@@ -251,11 +260,7 @@ fn runs_started_through_the_api_execute_inside_the_server_and_stop_when_asked() 
         "name = \"quick\"\n[[task]]\nid = \"a\"\nrun = \"true\"\nrequires_testing = false\n\
          [[task]]\nid = \"b\"\nafter = [\"a\"]\nrun = \"true\"\nrequires_testing = false\n",
     );
-    let waits = common::workflow(
-        dir.path(),
-        "waits",
-        "name = \"waits\"\n[[task]]\nid = \"a\"\nrun = \"while true; do sleep 0.05; done\"\nrequires_testing = false\n",
-    );
+    let waits = waiting_workflow(dir.path());
     let store = dir.path().join("store");
     let server = serve(&store, &[]);
     let start = |wf: &Path, run: &str| {
@@ -549,11 +554,7 @@ fn each_tokens_scope_allows_its_requests_and_failed_attempts_are_limited() {
 fn floods_of_tasks_streams_runs_and_headers_get_clear_answers() {
     let dir = tempfile::tempdir().unwrap();
     let store = imported_store(dir.path());
-    let waits = common::workflow(
-        dir.path(),
-        "waits",
-        "name = \"waits\"\n[[task]]\nid = \"a\"\nrun = \"while true; do sleep 0.05; done\"\nrequires_testing = false\n",
-    );
+    let waits = waiting_workflow(dir.path());
     let server = serve(&store, &["--max-runs", "2"]);
     // A plan of 10,001 tasks in one request: 413, nothing recorded.
     let tasks: Vec<serde_json::Value> = (0..10_001)
@@ -784,5 +785,48 @@ fn forks_and_large_outputs_through_the_api() {
     assert_eq!(status, 400, "{err}");
     let (status, err) = over_socket(&store, "GET", &format!("/v1/blobs/{}", "0".repeat(64)), "");
     assert_eq!(status, 404, "{err}");
+    stop(server, &store);
+}
+
+#[test]
+fn reads_wait_their_turn_while_a_run_executes_and_commands_never_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = imported_store(dir.path());
+    let waits = waiting_workflow(dir.path());
+    let server = serve(&store, &["--reads-per-second", "4"]);
+    // Nothing executes: 40 reads go at once (at 4 a second they would take 6 s past a burst).
+    let reader = |reads: usize| {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            for _ in 0..reads {
+                assert_eq!(over_socket(&store, "GET", "/v1/runs/quickstart", "").0, 200);
+            }
+        })
+    };
+    let unpaced = reader(40);
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        unpaced.is_finished(),
+        "no run executes: reads are not paced"
+    );
+    unpaced.join().unwrap();
+    // A run executes: the same 40 reads take their turns, 4 a second after a burst of 16, so
+    // they are still going 2 s later; a command meanwhile is answered at once.
+    let body = serde_json::json!({"workflow": waits, "run": "w1"}).to_string();
+    assert_eq!(over_socket(&store, "POST", "/v1/runs", &body).0, 201);
+    let paced = reader(40);
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!paced.is_finished(), "reads are paced while a run executes");
+    assert_eq!(
+        over_socket(&store, "POST", "/v1/runs/w1/interrupt", "").0,
+        202
+    );
+    assert!(
+        !paced.is_finished(),
+        "the command was answered before the paced reads were done"
+    );
+    // The run stopped: the rest of the reads go at once.
+    paced.join().unwrap();
+    wait_for(|| run_status(&store, "w1") == "interrupted");
     stop(server, &store);
 }

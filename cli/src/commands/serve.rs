@@ -30,6 +30,12 @@ pub struct Args {
     /// Runs this server executes at once (`POST /v1/runs`); past it, a start is answered 429.
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     max_runs: u64,
+    /// Reads served each second, for all clients together, while this server executes runs
+    /// [default: 150 for each processor]; a read that comes early waits for its turn, so that
+    /// readers never take the processors the runs need. Commands and event streams never
+    /// wait. 0: no limit.
+    #[arg(long, value_name = "N")]
+    reads_per_second: Option<u32>,
     /// Serve HTTPS on --http with this certificate chain (PEM, the server's first); with
     /// --tls-key. Reloaded, with the key and --client-ca, on SIGHUP: open connections and runs
     /// go on.
@@ -120,6 +126,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         max_runs: usize::try_from(a.max_runs).unwrap_or(usize::MAX),
         trace: a.trace.target()?,
         tls,
+        reads_per_second: a
+            .reads_per_second
+            .unwrap_or_else(server::pacing::Pacing::default_rate),
     };
     server::serve(options).map_err(|e| match e {
         ServerError::Tcp { .. } => CliError::input(e.to_string()),

@@ -127,6 +127,8 @@ pub struct Api {
     pub hosted: Arc<Hosted>,
     /// The store's directory.
     pub dir: std::path::PathBuf,
+    /// How fast reads are served while runs execute.
+    pub pacing: Arc<super::pacing::Pacing>,
 }
 
 /// The API's routes over `api`.
@@ -149,6 +151,7 @@ pub fn router(api: Api) -> Router {
         })
         .layer(axum::middleware::from_fn_with_state(api.clone(), authorize))
         .layer(tower::limit::ConcurrencyLimitLayer::new(MAX_REQUESTS))
+        .layer(axum::middleware::from_fn_with_state(api.clone(), pace))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(api)
 }
@@ -198,6 +201,17 @@ refused_as_json!(
 /// A TCP request then carries its principal: the token's name, the subject of a client
 /// certificate on a mutual TLS server without tokens, or the client's address on a server
 /// without either (a Unix socket's peer is named by [`principal`] when it matters).
+/// Reads wait for their turn while this server executes runs (see [`super::pacing`]), before
+/// they hold one of the places of [`MAX_REQUESTS`]: a command never waits behind them.
+async fn pace(State(api): State<Api>, request: Request, next: Next) -> Response {
+    let read =
+        request.method() == axum::http::Method::GET && !request.uri().path().ends_with("/stream");
+    if read && api.hosted.executing() {
+        api.pacing.wait().await;
+    }
+    next.run(request).await
+}
+
 async fn authorize(State(api): State<Api>, mut request: Request, next: Next) -> Response {
     let peer = request
         .extensions()

@@ -147,6 +147,11 @@ impl Hosted {
         self.runs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Whether any run executes here.
+    pub fn executing(&self) -> bool {
+        !self.lock().is_empty()
+    }
+
     /// Asks a hosted run to stop; `false` when this server does not execute it.
     pub fn interrupt(&self, run: &str) -> bool {
         self.lock()

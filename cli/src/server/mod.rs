@@ -8,6 +8,7 @@ mod api;
 mod connections;
 mod errors;
 mod hosted;
+pub mod pacing;
 mod stream;
 pub mod tls;
 mod tokens;
@@ -39,6 +40,8 @@ pub struct Options {
     pub trace: Option<crate::otlp::Target>,
     /// HTTPS on TCP (and client certificates, for mutual TLS), reloaded on SIGHUP.
     pub tls: Option<Arc<tls::Tls>>,
+    /// Reads served a second while runs execute (see [`pacing`]); 0: unpaced.
+    pub reads_per_second: u32,
 }
 
 /// Why serving stopped or could not start.
@@ -103,7 +106,14 @@ pub fn serve(o: Options) -> Result<(), ServerError> {
         tokens: o.tokens,
         tls: o.tls,
     });
-    api.block_on(serve_on(o.store, hosted, slots, o.dir, tcp))
+    api.block_on(serve_on(
+        o.store,
+        hosted,
+        slots,
+        o.dir,
+        tcp,
+        o.reads_per_second,
+    ))
 }
 
 /// A runtime of the server's (see `crate::runtime`).
@@ -167,6 +177,7 @@ async fn serve_on(
     slots: connections::Slots,
     dir: PathBuf,
     tcp: Option<Tcp>,
+    reads_per_second: u32,
 ) -> Result<(), ServerError> {
     // Listening from the start: a SIGHUP before any run is hosted must not kill the server.
     let mut hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
@@ -180,12 +191,14 @@ async fn serve_on(
         source,
     })?;
     let streams = Arc::new(stream::Streams::default());
+    let pacing = Arc::new(pacing::Pacing::new(reads_per_second));
     let api = |tokens: Option<Arc<tokens::Tokens>>| api::Api {
         store: store.clone(),
         tokens,
         streams: streams.clone(),
         hosted: hosted.clone(),
         dir: dir.clone(),
+        pacing: pacing.clone(),
     };
     let app = api::router(api(None)).into_make_service_with_connect_info::<connections::UnixPeer>();
     eprintln!("serving the store {} on {}", dir.display(), path.display());
