@@ -40,8 +40,8 @@ pub enum CodecError {
 }
 
 /// What bincode writes, appended to a buffer. bincode's own `encode_to_vec` encodes every
-/// value twice, the first time only to size its buffer: for a snapshot, that first pass was
-/// half of its encode, and a sixth of a first replay that writes snapshots.
+/// value twice, the first time only to size its buffer: for snapshots, whose encode took a
+/// sixth of a first replay, that first pass was a third of it.
 struct Append<'a>(&'a mut Vec<u8>);
 
 impl bincode::enc::write::Writer for Append<'_> {

@@ -196,11 +196,6 @@ refused_as_json!(
     "a run id is a UTF-8 path segment"
 );
 
-/// Over TCP with tokens: 429 for an address that failed too often lately, 401 without a
-/// token this server knows (a failed attempt), 403 for a request beyond the token's scope.
-/// A TCP request then carries its principal: the token's name, the subject of a client
-/// certificate on a mutual TLS server without tokens, or the client's address on a server
-/// without either (a Unix socket's peer is named by [`principal`] when it matters).
 /// Reads wait for their turn while this server executes runs (see [`super::pacing`]), before
 /// they hold one of the places of [`MAX_REQUESTS`]: a command never waits behind them.
 async fn pace(State(api): State<Api>, request: Request, next: Next) -> Response {
@@ -212,6 +207,11 @@ async fn pace(State(api): State<Api>, request: Request, next: Next) -> Response 
     next.run(request).await
 }
 
+/// Over TCP with tokens: 429 for an address that failed too often lately, 401 without a
+/// token this server knows (a failed attempt), 403 for a request beyond the token's scope.
+/// A TCP request then carries its principal: the token's name, the subject of a client
+/// certificate on a mutual TLS server without tokens, or the client's address on a server
+/// without either (a Unix socket's peer is named by [`principal`] when it matters).
 async fn authorize(State(api): State<Api>, mut request: Request, next: Next) -> Response {
     let peer = request
         .extensions()

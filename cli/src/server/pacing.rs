@@ -1,11 +1,12 @@
 //! Reads are paced while the server executes runs: at most so many a second for all clients
 //! together, each read that comes early waiting (asleep, holding no thread) for its turn.
 //!
-//! Why: on two cores, 20 clients reading a board in a loop made a hosted run 1.4 times as
-//! slow. Neither a lower priority for the API's threads nor fewer requests at once helped:
-//! each request is processor time that the engine, its log and its agents wait for. So the
-//! number of requests is what is bounded. Commands (approve, interrupt, start) and the event
-//! stream are never paced.
+//! Why: on two cores, 20 clients reading a board in a loop made a hosted run take 1.4 to 1.5
+//! times as long. Fewer requests at once did not help; a lower priority for the API's threads
+//! helped part way, and would make an approval wait behind busy agents. Each request is
+//! processor time that the engine, its log and its agents wait for, so the number of requests
+//! is what is bounded. Commands (approve, interrupt, start) and the event stream are never
+//! paced.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
