@@ -8,6 +8,7 @@ use crate::state::{
     Circuit, ForkOrigin, PendingReplan, ReplanRequest, RunInfo, RunState, RunStatus, StageHealth,
     TaskState, TaskStatus,
 };
+use std::fmt::Write as _;
 
 /// Applies `event` to `state`. For `RolledBack` and `Forked` the caller passes the historical
 /// base state (see `fold::apply`); here they only record their marker.
@@ -400,9 +401,8 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
                 // a long history comes through here.
                 let feedback = t.feedback.get_or_insert_with(String::new);
                 feedback.clear();
-                for part in ["previous attempt failed (", error_type, "): ", error] {
-                    feedback.push_str(part);
-                }
+                // Writing into a String cannot fail.
+                let _ = write!(feedback, "previous attempt failed ({error_type}): {error}");
             });
         }
         EventKind::RetryScheduled { task, delay_ms, .. } => with_task(state, task, |t| {

@@ -101,8 +101,8 @@ struct Node {
 /// (2.3 % of a replay that finds its snapshots).
 #[derive(Debug, Clone, Default)]
 struct Blocks {
+    /// Every block full but the last.
     blocks: Vec<Vec<Node>>,
-    len: usize,
 }
 
 /// Nodes per block (256 KiB).
@@ -118,7 +118,6 @@ impl Blocks {
                 self.blocks.push(block);
             }
         }
-        self.len += 1;
     }
 
     fn get(&self, i: usize) -> Option<&Node> {
@@ -126,7 +125,9 @@ impl Blocks {
     }
 
     fn len(&self) -> usize {
-        self.len
+        self.blocks
+            .last()
+            .map_or(0, |last| (self.blocks.len() - 1) * BLOCK + last.len())
     }
 }
 
