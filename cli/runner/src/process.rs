@@ -197,9 +197,81 @@ pub fn head_and_tail(text: &str, max: usize) -> String {
     )
 }
 
-/// Runs a command to its end, its timeout, or until `stop` turns true.
-pub async fn run(spec: Spec<'_>, mut stop: watch::Receiver<bool>) -> Outcome {
-    let started = Instant::now();
+/// A started command's first process, the leader of its group, as it was started.
+enum Leader {
+    /// By [`crate::spawn`].
+    Own(crate::spawn::Exit),
+    /// By tokio, where [`crate::spawn`] is not available.
+    Tokio(Child),
+}
+
+impl Leader {
+    fn try_wait(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+        match self {
+            Leader::Own(exit) => exit.try_wait(),
+            Leader::Tokio(child) => child.try_wait(),
+        }
+    }
+
+    async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match self {
+            Leader::Own(exit) => exit.wait().await,
+            Leader::Tokio(child) => child.wait().await,
+        }
+    }
+}
+
+type Input = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
+type Output = Box<dyn AsyncRead + Unpin + Send>;
+
+/// `sh -c CMD` started in a process group of its own, with its pipes.
+struct Launched {
+    group: Option<Pid>,
+    leader: Leader,
+    stdin: Option<Input>,
+    stdout: Option<Output>,
+    stderr: Option<Output>,
+}
+
+/// How a command is started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Starter {
+    /// [`crate::spawn`]: the runner's own child, no second program.
+    Own,
+    /// `posix_spawn` of `runlog-exec` (or `runlog __exec`), through tokio.
+    Trampoline,
+}
+
+impl Starter {
+    /// [`Starter::Own`] where this kernel allows it.
+    fn here() -> Self {
+        if crate::spawn::available() {
+            Starter::Own
+        } else {
+            Starter::Trampoline
+        }
+    }
+}
+
+/// Starts the command.
+fn launch(spec: &Spec<'_>, starter: Starter) -> std::io::Result<Launched> {
+    if starter == Starter::Own {
+        let started = crate::spawn::start(&crate::spawn::Command {
+            program: "sh",
+            args: &["-c", spec.cmd],
+            dir: spec.dir,
+            env: spec.env,
+            stdin: spec.stdin.is_some(),
+            umask: USER_UMASK.get().copied(),
+        })?;
+        return Ok(Launched {
+            group: Some(started.pid),
+            leader: Leader::Own(started.exit),
+            stdin: started.stdin.map(|p| Box::new(p) as Input),
+            stdout: Some(Box::new(started.stdout)),
+            stderr: Some(Box::new(started.stderr)),
+        });
+    }
     let mut command = through_trampoline(["sh", "-c", spec.cmd]);
     command
         .current_dir(spec.dir)
@@ -212,28 +284,55 @@ pub async fn run(spec: Spec<'_>, mut stop: watch::Receiver<bool>) -> Outcome {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = match command.spawn() {
-        Ok(c) => c,
-        Err(e) => return Outcome::failed(Failure::Spawn(e.to_string()), started),
-    };
+    let mut child = command.spawn()?;
     let group = child
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .map(Pid::from_raw);
+    Ok(Launched {
+        group,
+        stdin: child.stdin.take().map(|p| Box::new(p) as Input),
+        stdout: child.stdout.take().map(|p| Box::new(p) as Output),
+        stderr: child.stderr.take().map(|p| Box::new(p) as Output),
+        leader: Leader::Tokio(child),
+    })
+}
+
+/// Runs a command to its end, its timeout, or until `stop` turns true.
+pub async fn run(spec: Spec<'_>, stop: watch::Receiver<bool>) -> Outcome {
+    run_started_by(spec, stop, Starter::here()).await
+}
+
+async fn run_started_by(
+    spec: Spec<'_>,
+    mut stop: watch::Receiver<bool>,
+    starter: Starter,
+) -> Outcome {
+    let started = Instant::now();
+    let Launched {
+        group,
+        leader: mut child,
+        stdin,
+        stdout,
+        stderr,
+    } = match launch(&spec, starter) {
+        Ok(l) => l,
+        Err(e) => return Outcome::failed(Failure::Spawn(e.to_string()), started),
+    };
     let mut guard = GroupGuard(group);
     let listed = match (spec.groups, group) {
         (Some(dir), Some(g)) if list_group(dir, g, true) => Some((dir, g)),
         _ => None,
     };
-    let feeder = match (spec.stdin, child.stdin.take()) {
+    let feeder = match (spec.stdin, stdin) {
         (Some(input), Some(mut pipe)) => Some(tokio::spawn(async move {
             // A command that does not read its stdin is not an error.
             let _ = pipe.write_all(input.as_bytes()).await;
         })),
         _ => None,
     };
-    let stdout = Reader::start(child.stdout.take(), spec.output_cap);
-    let stderr = Reader::start(child.stderr.take(), spec.output_cap);
+    let stdout = Reader::start(stdout, spec.output_cap);
+    let stderr = Reader::start(stderr, spec.output_cap);
     let timeout = spec.timeout_ms.map(Duration::from_millis);
     let deadline = tokio::time::sleep(timeout.unwrap_or_default());
     tokio::pin!(deadline);
@@ -300,8 +399,9 @@ const TRAMPOLINE: &str = "__exec";
 static IS_TRAMPOLINE_HOST: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
-/// A command started the cheap way. Every command the runner runs must die with it and get the
-/// user's umask back, which needs code between fork and exec; but a fork of the runner (a big,
+/// A command started the cheap way where [`crate::spawn`] is not available. Every command the
+/// runner runs must die with it and get the user's umask back, which needs code between fork and
+/// exec; but a fork of the runner (a big,
 /// threaded process) copies its page tables, the runner's main cost on a run of many short
 /// tasks (`perf` on the runner benchmark: `copy_page_range`, `unmap_page_range` and TLB
 /// shootdowns on top). So the command starts as `runlog-exec UMASK PARENT -- PROGRAM ARGS`,
@@ -530,7 +630,7 @@ fn group_alive(group: Pid) -> bool {
 
 /// Stops what is left of `group`: SIGTERM, up to `grace` for it to end, then SIGKILL. `None`
 /// when nothing was left. Reaps `child`, the group's leader, on the way.
-async fn stop_group(group: Option<Pid>, child: &mut Child, grace: Duration) -> Option<Stop> {
+async fn stop_group(group: Option<Pid>, child: &mut Leader, grace: Duration) -> Option<Stop> {
     let group = group?;
     let _ = child.try_wait();
     if !group_alive(group) {
@@ -718,6 +818,40 @@ mod tests {
         let mut small = Capped::new(10);
         small.push(b"0123456789");
         assert_eq!(small.text(), ("0123456789".to_owned(), 0));
+    }
+
+    #[tokio::test]
+    async fn both_starters_give_a_command_the_same_world() {
+        private_files();
+        let dir = tempfile::tempdir().unwrap();
+        let env = [("RUNLOG_TASK".to_owned(), "t".to_owned())];
+        let mut outcomes = Vec::new();
+        for starter in [Starter::Own, Starter::Trampoline] {
+            let spec = Spec {
+                cmd: "echo $0 $RUNLOG_TASK; umask; pwd; cat; yes | head -n 1; echo err >&2; exit 4",
+                dir: dir.path(),
+                env: &env,
+                stdin: Some("fed\n".to_owned()),
+                timeout_ms: None,
+                grace: Duration::from_secs(1),
+                groups: None,
+                output_cap: 1 << 20,
+            };
+            let (_keep, stop) = watch::channel(false);
+            let out = run_started_by(spec, stop, starter).await;
+            outcomes.push((out.code, out.stdout, out.stderr));
+        }
+        let user = USER_UMASK
+            .get()
+            .map(|m| format!("{:04o}", m.bits()))
+            .unwrap();
+        let canonical = dir.path().canonicalize().unwrap();
+        let expected = (
+            Some(4),
+            format!("sh t\n{user}\n{}\nfed\ny\n", canonical.display()),
+            "err\n".to_owned(),
+        );
+        assert_eq!(outcomes, vec![expected.clone(), expected]);
     }
 
     #[test]
