@@ -401,14 +401,13 @@ static IS_TRAMPOLINE_HOST: std::sync::atomic::AtomicBool =
 
 /// A command started the cheap way where [`crate::spawn`] is not available. Every command the
 /// runner runs must die with it and get the user's umask back, which needs code between fork and
-/// exec; but a fork of the runner (a big,
-/// threaded process) copies its page tables, the runner's main cost on a run of many short
-/// tasks (`perf` on the runner benchmark: `copy_page_range`, `unmap_page_range` and TLB
-/// shootdowns on top). So the command starts as `runlog-exec UMASK PARENT -- PROGRAM ARGS`,
-/// which `posix_spawn` starts without copying anything, and that small static program does the
-/// work and execs the program ([`super::exec_shim`]). Where it was not built, `runlog __exec`
-/// does the same ([`trampoline`]); without a path to its own executable either, the runner
-/// forks as before.
+/// exec; but a fork of the runner (a big, threaded process) copies its page tables, the
+/// runner's main cost on a run of many short tasks (`perf` on the runner benchmark:
+/// `copy_page_range`, `unmap_page_range` and TLB shootdowns on top). So the command starts as
+/// `runlog-exec UMASK PARENT -- PROGRAM ARGS`, which `posix_spawn` starts without copying
+/// anything, and that small static program does the work and execs the program
+/// ([`super::exec_shim`]). Where it was not built, `runlog __exec` does the same
+/// ([`trampoline`]); without a path to its own executable either, the runner forks.
 fn through_trampoline<'a>(program: impl IntoIterator<Item = &'a str>) -> Command {
     static EXE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     let mut program = program.into_iter();
