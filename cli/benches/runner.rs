@@ -98,7 +98,7 @@ impl Rounds {
         median(self.ratios.clone())
     }
 
-    /// `1.21× (1.16–1.30× over 3 rounds)`.
+    /// `1.21× (median; 1.16–1.30× over 3 rounds)`.
     fn said(&self) -> String {
         let (low, high) = self
             .ratios
