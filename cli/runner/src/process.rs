@@ -501,18 +501,13 @@ fn die_with_parent(command: &mut Command, parent: Pid) {
     }
 }
 
-/// In a command's own process, before exec: the user's umask back, and SIGTERM from the kernel
-/// when `parent` (the runner) dies. Only async-signal-safe system calls until the error.
+/// [`crate::spawn::die_with`] for the trampoline and the forked child, the runner's death said
+/// in words.
 fn die_with(parent: Pid, umask: Option<nix::sys::stat::Mode>) -> std::io::Result<()> {
-    if let Some(umask) = umask {
-        nix::sys::stat::umask(umask);
-    }
-    nix::sys::prctl::set_pdeathsig(Signal::SIGTERM)?;
-    // The runner may have died before prctl: then nothing would signal the command.
-    if nix::unistd::getppid() != parent {
-        return Err(std::io::Error::other("the runner exited"));
-    }
-    Ok(())
+    crate::spawn::die_with(parent, umask).map_err(|e| match e {
+        Errno::ESRCH => std::io::Error::other("the runner exited"),
+        other => other.into(),
+    })
 }
 
 /// Resolves once `stop` turns true; never if its sender is gone (nobody can stop it then).

@@ -166,12 +166,28 @@ struct ChildArgs {
     dir: *const c_char,
     /// Onto 0, 1 and 2.
     stdio: [RawFd; 3],
-    umask: Option<libc::mode_t>,
-    parent: libc::pid_t,
+    umask: Option<Mode>,
+    parent: Pid,
     /// The runner's signal mask, given back just before the exec.
     mask: libc::sigset_t,
     /// Where the child writes its errno when it cannot exec.
     report: RawFd,
+}
+
+/// In a command's own process, before its exec: the user's umask back, and SIGTERM from the
+/// kernel when `parent` (the runner) dies. ESRCH when the runner is no longer its parent (it
+/// died before the request). System calls only: no allocation, so a child on the runner's
+/// memory can call it.
+pub(crate) fn die_with(parent: Pid, umask: Option<Mode>) -> nix::Result<()> {
+    if let Some(umask) = umask {
+        nix::sys::stat::umask(umask);
+    }
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM)?;
+    // The runner may have died before prctl: then nothing would signal the command.
+    if nix::unistd::getppid() != parent {
+        return Err(nix::errno::Errno::ESRCH);
+    }
+    Ok(())
 }
 
 /// The child, on its own stack and the runner's memory, until it execs or exits: only system
@@ -203,15 +219,8 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         }
         // Ignored by the Rust runtime, not by the programs it starts.
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-        if let Some(mask) = a.umask {
-            libc::umask(mask);
-        }
-        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-            return fail(errno());
-        }
-        // The runner may have died before prctl: then nothing would signal the command.
-        if libc::getppid() != a.parent {
-            return fail(libc::ESRCH);
+        if let Err(e) = die_with(a.parent, a.umask) {
+            return fail(e as c_int);
         }
         // Each is 3 or more ([`above_stdio`]): no dup2 here undoes another.
         for (target, fd) in (0..).zip(a.stdio) {
@@ -270,8 +279,8 @@ pub(crate) fn start(command: &Command<'_>) -> io::Result<Started> {
         envp: env_ptrs.as_ptr(),
         dir: dir.as_ptr(),
         stdio: [in_r.as_raw_fd(), out_w.as_raw_fd(), err_w.as_raw_fd()],
-        umask: command.umask.map(|m| m.bits()),
-        parent: nix::unistd::getpid().as_raw(),
+        umask: command.umask,
+        parent: nix::unistd::getpid(),
         // SAFETY: an all-zero sigset_t is a valid (empty) set; it is filled below.
         mask: unsafe { std::mem::zeroed() },
         report: report_w.as_raw_fd(),
