@@ -175,11 +175,14 @@ impl ChainWalker {
 
 /// The head of a run computed from its last frame, verified.
 pub(crate) fn head_from_backend(backend: &dyn Backend, run: &str) -> Result<Option<RunHead>> {
+    // Taken before sled is read: the store remembers a head only once sled holds it, so a
+    // concurrent append can put sled ahead of this, never behind it.
+    let remembered = backend.remembered(run);
     let Some(slot) = backend.run_slot(run)? else {
         return Ok(None);
     };
     let Some((first, bytes)) = backend.frame_at_or_before(slot.num, u64::MAX)? else {
-        check_remembered(backend, run, None)?;
+        check_remembered(run, remembered, None)?;
         return Ok(Some(RunHead {
             num: slot.num,
             seq: 0,
@@ -196,21 +199,23 @@ pub(crate) fn head_from_backend(backend: &dyn Backend, run: &str) -> Result<Opti
         hash: walker.hash().unwrap_or_else(|| frame::genesis(run)),
     };
     check_remembered(
-        backend,
         run,
+        remembered,
         (head.seq > 0).then_some((head.seq, head.hash)),
     )?;
     Ok(Some(head))
 }
 
 /// Refuses a run whose stored end (`found`) falls short of the head the store remembers
-/// committing: appending after a lost tail would fork its history.
+/// committing: appending after a lost tail would fork its history. `remembered` (from
+/// [`Backend::remembered`]) must be taken before `found` was read, or an append between the
+/// two reads looks like a lost tail.
 pub(crate) fn check_remembered(
-    backend: &dyn Backend,
     run: &str,
+    remembered: Option<(crate::heads::Remembered, u64)>,
     found: Option<(u64, ChainHash)>,
 ) -> Result<()> {
-    match backend.remembered(run) {
+    match remembered {
         Some((remembered, written_ms)) => {
             match crate::heads::shortfall(&remembered, found, written_ms) {
                 Some(damage) => Err(StoreError::Damaged {

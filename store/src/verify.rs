@@ -15,6 +15,8 @@ pub(crate) fn verify(shared: &Shared, run: &str) -> Result<VerifyReport> {
         head: None,
         damage: None,
     };
+    // Taken before the walk, for the reason `chain::head_from_backend` gives.
+    let remembered = backend.remembered(run);
     let Some(slot) = backend.run_slot(run)? else {
         return Ok(report);
     };
@@ -45,7 +47,7 @@ pub(crate) fn verify(shared: &Shared, run: &str) -> Result<VerifyReport> {
         let seq = walker.next_seq() - 1;
         let found = walker.hash().filter(|_| seq > 0).map(|hash| (seq, hash));
         if let Err(StoreError::Damaged { damage: short, .. }) =
-            check_remembered(backend, run, found)
+            check_remembered(run, remembered, found)
         {
             damage = Some(short);
         }

@@ -192,6 +192,44 @@ mod cases {
         });
     }
 
+    /// A head or a verify read while the run is being appended to sees the run before or after
+    /// an append, never a lost tail: the store remembers what it committed only once it holds it.
+    pub fn reads_racing_appends_report_no_damage(log: &dyn EventLog) {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        const RUNS: u64 = 150;
+        // The run being appended to; RUNS when all are done.
+        let at = AtomicU64::new(0);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for i in 0..RUNS {
+                    at.store(i, Ordering::Release);
+                    let run = format!("r{i}");
+                    log.append(&run, Some(0), bodies(0..1)).unwrap();
+                    log.append(&run, Some(1), bodies(1..2)).unwrap();
+                }
+                at.store(RUNS, Ordering::Release);
+            });
+            let mut reads = 0u64;
+            loop {
+                let i = at.load(Ordering::Acquire);
+                if i == RUNS {
+                    break;
+                }
+                let run = format!("r{i}");
+                let seq = if reads % 2 == 0 {
+                    log.head(&run).map(|h| h.map_or(0, |h| h.seq))
+                } else {
+                    log.verify(&run).map(|r| {
+                        assert!(r.is_ok(), "{run}: {:?}", r.damage);
+                        r.verified
+                    })
+                };
+                assert!(seq.unwrap() <= 2, "{run}");
+                reads += 1;
+            }
+        });
+    }
+
     pub fn an_intact_log_verifies(log: &dyn EventLog) {
         log.append("r", Some(0), bodies(0..700)).unwrap();
         log.append("r", Some(700), vec![vec![7u8; 10_000]]).unwrap();
@@ -323,6 +361,7 @@ macro_rules! contract {
                 unknown_runs_read_empty,
                 subscribers_get_every_append_in_order,
                 a_subscriber_that_then_reads_misses_nothing,
+                reads_racing_appends_report_no_damage,
                 an_intact_log_verifies,
                 large_bodies_round_trip_through_the_blob_area,
                 blobs_are_content_addressed,
