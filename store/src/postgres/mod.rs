@@ -568,7 +568,10 @@ impl EventLog for PgLog {
             damage: None,
         };
         let mut last = None;
-        match self.scan(run, 1, u64::MAX, &mut |r| {
+        // Up to the head read above: records past it were appended since, in the transaction
+        // that moved the head on.
+        let to = head.map_or(0, |h| h.seq);
+        match self.scan(run, 1, to, &mut |r| {
             last = Some(Head {
                 seq: r.seq,
                 hash: *r.hash,
