@@ -9,6 +9,7 @@ use crate::state::{
     TaskState, TaskStatus,
 };
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// Applies `event` to `state`. For `RolledBack` and `Forked` the caller passes the historical
 /// base state (see `fold::apply`); here they only record their marker.
@@ -46,8 +47,10 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
             state.status = RunStatus::Running;
             // A resume takes each sub-project waiting on a failed child on again.
             for t in state.tasks.values_mut() {
-                if let Some(s) = &mut t.sub_project {
-                    s.waiting = None;
+                if t.sub_project.as_ref().is_some_and(|s| s.waiting.is_some()) {
+                    if let Some(s) = &mut Arc::make_mut(t).sub_project {
+                        s.waiting = None;
+                    }
                 }
             }
         }
@@ -133,6 +136,7 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
                     if task.status.is_terminal() || id == r.new {
                         continue;
                     }
+                    let task = Arc::make_mut(task);
                     task.spec.after.retain(|d| d != &r.old);
                     if !task.spec.after.contains(&r.new) {
                         task.spec.after.push(r.new.clone());
@@ -443,7 +447,7 @@ fn with_stage(state: &mut RunState, stage: &StageId, f: impl FnOnce(&mut StageHe
 
 fn with_task(state: &mut RunState, id: &TaskId, f: impl FnOnce(&mut TaskState)) {
     if let Some(t) = state.tasks.get_mut(id) {
-        f(t);
+        f(Arc::make_mut(t));
     }
 }
 
@@ -468,7 +472,7 @@ fn add_task(state: &mut RunState, spec: crate::spec::TaskSpec) {
     state.order.push(spec.id.clone());
     state
         .tasks
-        .insert(spec.id.clone(), Box::new(TaskState::new(spec)));
+        .insert(spec.id.clone(), Arc::new(TaskState::new(spec)));
 }
 
 fn reopen_task(t: &mut TaskState) {
@@ -485,8 +489,10 @@ fn reopen_task(t: &mut TaskState) {
 }
 
 fn stop_all_attempts(state: &mut RunState) {
-    for t in state.tasks.values_mut() {
-        t.running = false;
+    // Only the running ones: a task shared with another copy of the state is copied once
+    // changed.
+    for t in state.tasks.values_mut().filter(|t| t.running) {
+        Arc::make_mut(t).running = false;
     }
 }
 

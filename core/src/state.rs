@@ -9,6 +9,7 @@ use bincode::{Decode, Encode};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 
 /// A task's status. `blocked` is not a status: it is derived readiness of an open task.
 #[derive(
@@ -374,7 +375,11 @@ pub struct RunState {
     /// Life cycle.
     pub status: RunStatus,
     /// Tasks by id (hashed: looked up for nearly every event; ordered views use `order`).
-    pub tasks: IdMap<TaskId, Box<TaskState>>,
+    /// Shared between copies of the state, each task copied when one copy changes it
+    /// (`Arc::make_mut`): a writer that keeps the run's head beside what it has decided, and
+    /// starts again from the head when another writer appended first, copies a run of
+    /// thousands of tasks in pointers.
+    pub tasks: IdMap<TaskId, Arc<TaskState>>,
     /// Task ids in the order they were added.
     pub order: Vec<TaskId>,
     /// Children of each group.

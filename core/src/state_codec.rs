@@ -20,6 +20,7 @@ use bincode::enc::Encoder;
 use bincode::error::{DecodeError, EncodeError};
 use bincode::{Decode, Encode};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Encode and decode functions for `$ty`: the `always` fields as they are, then a mask of the
 /// `sparse` fields that differ from `Default::default()`, then those. The `given` fields are
@@ -108,7 +109,7 @@ sparse_codec!(
 sparse_codec!(
     RunState, encode_run, decode_run,
     given: [
-        tasks: IdMap<TaskId, Box<TaskState>>,
+        tasks: IdMap<TaskId, Arc<TaskState>>,
         order: Vec<TaskId>,
         dependents: BTreeMap<TaskId, Vec<TaskId>>,
     ],
@@ -143,11 +144,11 @@ impl Encode for RunState {
 impl<Context> Decode<Context> for RunState {
     fn decode<D: Decoder<Context = Context>>(decoder: &mut D) -> Result<Self, DecodeError> {
         let len = usize::decode(decoder)?;
-        decoder.claim_container_read::<(TaskId, Box<TaskState>)>(len)?;
+        decoder.claim_container_read::<(TaskId, Arc<TaskState>)>(len)?;
         let mut tasks = IdMap::with_capacity_and_hasher(len.min(TABLE_AHEAD), Default::default());
         let mut order = Vec::with_capacity(len.min(TABLE_AHEAD));
         for _ in 0..len {
-            let task: Box<TaskState> = Decode::decode(decoder)?;
+            let task = Arc::new(TaskState::decode(decoder)?);
             let id = task.spec.id.clone();
             order.push(id.clone());
             if tasks.insert(id, task).is_some() {
@@ -276,7 +277,7 @@ mod tests {
 
     fn state_of(task: TaskState) -> RunState {
         let mut tasks = IdMap::default();
-        tasks.insert(task.spec.id.clone(), Box::new(task));
+        tasks.insert(task.spec.id.clone(), std::sync::Arc::new(task));
         RunState {
             order: tasks.keys().cloned().collect(),
             tasks,

@@ -310,8 +310,13 @@ proptest! {
     fn random_command_sequences_keep_every_invariant(ops in prop::collection::vec(op(), 1..160)) {
         let s = settings();
         let mut g = given_priced(s.clone(), plan());
-        for op in &ops {
+        // Copies taken along the way share their tasks with the state folded on after them.
+        let mut copies = Vec::new();
+        for (i, op) in ops.iter().enumerate() {
             let before = g.state.clone();
+            if i % 16 == 0 {
+                copies.push((g.events.len(), before.clone()));
+            }
             let when = g.when(command(op, &before));
             let accepted = when.result.clone();
             g = match accepted {
@@ -341,6 +346,9 @@ proptest! {
             check_costs(&g.state)?;
         }
         prop_assert_eq!(&fold(&g.events), &g.state, "incremental state differs from a fresh fold");
+        for (len, copy) in &copies {
+            prop_assert_eq!(&fold(&g.events[..*len]), copy, "a copy changed after {} events", len);
+        }
         let metrics = projections::project(&g.events).metrics;
         prop_assert_eq!(metrics.cost.total.tokens, g.state.spend.tokens);
         prop_assert!(close(metrics.cost.total.cost_usd, g.state.spend.cost_usd));

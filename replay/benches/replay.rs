@@ -101,8 +101,12 @@ fn child(mode: &str, dir: &Path) {
             let log = Log::open(&dir.join("store"), Options::default()).unwrap();
             let state = Replay::new(&log).head_state(RUN).unwrap();
             let bytes = runlog_core::codec::encode_state(&state).unwrap();
-            let (mut encode, mut decode) = (Vec::new(), Vec::new());
+            let (mut encode, mut decode, mut copy) = (Vec::new(), Vec::new(), Vec::new());
             for _ in 0..100 {
+                // What a writer pays to start again from the head after losing a race.
+                let t = Instant::now();
+                drop(std::hint::black_box(state.clone()));
+                copy.push(t.elapsed().as_secs_f64() * 1e3);
                 let t = Instant::now();
                 std::hint::black_box(runlog_core::codec::encode_state(&state).unwrap());
                 encode.push(t.elapsed().as_secs_f64() * 1e3);
@@ -113,10 +117,12 @@ fn child(mode: &str, dir: &Path) {
             }
             encode.sort_by(f64::total_cmp);
             decode.sort_by(f64::total_cmp);
+            copy.sort_by(f64::total_cmp);
             println!("tasks={}", state.tasks.len());
             println!("bytes={}", bytes.len());
             println!("encode_ms={}", encode[encode.len() / 2]);
             println!("decode_ms={}", decode[decode.len() / 2]);
+            println!("copy_ms={}", copy[copy.len() / 2]);
         }
         "replay-sqlite" => {
             let db = rusqlite::Connection::open(dir.join("events.sqlite")).unwrap();
@@ -284,6 +290,11 @@ fn main() {
     row(
         "snapshot of the head: decode ms (both medians of 100)",
         format!("{:.2}", f(&codec, "decode_ms")),
+        &codec,
+    );
+    row(
+        "the head's state copied and dropped: ms (median of 100)",
+        format!("{:.3}", f(&codec, "copy_ms")),
         &codec,
     );
     row(

@@ -98,7 +98,7 @@ proptest! {
         // Equal, except that nothing runs in a new fork: the parent's running attempts belong
         // to the parent's processes, and resuming the fork retries them.
         let mut parent = state_at(events, at);
-        parent.tasks.values_mut().for_each(|t| t.running = false);
+        parent.tasks.values_mut().for_each(|t| std::sync::Arc::make_mut(t).running = false);
         prop_assert_eq!(&fork.tasks, &parent.tasks);
         prop_assert_eq!(&fork.stages, &parent.stages);
         prop_assert_eq!(fork.fork.as_ref().map(|f| (f.from_run.as_str(), f.at_seq)), Some(("run-1", at)));
