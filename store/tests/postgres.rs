@@ -243,3 +243,37 @@ fn appends_from_many_threads_share_transactions() {
         "{appends} appends from {threads} threads took {transactions} transactions"
     );
 }
+
+#[test]
+fn verify_names_records_past_the_head_and_a_head_past_its_records() {
+    let Some(db) = scratch() else { return };
+    let log = PgLog::connect(&db.url).unwrap();
+    log.append("r", Some(0), vec![b"one".to_vec(), b"two".to_vec()])
+        .unwrap();
+    assert!(log.verify("r").unwrap().is_ok());
+    // A record written by hand after the head, the head left where it was.
+    admin(
+        &db.url,
+        "INSERT INTO runlog_events (num, seq, hash, body)
+         SELECT num, 3, hash, body FROM runlog_events WHERE seq = 2",
+    );
+    let report = log.verify("r").unwrap();
+    let damage = report.damage.expect("a record past the head is damage");
+    assert_eq!(damage.seq, 3, "{}", damage.reason);
+    assert!(
+        damage.reason.contains("past the run's head"),
+        "{}",
+        damage.reason
+    );
+    // The head moved on by hand past the records it has.
+    admin(&db.url, "DELETE FROM runlog_events WHERE seq = 3");
+    admin(&db.url, "UPDATE runlog_runs SET head_seq = 3");
+    let report = log.verify("r").unwrap();
+    assert_eq!(report.verified, 2);
+    let damage = report.damage.expect("a head past its records is damage");
+    assert!(
+        damage.reason.contains("records end at seq 2"),
+        "{}",
+        damage.reason
+    );
+}

@@ -597,6 +597,19 @@ impl EventLog for PgLog {
                     report.verified
                 ),
             ));
+        } else if let Some(num) = self.num(run)? {
+            // A record past that head is an append made since only if the head, read after
+            // it, has moved on to it (records and head move in one transaction).
+            let past = self.read(|pg| async move { rows(&pg, num, to + 1, u64::MAX, 1).await })?;
+            if let Some((seq, _, _)) = past.first() {
+                let now = self.head(run)?.map_or(0, |h| h.seq);
+                if now < *seq {
+                    report.damage = Some(Damage::corrupt(
+                        *seq,
+                        format!("records go on at seq {seq}, past the run's head at seq {now}"),
+                    ));
+                }
+            }
         }
         Ok(report)
     }
