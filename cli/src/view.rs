@@ -1,11 +1,20 @@
 //! What the runner shows while it works: one line per meaningful transition, coloured by the
 //! task's new status (pending-eval in chartreuse), and on a terminal a status line of counts
 //! redrawn below them. Plain lines when not a terminal or with --quiet; `NO_COLOR` honoured.
+//!
+//! A step's lines go out together when the step ends (one write, not one or two a line): each
+//! write to a terminal or a pipe wakes whoever reads it, and the engine starts the step's
+//! commands only after it has shown their lines. The status line's counts are recomputed at
+//! most every [`STATUS_EVERY`]: counting walks every task.
 
 use crate::render::palette;
 use runlog_core::{Event, EventKind, RunState, TaskStatus};
 use runlog_runner::Observer;
 use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+/// How often the status line's counts are recomputed at most.
+const STATUS_EVERY: Duration = Duration::from_millis(100);
 
 /// The progress view.
 #[derive(Debug)]
@@ -13,6 +22,10 @@ pub struct View {
     color: bool,
     live: bool,
     quiet: bool,
+    /// Lines not written yet.
+    pending: String,
+    /// The status line as last drawn, and when its counts were taken.
+    status: Option<(String, Instant)>,
 }
 
 fn paint(color: bool, status: TaskStatus, text: &str) -> String {
@@ -28,19 +41,48 @@ impl View {
             color: tty && !no_color && !quiet,
             live: tty && !quiet,
             quiet,
+            pending: String::new(),
+            status: None,
         }
     }
 
-    fn line(&self, text: &str) {
-        let mut err = std::io::stderr().lock();
+    fn line(&mut self, text: &str) {
         if self.live {
-            let _ = write!(err, "\r\x1b[2K");
+            self.pending.push_str("\r\x1b[2K");
         }
-        let _ = writeln!(err, "{text}");
+        self.pending.push_str(text);
+        self.pending.push('\n');
     }
 
-    /// Reports one recorded event.
-    pub fn event(&self, e: &Event, state: &RunState) {
+    /// Writes the pending lines, and on a terminal the status line under them (its counts taken
+    /// again from `state` if they are older than [`STATUS_EVERY`]).
+    pub fn show(&mut self, state: Option<&RunState>) {
+        if self.live {
+            let stale = self
+                .status
+                .as_ref()
+                .is_none_or(|(_, at)| at.elapsed() >= STATUS_EVERY);
+            if let (Some(state), true) = (state, stale) {
+                self.status = Some((self.counts(state), Instant::now()));
+            }
+            if let Some((status, _)) = &self.status {
+                if self.pending.is_empty() {
+                    self.pending.push_str("\r\x1b[2K");
+                }
+                self.pending.push_str(status);
+            }
+        }
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(self.pending.as_bytes());
+        let _ = err.flush();
+        self.pending.clear();
+    }
+
+    /// Reports one recorded event (shown by the next [`View::show`]).
+    pub fn event(&mut self, e: &Event, state: &RunState) {
         if self.quiet {
             return;
         }
@@ -108,14 +150,10 @@ impl View {
             _ => return,
         };
         self.line(&paint(self.color, status, &text));
-        self.status_line(state);
     }
 
-    /// Redraws the counts under the event lines (terminal only).
-    pub fn status_line(&self, state: &RunState) {
-        if !self.live {
-            return;
-        }
+    /// The status line: how many tasks are in each status.
+    fn counts(&self, state: &RunState) -> String {
         let mut counts: Vec<(TaskStatus, usize)> = Vec::new();
         for t in state
             .tasks_in_order()
@@ -132,20 +170,21 @@ impl View {
             .iter()
             .map(|(s, n)| paint(self.color, *s, &format!("{n} {s}")))
             .collect();
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[2K  {}", parts.join("  "));
-        let _ = err.flush();
+        format!("  {}", parts.join("  "))
     }
 
-    /// Prints a plain message.
-    pub fn say(&self, text: &str) {
+    /// Prints a plain message, at once.
+    pub fn say(&mut self, text: &str) {
         if !self.quiet {
             self.line(text);
+            self.show(None);
         }
     }
 
-    /// Clears the status line before the summary.
-    pub fn done(&self) {
+    /// Writes what is pending and clears the status line before the summary.
+    pub fn done(&mut self) {
+        self.status = None;
+        self.show(None);
         if self.live {
             let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
         }
@@ -161,7 +200,19 @@ impl Observer for View {
         self.say(text);
     }
 
+    fn step(&mut self, state: &RunState) {
+        self.show(Some(state));
+    }
+
     fn end(&mut self) {
         self.done();
+    }
+}
+
+/// An engine that stops on an error still shows what it recorded.
+impl Drop for View {
+    fn drop(&mut self) {
+        self.status = None;
+        self.show(None);
     }
 }

@@ -199,7 +199,7 @@ async fn follow(
     mut signals: Signals,
 ) -> Result<Option<Ended>> {
     let started = Instant::now();
-    let view = View::new(quiet);
+    let mut view = View::new(quiet);
     let (tx, mut followed) = tokio::sync::mpsc::channel(1_024);
     match source {
         Source::Local(store) => from_store(store.clone(), run, tx),
@@ -215,6 +215,10 @@ async fn follow(
                     evolve_in_place(&mut state, &event);
                     state.seq = seq;
                     view.event(&event, &state);
+                    // The lines of events that came together go out together.
+                    if followed.is_empty() {
+                        view.show(Some(&state));
+                    }
                     interrupted = matches!(event.kind, EventKind::RunInterrupted { .. });
                 }
                 Some(Err(e)) => {
