@@ -922,6 +922,53 @@ fn agents_get_absolute_worktree_and_feedback_paths_with_the_default_store() {
 }
 
 #[test]
+fn an_empty_worktree_is_handed_on_and_one_with_work_in_it_kept() {
+    // A chain of twelve tasks: each finds its worktree empty and named for it; t3 leaves a
+    // file in its own, which stays; the others end with theirs empty and hand them on.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("check.sh"),
+        "test -z \"$(ls -A \"$RUNLOG_WORKTREE\")\" || { echo \"not empty: $RUNLOG_WORKTREE\"; exit 1; }\n\
+         test \"$(basename \"$RUNLOG_WORKTREE\")\" = \"$1\" || { echo \"not $1's: $RUNLOG_WORKTREE\"; exit 1; }\n\
+         if [ \"$2\" = leave ]; then echo work > \"$RUNLOG_WORKTREE/kept\"; fi\n",
+    )
+    .unwrap();
+    let mut wf = String::from("name = \"w\"\n");
+    for i in 0..12 {
+        let leave = if i == 3 { " leave" } else { "" };
+        wf.push_str(&format!(
+            "[[task]]\nid = \"t{i}\"\nrun = \"sh check.sh t{i}{leave}\"\nrequires_testing = false\n"
+        ));
+        if i > 0 {
+            wf.push_str(&format!("after = [\"t{}\"]\n", i - 1));
+        }
+    }
+    let workflow = dir.path().join("w.toml");
+    std::fs::write(&workflow, wf).unwrap();
+    let store = dir.path().join("store");
+    let out = runlog(&store)
+        .arg("run")
+        .arg(&workflow)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let work = store.join("worktrees/w-1");
+    assert_eq!(
+        std::fs::read_to_string(work.join("t3/kept")).unwrap(),
+        "work\n"
+    );
+    let mut dirs: Vec<String> = std::fs::read_dir(&work)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('t'))
+        .collect();
+    dirs.sort();
+    // t3's, and the one handed on from task to task, now the last task's.
+    assert_eq!(dirs, ["t11", "t3"]);
+}
+
+#[test]
 fn a_run_paused_for_a_replan_continues_after_a_plan_revised_by_hand() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");

@@ -263,6 +263,8 @@ pub struct Engine {
     /// The processes this step starts once its append is durable.
     planned: Vec<Planned>,
     kill_point: KillPoint,
+    /// Worktrees of ended tasks, handed on to tasks that start (outside a git workspace).
+    spares: super::spare::Spares,
 }
 
 impl std::fmt::Debug for Engine {
@@ -305,6 +307,7 @@ impl Engine {
             crew: None,
             planned: Vec::new(),
             kill_point: KillPoint::from_env(),
+            spares: super::spare::Spares::default(),
         }
     }
 
@@ -450,10 +453,20 @@ impl Engine {
             let observer = &mut self.observer;
             let histories = &mut self.histories;
             let log = self.log.as_ref();
+            let hand_on = self.ctx.workspace.is_none();
+            let mut ended = Vec::new();
             let commit = self.session.commit_observed(&mut |seq, e, state| {
                 histories.observe(log, seq, e);
+                if let Some(id) = e.kind.task().filter(|_| hand_on) {
+                    if state.status_of(id).is_some_and(TaskStatus::is_terminal) {
+                        ended.push(id.clone());
+                    }
+                }
                 observer.event(seq, e, state)
             })?;
+            for id in ended {
+                self.spares.offer(self.ctx.layout.worktree(id.as_str()));
+            }
             if commit.redecided() {
                 // It saw events that were decided again: it finds the tasks again, and stops
                 // what those events moved.
@@ -845,13 +858,13 @@ impl Engine {
 
     /// The environment every command of a task sees; `slot` is the command's among those
     /// running (see [`Layout::feedback`]).
-    fn env_for(&self, id: &TaskId, slot: usize) -> Vec<(String, String)> {
-        let Some(t) = self.state().task(id) else {
+    fn env_for(&mut self, id: &TaskId, slot: usize) -> Vec<(String, String)> {
+        let Some(t) = self.session.state().task(id) else {
             return Vec::new();
         };
         let layout = &self.ctx.layout;
         let worktree = layout.worktree(t.worktree.as_deref().unwrap_or(id.as_str()));
-        let _ = std::fs::create_dir_all(&worktree);
+        self.spares.make(&worktree);
         // Always there, empty when there is nothing to say.
         let feedback = layout.feedback(slot);
         let _ = crate::layout::rewrite(

@@ -40,6 +40,7 @@ mod observer;
 pub mod paths;
 pub mod process;
 pub mod protocol;
+mod spare;
 mod spawn;
 mod step;
 mod sub_project;
