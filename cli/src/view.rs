@@ -4,17 +4,13 @@
 //!
 //! A step's lines go out together when the step ends (one write, not one or two a line): each
 //! write to a terminal or a pipe wakes whoever reads it, and the engine starts the step's
-//! commands only after it has shown their lines. The status line's counts are recomputed at
-//! most every [`STATUS_EVERY`]: counting walks every task.
+//! commands only after it has shown their lines. The status line's counts, which walk every
+//! task, are taken once a step, not at each event.
 
 use crate::render::palette;
 use runlog_core::{Event, EventKind, RunState, TaskStatus};
 use runlog_runner::Observer;
 use std::io::{IsTerminal, Write};
-use std::time::{Duration, Instant};
-
-/// How often the status line's counts are recomputed at most.
-const STATUS_EVERY: Duration = Duration::from_millis(100);
 
 /// The progress view.
 #[derive(Debug)]
@@ -24,8 +20,8 @@ pub struct View {
     quiet: bool,
     /// Lines not written yet.
     pending: String,
-    /// The status line as last drawn, and when its counts were taken.
-    status: Option<(String, Instant)>,
+    /// The status line as last drawn.
+    status: Option<String>,
 }
 
 fn paint(color: bool, status: TaskStatus, text: &str) -> String {
@@ -54,18 +50,19 @@ impl View {
         self.pending.push('\n');
     }
 
-    /// Writes the pending lines, and on a terminal the status line under them (its counts taken
-    /// again from `state` if they are older than [`STATUS_EVERY`]).
+    /// Writes the pending lines, and on a terminal the status line under them (its counts
+    /// taken from `state`, or as last drawn).
     pub fn show(&mut self, state: Option<&RunState>) {
         if self.live {
-            let stale = self
-                .status
-                .as_ref()
-                .is_none_or(|(_, at)| at.elapsed() >= STATUS_EVERY);
-            if let (Some(state), true) = (state, stale) {
-                self.status = Some((self.counts(state), Instant::now()));
+            if let Some(state) = state {
+                let counts = self.counts(state);
+                if self.pending.is_empty() && self.status.as_ref() == Some(&counts) {
+                    // Drawn already.
+                    return;
+                }
+                self.status = Some(counts);
             }
-            if let Some((status, _)) = &self.status {
+            if let Some(status) = &self.status {
                 if self.pending.is_empty() {
                     self.pending.push_str("\r\x1b[2K");
                 }
