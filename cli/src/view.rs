@@ -12,6 +12,9 @@ use runlog_core::{Event, EventKind, RunState, TaskStatus};
 use runlog_runner::Observer;
 use std::io::{IsTerminal, Write};
 
+/// Back to the start of the terminal's line, and that line cleared (the status line).
+const CLEAR_LINE: &str = "\r\x1b[2K";
+
 /// The progress view.
 #[derive(Debug)]
 pub struct View {
@@ -44,7 +47,7 @@ impl View {
 
     fn line(&mut self, text: &str) {
         if self.live {
-            self.pending.push_str("\r\x1b[2K");
+            self.pending.push_str(CLEAR_LINE);
         }
         self.pending.push_str(text);
         self.pending.push('\n');
@@ -64,7 +67,7 @@ impl View {
             }
             if let Some(status) = &self.status {
                 if self.pending.is_empty() {
-                    self.pending.push_str("\r\x1b[2K");
+                    self.pending.push_str(CLEAR_LINE);
                 }
                 self.pending.push_str(status);
             }
@@ -181,10 +184,10 @@ impl View {
     /// Writes what is pending and clears the status line before the summary.
     pub fn done(&mut self) {
         self.status = None;
-        self.show(None);
         if self.live {
-            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+            self.pending.push_str(CLEAR_LINE);
         }
+        self.show(None);
     }
 }
 
@@ -209,7 +212,8 @@ impl Observer for View {
 /// An engine that stops on an error still shows what it recorded.
 impl Drop for View {
     fn drop(&mut self) {
-        self.status = None;
-        self.show(None);
+        if !self.pending.is_empty() {
+            self.done();
+        }
     }
 }
