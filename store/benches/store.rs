@@ -161,6 +161,61 @@ fn raw_sled(root: &Path, bodies: &[Vec<u8>]) -> (f64, u64) {
     (r, runlog_store::layout::dir_size(&path))
 }
 
+/// Seconds a round takes of waking `n` waiting threads, each through a channel of its own,
+/// and hearing back from all of them: no I/O, what any group commit pays for its producers'
+/// wake-ups on this machine.
+fn wake_round(n: usize, rounds: usize) -> f64 {
+    let (answer, answers) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        let wakers: Vec<_> = (0..n)
+            .map(|_| {
+                let (wake, woken) = std::sync::mpsc::sync_channel::<()>(1);
+                let answer = answer.clone();
+                s.spawn(move || {
+                    for () in woken {
+                        answer.send(()).unwrap();
+                    }
+                });
+                wake
+            })
+            .collect();
+        let t = Instant::now();
+        for _ in 0..rounds {
+            for w in &wakers {
+                w.send(()).unwrap();
+            }
+            for _ in 0..n {
+                answers.recv().unwrap();
+            }
+        }
+        t.elapsed().as_secs_f64() / rounds as f64
+    })
+}
+
+/// What `n` producers can reach over one, on this machine's syncs (`floor`, a second's worth)
+/// and wake-ups (`wake`, a round of all `n`): each append needs a sync and its producer woken,
+/// so at most `n` appends for whichever of the two is longer (`at_most`); one group of all `n`
+/// at a time, as group commit makes, waits for both in turn (`one_group`).
+fn ceilings(n: usize, floor: f64, wake: f64, single: f64) -> (f64, f64) {
+    let sync = 1.0 / floor;
+    let at_most = n as f64 / sync.max(wake) / single;
+    let one_group = n as f64 / (sync + wake) / single;
+    (at_most, one_group)
+}
+
+/// Prints the two ceilings of [`ceilings`] under the goal they bound.
+fn print_ceilings(n: usize, floor: f64, wake: f64, single: f64) {
+    let (at_most, one_group) = ceilings(n, floor, wake, single);
+    println!(
+        "  {:<58} {at_most:>7.2}  (a sync or a round of {n} wake-ups, the longer)",
+        "  at most, on this machine"
+    );
+    println!(
+        "  {:<58} {one_group:>7.2}  (a sync, then {n} wake-ups)",
+        "  one group of all producers at a time"
+    );
+}
+
 /// Rate, and how many syncs acknowledged how many appends (see `Log::sync_groups`).
 fn runlog_producers(
     root: &Path,
@@ -340,6 +395,14 @@ fn main() {
     for (n, sizes) in &groups {
         println!("  {n:>2} producers  {}", histogram(sizes));
     }
+    let wake8 = wake_round(8, 2_000);
+    let wake64 = wake_round(64, 300);
+    println!();
+    println!(
+        "this machine's wake-ups (threads woken through a channel each, all answering, no I/O):"
+    );
+    println!("  8 threads  {:>7.1} µs a round", wake8 * 1e6);
+    println!("  64 threads {:>7.1} µs a round", wake64 * 1e6);
     println!();
     println!("bytes on disk per event ({n} events):");
     let per = |b: u64| b as f64 / n as f64;
@@ -380,12 +443,14 @@ fn main() {
         6.0,
         true,
     );
+    print_ceilings(8, floor1, wake8, single);
     check(
         "durable 64 producers / durable single producer",
         sixty_four / single,
         30.0,
         true,
     );
+    print_ceilings(64, floor1, wake64, single);
     check(
         "bulk append / SQLite one transaction",
         bulk / sq_bulk,

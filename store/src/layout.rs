@@ -469,3 +469,42 @@ mod utc_tests {
         assert_eq!(super::utc(951_782_400_000), "2000-02-29 00:00:00 UTC");
     }
 }
+
+#[cfg(test)]
+mod cache_tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::CacheDir;
+
+    fn entry() -> (tempfile::TempDir, CacheDir, std::path::PathBuf, Vec<u8>) {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = CacheDir::new(dir.path());
+        cache.put(b"snap/r\0k", &[9u8; 300]).unwrap();
+        let path = cache.path(b"snap/r\0k");
+        let bytes = std::fs::read(&path).unwrap();
+        (dir, cache, path, bytes)
+    }
+
+    #[test]
+    fn an_entry_cut_anywhere_or_changed_anywhere_reads_as_absent() {
+        let (_dir, cache, path, bytes) = entry();
+        assert_eq!(cache.get(b"snap/r\0k"), Some(vec![9u8; 300]));
+        for cut in 0..bytes.len() {
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            assert_eq!(cache.get(b"snap/r\0k"), None, "cut at {cut}");
+        }
+        for at in 0..bytes.len() {
+            let mut changed = bytes.clone();
+            changed[at] ^= 0x40;
+            std::fs::write(&path, &changed).unwrap();
+            assert_eq!(cache.get(b"snap/r\0k"), None, "byte {at} changed");
+        }
+    }
+
+    #[test]
+    fn a_key_length_past_the_file_reads_as_absent() {
+        let (_dir, cache, path, mut bytes) = entry();
+        bytes[8..12].copy_from_slice(&u32::MAX.to_be_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(cache.get(b"snap/r\0k"), None);
+    }
+}
