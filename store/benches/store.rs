@@ -35,6 +35,16 @@ fn fresh(root: &Path, name: &str) -> PathBuf {
     p
 }
 
+/// A new, empty file under `root`.
+fn empty_file(root: &Path, name: &str) -> File {
+    OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(fresh(root, name))
+        .unwrap()
+}
+
 /// Where the floor's appends go: the end of a growing file, or zeros written (and synced)
 /// ahead, where a sync has no new size to write, as in runlog's WAL.
 #[derive(Clone, Copy, PartialEq)]
@@ -45,13 +55,7 @@ enum Floor {
 
 fn fsync_floor(root: &Path, records: &[Vec<u8>], batch: usize, syncs: usize, how: Floor) -> f64 {
     use std::os::unix::fs::FileExt;
-    let path = fresh(root, &format!("floor-{batch}.bin"));
-    let f = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .open(&path)
-        .unwrap();
+    let f = empty_file(root, &format!("floor-{batch}.bin"));
     let total: usize = records.iter().take(syncs * batch).map(Vec::len).sum();
     if how == Floor::WrittenAhead {
         f.write_all_at(&vec![0u8; total], 0).unwrap();
@@ -70,6 +74,29 @@ fn fsync_floor(root: &Path, records: &[Vec<u8>], batch: usize, syncs: usize, how
         f.sync_data().unwrap();
     }
     rate(syncs * batch, t)
+}
+
+/// Syncs a second of `threads` threads each writing its own 64 bytes into zeros written ahead
+/// in one file, then syncing it: whether this disk overlaps syncs of one file.
+fn syncs_from_threads(root: &Path, threads: usize, each: usize) -> f64 {
+    use std::os::unix::fs::FileExt;
+    let f = empty_file(root, &format!("syncs-{threads}.bin"));
+    f.write_all_at(&vec![0u8; threads * each * 64], 0).unwrap();
+    f.sync_all().unwrap();
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for i in 0..threads {
+            let f = &f;
+            s.spawn(move || {
+                for k in 0..each {
+                    f.write_all_at(&[1u8; 64], ((k * threads + i) * 64) as u64)
+                        .unwrap();
+                    f.sync_data().unwrap();
+                }
+            });
+        }
+    });
+    rate(threads * each, t)
 }
 
 fn json_per_event(root: &Path, lines: &[String], n: usize) -> f64 {
@@ -192,28 +219,13 @@ fn wake_round(n: usize, rounds: usize) -> f64 {
     })
 }
 
-/// What `n` producers can reach over one, on this machine's syncs (`floor`, a second's worth)
-/// and wake-ups (`wake`, a round of all `n`): each append needs a sync and its producer woken,
-/// so at most `n` appends for whichever of the two is longer (`at_most`); one group of all `n`
-/// at a time, as group commit makes, waits for both in turn (`one_group`).
-fn ceilings(n: usize, floor: f64, wake: f64, single: f64) -> (f64, f64) {
-    let sync = 1.0 / floor;
-    let at_most = n as f64 / sync.max(wake) / single;
-    let one_group = n as f64 / (sync + wake) / single;
-    (at_most, one_group)
-}
-
-/// Prints the two ceilings of [`ceilings`] under the goal they bound.
-fn print_ceilings(n: usize, floor: f64, wake: f64, single: f64) {
-    let (at_most, one_group) = ceilings(n, floor, wake, single);
-    println!(
-        "  {:<58} {at_most:>7.2}  (a sync or a round of {n} wake-ups, the longer)",
-        "  at most, on this machine"
-    );
-    println!(
-        "  {:<58} {one_group:>7.2}  (a sync, then {n} wake-ups)",
-        "  one group of all producers at a time"
-    );
+/// The most `n` producers can reach over one on this machine: syncs of one file do not
+/// overlap on its disk, so each append waits for a whole sync, and a sync covers only the
+/// producers woken and heard from before it began. A group of `k` appends then takes a sync
+/// (`1 / floor`) and a round of `k` wake-ups (`wake`), and the largest group, all `n`, gives
+/// the most appends per second.
+fn ceiling(n: usize, floor: f64, wake: f64, single: f64) -> f64 {
+    n as f64 / (1.0 / floor + wake) / single
 }
 
 /// Rate, and how many syncs acknowledged how many appends (see `Log::sync_groups`).
@@ -399,6 +411,18 @@ fn main() {
     let wake64 = wake_round(64, 300);
     println!();
     println!(
+        "this machine's syncs of one file (a write and an fdatasync at a time, from each thread):"
+    );
+    println!(
+        "  1 thread   {:>8.0} syncs/s",
+        syncs_from_threads(&root, 1, 2_000)
+    );
+    println!(
+        "  2 threads  {:>8.0} syncs/s",
+        syncs_from_threads(&root, 2, 1_000)
+    );
+    println!();
+    println!(
         "this machine's wake-ups (threads woken through a channel each, all answering, no I/O):"
     );
     println!("  8 threads  {:>7.1} µs a round", wake8 * 1e6);
@@ -417,6 +441,12 @@ fn main() {
         per(runlog_bytes),
         per(archive_bytes)
     );
+    let print_ceiling = |n: usize, most: f64| {
+        println!(
+            "  {:<58} {most:>7.2}  (a sync, then a round of {n} wake-ups, per {n} appends)",
+            "  the most this machine allows"
+        );
+    };
     println!();
     println!("targets:");
     let check = |name: &str, ratio: f64, goal: f64, higher_is_better: bool| {
@@ -443,14 +473,14 @@ fn main() {
         6.0,
         true,
     );
-    print_ceilings(8, floor1, wake8, single);
+    print_ceiling(8, ceiling(8, floor1, wake8, single));
     check(
         "durable 64 producers / durable single producer",
         sixty_four / single,
         30.0,
         true,
     );
-    print_ceilings(64, floor1, wake64, single);
+    print_ceiling(64, ceiling(64, floor1, wake64, single));
     check(
         "bulk append / SQLite one transaction",
         bulk / sq_bulk,
