@@ -229,7 +229,7 @@ delegate! {
     create_run(run: &str, slot: RunSlot) -> Result<()>;
     runs() -> Result<Vec<(String, RunSlot)>>;
     max_run_num() -> Result<u64>;
-    insert_frames(frames: Vec<(u64, u64, Vec<u8>)>) -> Result<()>;
+    insert_frames(frames: Vec<(u64, u64, Vec<u8>)>, logged: &mut dyn FnMut()) -> Result<()>;
     frame_at_or_before(num: u64, seq: u64) -> Result<Option<(u64, Vec<u8>)>>;
     scan_frames(num: u64, from: u64, to: u64, f: &mut dyn FnMut(u64, &[u8]) -> Result<bool>) -> Result<()>;
     sync() -> Result<()>;

@@ -291,6 +291,29 @@ mod cases {
         assert!(log.verify("shared").unwrap().is_ok());
     }
 
+    pub fn an_acknowledged_append_is_readable_at_once(log: &dyn EventLog) {
+        // Producers at once, so that their appends share syncs (and the writer's groups).
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                s.spawn(move || {
+                    let run = format!("readable-{t}");
+                    for i in 0..40u64 {
+                        let body = format!("{t}-{i}").into_bytes();
+                        let head = log.append(&run, Some(i), vec![body.clone()]).unwrap();
+                        assert_eq!(log.head(&run).unwrap().map(|h| h.seq), Some(head.seq));
+                        let mut read = Vec::new();
+                        log.scan(&run, head.seq, head.seq, &mut |r| {
+                            read.push(r.body.to_vec());
+                            Ok(true)
+                        })
+                        .unwrap();
+                        assert_eq!(read, [body], "{run} seq {} read after its ack", head.seq);
+                    }
+                });
+            }
+        });
+    }
+
     pub fn invalid_appends_are_refused(log: &dyn EventLog) {
         assert!(matches!(
             log.append("r", None, vec![]),
@@ -366,6 +389,7 @@ macro_rules! contract {
                 large_bodies_round_trip_through_the_blob_area,
                 blobs_are_content_addressed,
                 concurrent_producers_are_all_acknowledged_gaplessly,
+                an_acknowledged_append_is_readable_at_once,
                 invalid_appends_are_refused,
                 a_scan_can_stop_early,
                 a_reader_error_comes_back_unchanged,

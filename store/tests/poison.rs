@@ -65,12 +65,16 @@ impl Backend for FailingDisk {
     fn max_run_num(&self) -> Result<u64> {
         self.inner.max_run_num()
     }
-    fn insert_frames(&self, frames: Vec<(u64, u64, Vec<u8>)>) -> Result<()> {
+    fn insert_frames(
+        &self,
+        frames: Vec<(u64, u64, Vec<u8>)>,
+        logged: &mut dyn FnMut(),
+    ) -> Result<()> {
         let ends: Vec<(u64, u64)> = frames
             .iter()
             .map(|(num, first, _)| (*num, *first))
             .collect();
-        self.inner.insert_frames(frames)?;
+        self.inner.insert_frames(frames, logged)?;
         let mut written = self.seen.written.lock().unwrap();
         for (num, first) in ends {
             // A frame's first seq is a lower bound of its last: enough to compare with acks,

@@ -18,8 +18,14 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn runs(&self) -> Result<Vec<(String, RunSlot)>>;
     /// The largest run number in use (0 if none).
     fn max_run_num(&self) -> Result<u64>;
-    /// Inserts frames keyed by (run number, first seq), all or none.
-    fn insert_frames(&self, frames: Vec<(u64, u64, Vec<u8>)>) -> Result<()>;
+    /// Inserts frames keyed by (run number, first seq), all or none. `logged` is called once
+    /// they are in the write-ahead log (written, not synced) and before they are readable: a
+    /// sync may begin from there while the rest of the insert goes on.
+    fn insert_frames(
+        &self,
+        frames: Vec<(u64, u64, Vec<u8>)>,
+        logged: &mut dyn FnMut(),
+    ) -> Result<()>;
     /// The frame with the largest first seq ≤ `seq` (or the last frame if `seq` is `u64::MAX`).
     fn frame_at_or_before(&self, num: u64, seq: u64) -> Result<Option<(u64, Vec<u8>)>>;
     /// Frames with first seq in `from..=to`, in order, passed to `f` until it returns false.

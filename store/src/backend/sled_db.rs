@@ -294,10 +294,16 @@ impl SledBackend {
     }
 
     fn log_and_apply(&self, entry: Entry) -> Result<()> {
+        self.log_and_apply_with(entry, &mut || {})
+    }
+
+    /// [`Self::log_and_apply`], calling `logged` between the WAL's write and sled's.
+    fn log_and_apply_with(&self, entry: Entry, logged: &mut dyn FnMut()) -> Result<()> {
         let mut wal = self.wal();
         wal.append(&entry)?;
         let full = wal.len() > self.checkpoint_bytes;
         drop(wal);
+        logged();
         self.apply(&entry)?;
         // Remembered after sled has it: a reader comparing the two never sees sled behind.
         self.lock_heads().note(&entry);
@@ -619,10 +625,14 @@ impl Backend for SledBackend {
         Ok(self.runs()?.iter().map(|(_, s)| s.num).max().unwrap_or(0))
     }
 
-    fn insert_frames(&self, frames: Vec<(u64, u64, Vec<u8>)>) -> Result<()> {
+    fn insert_frames(
+        &self,
+        frames: Vec<(u64, u64, Vec<u8>)>,
+        logged: &mut dyn FnMut(),
+    ) -> Result<()> {
         // One WAL entry and one sled batch: a multi-frame append is all there after a crash,
         // or not at all.
-        self.log_and_apply(Entry::Frames(frames))
+        self.log_and_apply_with(Entry::Frames(frames), logged)
     }
 
     fn frame_at_or_before(&self, num: u64, seq: u64) -> Result<Option<(u64, Vec<u8>)>> {
