@@ -240,11 +240,18 @@ fn run_pipelined(shared: &Shared, rx: &Receiver<Msg>) {
             // The group goes to the syncer as soon as the WAL has it: its sync runs while
             // sled takes the group here.
             let mut unsent = None;
-            write(shared, batch, &mut |written| {
+            let mut applied = None;
+            let inserted = write(shared, batch, &mut |mut written| {
+                let (tell, told) = crossbeam_channel::bounded(1);
+                written.applied = Some(told);
+                applied = Some(tell);
                 if let Err(gone) = to_sync.send(written) {
                     unsent = Some(gone.into_inner());
                 }
             });
+            if let Some(tell) = applied {
+                let _ = tell.send(inserted);
+            }
             if let Some(written) = unsent {
                 let synced = shared.sync_group(std::slice::from_ref(&written));
                 settle(shared, vec![written], synced);
@@ -330,12 +337,13 @@ struct Staged {
 }
 
 /// A group written to the WAL, waiting for the sync that makes it durable and for sled to
-/// have it (readable), which the writer says through `applied` as the sync runs.
+/// have it (readable): a group handed to the syncer hears that through `applied` as the sync
+/// runs; one committed on a single thread has it before its sync (`None`).
 struct Written {
     staged: Vec<Staged>,
     syncs: Vec<Sender<Result<()>>>,
     heads: HashMap<String, RunHead>,
-    applied: Receiver<Result<()>>,
+    applied: Option<Receiver<Result<()>>>,
 }
 
 impl Written {
@@ -345,7 +353,10 @@ impl Written {
 
     /// Waits until sled has the group: an acknowledged append is readable.
     fn wait_applied(&self) -> Result<()> {
-        self.applied.recv().unwrap_or_else(|_| {
+        let Some(applied) = &self.applied else {
+            return Ok(());
+        };
+        applied.recv().unwrap_or_else(|_| {
             Err(StoreError::Poisoned {
                 cause: "the writer stopped before the group was readable".into(),
             })
@@ -357,10 +368,14 @@ impl Written {
 /// mode).
 fn commit(shared: &Shared, batch: Vec<Msg>, durability: Durability) -> bool {
     let mut logged = None;
-    write(shared, batch, &mut |written| logged = Some(written));
+    let inserted = write(shared, batch, &mut |written| logged = Some(written));
     let Some(written) = logged else {
         return false;
     };
+    if let Err(e) = inserted {
+        settle(shared, vec![written], Err(e));
+        return false;
+    }
     let must_sync = durability == Durability::Durable || !written.syncs.is_empty();
     let wrote = !written.staged.is_empty();
     if must_sync && written.needs_sync() {
@@ -391,12 +406,13 @@ fn refuse(batch: Vec<Msg>, cause: &str) {
 }
 
 /// Validates and writes one batch (not yet durable), handing the group to `logged` once the
-/// WAL has it and before sled does (the group's `applied` says when sled has it). Nothing is
-/// handed over when nothing of the batch was written: every request is then answered.
-fn write(shared: &Shared, batch: Vec<Msg>, logged: &mut dyn FnMut(Written)) {
+/// WAL has it and before sled does; returns whether sled then took it (the group is not
+/// readable, nor to be acknowledged, before). Nothing is handed over when nothing of the batch
+/// was written: every request is then answered here.
+fn write(shared: &Shared, batch: Vec<Msg>, logged: &mut dyn FnMut(Written)) -> Result<()> {
     if let Some(cause) = shared.poison_cause() {
         refuse(batch, &cause);
-        return;
+        return Ok(());
     }
     let subscribing = shared.subscribing.read().unwrap_or_else(|p| p.into_inner());
     let keep_records = shared.has_subscribers();
@@ -435,12 +451,11 @@ fn write(shared: &Shared, batch: Vec<Msg>, logged: &mut dyn FnMut(Written)) {
             },
         }
     }
-    let (applied, readable) = crossbeam_channel::bounded(1);
     let mut group = Some(Written {
         staged,
         syncs,
         heads,
-        applied: readable,
+        applied: None,
     });
     let mut hand_over = || {
         if let Some(written) = group.take() {
@@ -463,10 +478,11 @@ fn write(shared: &Shared, batch: Vec<Msg>, logged: &mut dyn FnMut(Written)) {
     });
     match group {
         // Failed before the WAL had it: answered here.
-        Some(written) => settle(shared, vec![written], outcome),
-        None => {
-            let _ = applied.send(outcome);
+        Some(written) => {
+            settle(shared, vec![written], outcome);
+            Ok(())
         }
+        None => outcome,
     }
 }
 
