@@ -76,8 +76,8 @@ fn fsync_floor(root: &Path, records: &[Vec<u8>], batch: usize, syncs: usize, how
     rate(syncs * batch, t)
 }
 
-/// Syncs a second of `threads` threads each writing its own 64 bytes into zeros written ahead
-/// in one file, then syncing it: whether this disk overlaps syncs of one file.
+/// Syncs per second when `threads` threads each write 64 bytes of their own into zeros written
+/// ahead in one file and sync it, one at a time: whether this disk overlaps syncs of one file.
 fn syncs_from_threads(root: &Path, threads: usize, each: usize) -> f64 {
     use std::os::unix::fs::FileExt;
     let f = empty_file(root, &format!("syncs-{threads}.bin"));
@@ -219,11 +219,11 @@ fn wake_round(n: usize, rounds: usize) -> f64 {
     })
 }
 
-/// The most `n` producers can reach over one on this machine: syncs of one file do not
-/// overlap on its disk, so each append waits for a whole sync, and a sync covers only the
-/// producers woken and heard from before it began. A group of `k` appends then takes a sync
-/// (`1 / floor`) and a round of `k` wake-ups (`wake`), and the largest group, all `n`, gives
-/// the most appends per second.
+/// The most `n` producers can reach over one on a disk whose syncs of one file do not overlap
+/// (the bench prints whether they do, from one thread and from two): each append then waits
+/// for a whole sync, and a sync covers only the producers woken and heard from before it
+/// began. A group of `k` appends takes a sync (`1 / floor`) and a round of `k` wake-ups
+/// (`wake`), and the largest group, all `n`, gives the most appends per second.
 fn ceiling(n: usize, floor: f64, wake: f64, single: f64) -> f64 {
     n as f64 / (1.0 / floor + wake) / single
 }

@@ -464,11 +464,15 @@ fn write(shared: &Shared, batch: Vec<Msg>, logged: &mut dyn FnMut(Written)) -> R
         }
     };
     let inserted = if frames.is_empty() {
-        hand_over();
         Ok(())
     } else {
         shared.backend.insert_frames(frames, &mut hand_over)
     };
+    if inserted.is_ok() {
+        // Nothing to insert, or a backend that did not say when its log had the frames: the
+        // group is handed over all the same, to be synced before it is acknowledged.
+        hand_over();
+    }
     drop(subscribing);
     let outcome = inserted.map_err(|e| {
         // An insert that failed: nothing of it is known to be readable or durable.
