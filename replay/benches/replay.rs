@@ -128,21 +128,23 @@ fn child(mode: &str, dir: &Path) {
             // The chain's hashes alone, over the run's records held in memory: what every read
             // of the log pays for its audit, whatever the store reads from.
             let log = Log::open(&dir.join("store"), Options::default()).unwrap();
-            let head = log.head(RUN).unwrap().unwrap().seq;
-            let mut bodies = Vec::with_capacity(head as usize);
-            log.scan(RUN, 1, head, &mut |r| {
+            let head = log.head(RUN).unwrap().unwrap();
+            let mut bodies = Vec::with_capacity(head.seq as usize);
+            log.scan(RUN, 1, head.seq, &mut |r| {
                 bodies.push(r.body.to_vec());
                 Ok(true)
             })
             .unwrap();
-            let last = log.head(RUN).unwrap().unwrap().hash;
             let t = Instant::now();
             let mut hash = runlog_store::frame::genesis(RUN);
             for body in &bodies {
                 hash = runlog_store::frame::link(&hash, body);
             }
             println!("chain_s={}", t.elapsed().as_secs_f64());
-            assert_eq!(hash, last, "the chain recomputed ends at the run's head");
+            assert_eq!(
+                hash, head.hash,
+                "the chain recomputed ends at the run's head"
+            );
         }
         "replay-sqlite" => {
             let db = rusqlite::Connection::open(dir.join("events.sqlite")).unwrap();
