@@ -27,14 +27,15 @@ const EVENTS_PER_TASK: u64 = 3;
 /// When the next snapshot is due: at least `every` events after the last one, and at least
 /// [`EVENTS_PER_TASK`] events for each of the state's tasks. A small state is snapshotted
 /// often; a large one less often, so snapshots take room in proportion to the log they
-/// summarise. It depends only on the state, so every replay finds the snapshots earlier
-/// replays wrote instead of writing new ones.
+/// summarise. It depends only on the states the run went through, so every replay finds the
+/// snapshots that the run's writer (see [`Replay::recorded`]) or an earlier replay wrote
+/// instead of writing new ones.
 #[derive(Debug, Clone, Copy)]
-struct Schedule {
+pub struct SnapshotSchedule {
     last: u64,
 }
 
-impl Schedule {
+impl SnapshotSchedule {
     fn start(from: u64) -> Self {
         Self { last: from }
     }
@@ -146,7 +147,7 @@ impl<'l> Replay<'l> {
                 None => self.remember(run, *snap, false),
             }
         }
-        self.fold(run, RunState::default(), 1, seq, Schedule::start(0))
+        self.fold(run, RunState::default(), 1, seq, SnapshotSchedule::start(0))
     }
 
     /// The state after `to` from the snapshot at `at`: `None` when that snapshot does not load
@@ -162,7 +163,7 @@ impl<'l> Replay<'l> {
         to: u64,
         known: &BTreeSet<u64>,
     ) -> Result<Option<RunState>> {
-        let mut schedule = Schedule::start(at);
+        let mut schedule = SnapshotSchedule::start(at);
         let mut nested: Option<ReplayError> = None;
         // Whether the log's record at `at` was read and has the snapshot's chain hash.
         let mut anchored = false;
@@ -215,7 +216,7 @@ impl<'l> Replay<'l> {
             return Ok(state);
         }
         let from = state.seq + 1;
-        let schedule = Schedule::start(state.seq);
+        let schedule = self.snapshot_schedule(run, state.seq);
         self.fold(run, state, from, to, schedule)
     }
 
@@ -234,7 +235,7 @@ impl<'l> Replay<'l> {
         state: RunState,
         from: u64,
         to: u64,
-        mut schedule: Schedule,
+        mut schedule: SnapshotSchedule,
     ) -> Result<RunState> {
         let mut state = state;
         let mut nested: Option<ReplayError> = None;
@@ -254,7 +255,7 @@ impl<'l> Replay<'l> {
     }
 
     /// Applies one event of `run` to `state`, resolving a rollback or fork from the log.
-    pub(crate) fn apply(&self, run: &str, state: &mut RunState, event: &Event) -> Result<()> {
+    pub fn apply(&self, run: &str, state: &mut RunState, event: &Event) -> Result<()> {
         let mut nested: Option<ReplayError> = None;
         apply_in_place(state, event, &mut |base| match self.resolve(run, base) {
             Ok(s) => Some(s),
@@ -266,14 +267,14 @@ impl<'l> Replay<'l> {
         nested.map_or(Ok(()), Err)
     }
 
-    /// Writes a snapshot when one is due (see [`Schedule`]) and not already stored.
+    /// Writes a snapshot when one is due (see [`SnapshotSchedule`]) and not already stored.
     fn maybe_snapshot(
         &self,
         run: &str,
         state: &RunState,
         hash: &[u8; 32],
         known: &BTreeSet<u64>,
-        schedule: &mut Schedule,
+        schedule: &mut SnapshotSchedule,
     ) {
         if !schedule.due(state, self.every) {
             return;
@@ -281,6 +282,54 @@ impl<'l> Replay<'l> {
         schedule.last = state.seq;
         if !known.contains(&state.seq) && snapshot::store(self.log(), run, state, hash).is_some() {
             self.remember(run, state.seq, true);
+        }
+    }
+
+    /// The schedule of a fold, or of a writer, that goes on from `seq`: from the last snapshot
+    /// at or before it, where a replay folding the run from its start would have it.
+    pub fn snapshot_schedule(&self, run: &str, seq: u64) -> SnapshotSchedule {
+        let mut known = self.known.borrow_mut();
+        let set = known
+            .entry(run.to_owned())
+            .or_insert_with(|| snapshot::list(self.log(), run).into_iter().collect());
+        SnapshotSchedule::start(set.range(..=seq).next_back().copied().unwrap_or(0))
+    }
+
+    /// For the run's writer: `state` is the run's state right after the event at
+    /// `state.seq`, which is in the log. Writes the snapshot due there, the one a replay would
+    /// write, so that the run's first replay and first `state_at` find it: `appended` says the
+    /// event is the writer's own (a snapshot due on another writer's event is that writer's
+    /// to write, and this schedule only moves on), `hash` is the chain hash after it if the
+    /// writer has it (it is read from the log otherwise). A snapshot that cannot be written
+    /// is left out: snapshots only save work.
+    pub fn recorded(
+        &self,
+        run: &str,
+        state: &RunState,
+        appended: bool,
+        hash: Option<&[u8; 32]>,
+        schedule: &mut SnapshotSchedule,
+    ) {
+        if !schedule.due(state, self.every) {
+            return;
+        }
+        schedule.last = state.seq;
+        let stored = self
+            .known
+            .borrow()
+            .get(run)
+            .is_some_and(|set| set.contains(&state.seq));
+        if !appended || stored {
+            return;
+        }
+        let hash = match hash {
+            Some(h) => Some(*h),
+            None => self.log().hash_at(run, state.seq).ok().flatten(),
+        };
+        if let Some(hash) = hash {
+            if snapshot::store(self.log(), run, state, &hash).is_some() {
+                self.remember(run, state.seq, true);
+            }
         }
     }
 
@@ -304,7 +353,7 @@ impl<'l> Replay<'l> {
         let mut p = Projections::default();
         let mut nested: Option<ReplayError> = None;
         let known = self.known_snapshots(run);
-        let mut schedule = Schedule::start(0);
+        let mut schedule = SnapshotSchedule::start(0);
         let mut progress = progress;
         let step = (to / 100).max(1);
         // This thread folds while another scans, verifies and decodes the next batch.

@@ -48,5 +48,5 @@ pub mod snapshot;
 pub mod stats;
 
 pub use error::{ReplayError, Result};
-pub use history::{Progress, Replay, DEFAULT_SNAPSHOT_EVERY};
+pub use history::{Progress, Replay, SnapshotSchedule, DEFAULT_SNAPSHOT_EVERY};
 pub use session::{Commit, Observer, Recorded, Session};

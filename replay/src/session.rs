@@ -13,9 +13,9 @@
 
 use crate::error::{ReplayError, Result};
 use crate::events;
-use crate::history::Replay;
+use crate::history::{Replay, SnapshotSchedule};
 use runlog_core::{decide, Command, Event, Rejection, RunState};
-use runlog_store::{EventLog, StoreError};
+use runlog_store::{EventLog, Head, StoreError};
 
 /// How often a command is decided again after losing a race before the conflict is reported:
 /// each retry means another writer appended, so a bound only matters under a storm of writers.
@@ -76,6 +76,8 @@ pub struct Session<'l> {
     /// The state every decision is taken on: the head and, batching, what is staged.
     state: RunState,
     batch: Option<Batch>,
+    /// Where the run's next snapshot falls: the writer writes it as the run is recorded.
+    snapshots: SnapshotSchedule,
 }
 
 impl<'l> Session<'l> {
@@ -99,11 +101,13 @@ impl<'l> Session<'l> {
 
     /// A session whose head state the caller already has (`state.seq` is its head).
     pub fn at(replay: Replay<'l>, run: &str, state: RunState) -> Self {
+        let snapshots = replay.snapshot_schedule(run, state.seq);
         Self {
             replay,
             run: run.to_owned(),
             state,
             batch: None,
+            snapshots,
         }
     }
 
@@ -190,7 +194,7 @@ impl<'l> Session<'l> {
                 Err(rejection) => return Ok(Err(rejection)),
             };
             match self.append(&events) {
-                Ok(()) => return self.apply_own(events, true, observe).map(Ok),
+                Ok(head) => return self.apply_own(events, Some(head), observe).map(Ok),
                 Err(ReplayError::Store(StoreError::Conflict { .. }))
                     if retries < MAX_CONFLICT_RETRIES =>
                 {
@@ -219,6 +223,8 @@ impl<'l> Session<'l> {
             if let Some(b) = self.batch.as_mut() {
                 self.replay.apply(&self.run, &mut b.head, event)?;
             }
+            self.replay
+                .recorded(&self.run, &self.state, false, None, &mut self.snapshots);
             observe(*seq, event, &self.state);
         }
         Ok(theirs)
@@ -240,7 +246,7 @@ impl<'l> Session<'l> {
             Ok(events) => events,
             Err(rejection) => return Ok(Err(rejection)),
         };
-        let recorded = self.apply_own(events.clone(), false, decided)?;
+        let recorded = self.apply_own(events.clone(), None, decided)?;
         if let Some(b) = self.batch.as_mut() {
             b.commands.push(cmd);
             b.events.extend(events);
@@ -261,11 +267,14 @@ impl<'l> Session<'l> {
             };
             let expected = b.head.seq;
             match events::append(self.replay.log(), &self.run, expected, &b.events) {
-                Ok(_) => {
+                Ok(head) => {
                     let events = std::mem::take(&mut b.events);
                     b.commands.clear();
                     for event in &events {
                         self.replay.apply(&self.run, &mut b.head, event)?;
+                        let hash = (b.head.seq == head.seq).then_some(&head.hash);
+                        self.replay
+                            .recorded(&self.run, &b.head, true, hash, &mut self.snapshots);
                         observe(b.head.seq, event, &b.head);
                     }
                     return Ok(commit);
@@ -299,6 +308,8 @@ impl<'l> Session<'l> {
         };
         for (seq, event) in &theirs {
             self.replay.apply(&self.run, &mut b.head, event)?;
+            self.replay
+                .recorded(&self.run, &b.head, false, None, &mut self.snapshots);
             observe(*seq, event, &b.head);
         }
         self.state = b.head.clone();
@@ -323,23 +334,29 @@ impl<'l> Session<'l> {
         }
     }
 
-    fn append(&self, events: &[Event]) -> Result<()> {
-        events::append(self.replay.log(), &self.run, self.state.seq, events).map(|_| ())
+    fn append(&self, events: &[Event]) -> Result<Head> {
+        events::append(self.replay.log(), &self.run, self.state.seq, events)
     }
 
-    /// Applies events this session decided to its state; `appended`: they are in the log, so
-    /// a batching session's head takes them too (staged ones wait for the commit).
+    /// Applies events this session decided to its state; `appended` (the head after them):
+    /// they are in the log, so a batching session's head takes them too (staged ones wait for
+    /// the commit) and the snapshots due on them are written.
     fn apply_own(
         &mut self,
         events: Vec<Event>,
-        appended: bool,
+        appended: Option<Head>,
         observe: Observer<'_>,
     ) -> Result<Recorded> {
         let mut recorded = Vec::with_capacity(events.len());
         for event in events {
             self.replay.apply(&self.run, &mut self.state, &event)?;
-            if let Some(b) = self.batch.as_mut().filter(|_| appended) {
-                self.replay.apply(&self.run, &mut b.head, &event)?;
+            if let Some(head) = &appended {
+                if let Some(b) = self.batch.as_mut() {
+                    self.replay.apply(&self.run, &mut b.head, &event)?;
+                }
+                let hash = (self.state.seq == head.seq).then_some(&head.hash);
+                self.replay
+                    .recorded(&self.run, &self.state, true, hash, &mut self.snapshots);
             }
             observe(self.state.seq, &event, &self.state);
             recorded.push((self.state.seq, event));

@@ -1,13 +1,14 @@
 //! The one write path: a session decides on the state its own rollbacks produced, and two
 //! sessions writing one run never lose or double an event: the loser of a race catches up and
-//! decides again.
+//! decides again. The writer leaves the snapshots a replay would write, so the run's first
+//! replay writes none.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use runlog_core::script::{start, task, T0};
+use runlog_core::script::{checkpoint, start, task, T0};
 use runlog_core::{
     Command, CommandKind, EventKind, Hash, Rejection, RunId, Settings, TaskStatus, Timestamp,
 };
-use runlog_replay::{Replay, Session};
+use runlog_replay::{snapshot, Replay, Session};
 use runlog_store::{EventLog, Log};
 
 fn cmd(kind: CommandKind) -> Command {
@@ -199,4 +200,76 @@ fn a_staged_batch_that_lost_a_race_is_decided_again_and_drops_what_is_now_refuse
         "a started once"
     );
     assert!(state.task(&"b".into()).unwrap().running);
+}
+
+#[test]
+fn the_writer_leaves_the_snapshots_a_replay_would_write() {
+    let log = Log::memory().unwrap();
+    started(&log);
+    let every = 5;
+    let session = |log| {
+        let replay = Replay::new(log).snapshot_every(every);
+        let state = replay.head_state("run-1").unwrap();
+        Session::at(replay, "run-1", state)
+    };
+    let mut mine = session(&log);
+    let mut other = session(&log);
+    mine.execute(cmd(start("a"))).unwrap().unwrap();
+    other.execute(cmd(start("b"))).unwrap().unwrap();
+    for i in 0..40 {
+        // One command at a time, then several as one append, then another writer's.
+        mine.execute(cmd(checkpoint("a", &format!("one-{i}"))))
+            .unwrap()
+            .unwrap();
+        mine.batching();
+        for j in 0..3 {
+            mine.stage(
+                cmd(checkpoint("a", &format!("batch-{i}-{j}"))),
+                &mut |_, _, _| {},
+            )
+            .unwrap()
+            .unwrap();
+        }
+        mine.commit_observed(&mut |_, _, _| {}).unwrap();
+        mine.stop_batching();
+        other.catch_up().unwrap();
+        other
+            .execute(cmd(checkpoint("b", &format!("theirs-{i}"))))
+            .unwrap()
+            .unwrap();
+        mine.catch_up().unwrap();
+    }
+    let head = log.head("run-1").unwrap().unwrap();
+    let recorded = snapshot::list(&log, "run-1");
+    assert!(
+        recorded.len() >= 10,
+        "{} events, snapshots at {recorded:?}",
+        head.seq
+    );
+    let folded = Replay::new(&log).snapshot_every(0);
+    for &seq in &recorded {
+        let (state, hash) = snapshot::read(&log, "run-1", seq).unwrap();
+        assert_eq!(state, folded.state_at("run-1", seq).unwrap(), "seq {seq}");
+        assert_eq!(Some(hash), log.hash_at("run-1", seq).unwrap(), "seq {seq}");
+    }
+    // The same history in a store without snapshots: a replay writes the same ones.
+    let copy = Log::memory().unwrap();
+    let bodies = log
+        .read("run-1", 1, head.seq, runlog_store::Direction::Forward)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.body)
+        .collect();
+    copy.append("run-1", Some(0), bodies).unwrap();
+    Replay::new(&copy)
+        .snapshot_every(every)
+        .project("run-1", None, None)
+        .unwrap();
+    assert_eq!(snapshot::list(&copy, "run-1"), recorded);
+    // The first replay of the recorded run finds them all and writes nothing.
+    Replay::new(&log)
+        .snapshot_every(every)
+        .project("run-1", None, None)
+        .unwrap();
+    assert_eq!(snapshot::list(&log, "run-1"), recorded);
 }
