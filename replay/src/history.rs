@@ -25,7 +25,7 @@ pub const DEFAULT_SNAPSHOT_EVERY: u64 = 2_000;
 const EVENTS_PER_TASK: u64 = 3;
 
 /// When the next snapshot is due: at least `every` events after the last one, and at least
-/// [`EVENTS_PER_TASK`] events for each of the state's tasks. A small state is snapshotted
+/// three events (`EVENTS_PER_TASK`) for each of the state's tasks. A small state is snapshotted
 /// often; a large one less often, so snapshots take room in proportion to the log they
 /// summarise. It depends only on the states the run went through, so every replay finds the
 /// snapshots that the run's writer (see [`Replay::recorded`]) or an earlier replay wrote

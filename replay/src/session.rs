@@ -5,11 +5,15 @@
 //! the server write through it and nothing else.
 //!
 //! A batching session (the runner's) can also [`stage`](Session::stage) several commands, each
-//! decided on the state the ones before it left, and [`commit`](Session::commit) them as one
+//! decided on the state the ones before it left, and [`commit`](Session::commit_observed) them as one
 //! append: one durable write for a whole step of the engine. It keeps a second state, the
 //! head as appended, so that what it shows as committed is shown with the state right after
 //! each event, and a conflict is settled without reading the run again: the head catches up,
 //! the staged commands are decided again on it, and those the rules now refuse are dropped.
+//!
+//! As it records, a session writes the snapshots due on the events it appended (see
+//! [`Replay::recorded`]), after its observers have seen them: a run's first replay and first
+//! `state_at` find them instead of writing them.
 
 use crate::error::{ReplayError, Result};
 use crate::events;
@@ -41,7 +45,7 @@ impl Recorded {
 /// Sees each event as it is applied, with the state right after it.
 pub type Observer<'o> = &'o mut dyn FnMut(u64, &Event, &RunState);
 
-/// What a [`Session::commit`] did.
+/// What a [`Session::commit_observed`] did.
 #[derive(Debug, Default)]
 pub struct Commit {
     /// Events appended by others that the session took in first (the append had lost a race).
@@ -223,15 +227,15 @@ impl<'l> Session<'l> {
             if let Some(b) = self.batch.as_mut() {
                 self.replay.apply(&self.run, &mut b.head, event)?;
             }
+            observe(*seq, event, &self.state);
             self.replay
                 .recorded(&self.run, &self.state, false, None, &mut self.snapshots);
-            observe(*seq, event, &self.state);
         }
         Ok(theirs)
     }
 
     /// Decides `cmd` on the state, staged commands included, and stages its events: the
-    /// state moves on, the log does not until [`Session::commit`]. `decided` sees each event
+    /// state moves on, the log does not until [`Session::commit_observed`]. `decided` sees each event
     /// with the state after it, at the seq it will have if nothing else is appended first.
     /// Without [`Session::batching`] the command is recorded at once.
     pub fn stage(
@@ -272,10 +276,10 @@ impl<'l> Session<'l> {
                     b.commands.clear();
                     for event in &events {
                         self.replay.apply(&self.run, &mut b.head, event)?;
+                        observe(b.head.seq, event, &b.head);
                         let hash = (b.head.seq == head.seq).then_some(&head.hash);
                         self.replay
                             .recorded(&self.run, &b.head, true, hash, &mut self.snapshots);
-                        observe(b.head.seq, event, &b.head);
                     }
                     return Ok(commit);
                 }
@@ -308,9 +312,9 @@ impl<'l> Session<'l> {
         };
         for (seq, event) in &theirs {
             self.replay.apply(&self.run, &mut b.head, event)?;
+            observe(*seq, event, &b.head);
             self.replay
                 .recorded(&self.run, &b.head, false, None, &mut self.snapshots);
-            observe(*seq, event, &b.head);
         }
         self.state = b.head.clone();
         let commands = std::mem::take(&mut b.commands);
@@ -350,15 +354,15 @@ impl<'l> Session<'l> {
         let mut recorded = Vec::with_capacity(events.len());
         for event in events {
             self.replay.apply(&self.run, &mut self.state, &event)?;
+            if let Some(b) = self.batch.as_mut().filter(|_| appended.is_some()) {
+                self.replay.apply(&self.run, &mut b.head, &event)?;
+            }
+            observe(self.state.seq, &event, &self.state);
             if let Some(head) = &appended {
-                if let Some(b) = self.batch.as_mut() {
-                    self.replay.apply(&self.run, &mut b.head, &event)?;
-                }
                 let hash = (self.state.seq == head.seq).then_some(&head.hash);
                 self.replay
                     .recorded(&self.run, &self.state, true, hash, &mut self.snapshots);
             }
-            observe(self.state.seq, &event, &self.state);
             recorded.push((self.state.seq, event));
         }
         Ok(Recorded { events: recorded })
