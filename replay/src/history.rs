@@ -101,12 +101,17 @@ impl<'l> Replay<'l> {
         }
     }
 
-    fn known_snapshots(&self, run: &str) -> BTreeSet<u64> {
-        self.known
-            .borrow_mut()
+    /// `f` of the run's snapshots as this replay knows them, listed from the log once.
+    fn with_known<T>(&self, run: &str, f: impl FnOnce(&BTreeSet<u64>) -> T) -> T {
+        let mut known = self.known.borrow_mut();
+        let set = known
             .entry(run.to_owned())
-            .or_insert_with(|| snapshot::list(self.log(), run).into_iter().collect())
-            .clone()
+            .or_insert_with(|| snapshot::list(self.log(), run).into_iter().collect());
+        f(set)
+    }
+
+    fn known_snapshots(&self, run: &str) -> BTreeSet<u64> {
+        self.with_known(run, BTreeSet::clone)
     }
 
     fn remember(&self, run: &str, seq: u64, valid: bool) {
@@ -288,11 +293,8 @@ impl<'l> Replay<'l> {
     /// The schedule of a fold, or of a writer, that goes on from `seq`: from the last snapshot
     /// at or before it, where a replay folding the run from its start would have it.
     pub fn snapshot_schedule(&self, run: &str, seq: u64) -> SnapshotSchedule {
-        let mut known = self.known.borrow_mut();
-        let set = known
-            .entry(run.to_owned())
-            .or_insert_with(|| snapshot::list(self.log(), run).into_iter().collect());
-        SnapshotSchedule::start(set.range(..=seq).next_back().copied().unwrap_or(0))
+        let last = self.with_known(run, |set| set.range(..=seq).next_back().copied());
+        SnapshotSchedule::start(last.unwrap_or(0))
     }
 
     /// For the run's writer: `state` is the run's state right after the event at
@@ -314,12 +316,7 @@ impl<'l> Replay<'l> {
             return;
         }
         schedule.last = state.seq;
-        let stored = self
-            .known
-            .borrow()
-            .get(run)
-            .is_some_and(|set| set.contains(&state.seq));
-        if !appended || stored {
+        if !appended || self.with_known(run, |set| set.contains(&state.seq)) {
             return;
         }
         let hash = match hash {
