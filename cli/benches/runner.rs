@@ -5,15 +5,15 @@
 //! range and the cost per task; asserts nothing about time.
 //!
 //! `cargo bench -p runlog-cli --bench runner` (1,000, 10,000 and 50,000 tasks, about ten
-//! minutes); `RUNLOG_BENCH_TASKS=1000,10000` for other sizes. Ends with issue 14's goals: at most
-//! 1.3× the floor from 10,000 tasks on, and a cost per task flat within ±10 %. Then issue 35's
-//! second shape: a random DAG of 10,000 tasks, each after two drawn from all those before it
+//! minutes); `RUNLOG_BENCH_TASKS=1000,10000` for other sizes. Ends with its goals: at most
+//! 1.3× the floor from 10,000 tasks on, and a cost per task flat within ±10 %. Then a second
+//! shape: a random DAG of 10,000 tasks, each after two drawn from all those before it
 //! (`RUNLOG_BENCH_RANDOM_TASKS` for another size, 0 to leave it out), with the same goal.
 //!
 //! With `RUNLOG_TEST_POSTGRES` (an admin URL, as for the tests), also the shared store: a DAG
 //! of 2,000 tasks of 50 ms each (`sleep 0.05`; `RUNLOG_BENCH_WORKER_TASKS` for another size)
 //! submitted, then executed by 1, 2 and 4 `runlog worker` processes (jobs 4 each), in tasks per
-//! second, with issue 35's goal: 4 workers at least 3× one.
+//! second, with its goal: 4 workers at least 3× one.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -201,7 +201,7 @@ fn goals(measured: &[(usize, Rounds, f64)]) {
     }
 }
 
-/// The second shape of issue 35's goal: each task after two drawn from all the tasks before it
+/// The second shape of the runner's goal: each task after two drawn from all the tasks before it
 /// (so far more can run at once than in the windowed DAG), `RUNLOG_BENCH_RANDOM_TASKS` of them
 /// (10,000; 0 leaves it out).
 fn random_shape(dir: &Path) {

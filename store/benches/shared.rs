@@ -1,8 +1,9 @@
 //! `cargo bench -p runlog-store --bench shared`: the shared store (PostgreSQL) beside the sled
 //! store, the same `EventLog` calls on each, in one run on this machine: durable appends with 1,
-//! 8 and 64 producers (and issue 35's goal: 8 producers at least 5× one), bulk appends, and a full replay (read, chain check, decode) of
-//! RUNLOG_BENCH_EVENTS events (default 1,000,000). Needs `RUNLOG_TEST_POSTGRES` (an admin URL,
-//! as for the tests); prints figures, asserts nothing about time.
+//! 8 and 64 producers (with its goal: 8 producers at least 5× one), bulk appends, and a full
+//! replay (read, chain check, decode) of RUNLOG_BENCH_EVENTS events (default 1,000,000).
+//! Needs `RUNLOG_TEST_POSTGRES` (an admin URL, as for the tests); prints figures, asserts
+//! nothing about time.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
