@@ -13,8 +13,9 @@ use std::io::Read;
 
 /// A frame is closed once it holds this many bytes of entries (an entry is never split).
 pub const FRAME_BYTES: usize = 256 * 1024;
-/// zstd's level: sealed segments are compressed once, off the append path, and read rarely.
-const LEVEL: i32 = 9;
+/// zstd's level: its default. Higher levels cost the writer's machine far more processor time
+/// for a few per cent fewer bytes (level 9: 4.5 times the time of level 3 for 2 % fewer).
+const LEVEL: i32 = 3;
 /// zstd's frame magic, little-endian on disk.
 const MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 /// A frame that decodes to more than this is damage, never an allocation.
