@@ -5,10 +5,10 @@
 //! the server write through it and nothing else.
 //!
 //! A batching session (the runner's) can also [`stage`](Session::stage) several commands, each
-//! decided on the state the ones before it left, and [`commit`](Session::commit_observed) them as one
-//! append: one durable write for a whole step of the engine. It keeps a second state, the
-//! head as appended, so that what it shows as committed is shown with the state right after
-//! each event, and a conflict is settled without reading the run again: the head catches up,
+//! decided on the state the ones before it left, and
+//! [`commit_observed`](Session::commit_observed) them as one append: one durable write for a
+//! whole step of the engine. It keeps a second state, the head as appended, so that what it
+//! shows as committed is shown with the state right after each event, and a conflict is settled without reading the run again: the head catches up,
 //! the staged commands are decided again on it, and those the rules now refuse are dropped.
 //!
 //! As it records, a session writes the snapshots due on the events it appended (see
@@ -235,8 +235,8 @@ impl<'l> Session<'l> {
     }
 
     /// Decides `cmd` on the state, staged commands included, and stages its events: the
-    /// state moves on, the log does not until [`Session::commit_observed`]. `decided` sees each event
-    /// with the state after it, at the seq it will have if nothing else is appended first.
+    /// state moves on, the log does not until [`Session::commit_observed`]. `decided` sees each
+    /// event with the state after it, at the seq it will have if nothing else is appended first.
     /// Without [`Session::batching`] the command is recorded at once.
     pub fn stage(
         &mut self,
