@@ -142,15 +142,18 @@ impl<'l> Replay<'l> {
     }
 
     /// The state after `seq`: the nearest valid snapshot at or before it, plus the fold of the
-    /// events after the snapshot.
+    /// events after the snapshot. A snapshot that does not load (torn, rotten, of an older
+    /// format or another history) is written again by the fold that passes its seq: it stays
+    /// listed in the cache, and a fold only writes the snapshots it does not find listed.
     pub fn state_at(&self, run: &str, seq: u64) -> Result<RunState> {
         self.check_seq(run, seq)?;
-        let known = self.known_snapshots(run);
-        for snap in known.range(..=seq).rev() {
-            match self.fold_on(run, *snap, seq, &known)? {
-                Some(state) => return Ok(state),
-                None => self.remember(run, *snap, false),
+        let mut known = self.known_snapshots(run);
+        while let Some(snap) = known.range(..=seq).next_back().copied() {
+            if let Some(state) = self.fold_on(run, snap, seq, &known)? {
+                return Ok(state);
             }
+            self.remember(run, snap, false);
+            known.remove(&snap);
         }
         self.fold(run, RunState::default(), 1, seq, SnapshotSchedule::start(0))
     }

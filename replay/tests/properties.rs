@@ -148,6 +148,35 @@ fn a_corrupt_or_foreign_snapshot_is_ignored() {
 }
 
 #[test]
+fn a_snapshot_that_does_not_load_is_written_again() {
+    let events = synthetic::synthetic_run("run-1", 300, 10).unwrap();
+    let log = stored(&events);
+    Replay::new(&log)
+        .snapshot_every(50)
+        .head_state("run-1")
+        .unwrap();
+    let listed = snapshot::list(&log, "run-1");
+    assert!(listed.len() >= 3, "{listed:?}");
+    // Every snapshot but the first unreadable: the fold goes on from the first.
+    for &seq in listed.iter().skip(1) {
+        log.cache_put(&snapshot::key("run-1", seq), b"RLS1 garbage")
+            .unwrap();
+    }
+    let head = events.len() as u64;
+    let fresh = Replay::new(&log).snapshot_every(50);
+    assert_eq!(
+        fresh.state_at("run-1", head).unwrap(),
+        state_at(&events, head)
+    );
+    assert_eq!(snapshot::list(&log, "run-1"), listed);
+    for seq in listed {
+        let (state, hash) = snapshot::read(&log, "run-1", seq).expect("written again");
+        assert_eq!(state, state_at(&events, seq), "seq {seq}");
+        assert_eq!(Some(hash), log.hash_at("run-1", seq).unwrap(), "seq {seq}");
+    }
+}
+
+#[test]
 fn a_snapshot_from_a_different_history_is_ignored() {
     // Same run id, same seq, different chain: a snapshot copied from another store.
     let a = synthetic::synthetic_run("run-1", 200, 10).unwrap();

@@ -311,6 +311,11 @@ pub struct CacheDir {
     root: PathBuf,
 }
 
+/// Bytes of a cache file's check: a CRC-32 of the rest. It only tells a torn or rotten file
+/// from a whole one (a snapshot names the chain hash it was taken at, which the log checks);
+/// blake3 took 0.1 ms of the largest snapshot's 1.3 ms read, a CRC-32 takes 0.016.
+const CHECK_LEN: usize = 4;
+
 /// Keys up to this many bytes name their file in hex; longer ones by their hash.
 const HEX_KEY_MAX: usize = 100;
 
@@ -335,15 +340,14 @@ impl CacheDir {
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         fs::create_dir_all(&self.root).map_err(io("cannot create", &self.root))?;
         // The file is the check, then the body: the key's length, the key and the value. The
-        // value (a snapshot of up to a few hundred KiB) is hashed and written where it is.
-        let mut head = Vec::with_capacity(8 + 4 + key.len());
+        // value (a snapshot of up to a few hundred KiB) is checksummed and written where it is.
+        let mut head = Vec::with_capacity(CHECK_LEN + 4 + key.len());
         let klen = (key.len() as u32).to_be_bytes();
-        let check = blake3::Hasher::new()
-            .update(&klen)
-            .update(key)
-            .update(value)
-            .finalize();
-        head.extend_from_slice(&check.as_bytes()[..8]);
+        let mut check = crc32fast::Hasher::new();
+        check.update(&klen);
+        check.update(key);
+        check.update(value);
+        head.extend_from_slice(&check.finalize().to_be_bytes());
         head.extend_from_slice(&klen);
         head.extend_from_slice(key);
         let tmp = self.root.join(temp_name());
@@ -360,8 +364,8 @@ impl CacheDir {
     /// The key and value in a cache file, if it is whole.
     fn read(path: &Path) -> Option<(Vec<u8>, Vec<u8>)> {
         let bytes = fs::read(path).ok()?;
-        let (check, body) = (bytes.get(..8)?, bytes.get(8..)?);
-        if check != &blake3::hash(body).as_bytes()[..8] {
+        let (check, body) = (bytes.get(..CHECK_LEN)?, bytes.get(CHECK_LEN..)?);
+        if check != crc32fast::hash(body).to_be_bytes() {
             return None;
         }
         let klen = u32::from_be_bytes(body.get(..4)?.try_into().ok()?) as usize;

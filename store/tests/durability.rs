@@ -75,6 +75,34 @@ fn a_torn_snapshot_reads_as_absent() {
 }
 
 #[test]
+fn a_snapshot_with_a_flipped_bit_reads_as_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    {
+        let log = Log::open(&store, Options::default()).unwrap();
+        log.cache_put(b"snap/r\0one", &[1u8; 5000]).unwrap();
+        log.cache_put(b"snap/r\0two", &[2u8; 5000]).unwrap();
+    }
+    // One bit of the first entry's value (its file is named by its key in hex, "one" last).
+    let files = files_under(&store.join("cache"));
+    assert_eq!(files.len(), 2);
+    let one = files
+        .iter()
+        .find(|f| f.to_string_lossy().ends_with("6f6e65"))
+        .unwrap();
+    let mut bytes = std::fs::read(one).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x10;
+    std::fs::write(one, &bytes).unwrap();
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert_eq!(log.cache_get(b"snap/r\0one").unwrap(), None);
+    assert_eq!(
+        log.cache_get(b"snap/r\0two").unwrap(),
+        Some(vec![2u8; 5000])
+    );
+}
+
+#[test]
 fn concurrent_blob_writers_in_one_directory_each_store_their_own_bytes() {
     // Bodies whose hashes share their first byte land in one fan-out directory, where the
     // writers' temp files meet.
