@@ -253,7 +253,7 @@ impl EventLog for Log {
             return Err(StoreError::Poisoned { cause });
         }
         validate_append(run, &bodies)?;
-        let (reply, answer) = crossbeam_channel::bounded(1);
+        let (reply, answer) = oneshot::channel();
         let msg = Msg::Append {
             run: run.to_owned(),
             expected,
@@ -341,7 +341,7 @@ impl EventLog for Log {
     }
 
     fn sync(&self) -> Result<()> {
-        let (reply, answer) = crossbeam_channel::bounded(1);
+        let (reply, answer) = oneshot::channel();
         self.send(Msg::Sync { reply })?;
         answer.recv().map_err(|_| StoreError::Closed)?
     }

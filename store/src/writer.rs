@@ -34,10 +34,10 @@ pub(crate) enum Msg {
         run: String,
         expected: Option<u64>,
         bodies: Vec<Vec<u8>>,
-        reply: Sender<Result<Head>>,
+        reply: oneshot::Sender<Result<Head>>,
     },
     Sync {
-        reply: Sender<Result<()>>,
+        reply: oneshot::Sender<Result<()>>,
     },
 }
 
@@ -331,7 +331,7 @@ fn sync_or_poison(shared: &Shared) -> bool {
 }
 
 struct Staged {
-    reply: Sender<Result<Head>>,
+    reply: oneshot::Sender<Result<Head>>,
     head: Head,
     records: Option<Vec<Record>>,
 }
@@ -341,7 +341,7 @@ struct Staged {
 /// runs; one committed on a single thread has it before its sync (`None`).
 struct Written {
     staged: Vec<Staged>,
-    syncs: Vec<Sender<Result<()>>>,
+    syncs: Vec<oneshot::Sender<Result<()>>>,
     heads: HashMap<String, RunHead>,
     applied: Option<Receiver<Result<()>>>,
 }
