@@ -188,34 +188,36 @@ fn raw_sled(root: &Path, bodies: &[Vec<u8>]) -> (f64, u64) {
     (r, runlog_store::layout::dir_size(&path))
 }
 
-/// Seconds a round takes of waking `n` waiting threads, each through a channel of its own,
-/// and hearing back from all of them: no I/O, what any group commit pays for its producers'
-/// wake-ups on this machine.
+/// Seconds a round takes of answering `n` waiting threads and hearing from all of them again,
+/// the way the store's producers wait: each hands in a oneshot sender over one channel and
+/// parks on its receiver until it is answered. No I/O: what any group commit pays for its
+/// producers' wake-ups on this machine.
 fn wake_round(n: usize, rounds: usize) -> f64 {
-    let (answer, answers) = std::sync::mpsc::channel::<()>();
+    let (hand_in, handed) = crossbeam_channel::unbounded::<oneshot::Sender<()>>();
     std::thread::scope(|s| {
-        let wakers: Vec<_> = (0..n)
-            .map(|_| {
-                let (wake, woken) = std::sync::mpsc::sync_channel::<()>(1);
-                let answer = answer.clone();
-                s.spawn(move || {
-                    for () in woken {
-                        answer.send(()).unwrap();
-                    }
-                });
-                wake
-            })
-            .collect();
+        for _ in 0..n {
+            let hand_in = hand_in.clone();
+            s.spawn(move || {
+                for _ in 0..=rounds {
+                    let (answer, answered) = oneshot::channel();
+                    hand_in.send(answer).unwrap();
+                    answered.recv().unwrap();
+                }
+            });
+        }
+        let mut waiting: Vec<_> = (0..n).map(|_| handed.recv().unwrap()).collect();
         let t = Instant::now();
         for _ in 0..rounds {
-            for w in &wakers {
+            for w in waiting.drain(..) {
                 w.send(()).unwrap();
             }
-            for _ in 0..n {
-                answers.recv().unwrap();
-            }
+            waiting.extend((0..n).map(|_| handed.recv().unwrap()));
         }
-        t.elapsed().as_secs_f64() / rounds as f64
+        let took = t.elapsed().as_secs_f64() / rounds as f64;
+        for w in waiting {
+            w.send(()).unwrap();
+        }
+        took
     })
 }
 
@@ -423,7 +425,7 @@ fn main() {
     );
     println!();
     println!(
-        "this machine's wake-ups (threads woken through a channel each, all answering, no I/O):"
+        "this machine's wake-ups (threads answered and heard from again as producers wait, no I/O):"
     );
     println!("  8 threads  {:>7.1} µs a round", wake8 * 1e6);
     println!("  64 threads {:>7.1} µs a round", wake64 * 1e6);
