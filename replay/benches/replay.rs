@@ -1,9 +1,10 @@
 //! `cargo bench -p runlog-replay`: replaying a synthetic 1,000,000-event run (2,000 tasks,
 //! long retry loops) into every projection, from runlog's store (recorded with the snapshots
 //! its writer writes, and again without them) and, side by side, from SQLite and from JSON
-//! lines; verify; `state_at` at random seqs; the largest snapshot's encode and
-//! decode; peak memory; the chain's hashes alone, and what two other chains would cost
-//! instead (a hash a record keyed by the one before, and blocks of records hashed at once).
+//! lines; verify; `state_at` at random seqs, in one process and each in a fresh one; the
+//! largest snapshot's encode and decode; peak memory; the chain's hashes alone, and what two
+//! other chains would cost instead (a hash a record keyed by the one before, and blocks of
+//! records hashed at once).
 //!
 //! Each measurement runs in a child process of this binary, so its peak resident memory
 //! (VmHWM) is its own. RUNLOG_BENCH_EVENTS and RUNLOG_BENCH_DIR override size and location.
@@ -47,6 +48,23 @@ fn observe_all(p: &mut Projections, e: &Event) {
     p.observe(e, &mut |_| None);
 }
 
+/// Queries of `state_at` the bench times in one process.
+const STATE_AT_QUERIES: usize = 300;
+
+/// Queries of `state_at` the bench times each in a fresh process.
+const FRESH_QUERIES: usize = 20;
+
+/// The seqs the `state_at` queries ask for: the same pseudo-random ones in every run.
+fn random_seqs(head: u64) -> impl Iterator<Item = u64> {
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    std::iter::repeat_with(move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        1 + x % head
+    })
+}
+
 /// Runs one measurement and prints `key=value` lines for the parent.
 fn child(mode: &str, dir: &Path) {
     let t = Instant::now();
@@ -80,17 +98,28 @@ fn child(mode: &str, dir: &Path) {
                 report.verified as f64 / t.elapsed().as_secs_f64()
             );
         }
+        "state-at-fresh" => {
+            // One query in a process that has read nothing yet, as `runlog status --at` is:
+            // the query numbered RUNLOG_BENCH_QUERY of the warm ones below.
+            let k: usize = std::env::var("RUNLOG_BENCH_QUERY")
+                .unwrap()
+                .parse()
+                .unwrap();
+            let log = Log::open(&dir.join("store"), Options::default()).unwrap();
+            let replay = Replay::new(&log);
+            let head = replay.head_seq(RUN).unwrap();
+            let seq = random_seqs(head).nth(k).unwrap();
+            let t = Instant::now();
+            let s = replay.state_at(RUN, seq).unwrap();
+            println!("ms={}", t.elapsed().as_secs_f64() * 1e3);
+            assert_eq!(s.seq, seq);
+        }
         "state-at" => {
             let log = Log::open(&dir.join("store"), Options::default()).unwrap();
             let replay = Replay::new(&log);
             let head = replay.head_seq(RUN).unwrap();
-            let mut x: u64 = 0x2545_f491_4f6c_dd1d;
             let mut times = Vec::new();
-            for _ in 0..300 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let seq = 1 + x % head;
+            for seq in random_seqs(head).take(STATE_AT_QUERIES) {
                 let t = Instant::now();
                 let s = replay.state_at(RUN, seq).unwrap();
                 times.push(t.elapsed().as_secs_f64() * 1e3);
@@ -226,9 +255,18 @@ fn measure_writes(dir: &Path, mode: &str) -> (std::collections::BTreeMap<String,
 }
 
 fn measure(dir: &Path, mode: &str) -> std::collections::BTreeMap<String, f64> {
+    measure_with(dir, mode, &[])
+}
+
+fn measure_with(
+    dir: &Path,
+    mode: &str,
+    env: &[(&str, String)],
+) -> std::collections::BTreeMap<String, f64> {
     let out = Command::new(std::env::current_exe().unwrap())
         .args(["--child", mode])
         .arg(dir)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
         .unwrap();
     assert!(
@@ -313,6 +351,15 @@ fn main() {
     let again = measure(&dir, "replay-runlog-again");
     let verify = measure(&dir, "verify");
     let state_at = measure(&dir, "state-at");
+    let fresh: Vec<_> = (0..FRESH_QUERIES)
+        .map(|k| {
+            measure_with(
+                &dir,
+                "state-at-fresh",
+                &[("RUNLOG_BENCH_QUERY", k.to_string())],
+            )
+        })
+        .collect();
     let codec = measure(&dir, "snapshot-codec");
     let sqlite = measure(&dir, "replay-sqlite");
     let chain = measure(&dir, "chain-alone");
@@ -359,14 +406,30 @@ fn main() {
         &verify,
     );
     row(
-        "runlog state_at, 300 random seqs, median ms",
+        &format!("runlog state_at, {STATE_AT_QUERIES} random seqs, median ms"),
         format!("{:.2}", f(&state_at, "median_ms")),
         &state_at,
     );
     row(
-        "runlog state_at, 300 random seqs, p99 ms",
+        &format!("runlog state_at, {STATE_AT_QUERIES} random seqs, p99 ms"),
         format!("{:.2}", f(&state_at, "p99_ms")),
         &state_at,
+    );
+    let mut fresh_ms: Vec<f64> = fresh.iter().map(|m| f(m, "ms")).collect();
+    fresh_ms.sort_by(f64::total_cmp);
+    let fresh_peak = fresh
+        .iter()
+        .max_by(|a, b| f(a, "peak_rss_mb").total_cmp(&f(b, "peak_rss_mb")))
+        .unwrap();
+    row(
+        &format!("runlog state_at, 1 query a fresh process ({FRESH_QUERIES}), median ms"),
+        format!("{:.2}", fresh_ms[fresh_ms.len() / 2]),
+        fresh_peak,
+    );
+    row(
+        "runlog state_at, 1 query a fresh process, slowest ms",
+        format!("{:.2}", fresh_ms[fresh_ms.len() - 1]),
+        fresh_peak,
     );
     row(
         &format!(
