@@ -306,17 +306,28 @@ fn a_bad_record_ends_the_projection(len: usize, bad: usize) {
         .map(|e| encode_event(e).unwrap())
         .collect();
     log.append("run-1", Some(bad as u64 + 1), bodies).unwrap();
-    let replay = Replay::new(&log).snapshot_every(0);
-    let err = replay.project("run-1", None, None).unwrap_err().to_string();
-    assert!(err.contains(&(bad + 1).to_string()), "{err}");
-    let p = replay.project("run-1", Some(bad as u64), None).unwrap();
-    assert_eq!(p.state.seq, bad as u64);
+    for every in [0, runlog_replay::DEFAULT_SNAPSHOT_EVERY] {
+        let replay = Replay::new(&log).snapshot_every(every);
+        let err = replay.project("run-1", None, None).unwrap_err().to_string();
+        assert!(err.contains(&(bad + 1).to_string()), "{err}");
+        let p = replay.project("run-1", Some(bad as u64), None).unwrap();
+        assert_eq!(p.state.seq, bad as u64);
+        assert_eq!(
+            replay.state_at("run-1", bad as u64).unwrap(),
+            state_at(&events[..bad], bad as u64)
+        );
+        let err = replay
+            .state_at("run-1", bad as u64 + 10)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(&(bad + 1).to_string()), "{err}");
+    }
 }
 
 #[test]
 fn a_record_that_does_not_decode_ends_a_long_projection_with_its_seq() {
     // Past several of the reader's batches, so the error meets batches in flight both ways.
     a_bad_record_ends_the_projection(5_000, 3_500);
-    // Long enough to be decoded on a thread of its own.
+    // Long: the reading thread and the folding one each decode some of its batches.
     a_bad_record_ends_the_projection(80_000, 70_000);
 }
