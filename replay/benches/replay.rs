@@ -7,7 +7,8 @@
 //! records hashed at once).
 //!
 //! Each measurement runs in a child process of this binary, so its peak resident memory
-//! (VmHWM) is its own. RUNLOG_BENCH_EVENTS and RUNLOG_BENCH_DIR override size and location.
+//! (VmHWM) is its own. RUNLOG_BENCH_EVENTS and RUNLOG_BENCH_DIR override size and location;
+//! RUNLOG_BENCH_ROUNDS sets the rounds of the replays beside SQLite's (3).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -46,6 +47,15 @@ fn peak_rss_mb() -> f64 {
 
 fn observe_all(p: &mut Projections, e: &Event) {
     p.observe(e, &mut |_| None);
+}
+
+/// Rounds of the replays and SQLite's (`RUNLOG_BENCH_ROUNDS`, 3 by default).
+fn replay_rounds() -> usize {
+    std::env::var("RUNLOG_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(3)
 }
 
 /// Queries of `state_at` the bench times in one process.
@@ -356,9 +366,27 @@ fn main() {
         prepare(&dir, n);
     }
     eprintln!("measuring ...");
-    // The run as its writer recorded it, snapshots included: its first replay, and again.
-    let (first, first_wrote) = measure_writes(&dir, "replay-runlog");
-    let again = measure(&dir, "replay-runlog-again");
+    let f = |m: &std::collections::BTreeMap<String, f64>, k: &str| {
+        m.get(k).copied().unwrap_or(f64::NAN)
+    };
+    // The run as its writer recorded it, snapshots included: its first replay, again, and
+    // SQLite's beside them, in rounds. This VM's speed moves by a third within a minute, so
+    // each ratio is taken within its round and the median round is reported. Only the first
+    // round's first replay is the run's first; it writes no snapshots, so later rounds repeat
+    // the same work.
+    let mut rounds: Vec<_> = (0..replay_rounds())
+        .map(|_| {
+            let (first, wrote) = measure_writes(&dir, "replay-runlog");
+            let again = measure(&dir, "replay-runlog-again");
+            let sqlite = measure(&dir, "replay-sqlite");
+            let ratio = f(&first, "rate").min(f(&again, "rate")) / f(&sqlite, "rate");
+            (ratio, first, again, sqlite, wrote)
+        })
+        .collect();
+    let first_wrote = rounds.first().map_or(0, |r| r.4);
+    let ratios: Vec<String> = rounds.iter().map(|r| format!("{:.2}", r.0)).collect();
+    rounds.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (ratio, first, again, sqlite, _) = rounds.swap_remove(rounds.len() / 2);
     let verify = measure(&dir, "verify");
     let state_at = measure(&dir, "state-at");
     let fresh: Vec<_> = (0..FRESH_QUERIES)
@@ -371,16 +399,12 @@ fn main() {
         })
         .collect();
     let codec = measure(&dir, "snapshot-codec");
-    let sqlite = measure(&dir, "replay-sqlite");
     let chain = measure(&dir, "chain-alone");
     let jsonl = measure(&dir, "replay-jsonl");
     // A store without the snapshots (recorded before its writer wrote them, or its cache
     // cleared): the replay writes them, the same ones.
     let _ = std::fs::remove_dir_all(dir.join("store/cache"));
     let (unsnapshotted, unsnapshotted_wrote) = measure_writes(&dir, "replay-runlog");
-    let f = |m: &std::collections::BTreeMap<String, f64>, k: &str| {
-        m.get(k).copied().unwrap_or(f64::NAN)
-    };
     println!();
     println!("runlog-replay benchmark: {n} synthetic events, {} tasks, all projections (state, audit, summary, supervisor stack)", f(&first, "tasks"));
     println!();
@@ -508,9 +532,14 @@ fn main() {
     );
     check(
         "full replay / SQLite baseline (slower of the two runs)",
-        best / f(&sqlite, "rate"),
+        ratio,
         1.5,
         true,
+    );
+    println!(
+        "  {:<52} {:>12} (the median round is the one above and in the table)",
+        "  each round",
+        ratios.join(", ")
     );
     println!(
         "  {:<52} {:>12.2} (writing the snapshots the run's writer writes)",
