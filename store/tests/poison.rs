@@ -74,15 +74,19 @@ impl Backend for FailingDisk {
             .iter()
             .map(|(num, first, _)| (*num, *first))
             .collect();
-        self.inner.insert_frames(frames, logged)?;
-        let mut written = self.seen.written.lock().unwrap();
-        for (num, first) in ends {
-            // A frame's first seq is a lower bound of its last: enough to compare with acks,
-            // which are checked against the frames' seqs read back below.
-            let seq = written.entry(num).or_insert(0);
-            *seq = (*seq).max(first);
-        }
-        Ok(())
+        // The frames are written once the backend calls `logged` (a sync may begin from
+        // there, while the insert goes on), so that is when the disk counts them.
+        self.inner.insert_frames(frames, &mut || {
+            let mut written = self.seen.written.lock().unwrap();
+            for &(num, first) in &ends {
+                // A frame's first seq is a lower bound of its last: enough to compare with
+                // acks, which are checked against the frames' seqs read back below.
+                let seq = written.entry(num).or_insert(0);
+                *seq = (*seq).max(first);
+            }
+            drop(written);
+            logged();
+        })
     }
     fn frame_at_or_before(&self, num: u64, seq: u64) -> Result<Option<(u64, Vec<u8>)>> {
         self.inner.frame_at_or_before(num, seq)
