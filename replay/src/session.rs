@@ -8,8 +8,9 @@
 //! decided on the state the ones before it left, and
 //! [`commit_observed`](Session::commit_observed) them as one append: one durable write for a
 //! whole step of the engine. It keeps a second state, the head as appended, so that what it
-//! shows as committed is shown with the state right after each event, and a conflict is settled without reading the run again: the head catches up,
-//! the staged commands are decided again on it, and those the rules now refuse are dropped.
+//! shows as committed is shown with the state right after each event, and a conflict is
+//! settled without reading the run again: the head catches up, the staged commands are decided
+//! again on it, and those the rules now refuse are dropped.
 //!
 //! As it records, a session writes the snapshots due on the events it appended (see
 //! [`Replay::recorded`]), after its observers have seen them: a run's first replay and first

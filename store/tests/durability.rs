@@ -58,14 +58,21 @@ fn a_large_snapshot_never_becomes_a_sled_file_a_power_cut_can_empty() {
     assert_eq!(log.cache_get(b"snap/r\0big").unwrap(), Some(big));
 }
 
-#[test]
-fn a_torn_snapshot_reads_as_absent() {
+/// A closed store under a new temporary directory holding `entries` in its snapshot cache.
+fn store_with_cache(entries: &[(&[u8], &[u8])]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
-    {
-        let log = Log::open(&store, Options::default()).unwrap();
-        log.cache_put(b"snap/r\0one", &[1u8; 5000]).unwrap();
+    let log = Log::open(&store, Options::default()).unwrap();
+    for (key, value) in entries {
+        log.cache_put(key, value).unwrap();
     }
+    drop(log);
+    (dir, store)
+}
+
+#[test]
+fn a_torn_snapshot_reads_as_absent() {
+    let (_dir, store) = store_with_cache(&[(b"snap/r\0one", &[1u8; 5000])]);
     for f in files_under(&store.join("cache")) {
         let bytes = std::fs::read(&f).unwrap();
         std::fs::write(&f, &bytes[..bytes.len() / 2]).unwrap();
@@ -76,13 +83,10 @@ fn a_torn_snapshot_reads_as_absent() {
 
 #[test]
 fn a_snapshot_with_a_flipped_bit_reads_as_absent() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store");
-    {
-        let log = Log::open(&store, Options::default()).unwrap();
-        log.cache_put(b"snap/r\0one", &[1u8; 5000]).unwrap();
-        log.cache_put(b"snap/r\0two", &[2u8; 5000]).unwrap();
-    }
+    let (_dir, store) = store_with_cache(&[
+        (b"snap/r\0one", &[1u8; 5000]),
+        (b"snap/r\0two", &[2u8; 5000]),
+    ]);
     // One bit of the first entry's value (its file is named by its key in hex, "one" last).
     let files = files_under(&store.join("cache"));
     assert_eq!(files.len(), 2);
