@@ -339,20 +339,22 @@ impl CacheDir {
     /// Stores an entry (replacing one with the same key).
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         fs::create_dir_all(&self.root).map_err(io("cannot create", &self.root))?;
-        // The file is the check, then the body: the key's length, the key and the value. The
-        // value (a snapshot of up to a few hundred KiB) is checksummed and written where it is.
-        let mut head = Vec::with_capacity(CHECK_LEN + 4 + key.len());
+        // The file is the value, then the key, the key's length and the check of all that: a
+        // read keeps the file's bytes as the value, cut to its length, where a value behind a
+        // header was copied out (a few hundred KiB of fresh memory for a large snapshot, what
+        // a command's first query pays in page faults).
         let klen = (key.len() as u32).to_be_bytes();
         let mut check = crc32fast::Hasher::new();
-        check.update(&klen);
-        check.update(key);
         check.update(value);
-        head.extend_from_slice(&check.finalize().to_be_bytes());
-        head.extend_from_slice(&klen);
-        head.extend_from_slice(key);
+        check.update(key);
+        check.update(&klen);
+        let mut tail = Vec::with_capacity(key.len() + klen.len() + CHECK_LEN);
+        tail.extend_from_slice(key);
+        tail.extend_from_slice(&klen);
+        tail.extend_from_slice(&check.finalize().to_be_bytes());
         let tmp = self.root.join(temp_name());
         let written = fs::File::create(&tmp)
-            .and_then(|mut f| f.write_all(&head).and_then(|()| f.write_all(value)))
+            .and_then(|mut f| f.write_all(value).and_then(|()| f.write_all(&tail)))
             .and_then(|()| fs::rename(&tmp, self.path(key)));
         if let Err(e) = written {
             let _ = fs::remove_file(&tmp);
@@ -363,14 +365,18 @@ impl CacheDir {
 
     /// The key and value in a cache file, if it is whole.
     fn read(path: &Path) -> Option<(Vec<u8>, Vec<u8>)> {
-        let bytes = fs::read(path).ok()?;
-        let (check, body) = (bytes.get(..CHECK_LEN)?, bytes.get(CHECK_LEN..)?);
+        let mut bytes = fs::read(path).ok()?;
+        let checked = bytes.len().checked_sub(CHECK_LEN)?;
+        let (body, check) = bytes.split_at(checked);
         if check != crc32fast::hash(body).to_be_bytes() {
             return None;
         }
-        let klen = u32::from_be_bytes(body.get(..4)?.try_into().ok()?) as usize;
-        let key = body.get(4..4 + klen)?.to_vec();
-        Some((key, body.get(4 + klen..)?.to_vec()))
+        let key_end = checked.checked_sub(4)?;
+        let klen = u32::from_be_bytes(body.get(key_end..)?.try_into().ok()?) as usize;
+        let value_len = key_end.checked_sub(klen)?;
+        let key = body.get(value_len..key_end)?.to_vec();
+        bytes.truncate(value_len);
+        Some((key, bytes))
     }
 
     /// An entry's value; `None` when absent or torn.
