@@ -306,6 +306,11 @@ impl BlobDir {
 /// ~128 KiB as files it never fsyncs, and after a power cut an empty one makes it drop the rest
 /// of its log; snapshots are the values that grow that large, so none goes into sled. A cache
 /// needs no fsync: each file carries its key and a checksum, and a torn one reads as absent.
+///
+/// A key's bytes up to its first NUL (a snapshot's: `snap/RUN\0`) name a directory of its
+/// own, and the rest names the file in it, so listing one run's snapshots reads that run's
+/// directory alone: in one directory for all, 2,000 other runs' 10,000 snapshots made one
+/// query in a fresh process take 11–12 ms instead of 4.
 #[derive(Debug)]
 pub struct CacheDir {
     root: PathBuf,
@@ -316,8 +321,30 @@ pub struct CacheDir {
 /// blake3 took 0.1 ms of the largest snapshot's 1.3 ms read, a CRC-32 takes 0.016.
 const CHECK_LEN: usize = 4;
 
-/// Keys up to this many bytes name their file in hex; longer ones by their hash.
-const HEX_KEY_MAX: usize = 100;
+/// Names up to this many bytes are written in hex; longer ones by their hash.
+const HEX_NAME_MAX: usize = 100;
+/// How a name written as its hash begins (never a hex digit).
+const HASHED_NAME: &str = "h-";
+/// Left in the cache once the entries of builds that kept every entry in one directory are
+/// gone (their files no longer pass the check: the value came after its key then).
+const GROUPED: &str = ".grouped";
+
+/// A key's group (up to and including its first NUL; empty without one) and the rest.
+fn split_key(key: &[u8]) -> (&[u8], &[u8]) {
+    match key.iter().position(|&b| b == 0) {
+        Some(nul) => key.split_at(nul + 1),
+        None => (&[], key),
+    }
+}
+
+/// The file or directory name of `part` of a key.
+fn name_of(part: &[u8]) -> String {
+    if part.len() <= HEX_NAME_MAX {
+        hex(part)
+    } else {
+        format!("{HASHED_NAME}{}", hex(blake3::hash(part).as_bytes()))
+    }
+}
 
 impl CacheDir {
     /// The cache under `dir`.
@@ -327,18 +354,46 @@ impl CacheDir {
         }
     }
 
-    fn path(&self, key: &[u8]) -> PathBuf {
-        let name = if key.len() <= HEX_KEY_MAX {
-            hex(key)
+    fn dir_of(&self, group: &[u8]) -> PathBuf {
+        if group.is_empty() {
+            self.root.clone()
         } else {
-            format!("h-{}", hex(blake3::hash(key).as_bytes()))
-        };
-        self.root.join(name)
+            self.root.join(name_of(group))
+        }
+    }
+
+    fn path(&self, key: &[u8]) -> PathBuf {
+        let (group, rest) = split_key(key);
+        self.dir_of(group).join(name_of(rest))
+    }
+
+    /// Removes the entries that builds before the cache's directories wrote, once: no build
+    /// reads them, and nothing else would remove them.
+    pub fn remove_older_entries(&self) -> Result<()> {
+        if !self.root.is_dir() || self.root.join(GROUPED).exists() {
+            return Ok(());
+        }
+        let entries = fs::read_dir(&self.root).map_err(io("cannot list", &self.root))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let old = name.to_str().is_some_and(|n| match unhex(n) {
+                Some(key) => key.contains(&0),
+                None => n.starts_with(HASHED_NAME) && Self::read(&entry.path()).is_none(),
+            });
+            if old && entry.file_type().is_ok_and(|t| t.is_file()) {
+                let path = entry.path();
+                fs::remove_file(&path).map_err(io("cannot remove", &path))?;
+            }
+        }
+        let marker = self.root.join(GROUPED);
+        fs::write(&marker, b"").map_err(io("cannot write", &marker))
     }
 
     /// Stores an entry (replacing one with the same key).
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        fs::create_dir_all(&self.root).map_err(io("cannot create", &self.root))?;
+        let path = self.path(key);
+        let dir = path.parent().unwrap_or(&self.root);
+        fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
         // The file is the value, then the key, the key's length and the check of all that: a
         // read keeps the file's bytes as the value, cut to its length, where a value behind a
         // header was copied out (a few hundred KiB of fresh memory for a large snapshot, what
@@ -352,13 +407,13 @@ impl CacheDir {
         tail.extend_from_slice(key);
         tail.extend_from_slice(&klen);
         tail.extend_from_slice(&check.finalize().to_be_bytes());
-        let tmp = self.root.join(temp_name());
+        let tmp = dir.join(temp_name());
         let written = fs::File::create(&tmp)
             .and_then(|mut f| f.write_all(value).and_then(|()| f.write_all(&tail)))
-            .and_then(|()| fs::rename(&tmp, self.path(key)));
+            .and_then(|()| fs::rename(&tmp, &path));
         if let Err(e) = written {
             let _ = fs::remove_file(&tmp);
-            return Err(io("cannot write cache entry", &self.root)(e));
+            return Err(io("cannot write cache entry", dir)(e));
         }
         Ok(())
     }
@@ -384,37 +439,71 @@ impl CacheDir {
         Self::read(&self.path(key)).and_then(|(k, v)| (k == key).then_some(v))
     }
 
-    /// Removes an entry (absent already is fine).
+    /// Removes an entry (absent already is fine), and its group's directory with its last.
     pub fn remove(&self, key: &[u8]) -> Result<()> {
         let path = self.path(key);
         match fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(io("cannot remove cache entry", &path)(e))
+                return Err(io("cannot remove cache entry", &path)(e));
             }
-            _ => Ok(()),
+            _ => {}
         }
+        if !split_key(key).0.is_empty() {
+            if let Some(dir) = path.parent() {
+                // Fails while other entries are left, as it should.
+                let _ = fs::remove_dir(dir);
+            }
+        }
+        Ok(())
     }
 
-    /// Keys with a prefix, sorted.
+    /// Keys with a prefix, sorted. A prefix that is a whole group (it ends at its first NUL)
+    /// lists that group's directory alone.
     pub fn keys(&self, prefix: &[u8]) -> Vec<Vec<u8>> {
-        let Ok(entries) = fs::read_dir(&self.root) else {
+        let (group, rest) = split_key(prefix);
+        let mut keys = if !group.is_empty() && rest.is_empty() {
+            self.keys_in(&self.dir_of(group), Some(group))
+        } else {
+            self.all_keys()
+        };
+        keys.retain(|k| k.starts_with(prefix));
+        keys.sort();
+        keys
+    }
+
+    /// The keys of the files in `dir`, whose group is `group` when known (otherwise each is
+    /// read from its file).
+    fn keys_in(&self, dir: &Path, group: Option<&[u8]>) -> Vec<Vec<u8>> {
+        let Ok(entries) = fs::read_dir(dir) else {
             return Vec::new();
         };
-        let mut keys: Vec<Vec<u8>> = entries
+        entries
             .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
             .filter_map(|e| {
-                let name = e.file_name().into_string().ok()?;
-                if name.starts_with(".tmp-") {
+                let name = e.file_name();
+                let name = name.to_str()?;
+                if name.starts_with('.') {
                     return None;
                 }
-                match unhex(&name) {
-                    Some(key) => Some(key),
-                    None => Self::read(&e.path()).map(|(k, _)| k),
+                match (group, unhex(name)) {
+                    (Some(group), Some(rest)) => Some([group, &rest].concat()),
+                    _ => Self::read(&e.path()).map(|(k, _)| k),
                 }
             })
-            .filter(|k| k.starts_with(prefix))
-            .collect();
-        keys.sort();
+            .collect()
+    }
+
+    /// Every key: the files outside a group, then each group's.
+    fn all_keys(&self) -> Vec<Vec<u8>> {
+        let mut keys = self.keys_in(&self.root, Some(&[]));
+        for entry in fs::read_dir(&self.root).into_iter().flatten().flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                let name = entry.file_name();
+                let group = name.to_str().and_then(unhex);
+                keys.extend(self.keys_in(&entry.path(), group.as_deref()));
+            }
+        }
         keys
     }
 }

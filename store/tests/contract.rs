@@ -362,6 +362,39 @@ mod cases {
         );
     }
 
+    pub fn the_cache_lists_one_run_s_entries_apart(log: &dyn EventLog) {
+        let key =
+            |run: &str, seq: u64| [format!("snap/{run}\0").as_bytes(), &seq.to_be_bytes()].concat();
+        // A run id long enough that its entries' names are hashes.
+        let long = "l".repeat(120);
+        for (run, seq) in [("a", 2), ("a", 1), ("ab", 1), ("b", 1), (long.as_str(), 7)] {
+            log.cache_put(&key(run, seq), run.as_bytes()).unwrap();
+        }
+        assert_eq!(
+            log.cache_keys(b"snap/a\0").unwrap(),
+            vec![key("a", 1), key("a", 2)]
+        );
+        assert_eq!(
+            log.cache_keys(&key(&long, 7)[..126]).unwrap(),
+            vec![key(&long, 7)]
+        );
+        assert_eq!(log.cache_get(&key("ab", 1)).unwrap().unwrap(), b"ab");
+        assert_eq!(
+            log.cache_get(&key(&long, 7)).unwrap().unwrap(),
+            long.as_bytes()
+        );
+        assert_eq!(
+            log.cache_keys(b"snap/").unwrap(),
+            vec![
+                key("a", 1),
+                key("a", 2),
+                key("ab", 1),
+                key("b", 1),
+                key(&long, 7)
+            ]
+        );
+    }
+
     pub fn sync_succeeds_and_size_grows(log: &dyn EventLog) {
         let before = log.size_bytes().unwrap();
         log.append("r", Some(0), bodies(0..1_000)).unwrap();
@@ -394,6 +427,7 @@ macro_rules! contract {
                 a_scan_can_stop_early,
                 a_reader_error_comes_back_unchanged,
                 the_cache_keeps_entries_by_key,
+                the_cache_lists_one_run_s_entries_apart,
                 sync_succeeds_and_size_grows,
             );
         }

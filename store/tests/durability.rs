@@ -106,6 +106,37 @@ fn a_snapshot_with_a_flipped_bit_reads_as_absent() {
 }
 
 #[test]
+fn entries_older_builds_kept_in_one_directory_are_removed_on_open() {
+    let (_dir, store) =
+        store_with_cache(&[(b"snap/r\0\0\0\0\0\0\0\0\x09", b"new"), (b"plain", b"kept")]);
+    let cache = store.join("cache");
+    // As those builds named them: the whole key in hex, or a long key's hash.
+    let old = |key: &[u8]| key.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let olds = [
+        cache.join(old(b"snap/r\0\0\0\0\0\0\0\0\x05")),
+        cache.join(format!("h-{}", "ab".repeat(32))),
+    ];
+    for path in &olds {
+        std::fs::write(path, b"an entry with its check and key first").unwrap();
+    }
+    let log = Log::open(&store, Options::default()).unwrap();
+    for path in &olds {
+        assert!(!path.exists(), "{} is left", path.display());
+    }
+    assert_eq!(
+        log.cache_keys(b"snap/r\0").unwrap(),
+        vec![b"snap/r\0\0\0\0\0\0\0\0\x09".to_vec()]
+    );
+    assert_eq!(log.cache_get(b"plain").unwrap(), Some(b"kept".to_vec()));
+    drop(log);
+    // Once: an entry outside a group that a later open finds is this build's.
+    let late = cache.join(old(b"snap/s\0\0\0\0\0\0\0\0\x01"));
+    std::fs::write(&late, b"x").unwrap();
+    let _log = Log::open(&store, Options::default()).unwrap();
+    assert!(late.exists());
+}
+
+#[test]
 fn concurrent_blob_writers_in_one_directory_each_store_their_own_bytes() {
     // Bodies whose hashes share their first byte land in one fan-out directory, where the
     // writers' temp files meet.

@@ -40,10 +40,38 @@ fn a_forgotten_run_leaves_no_byte_behind_and_the_rest_is_whole_and_repairable() 
         let log = Log::open(&store, Options::default()).unwrap();
         log.head("kept").unwrap().unwrap()
     };
+    {
+        let log = Log::open(&store, Options::default()).unwrap();
+        for run in ["gone", "kept"] {
+            for seq in [50u64, 100] {
+                let key = [format!("snap/{run}\0").as_bytes(), &seq.to_be_bytes()].concat();
+                log.cache_put(&key, format!("snapshot-{run}").as_bytes())
+                    .unwrap();
+            }
+        }
+    }
+    let groups = || {
+        std::fs::read_dir(store.join("cache"))
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_type().unwrap().is_dir())
+            .count()
+    };
+    let before = groups();
     assert!(!files_holding(&store, b"marker-gone-").is_empty());
     let forgot = forget(&store, &["gone".to_owned()], &[]).unwrap();
     assert_eq!(forgot.runs, ["gone"]);
     assert!(forgot.frames > 0 && forgot.blobs == 3, "{forgot:?}");
+    assert_eq!(forgot.snapshots, 2);
+    assert_eq!(
+        groups(),
+        before - 1,
+        "the run's directory of snapshots is gone"
+    );
+    assert_eq!(
+        files_holding(&store, b"snapshot-gone"),
+        Vec::<std::path::PathBuf>::new()
+    );
+    assert!(!files_holding(&store, b"snapshot-kept").is_empty());
     assert_eq!(
         files_holding(&store, b"marker-gone-"),
         Vec::<std::path::PathBuf>::new(),

@@ -72,12 +72,16 @@ impl SledBackend {
         })?;
         make_sled_files_durable(dir, &sled_path)?;
         let (wal, replay, aside) = Wal::open_reporting(&dir.join("wal"))?;
+        let cache = CacheDir::new(dir);
+        // A cache: a store whose older entries cannot be removed now (a read-only directory)
+        // opens all the same, and the next open tries again.
+        let _ = cache.remove_older_entries();
         let mut backend = Self {
             dir: dir.to_path_buf(),
             db,
             runs,
             frames,
-            cache: CacheDir::new(dir),
+            cache,
             db_file,
             blobs: BlobDir::new(dir),
             wal: Mutex::new(wal),
