@@ -375,12 +375,15 @@ impl CacheDir {
         }
         let entries = fs::read_dir(&self.root).map_err(io("cannot list", &self.root))?;
         for entry in entries.flatten() {
+            if !entry.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
             let name = entry.file_name();
             let old = name.to_str().is_some_and(|n| match unhex(n) {
                 Some(key) => key.contains(&0),
                 None => n.starts_with(HASHED_NAME) && Self::read(&entry.path()).is_none(),
             });
-            if old && entry.file_type().is_ok_and(|t| t.is_file()) {
+            if old {
                 let path = entry.path();
                 fs::remove_file(&path).map_err(io("cannot remove", &path))?;
             }
@@ -480,28 +483,36 @@ impl CacheDir {
         entries
             .flatten()
             .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-            .filter_map(|e| {
-                let name = e.file_name();
-                let name = name.to_str()?;
-                if name.starts_with('.') {
-                    return None;
-                }
-                match (group, unhex(name)) {
-                    (Some(group), Some(rest)) => Some([group, &rest].concat()),
-                    _ => Self::read(&e.path()).map(|(k, _)| k),
-                }
-            })
+            .filter_map(|e| Self::key_of(&e, group))
             .collect()
     }
 
-    /// Every key: the files outside a group, then each group's.
+    /// The key of the cache file `entry`, from its name and its directory's `group` when both
+    /// say it, otherwise from the file.
+    fn key_of(entry: &fs::DirEntry, group: Option<&[u8]>) -> Option<Vec<u8>> {
+        let name = entry.file_name();
+        let name = name.to_str()?;
+        if name.starts_with('.') {
+            return None;
+        }
+        match (group, unhex(name)) {
+            (Some(group), Some(rest)) => Some([group, &rest].concat()),
+            _ => Self::read(&entry.path()).map(|(k, _)| k),
+        }
+    }
+
+    /// Every key: the files outside a group, and each group's, from one read of the root.
     fn all_keys(&self) -> Vec<Vec<u8>> {
-        let mut keys = self.keys_in(&self.root, Some(&[]));
+        let mut keys = Vec::new();
         for entry in fs::read_dir(&self.root).into_iter().flatten().flatten() {
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                let name = entry.file_name();
-                let group = name.to_str().and_then(unhex);
-                keys.extend(self.keys_in(&entry.path(), group.as_deref()));
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => {
+                    let name = entry.file_name();
+                    let group = name.to_str().and_then(unhex);
+                    keys.extend(self.keys_in(&entry.path(), group.as_deref()));
+                }
+                Ok(t) if t.is_file() => keys.extend(Self::key_of(&entry, Some(&[]))),
+                _ => {}
             }
         }
         keys
