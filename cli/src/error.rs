@@ -79,6 +79,11 @@ impl CliError {
         }
     }
 
+    /// A write to standard output that failed (a full disk behind a redirection).
+    pub fn stdout(e: std::io::Error) -> Self {
+        Self::failed(format!("cannot write to standard output: {e}"))
+    }
+
     /// Adds a hint.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());

@@ -610,6 +610,40 @@ fn every_printing_command_honours_json_and_a_failed_export_says_why() {
     assert!(stderr(&bad).contains("dot") && stderr(&bad).contains("mermaid"));
 }
 
+/// A listing whose standard output is a full disk says so and exits 1: `println!` panicked
+/// there (exit 101).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_listing_to_a_full_disk_fails_with_the_reason() {
+    let dir = store();
+    for args in [
+        vec!["log", "quickstart"],
+        vec!["log", "quickstart", "--json"],
+        vec!["status", "quickstart"],
+        vec!["export", "quickstart"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_runlog"))
+            .arg("--store")
+            .arg(dir.path())
+            .args(&args)
+            .env_remove("RUNLOG_STORE")
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("No space left on device"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(
+            !stderr(&out).contains("panicked"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+}
+
 #[test]
 fn emit_starts_a_run_from_the_short_form_with_a_workflow_files_defaults() {
     let dir = tempfile::tempdir().unwrap();

@@ -127,8 +127,9 @@ pub fn run(mut a: Args, ctx: &Ctx) -> Result<()> {
     let log = ctx.open()?;
     let run = a.run.as_str();
     let Some(path) = a.output else {
-        export_run(&log, run, &mut std::io::stdout().lock())?;
-        return Ok(());
+        let mut out = render::listing();
+        export_run(&log, run, &mut out)?;
+        return std::io::Write::flush(&mut out).map_err(CliError::stdout);
     };
     let file = std::fs::File::create(&path).map_err(|e| {
         bad_file(

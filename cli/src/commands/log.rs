@@ -3,11 +3,12 @@
 use crate::ctx::Ctx;
 use crate::error::{CliError, Result};
 use crate::follow::{Ends, FollowError, Followed, Follower};
-use crate::render::event::print_event;
+use crate::render::event::write_event;
 use runlog_core::{Event, EventKind};
 use runlog_replay::Replay;
 use runlog_runner::{marker, Layout};
 use runlog_store::Store;
+use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -81,13 +82,15 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         .into());
     }
     let to = a.to.unwrap_or(head).min(head);
+    let mut out = crate::render::listing();
+    let mut written = Ok(());
     runlog_replay::events::for_each(&log, run, a.from.max(1), to, &mut |seq, _, e| {
         if a.keeps(seq, &e) {
-            print_event(seq, &e, ctx.json);
+            written = write_event(&mut out, seq, &e, ctx.json);
         }
-        Ok(true)
+        Ok(written.is_ok())
     })?;
-    Ok(())
+    written.and_then(|()| out.flush()).map_err(CliError::stdout)
 }
 
 /// `--follow`: the history, then each event as it is appended, until the run ends. When the
@@ -102,7 +105,9 @@ fn follow(a: &Args, log: Arc<Store>, marker: Option<&std::path::Path>, json: boo
         match step {
             Some(Followed::Event(seq, e)) => {
                 if a.keeps(seq, &e) {
-                    print_event(seq, &e, json);
+                    // Line by line: a follower shows each event as it comes.
+                    write_event(&mut std::io::stdout().lock(), seq, &e, json)
+                        .map_err(CliError::stdout)?;
                 }
             }
             Some(Followed::Idle) => {

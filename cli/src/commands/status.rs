@@ -1,12 +1,13 @@
 //! `runlog status RUN [--at SEQ] [--tree]`: the task board.
 
 use crate::ctx::Ctx;
-use crate::error::Result;
+use crate::error::{CliError, Result};
 use crate::queries::board::BoardView;
 use crate::render;
 use crate::render::{color, join, pad, readiness, status_word};
 use runlog_core::projections::Board;
 use runlog_replay::Replay;
+use std::io::Write;
 
 /// Arguments of `runlog status`.
 #[derive(Debug, clap::Args)]
@@ -40,20 +41,40 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     } else {
         format!("seq {seq} of {head}")
     };
-    println!("run {run} at {at_text}");
+    let mut out = render::listing();
+    header(&mut out, run, &at_text, &board, costed(&state, &board)).map_err(CliError::stdout)?;
+    print_rows(&mut out, &replay, &state, &board, a.tree, (0, 0))?;
+    out.flush().map_err(CliError::stdout)
+}
+
+/// Whether the board shows costs: runs that record no usage and have no budget keep the board
+/// as it was.
+fn costed(state: &runlog_core::RunState, board: &Board) -> bool {
+    !state.usage.is_empty() || !board.budgets.is_empty()
+}
+
+/// The lines above the rows: where the board stands, a paused dispatch, the cost, the titles.
+fn header(
+    out: &mut impl Write,
+    run: &str,
+    at_text: &str,
+    board: &Board,
+    costed: bool,
+) -> std::io::Result<()> {
+    writeln!(out, "run {run} at {at_text}")?;
     if let Some(after) = &board.paused_for_replan {
-        println!("dispatch paused: replan requested after {after}");
+        writeln!(out, "dispatch paused: replan requested after {after}")?;
     }
-    // Runs that record no usage and have no budget keep the board as it was.
-    let costed = !state.usage.is_empty() || !board.budgets.is_empty();
     if costed {
-        println!(
+        writeln!(
+            out,
             "cost {}{}",
             render::spend(&board.spend),
-            budget_words(&board)
-        );
+            budget_words(board)
+        )?;
     }
-    println!(
+    writeln!(
+        out,
         "{:<24} {:<13} {:>7} {:>7} {:>6}{}  detail",
         "TASK",
         "STATUS",
@@ -65,8 +86,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         } else {
             String::new()
         }
-    );
-    print_rows(&replay, &state, &board, a.tree, (0, 0))
+    )
 }
 
 /// The run's budget and what is left, for the board's header: `; budget $5.0000, $1.2000 left`.
@@ -93,6 +113,7 @@ const MAX_CHILD_LEVELS: u32 = 8;
 /// The board's rows; with `tree`, each indented by its depth below `base`, and a sub-project
 /// task's child run's rows under it (`levels`: how many child runs down this board is).
 fn print_rows(
+    out: &mut impl Write,
     replay: &Replay<'_>,
     state: &runlog_core::RunState,
     board: &Board,
@@ -125,25 +146,28 @@ fn print_rows(
             };
         }
         let score = row.score.map(|s| format!("{s:.2}")).unwrap_or_default();
-        let cost = if state.usage.is_empty() && board.budgets.is_empty() {
-            String::new()
-        } else {
+        let cost = if costed(state, board) {
             format!(" {:>10}", render::cost_cell(&row.spend))
+        } else {
+            String::new()
         };
-        println!(
+        writeln!(
+            out,
             "{:<24} {} {:>7} {:>7} {:>6}{cost}  {detail}",
             name,
             pad(&status_word(row, c), visible, 13),
             row.attempt,
             row.rescues,
             score
-        );
+        )
+        .map_err(CliError::stdout)?;
         let child = state.child_run_of(&runlog_core::TaskId::from(row.id.as_str()));
         if let Some(child) = child.filter(|_| tree && levels < MAX_CHILD_LEVELS) {
             // A child run that cannot be read leaves its parent's board whole.
             if let Ok(child_state) = replay.head_state(child.as_str()) {
                 let child_board = Board::of(&child_state);
                 print_rows(
+                    out,
                     replay,
                     &child_state,
                     &child_board,

@@ -380,17 +380,23 @@ pub fn short(commit: &str) -> &str {
     runlog_runner::workspace::short(commit)
 }
 
-/// Prints one event.
-pub fn print_event(seq: u64, e: &Event, json: bool) {
+/// Writes one event: a line in words, or a JSON line.
+pub fn write_event(
+    out: &mut impl std::io::Write,
+    seq: u64,
+    e: &Event,
+    json: bool,
+) -> std::io::Result<()> {
     if json {
-        super::json(&EventLine::of(seq, e));
+        super::write_json(out, &EventLine::of(seq, e))
     } else {
-        println!(
+        writeln!(
+            out,
             "{seq:>6}  {}  {:<20} {}",
             clock(e.at.0),
             e.kind.name(),
             describe(&e.kind)
-        );
+        )
     }
 }
 

@@ -10,7 +10,7 @@ pub mod viz;
 use runlog_core::projections::board::BoardRow;
 use runlog_core::Readiness;
 use serde::Serialize;
-use std::io::IsTerminal;
+use std::io::{BufWriter, IsTerminal, StdoutLock, Write};
 
 /// Whether to colour stdout.
 pub fn color() -> bool {
@@ -63,6 +63,21 @@ pub fn json<T: Serialize>(value: &T) {
         Ok(s) => println!("{s}"),
         Err(e) => eprintln!("error: cannot encode JSON: {e}"),
     }
+}
+
+/// Writes a value as one line of JSON.
+pub fn write_json<T: Serialize>(out: &mut impl Write, value: &T) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *out, value)
+        .map_err(|e| std::io::Error::other(format!("cannot encode JSON: {e}")))?;
+    out.write_all(b"\n")
+}
+
+/// Standard output for a long listing (an event a line, a task a row): `println!` writes each
+/// line on its own, which was 1.3 s of system time in exporting a run of 1M events. Flush it
+/// at the end: what is still buffered when it is dropped is written, but a failure then goes
+/// unseen.
+pub fn listing() -> BufWriter<StdoutLock<'static>> {
+    BufWriter::with_capacity(64 * 1024, std::io::stdout().lock())
 }
 
 /// Pads `text` (which may hold colour escapes) to `width` visible characters.
