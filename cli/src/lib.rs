@@ -5,6 +5,24 @@
 //! Exit codes: 0 success; 1 the run (or the thing checked) failed; 2 usage or bad input;
 //! 130 interrupted.
 
+// `println!` panics when standard output fails; commands print through `outln!`.
+#![deny(clippy::print_stdout)]
+
+/// `println!` for a command's output: a write to standard output that fails (a full disk
+/// behind a redirection) returns the command's error where `println!` panics.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::render::out(format_args!("{}\n", format_args!($($arg)*)))?
+    };
+}
+
+/// `print!` the same way as [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::render::out(format_args!($($arg)*))?
+    };
+}
+
 mod client;
 mod commands;
 mod ctx;

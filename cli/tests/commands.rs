@@ -610,17 +610,24 @@ fn every_printing_command_honours_json_and_a_failed_export_says_why() {
     assert!(stderr(&bad).contains("dot") && stderr(&bad).contains("mermaid"));
 }
 
-/// A listing whose standard output is a full disk says so and exits 1: `println!` panicked
+/// A command whose standard output is a full disk says so and exits 1: `println!` panicked
 /// there (exit 101).
 #[cfg(target_os = "linux")]
 #[test]
-fn a_listing_to_a_full_disk_fails_with_the_reason() {
+fn output_to_a_full_disk_fails_with_the_reason() {
     let dir = store();
     for args in [
         vec!["log", "quickstart"],
         vec!["log", "quickstart", "--json"],
         vec!["status", "quickstart"],
+        vec!["status", "quickstart", "--json"],
         vec!["export", "quickstart"],
+        vec!["runs"],
+        vec!["audit", "quickstart"],
+        vec!["metrics"],
+        vec!["cost", "quickstart"],
+        vec!["digest", "quickstart"],
+        vec!["viz", "quickstart"],
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_runlog"))
             .arg("--store")

@@ -19,11 +19,11 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let p =
         Replay::new(&log).project(run, None, Some(&mut render::replay_progress("replaying")))?;
     if ctx.json {
-        p.audit.entries.iter().for_each(render::json);
-        p.audit.out_of_gate.iter().for_each(render::json);
+        p.audit.entries.iter().try_for_each(render::json)?;
+        p.audit.out_of_gate.iter().try_for_each(render::json)?;
         return Ok(());
     }
-    println!(
+    outln!(
         "eval audit of {run}: {} evals, {} flagged",
         p.audit.entries.len(),
         p.audit.flagged().count()
@@ -47,7 +47,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             Some(runlog_core::projections::audit::Consequence::Failed) => "failed".into(),
             None => String::new(),
         };
-        println!(
+        outln!(
             "{:>6}  {:<18} attempt {} score {} {decision} → {consequence}{}",
             e.seq,
             e.task.as_str(),
@@ -61,16 +61,16 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
         if !dims.is_empty() {
-            println!("          dimensions: {}", dims.join(", "));
+            outln!("          dimensions: {}", dims.join(", "));
         }
         if !e.notes.is_empty() {
-            println!("          notes: {}", render::event::first_line(&e.notes));
+            outln!("          notes: {}", render::event::first_line(&e.notes));
         }
         if let Some(cost) = &e.cost {
-            println!("          evaluation cost: {}", render::spend(cost));
+            outln!("          evaluation cost: {}", render::spend(cost));
         }
         if let Some(j) = &e.judged {
-            println!(
+            outln!(
                 "          judged: attempt {}'s commit {}, {} (+{} -{}); `runlog show {run} {} --diff --attempt {}`",
                 j.attempt,
                 render::event::short(&j.commit),
@@ -99,7 +99,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                     seq,
                 } => format!("approved by {by} at seq {seq} over this failing score"),
             };
-            println!("          ⚑ {text}");
+            outln!("          ⚑ {text}");
         }
     }
     for o in &p.audit.out_of_gate {
@@ -112,12 +112,12 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                 claim_differs,
                 ..
             } => {
-                println!(
+                outln!(
                     "{seq:>6}  {:<18} approved by {by}{}",
                     task.as_str(),
                     recorded_as(principal.as_ref())
                 );
-                flag_claim(by, principal.as_ref(), *claim_differs);
+                flag_claim(by, principal.as_ref(), *claim_differs)?;
             }
             runlog_core::projections::audit::OutOfGate::Rejected {
                 seq,
@@ -128,22 +128,22 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                 principal,
                 claim_differs,
             } => {
-                println!(
+                outln!(
                     "{seq:>6}  {:<18} rejected by {by}{}{}: {reason}",
                     task.as_str(),
                     recorded_as(principal.as_ref()),
                     if *reopen { " (reopened)" } else { "" }
                 );
-                flag_claim(by, principal.as_ref(), *claim_differs);
+                flag_claim(by, principal.as_ref(), *claim_differs)?;
             }
             runlog_core::projections::audit::OutOfGate::EvalError {
                 seq, task, error, ..
-            } => println!("{seq:>6}  {:<18} evaluator error: {error}", task.as_str()),
+            } => outln!("{seq:>6}  {:<18} evaluator error: {error}", task.as_str()),
             runlog_core::projections::audit::OutOfGate::SecretsRedacted {
                 seq,
                 task,
                 redactions,
-            } => println!(
+            } => outln!(
                 "{seq:>6}  {:<18} secrets redacted: {}",
                 task.as_ref().map_or("(run)", |t| t.as_str()),
                 render::event::redaction_words(redactions)
@@ -161,11 +161,13 @@ fn recorded_as(principal: Option<&runlog_core::Principal>) -> String {
 }
 
 /// A second line when the claimed `by` is not who recorded the decision.
-fn flag_claim(by: &str, principal: Option<&runlog_core::Principal>, differs: bool) {
+fn flag_claim(by: &str, principal: Option<&runlog_core::Principal>, differs: bool) -> Result<()> {
     if let (true, Some(p)) = (differs, principal) {
-        println!(
+        outln!(
             "          ⚑ claimed to be {by}, but recorded by {} ({})",
-            p.name, p.via
+            p.name,
+            p.via
         );
     }
+    Ok(())
 }

@@ -36,7 +36,7 @@ pub fn man(a: ManArgs) -> Result<()> {
         Some(dir) => {
             std::fs::create_dir_all(&dir).map_err(failed)?;
             clap_mangen::generate_to(cmd, &dir).map_err(failed)?;
-            println!("wrote the man pages into {}", dir.display());
+            outln!("wrote the man pages into {}", dir.display());
         }
         None => clap_mangen::Man::new(cmd)
             .render(&mut std::io::stdout())

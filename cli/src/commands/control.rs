@@ -23,9 +23,9 @@ pub fn record(ctx: &Ctx, run: &str, kind: CommandKind) -> Result<()> {
     let recorded = session.execute(command)??;
     for (seq, e) in &recorded.events {
         if ctx.json {
-            render::json(&serde_json::json!({"seq": seq, "event": e.kind}));
+            render::json(&serde_json::json!({"seq": seq, "event": e.kind}))?;
         } else {
-            println!("{}", render::event::line(*seq, &e.kind));
+            outln!("{}", render::event::line(*seq, &e.kind));
         }
     }
     Ok(())

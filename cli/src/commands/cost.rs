@@ -33,22 +33,25 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     }
     if ctx.json {
         for v in &views {
-            render::json(v);
+            render::json(v)?;
         }
         return Ok(());
     }
     for v in &views {
-        print(v);
+        print(v)?;
     }
     if views.len() > 1 {
-        println!("compared");
-        println!(
+        outln!("compared");
+        outln!(
             "{:<28} {:>12} {:>12} {:>9}",
-            "RUN", "COST", "TOKENS", "UNPRICED"
+            "RUN",
+            "COST",
+            "TOKENS",
+            "UNPRICED"
         );
         for v in &views {
             let t = &v.report.total;
-            println!(
+            outln!(
                 "{:<28} {:>12} {:>12} {:>9}",
                 v.run,
                 runlog_core::usage::usd(t.cost_usd),
@@ -60,18 +63,18 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     Ok(())
 }
 
-fn print(v: &CostView) {
+fn print(v: &CostView) -> Result<()> {
     let r = &v.report;
-    println!(
+    outln!(
         "cost of {} at seq {}: {}",
         v.run,
         v.seq,
         render::spend(&r.total)
     );
     if r.rows.is_empty() {
-        println!("  no usage recorded (commands report it: see the workflow reference)");
+        outln!("  no usage recorded (commands report it: see the workflow reference)");
     } else {
-        println!(
+        outln!(
             "  {:<28} {:>12} {:>10} {:>10} {:>10} {:>10}",
             r.by.name().to_uppercase(),
             "COST",
@@ -82,7 +85,7 @@ fn print(v: &CostView) {
         );
         for row in &r.rows {
             let t = &row.spend.tokens;
-            println!(
+            outln!(
                 "  {:<28} {:>12} {:>10} {:>10} {:>10} {:>10}",
                 row.key,
                 render::cost_cell(&row.spend),
@@ -94,7 +97,7 @@ fn print(v: &CostView) {
         }
     }
     if r.total.unpriced > 0 {
-        println!(
+        outln!(
             "  {} usage records have no price: give their models a [prices.\"MODEL\"] table, or report cost_usd",
             r.total.unpriced
         );
@@ -110,10 +113,11 @@ fn print(v: &CostView) {
             .into_iter()
             .chain(b.tokens_left.map(|n| format!("{n} tokens")))
             .collect();
-        println!(
+        outln!(
             "  budget of the {whose}: {}; left {}",
             render::event::limits_words(&b.limits),
             left.join(", ")
         );
     }
+    Ok(())
 }

@@ -20,18 +20,18 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let (ra, rb) = (side(&a.left).0, side(&a.right).0);
     let (pa, pb, d) = compare(&log, &a.left, &a.right, true)?;
     if ctx.json {
-        render::json(&d);
+        render::json(&d)?;
         return Ok(());
     }
-    println!("diff {ra}@{} → {rb}@{}", pa.state.seq, pb.state.seq);
+    outln!("diff {ra}@{} → {rb}@{}", pa.state.seq, pb.state.seq);
     if d.is_empty() {
-        println!("  no differences");
+        outln!("  no differences");
     }
     for t in &d.tasks {
-        println!("  {:<20} {}", t.task, render::task_changes(t).join("; "));
+        outln!("  {:<20} {}", t.task, render::task_changes(t).join("; "));
     }
     for s in &d.stages {
-        println!(
+        outln!(
             "  stage {:<14} {} → {}",
             s.stage,
             s.left

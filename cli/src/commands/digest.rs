@@ -64,7 +64,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                     head_hash: t.head_hash.clone(),
                 }),
                 None => render::json(&make_digest(&log, run)?),
-            }
+            }?;
             return Ok(());
         }
     };
@@ -94,7 +94,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         };
         render::json(
             &serde_json::json!({"run": run, "head_seq": d.head_seq, "matches": ok, "found": found}),
-        );
+        )?;
     }
     match outcome {
         DigestCheck::Matches => {
@@ -104,7 +104,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                 } else {
                     "matches"
                 };
-                println!("{run}: {what} {against} up to seq {}", d.head_seq);
+                outln!("{run}: {what} {against} up to seq {}", d.head_seq);
             }
             Ok(())
         }

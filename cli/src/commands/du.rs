@@ -51,18 +51,24 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         .is_none()
         .then(|| store_space(&ctx.store, all_events));
     if ctx.json {
-        spaces.iter().for_each(render::json);
+        spaces.iter().try_for_each(render::json)?;
         if let Some(s) = &store {
-            render::json(&serde_json::json!({ "store": s }));
+            render::json(&serde_json::json!({ "store": s }))?;
         }
         return Ok(());
     }
-    println!(
+    outln!(
         "{:<28} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
-        "RUN", "EVENTS", "EVENT B", "BLOBS", "SNAPSHOTS", "WORKTREES", "TOTAL"
+        "RUN",
+        "EVENTS",
+        "EVENT B",
+        "BLOBS",
+        "SNAPSHOTS",
+        "WORKTREES",
+        "TOTAL"
     );
     for s in &spaces {
-        line(s);
+        line(s)?;
     }
     let start = RunSpace {
         run: format!("{} run(s)", spaces.len()),
@@ -78,11 +84,11 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         t
     });
     if spaces.len() > 1 {
-        line(&sum);
+        line(&sum)?;
     }
     match store {
         Some(s) => {
-            println!(
+            outln!(
                 "store {}: {} on disk: sled {} ({} beyond the events it holds), archive {} in {} segment(s), WAL {}, blobs {}, snapshots {}, worktrees {}, other {}",
                 ctx.store_name(),
                 bytes(s.total_bytes),
@@ -97,14 +103,14 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                 bytes(s.other_bytes),
             );
             if a.runs.is_empty() && sum.events > 0 {
-                println!(
+                outln!(
                     "  {:.1} bytes on disk per event (sled, WAL and archive), {:.1} of them the event itself",
                     (s.sled_bytes + s.archive_bytes + s.wal_bytes) as f64 / sum.events as f64,
                     all_events as f64 / sum.events as f64
                 );
             }
         }
-        None => println!(
+        None => outln!(
             "store {}: in PostgreSQL (its size: `SELECT pg_size_pretty(pg_database_size(current_database()))`); worktrees here {}",
             ctx.store_name(),
             bytes(sum.worktree_bytes)
@@ -113,8 +119,8 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     Ok(())
 }
 
-fn line(s: &RunSpace) {
-    println!(
+fn line(s: &RunSpace) -> Result<()> {
+    outln!(
         "{:<28} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
         s.run,
         s.events,
@@ -124,4 +130,5 @@ fn line(s: &RunSpace) {
         bytes(s.worktree_bytes),
         bytes(s.total_bytes)
     );
+    Ok(())
 }

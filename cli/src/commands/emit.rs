@@ -39,7 +39,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                         recorded.head_seq().unwrap_or(session.state().seq),
                         recorded.events.iter().map(|(_, e)| e.kind.name()).collect(),
                     )),
-                ),
+                )?,
                 Err(r) => {
                     // An id that is not a name is bad input, as a line that is not a command.
                     match r {
@@ -50,7 +50,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                         ctx.json,
                         n,
                         Err(format!("{r} ({})", crate::error::rejection_hint(&r))),
-                    );
+                    )?;
                 }
             }
             command = next()?;
@@ -93,24 +93,29 @@ fn next_command(
             Ok(cmd) => return Ok(Some((n, cmd))),
             Err(e) => {
                 *malformed += 1;
-                report(json, n, Err(format!("not a command: {e}")));
+                report(json, n, Err(format!("not a command: {e}")))?;
             }
         }
     }
     Ok(None)
 }
 
-fn report(json: bool, line: usize, outcome: std::result::Result<(u64, Vec<&str>), String>) {
+fn report(
+    json: bool,
+    line: usize,
+    outcome: std::result::Result<(u64, Vec<&str>), String>,
+) -> Result<()> {
     match (json, outcome) {
         (true, Ok((seq, events))) => render::json(
             &serde_json::json!({"line": line, "ok": true, "head_seq": seq, "events": events}),
-        ),
+        )?,
         (true, Err(why)) => {
-            render::json(&serde_json::json!({"line": line, "ok": false, "rejected": why}))
+            render::json(&serde_json::json!({"line": line, "ok": false, "rejected": why}))?
         }
         (false, Ok((seq, events))) => {
-            println!("line {line}: recorded {} (head {seq})", events.join(", "))
+            outln!("line {line}: recorded {} (head {seq})", events.join(", "))
         }
-        (false, Err(why)) => println!("line {line}: rejected: {why}"),
+        (false, Err(why)) => outln!("line {line}: rejected: {why}"),
     }
+    Ok(())
 }

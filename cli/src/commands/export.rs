@@ -69,7 +69,7 @@ fn export_trace(a: &Args, ctx: &Ctx) -> Result<()> {
                     "-o takes a file in a directory that exists and that you may write",
                 )
             })?,
-            None => println!("{text}"),
+            None => outln!("{text}"),
         }
         if a.output.is_some() {
             eprintln!(
@@ -104,9 +104,9 @@ fn export_trace(a: &Args, ctx: &Ctx) -> Result<()> {
     if ctx.json {
         render::json(
             &serde_json::json!({"run": a.run, "trace_id": trace_id, "spans": sent, "events": trace.events, "endpoint": endpoint.url()}),
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "exported {sent} spans of {} ({} events) to {} (trace {trace_id})",
             a.run,
             trace.events,
@@ -148,7 +148,7 @@ pub fn run(mut a: Args, ctx: &Ctx) -> Result<()> {
             "file": path.display().to_string(),
             "events": h.events,
             "head_hash": h.head_hash,
-        }));
+        }))?;
     } else {
         eprintln!(
             "exported {} events of {run} to {} (head {})",

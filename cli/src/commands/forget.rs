@@ -241,12 +241,12 @@ fn report(
             dry_run: a.dry_run,
             bytes_before: before,
             bytes_after: after,
-        });
+        })?;
         return Ok(());
     }
     let verb = if a.dry_run { "would forget" } else { "forgot" };
     for d in doomed {
-        println!(
+        outln!(
             "{verb} {}: {}, {} events ending in {}",
             d.run,
             d.outcome,
@@ -255,19 +255,19 @@ fn report(
         );
     }
     for r in refused {
-        println!("kept {}: {r}", r.run());
+        outln!("kept {}: {r}", r.run());
     }
     if doomed.is_empty() {
-        println!("nothing to forget");
+        outln!("nothing to forget");
     }
     if let Some(dir) = &a.keep_export {
         if !a.dry_run && !doomed.is_empty() {
-            println!("exports and digests kept in {}", dir.display());
+            outln!("exports and digests kept in {}", dir.display());
         }
     }
     if let (Some(b), Some(after)) = (before, after) {
         if !a.dry_run && !doomed.is_empty() {
-            println!(
+            outln!(
                 "the store went from {} to {}",
                 render::bytes(b),
                 render::bytes(after)

@@ -29,9 +29,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         eprintln!("note: {note}");
     }
     if ctx.json {
-        render::json(&serde_json::json!({"run": new, "from_run": run, "at_seq": at, "seq": seq}));
+        render::json(&serde_json::json!({"run": new, "from_run": run, "at_seq": at, "seq": seq}))?;
     } else {
-        println!("forked {run}@{at} as {new}; continue it with `runlog resume {new}`");
+        outln!("forked {run}@{at} as {new}; continue it with `runlog resume {new}`");
     }
     Ok(())
 }

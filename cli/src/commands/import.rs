@@ -34,9 +34,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let log = ctx.open_or_create()?;
     let imported = import_run(&log, &mut std::io::BufReader::new(input), a.new.as_deref())?;
     if ctx.json {
-        render::json(&imported);
+        render::json(&imported)?;
     } else {
-        println!(
+        outln!(
             "imported {} events as run {} (head {}{})",
             imported.events,
             imported.run,

@@ -52,12 +52,12 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let workflow = a.dir.join("workflow.toml");
     let command = format!("{} run {}", ctx.command(), shown(&workflow));
     if ctx.json {
-        render::json(&serde_json::json!({"files": written, "run": command}));
+        render::json(&serde_json::json!({"files": written, "run": command}))?;
     } else {
         for file in &written {
-            println!("wrote {file}");
+            outln!("wrote {file}");
         }
-        println!("run it: {command}");
+        outln!("run it: {command}");
     }
     Ok(())
 }

@@ -39,10 +39,10 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         let (m, untested) = (p.metrics, p.state.done_untested());
         if ctx.json {
             render::json(&serde_json::json!({"run": run, "metrics": m,
-                "attempts_per_task": m.attempts_per_task(), "untested": untested}));
+                "attempts_per_task": m.attempts_per_task(), "untested": untested}))?;
         } else {
-            print(&format!("metrics of {run}"), &m);
-            println!("  done untested              {}", untested_words(&untested));
+            print(&format!("metrics of {run}"), &m)?;
+            outln!("  done untested              {}", untested_words(&untested));
         }
         untested_total += untested.len();
         total = total.plus(&m);
@@ -50,14 +50,14 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     if runs.len() > 1 || ctx.json {
         if ctx.json {
             render::json(&serde_json::json!({"all": runs.len(), "metrics": total,
-                "attempts_per_task": total.attempts_per_task(), "untested": untested_total}));
+                "attempts_per_task": total.attempts_per_task(), "untested": untested_total}))?;
         } else {
-            print(&format!("all {} runs", runs.len()), &total);
-            println!("  done untested              {untested_total} tasks");
+            print(&format!("all {} runs", runs.len()), &total)?;
+            outln!("  done untested              {untested_total} tasks");
         }
     }
     if runs.is_empty() && !ctx.json {
-        println!("no runs in {}", ctx.store_name());
+        outln!("no runs in {}", ctx.store_name());
     }
     Ok(())
 }
@@ -85,20 +85,23 @@ fn untested_words(untested: &[runlog_core::TaskId]) -> String {
     }
 }
 
-fn print(title: &str, m: &RunMetrics) {
-    println!("{title}");
+fn print(title: &str, m: &RunMetrics) -> Result<()> {
+    outln!("{title}");
     let per_task = m
         .attempts_per_task()
         .map_or_else(|| "-".into(), |x| format!("{x:.2}"));
-    println!(
+    outln!(
         "  tasks                      {} ({} started; attempts {}, {per_task} per task, most {})",
-        m.tasks, m.tasks_started, m.attempts, m.max_attempts
+        m.tasks,
+        m.tasks_started,
+        m.attempts,
+        m.max_attempts
     );
-    println!(
+    outln!(
         "  final test pass rate       {}",
         rate(&m.final_test_pass_rate)
     );
-    println!(
+    outln!(
         "  test failures              {}; recovered without a person: {}",
         m.test_failures,
         rate(&m.autonomous_recovery)
@@ -108,16 +111,16 @@ fn print(title: &str, m: &RunMetrics) {
     } else {
         render::join(&m.done_with_failing_tests)
     };
-    println!("  done with failing tests    {failing}");
-    println!(
+    outln!("  done with failing tests    {failing}");
+    outln!(
         "  eval pass at first try     {}",
         rate(&m.eval_pass_at_first_try)
     );
-    println!("  rescue success             {}", rate(&m.rescue_success));
+    outln!("  rescue success             {}", rate(&m.rescue_success));
     if m.interventions.is_empty() {
-        println!("  human interventions        none");
+        outln!("  human interventions        none");
     } else {
-        println!(
+        outln!(
             "  human interventions        {}: {}; by {}",
             m.interventions.len(),
             counts(&m.interventions_by_kind),
@@ -126,16 +129,16 @@ fn print(title: &str, m: &RunMetrics) {
     }
     let cost = &m.cost;
     if cost.total.tokens.total() > 0 || cost.total.unpriced > 0 {
-        println!(
+        outln!(
             "  cost                       {}",
             render::spend(&cost.total)
         );
-        println!(
+        outln!(
             "  cost per task done         {}",
             cost.usd_per_task_done
                 .map_or_else(|| "-".into(), runlog_core::usage::usd)
         );
-        println!(
+        outln!(
             "  on rescues and retries     {}",
             render::spend(&cost.rescues_and_retries)
         );
@@ -144,7 +147,7 @@ fn print(title: &str, m: &RunMetrics) {
             .iter()
             .map(|(model, s)| format!("{model} {} tokens", s.tokens.total()))
             .collect();
-        println!("  tokens by model            {}", models.join(", "));
+        outln!("  tokens by model            {}", models.join(", "));
     }
     let times: Vec<String> = m
         .time_in_state_ms
@@ -152,7 +155,7 @@ fn print(title: &str, m: &RunMetrics) {
         .filter(|(_, ms)| **ms > 0)
         .map(|(s, ms)| format!("{s} {:.1} s", *ms as f64 / 1000.0))
         .collect();
-    println!(
+    outln!(
         "  time in each state         {}",
         if times.is_empty() {
             "-".into()
@@ -160,4 +163,5 @@ fn print(title: &str, m: &RunMetrics) {
             times.join(", ")
         }
     );
+    Ok(())
 }

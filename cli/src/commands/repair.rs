@@ -61,17 +61,17 @@ pub fn run(_a: Args, ctx: &Ctx) -> Result<()> {
     };
     let damaged = report.runs.iter().filter(|r| !r.checked.is_ok()).count();
     if ctx.json {
-        render::json(&report);
+        render::json(&report)?;
     } else {
         if let Some(aside) = &report.aside {
-            println!("the damaged database was moved to {aside}");
+            outln!("the damaged database was moved to {aside}");
         }
-        println!("{} archived entries replayed", report.entries);
+        outln!("{} archived entries replayed", report.entries);
         for u in &report.unreadable {
-            println!("archive: {u}");
+            outln!("archive: {u}");
         }
         for r in &report.runs {
-            super::verify::print(&r.checked);
+            super::verify::print(&r.checked)?;
         }
     }
     if damaged > 0 {

@@ -56,12 +56,12 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             },
         );
         if ctx.json {
-            render::json(&serde_json::json!({"seq": seq, "event": e.kind, "changes": changes}));
+            render::json(&serde_json::json!({"seq": seq, "event": e.kind, "changes": changes}))?;
             continue;
         }
-        println!("{}", render::event::line(seq, &e.kind));
+        outln!("{}", render::event::line(seq, &e.kind));
         for t in &changes.tasks {
-            println!(
+            outln!(
                 "          {}: {}",
                 t.task,
                 render::task_changes(t).join(", ")

@@ -32,7 +32,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         eprintln!("note: {note}");
     }
     if engine.succeeded() {
-        println!("run {run} already succeeded; nothing to resume");
+        outln!("run {run} already succeeded; nothing to resume");
         return Ok(None);
     }
     let log = launcher.log().as_ref();

@@ -15,16 +15,20 @@ pub fn run(_: Args, ctx: &Ctx) -> Result<()> {
     let log = ctx.open()?;
     let rows = rows(&log)?;
     if ctx.json {
-        rows.iter().for_each(render::json);
+        rows.iter().try_for_each(render::json)?;
         return Ok(());
     }
     if rows.is_empty() {
-        println!("no runs in {}", ctx.store_name());
+        outln!("no runs in {}", ctx.store_name());
         return Ok(());
     }
-    println!(
+    outln!(
         "{:<28} {:<12} {:<10} {:>7} {:>10}  lineage",
-        "RUN", "STATUS", "OUTCOME", "EVENTS", "SIZE"
+        "RUN",
+        "STATUS",
+        "OUTCOME",
+        "EVENTS",
+        "SIZE"
     );
     for r in rows {
         let size = crate::queries::du::history_bytes(&log, &ctx.store, &r.run)
@@ -43,9 +47,12 @@ pub fn run(_: Args, ctx: &Ctx) -> Result<()> {
             .flatten()
             .collect::<Vec<_>>()
             .join(", ");
-        println!(
+        outln!(
             "{:<28} {:<12} {:<10} {:>7} {size:>10}  {lineage}",
-            r.run, r.status, outcome, r.events
+            r.run,
+            r.status,
+            outcome,
+            r.events
         );
     }
     Ok(())

@@ -77,27 +77,28 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         .filter(|r| r.remembered_seq.is_some_and(|s| s > r.head_seq))
         .collect();
     if ctx.json {
-        render::json(&report);
+        render::json(&report)?;
     } else {
-        println!("{} verified frames found", report.frames);
+        outln!("{} verified frames found", report.frames);
         for r in &report.runs {
             match r.remembered_seq {
-                Some(s) if s > r.head_seq => println!(
+                Some(s) if s > r.head_seq => outln!(
                     "{}: {} events salvaged; seqs {}..={s} are lost",
                     r.run,
                     r.head_seq,
                     r.head_seq + 1
                 ),
-                _ => println!("{}: {} events salvaged, whole", r.run, r.head_seq),
+                _ => outln!("{}: {} events salvaged, whole", r.run, r.head_seq),
             }
         }
         for u in &report.unnamed {
-            println!(
+            outln!(
                 "a run of {} events whose id was not found (genesis {}): name it with --run ID",
-                u.events, u.genesis
+                u.events,
+                u.genesis
             );
         }
-        println!("written to {}", report.into);
+        outln!("written to {}", report.into);
     }
     if report.runs.is_empty() {
         return Err(CliError::failed("no run could be salvaged").with_hint(

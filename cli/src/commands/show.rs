@@ -74,20 +74,20 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             task: board.row(&id),
             spec: &t.spec,
             events,
-        });
+        })?;
         return Ok(());
     }
     let c = color();
-    println!(
+    outln!(
         "task {task} of run {run}: {}",
         board
             .row(&id)
             .map(|r| status_word(r, c))
             .unwrap_or_default()
     );
-    println!("  {}", t.spec.description);
+    outln!("  {}", t.spec.description);
     if let Some(run_cmd) = &t.spec.run {
-        println!("  run: {run_cmd}");
+        outln!("  run: {run_cmd}");
     }
     if let Some(cmd) = &t.spec.test {
         let found_by = story.iter().find_map(|(_, e)| match &e.kind {
@@ -96,13 +96,13 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             }
             _ => None,
         });
-        println!("  test: {cmd}{}", found_by.unwrap_or_default());
+        outln!("  test: {cmd}{}", found_by.unwrap_or_default());
     }
     if t.spec.test.is_none() && t.sub_project.is_none() && !state.is_group(&id) {
-        println!("  test: none (untested)");
+        outln!("  test: none (untested)");
     }
     if let Some(cmd) = &t.spec.eval {
-        println!("  eval: {cmd}");
+        outln!("  eval: {cmd}");
     }
     if let Some(sub) = &t.sub_project {
         let child = match &sub.child {
@@ -118,9 +118,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             }
             None => ", no child run yet".into(),
         };
-        println!("  sub-project: {}{child}", sub.workflow);
+        outln!("  sub-project: {}{child}", sub.workflow);
     }
-    println!(
+    outln!(
         "  attempts {}, rescues {}, test failures {}, checkpoints {}/{}{}",
         t.attempt,
         t.rescues,
@@ -132,15 +132,15 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             .unwrap_or_default()
     );
     if let Some(agent) = &t.agent {
-        println!(
+        outln!(
             "  agent {agent} in worktree {}",
             t.worktree.clone().unwrap_or_default()
         );
     }
-    print_cost(&state, t);
-    println!("history:");
+    print_cost(&state, t)?;
+    outln!("history:");
     for (seq, e) in &story {
-        println!("{}", render::event::line(*seq, &e.kind));
+        outln!("{}", render::event::line(*seq, &e.kind));
     }
     Ok(())
 }
@@ -211,17 +211,17 @@ fn diff(
         render::json(&serde_json::json!({
             "run": run, "task": task, "attempt": attempt, "commit": commit, "parent": parent,
             "files": files, "insertions": insertions, "deletions": deletions, "patch": text,
-        }));
+        }))?;
         return Ok(());
     }
-    println!(
+    outln!(
         "task {task} attempt {attempt}: commit {} on {}, {} file{} (+{insertions} -{deletions})",
         render::event::short(commit),
         render::event::short(parent),
         files.len(),
         if files.len() == 1 { "" } else { "s" },
     );
-    print!("{text}");
+    out!("{text}");
     if cut {
         eprintln!(
             "note: the patch has {patch_bytes} bytes; the log holds its first {} (the rest was in the blob area of the store that ran it)",
@@ -232,21 +232,22 @@ fn diff(
 }
 
 /// The task's cost, per attempt, and its budget.
-fn print_cost(state: &runlog_core::RunState, t: &runlog_core::TaskState) {
+fn print_cost(state: &runlog_core::RunState, t: &runlog_core::TaskState) -> Result<()> {
     let attempts =
         runlog_core::usage::spend_by(state.usage.iter().filter(|r| r.task == t.spec.id), |r| {
             r.attempt
         });
     if attempts.is_empty() && t.budget.is_unbounded() {
-        return;
+        return Ok(());
     }
     let budget = if t.budget.is_unbounded() {
         String::new()
     } else {
         format!("; budget {}", render::event::limits_words(&t.budget))
     };
-    println!("  cost {}{budget}", render::spend(&t.spend));
+    outln!("  cost {}{budget}", render::spend(&t.spend));
     for (n, s) in attempts {
-        println!("    attempt {n}: {}", render::spend(&s));
+        outln!("    attempt {n}: {}", render::spend(&s));
     }
+    Ok(())
 }

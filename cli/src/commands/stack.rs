@@ -24,11 +24,11 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let p =
         Replay::new(&log).project(run, a.at, Some(&mut render::replay_progress("replaying")))?;
     if ctx.json {
-        render::json(&as_json(run, &p));
+        render::json(&as_json(run, &p))?;
         return Ok(());
     }
     let latest = p.stack.all_latest_results();
-    println!(
+    outln!(
         "supervisor stack of {run} at seq {} ({} entries, newest first)",
         p.state.seq,
         p.stack.len()
@@ -41,7 +41,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             }
             (None, None) => "completed".into(),
         };
-        println!(
+        outln!(
             "{:>6}  {:<18} {:<18} {:>6} ms  retries {}  {what}",
             e.seq,
             e.stage.as_str(),
@@ -50,9 +50,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             e.retry_count
         );
     }
-    println!("latest result per stage:");
+    outln!("latest result per stage:");
     for (stage, result) in latest {
-        println!(
+        outln!(
             "  {:<18} {}",
             stage.as_str(),
             serde_json::to_string(result).unwrap_or_default()

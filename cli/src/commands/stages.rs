@@ -19,19 +19,24 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let state = Replay::new(&log).head_state(&a.run)?;
     let rows = health::stage_health(&state);
     if ctx.json {
-        rows.iter().for_each(render::json);
+        rows.iter().try_for_each(render::json)?;
         return Ok(());
     }
-    println!(
+    outln!(
         "{:<20} {:>5} {:>5} {:>5} {:>10} {:>7}  circuit",
-        "STAGE", "RUNS", "OK", "FAIL", "TOTAL MS", "IN ROW"
+        "STAGE",
+        "RUNS",
+        "OK",
+        "FAIL",
+        "TOTAL MS",
+        "IN ROW"
     );
     for r in rows {
         let circuit = match r.circuit {
             runlog_core::Circuit::Closed => "closed",
             runlog_core::Circuit::Open => "OPEN",
         };
-        println!(
+        outln!(
             "{:<20} {:>5} {:>5} {:>5} {:>10} {:>7}  {circuit}{}",
             r.stage.as_str(),
             r.executions,

@@ -32,7 +32,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let seq = state.seq;
     let board = Board::of(&state);
     if ctx.json {
-        render::json(&BoardView::of(&replay, run, &state));
+        render::json(&BoardView::of(&replay, run, &state))?;
         return Ok(());
     }
     let head = replay.head_seq(run)?;

@@ -53,16 +53,16 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         None => start(ctx, a.port)?,
     };
     if ctx.json {
-        render::json(&serde_json::json!({"url": url, "started_pid": started}));
+        render::json(&serde_json::json!({"url": url, "started_pid": started}))?;
     } else {
         match started {
-            Some(pid) => println!(
+            Some(pid) => outln!(
                 "started runlog serve (pid {pid}, log {}); stop it with `kill {pid}`",
                 ctx.store.join("serve.log").display()
             ),
-            None => println!("a runlog serve already serves this store"),
+            None => outln!("a runlog serve already serves this store"),
         }
-        println!("the web view: {url}");
+        outln!("the web view: {url}");
     }
     if a.open {
         let opened = std::process::Command::new("xdg-open")

@@ -33,9 +33,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             if !known.iter().any(|k| k == r) {
                 if let Some(c) = crate::queries::verify::check_forgotten(&log, r)? {
                     if ctx.json {
-                        render::json(&c);
+                        render::json(&c)?;
                     } else {
-                        print(&c);
+                        print(&c)?;
                     }
                     return match c.damage {
                         None => Ok(()),
@@ -59,9 +59,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     for r in &runs {
         let c = check(&log, r)?;
         if ctx.json {
-            render::json(&c);
+            render::json(&c)?;
         } else {
-            print(&c);
+            print(&c)?;
         }
         let damage = c.damage;
         if damage.is_some() {
@@ -74,9 +74,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             for leak in crate::queries::secrets::scan(&log, r, wanted)? {
                 leaks += 1;
                 if ctx.json {
-                    render::json(&leak);
+                    render::json(&leak)?;
                 } else {
-                    println!(
+                    outln!(
                         "{}: secret {} at seq {} ({}{})",
                         leak.run,
                         leak.secret,
@@ -100,7 +100,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             ));
         }
         if !ctx.json {
-            println!(
+            outln!(
                 "no secret of the file, and no key shape, in {} run(s)",
                 runs.len()
             );
@@ -115,9 +115,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
 }
 
 /// One run's line: ok with its count, or what is damaged.
-pub(crate) fn print(c: &Checked) {
+pub(crate) fn print(c: &Checked) -> Result<()> {
     if let Some(t) = &c.forgotten {
-        println!(
+        outln!(
             "{}: forgotten by {} at {} ({}): {}, {} events ending in {}; the tombstone (seq {} of the register) verified",
             c.run,
             t.by,
@@ -128,25 +128,29 @@ pub(crate) fn print(c: &Checked) {
             t.head_hash,
             t.seq
         );
-        return;
+        return Ok(());
     }
     if c.run == runlog_core::FORGOTTEN_RUNS && c.damage.is_none() {
-        println!(
+        outln!(
             "register of forgotten runs: ok, {} tombstone(s), checksums, chain and encoding verified",
             c.verified
         );
-        return;
+        return Ok(());
     }
     match &c.damage {
-        None => println!(
+        None => outln!(
             "{}: ok, {} events, checksums, chain and encoding verified",
-            c.run, c.verified
+            c.run,
+            c.verified
         ),
-        Some(d) => println!(
+        Some(d) => outln!(
             "{}: DAMAGED: {} ({} events before it verified)",
-            c.run, d.reason, c.verified
+            c.run,
+            d.reason,
+            c.verified
         ),
     }
+    Ok(())
 }
 
 /// The secrets of `--secrets FILE`.

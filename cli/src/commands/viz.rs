@@ -52,9 +52,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             "seq": state.seq,
             "format": a.format.name(),
             "graph": graph,
-        }));
+        }))?;
     } else {
-        print!("{graph}");
+        out!("{graph}");
     }
     Ok(())
 }

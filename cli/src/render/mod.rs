@@ -7,6 +7,7 @@ pub mod palette;
 pub mod summary;
 pub mod viz;
 
+use crate::error::CliError;
 use runlog_core::projections::board::BoardRow;
 use runlog_core::Readiness;
 use serde::Serialize;
@@ -58,11 +59,16 @@ pub fn join<T: std::fmt::Display>(ids: &[T]) -> String {
 }
 
 /// Prints a value as one line of JSON.
-pub fn json<T: Serialize>(value: &T) {
-    match serde_json::to_string(value) {
-        Ok(s) => println!("{s}"),
-        Err(e) => eprintln!("error: cannot encode JSON: {e}"),
-    }
+pub fn json<T: Serialize>(value: &T) -> Result<(), CliError> {
+    write_json(&mut std::io::stdout().lock(), value).map_err(CliError::stdout)
+}
+
+/// Writes text to standard output ([`outln!`] and [`out!`]).
+pub fn out(text: std::fmt::Arguments<'_>) -> Result<(), CliError> {
+    std::io::stdout()
+        .lock()
+        .write_fmt(text)
+        .map_err(CliError::stdout)
 }
 
 /// Writes a value as one line of JSON.

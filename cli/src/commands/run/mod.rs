@@ -91,9 +91,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     if a.submit_only {
         let run = engine.run_id();
         if ctx.json {
-            render::json(&serde_json::json!({ "run": run, "submitted": true }));
+            render::json(&serde_json::json!({ "run": run, "submitted": true }))?;
         } else {
-            println!("{run}");
+            outln!("{run}");
         }
         return Ok(None);
     }

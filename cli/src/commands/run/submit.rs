@@ -63,9 +63,9 @@ pub fn submit_and_follow(server: &Server, s: Submit<'_>, ctx: &Ctx) -> Result<Op
         .to_owned();
     if s.detach {
         if ctx.json {
-            crate::render::json(&serde_json::json!({"run": run, "executing": true}));
+            crate::render::json(&serde_json::json!({"run": run, "executing": true}))?;
         } else {
-            println!("{run}");
+            outln!("{run}");
         }
         return Ok(None);
     }
@@ -90,7 +90,7 @@ pub fn submit_and_follow(server: &Server, s: Submit<'_>, ctx: &Ctx) -> Result<Op
         Some(ended) if server.is_remote() => {
             let exit = super::finish(log, ctx, "runlog", &run, &ended);
             if !ctx.json {
-                println!(
+                outln!(
                     "  (the commands above run on the server's host; the web view: {}/)",
                     server.describe()
                 );
