@@ -292,6 +292,8 @@ fn on_postgresql_a_forgotten_runs_rows_are_deleted_and_its_tombstone_kept() {
         let wf = marked(dir.path(), marker);
         ok(&common::run(store, &wf, run, &[]));
     }
+    // Counting its size keeps a count beside its snapshots, which goes with it.
+    ok(&runlog(store).args(["du", "old"]).output().unwrap());
     let exports = dir.path().join("exports");
     let said = ok(&runlog(store)
         .args(["forget", "old", "--keep-export"])
@@ -307,6 +309,11 @@ fn on_postgresql_a_forgotten_runs_rows_are_deleted_and_its_tombstone_kept() {
         .map(|m| m.run)
         .collect();
     assert_eq!(runs, [runlog_core::FORGOTTEN_RUNS, "new"]);
+    assert_eq!(
+        runlog_store::EventLog::cache_keys(&pg, b"snap/old\0").unwrap(),
+        Vec::<Vec<u8>>::new(),
+        "nothing cached of the run is left"
+    );
     let said = ok(&runlog(store).args(["verify", "old"]).output().unwrap());
     assert!(said.contains("old: forgotten by "), "{said}");
     let said = ok(&runlog(store)

@@ -113,3 +113,80 @@ fn du_counts_each_runs_events_blobs_and_worktrees_and_the_stores_files() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("loud-1"), "{}", text(&out));
 }
+
+/// `runlog emit RUN` with `lines`, which must all be recorded.
+fn emit(store: &std::path::Path, run: &str, lines: &str) {
+    let out = common::emit(store, run, lines);
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+/// `du`'s count of `run`, and what the log holds: its events and their bytes.
+fn counted_and_held(store: &std::path::Path, run: &str) -> ((u64, u64), (u64, u64)) {
+    let lines = json_lines(&runlog(store).args(["--json", "du", run]).output().unwrap());
+    let counted = (
+        lines[0]["events"].as_u64().unwrap(),
+        lines[0]["event_bytes"].as_u64().unwrap(),
+    );
+    let log = common::open(store);
+    let mut held = (0, 0);
+    log.scan(run, 1, u64::MAX, &mut |r| {
+        held.0 += 1;
+        held.1 += r.body.len() as u64;
+        Ok(true)
+    })
+    .unwrap();
+    (counted, held)
+}
+
+/// A run's size is counted once, then only past what was counted (`runlog runs` decoded every
+/// event of every run each time): after the run grows, after a count that is not this
+/// history's is found in the cache, and after the run is forgotten and recorded again under
+/// its id, `du` says what the log holds.
+#[test]
+fn a_runs_size_follows_its_history_past_what_was_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let start = r#"{"command": "start-run", "run": "r", "tasks": [{"id": "a"}, {"id": "b", "after": ["a"]}]}
+{"command":"start-task","task":"a","agent":"me","worktree":null}
+"#;
+    emit(&store, "r", start);
+    let (counted, held) = counted_and_held(&store, "r");
+    assert_eq!(counted, held);
+    emit(
+        &store,
+        "r",
+        "{\"command\":\"submit-task\",\"task\":\"a\",\"summary\":\"did a\",\"result\":null,\"duration_ms\":5}\n",
+    );
+    let (counted, held) = counted_and_held(&store, "r");
+    assert_eq!(counted, held, "after the run grew");
+
+    // A count of another history (its hash is not the log's at its seq) is not used.
+    {
+        let log = common::open(&store);
+        let bogus = serde_json::json!({"seq": 2, "hash": "00".repeat(32), "events": 900,
+            "event_bytes": 900_000, "blobs": []});
+        log.cache_put(b"snap/r\0counted", bogus.to_string().as_bytes())
+            .unwrap();
+    }
+    let (counted, held) = counted_and_held(&store, "r");
+    assert_eq!(counted, held, "after a count of another history");
+
+    // Forgotten (the count with it) and recorded again, shorter, under the same id.
+    let out = runlog(&store)
+        .args(["forget", "r", "--reason", "test"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        common::open(&store).cache_keys(b"snap/r\0").unwrap(),
+        Vec::<Vec<u8>>::new(),
+        "the count went with the run"
+    );
+    emit(
+        &store,
+        "r",
+        "{\"command\": \"start-run\", \"run\": \"r\", \"tasks\": [{\"id\": \"only\"}]}\n",
+    );
+    let (counted, held) = counted_and_held(&store, "r");
+    assert_eq!(counted, held, "after the id was used again");
+}

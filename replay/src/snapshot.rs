@@ -24,6 +24,20 @@ pub fn prefix(run: &str) -> Vec<u8> {
     k
 }
 
+/// The cache key, beside a run's snapshots (so that forgetting the run removes it too), of
+/// another entry derived from its history: `name`'s length is not a seq's 8 bytes, so it is
+/// never listed as a snapshot.
+pub fn derived_key(run: &str, name: &str) -> Vec<u8> {
+    debug_assert_ne!(
+        name.len(),
+        8,
+        "a derived entry's name cannot look like a seq"
+    );
+    let mut k = prefix(run);
+    k.extend_from_slice(name.as_bytes());
+    k
+}
+
 /// The cache key of a run's snapshot at `seq`.
 pub fn key(run: &str, seq: u64) -> Vec<u8> {
     let mut k = prefix(run);

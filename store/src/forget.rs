@@ -206,9 +206,10 @@ fn carry_out(dir: &Path, mut journal: Journal) -> Result<Forgot> {
     }
     let cache = CacheDir::new(dir);
     for run in &journal.runs {
-        for key in cache.keys(&snapshot_prefix(run)) {
+        let prefix = snapshot_prefix(run);
+        for key in cache.keys(&prefix) {
             cache.remove(&key)?;
-            forgot.snapshots += 1;
+            forgot.snapshots += u64::from(is_snapshot_key(&prefix, key.len()));
         }
     }
     let path = dir.join(JOURNAL);
@@ -307,12 +308,18 @@ fn opened(dir: &Path, sled_path: &Path) -> Result<sled::Db> {
 }
 
 /// The cache keys of a run's snapshots start with this (the replay crate's key layout, which
-/// this crate cannot import).
+/// this crate cannot import), and so do those of other entries derived from its history.
 pub(crate) fn snapshot_prefix(run: &str) -> Vec<u8> {
     let mut prefix = b"snap/".to_vec();
     prefix.extend_from_slice(run.as_bytes());
     prefix.push(0);
     prefix
+}
+
+/// Whether a key under `prefix` ([`snapshot_prefix`]) is a snapshot's: the prefix and a seq's
+/// 8 bytes, where another entry derived from the run has a name of another length.
+pub(crate) fn is_snapshot_key(prefix: &[u8], key_len: usize) -> bool {
+    key_len == prefix.len() + 8
 }
 
 /// The run number a slot value or a frame key starts with.

@@ -48,6 +48,10 @@ fn a_forgotten_run_leaves_no_byte_behind_and_the_rest_is_whole_and_repairable() 
                 log.cache_put(&key, format!("snapshot-{run}").as_bytes())
                     .unwrap();
             }
+            // Derived from the run's history too, beside its snapshots, and not one of them.
+            let key = format!("snap/{run}\0counted");
+            log.cache_put(key.as_bytes(), format!("counted-{run}").as_bytes())
+                .unwrap();
         }
     }
     let groups = || {
@@ -72,6 +76,11 @@ fn a_forgotten_run_leaves_no_byte_behind_and_the_rest_is_whole_and_repairable() 
         Vec::<std::path::PathBuf>::new()
     );
     assert!(!files_holding(&store, b"snapshot-kept").is_empty());
+    assert_eq!(
+        files_holding(&store, b"counted-gone"),
+        Vec::<std::path::PathBuf>::new()
+    );
+    assert!(!files_holding(&store, b"counted-kept").is_empty());
     assert_eq!(
         files_holding(&store, b"marker-gone-"),
         Vec::<std::path::PathBuf>::new(),

@@ -5,10 +5,10 @@
 //! disk gives them (allocated blocks, as `du` says), not their length.
 
 use runlog_core::codec::decode_event;
-use runlog_core::EventKind;
+use runlog_core::{EventKind, Hash};
 use runlog_replay::Result;
 use runlog_store::EventLog;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -93,19 +93,67 @@ pub fn run_space(log: &dyn EventLog, store_dir: &Path, run: &str) -> Result<RunS
     Ok(space)
 }
 
+/// A run's history as last counted, up to `seq` whose chain hash is `hash`: kept in the store's
+/// cache, so that counting again decodes only the events appended since (`runlog runs` decoded
+/// every event of every run, 0.42 s for a run of 1M events).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Counted {
+    seq: u64,
+    hash: Hash,
+    events: u64,
+    event_bytes: u64,
+    blobs: BTreeSet<Hash>,
+}
+
+impl Counted {
+    const NAME: &'static str = "counted";
+
+    /// The run's count as cached, if it counts a prefix of the history the log holds now (a
+    /// run forgotten and recorded again under its id has another).
+    fn cached(log: &dyn EventLog, run: &str) -> Result<Option<Self>> {
+        let key = runlog_replay::snapshot::derived_key(run, Self::NAME);
+        let Some(c) = log
+            .cache_get(&key)?
+            .and_then(|bytes| serde_json::from_slice::<Counted>(&bytes).ok())
+        else {
+            return Ok(None);
+        };
+        Ok((log.hash_at(run, c.seq)? == Some(c.hash.0)).then_some(c))
+    }
+
+    /// Counts the events after the last one counted.
+    fn count_on(&mut self, log: &dyn EventLog, run: &str) -> Result<()> {
+        log.scan(run, self.seq + 1, u64::MAX, &mut |r| {
+            self.seq = r.seq;
+            self.hash = Hash(*r.hash);
+            self.events += 1;
+            self.event_bytes += r.body.len() as u64;
+            self.blobs.extend(blob_named(r.body).map(Hash));
+            Ok(true)
+        })?;
+        Ok(())
+    }
+}
+
 /// A run's events and blobs.
 fn history(log: &dyn EventLog, store_dir: &Path, run: &str) -> Result<RunSpace> {
+    let mut counted = Counted::cached(log, run)?.unwrap_or_default();
+    let before = counted.seq;
+    counted.count_on(log, run)?;
+    if counted.seq > before {
+        // A cache: a count that cannot be kept is counted again next time.
+        if let Ok(bytes) = serde_json::to_vec(&counted) {
+            let key = runlog_replay::snapshot::derived_key(run, Counted::NAME);
+            let _ = log.cache_put(&key, &bytes);
+        }
+    }
     let mut space = RunSpace {
         run: run.to_owned(),
+        events: counted.events,
+        event_bytes: counted.event_bytes,
         ..RunSpace::default()
     };
-    let mut blobs = BTreeSet::new();
-    log.scan(run, 1, u64::MAX, &mut |r| {
-        space.events += 1;
-        space.event_bytes += r.body.len() as u64;
-        blobs.extend(blob_named(r.body));
-        Ok(true)
-    })?;
+    let blobs: Vec<[u8; 32]> = counted.blobs.iter().map(|h| h.0).collect();
     for hash in &blobs {
         let on_disk = blob_file(store_dir, hash).and_then(|p| std::fs::metadata(p).ok());
         let bytes = match on_disk {

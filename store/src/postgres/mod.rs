@@ -307,12 +307,18 @@ impl PgLog {
                 vec![Box::new(run.clone())],
             )?;
             let prefix = crate::forget::snapshot_prefix(run);
-            let snapshots = self.query(
+            let removed = self.query(
                 "cannot delete a forgotten run's snapshots",
-                "DELETE FROM runlog_cache WHERE substring(key from 1 for octet_length($1::bytea)) = $1::bytea RETURNING 1",
-                vec![Box::new(prefix)],
+                "DELETE FROM runlog_cache WHERE substring(key from 1 for octet_length($1::bytea)) = $1::bytea RETURNING octet_length(key)::bigint",
+                vec![Box::new(prefix.clone())],
             )?;
-            forgot.snapshots += snapshots.len() as u64;
+            forgot.snapshots += removed
+                .iter()
+                .filter(|r| {
+                    let len = usize::try_from(r.get::<_, i64>(0)).unwrap_or(0);
+                    crate::forget::is_snapshot_key(&prefix, len)
+                })
+                .count() as u64;
             self.nums
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
