@@ -153,8 +153,7 @@ fn history(log: &dyn EventLog, store_dir: &Path, run: &str) -> Result<RunSpace> 
         event_bytes: counted.event_bytes,
         ..RunSpace::default()
     };
-    let blobs: Vec<[u8; 32]> = counted.blobs.iter().map(|h| h.0).collect();
-    for hash in &blobs {
+    for Hash(hash) in &counted.blobs {
         let on_disk = blob_file(store_dir, hash).and_then(|p| std::fs::metadata(p).ok());
         let bytes = match on_disk {
             Some(m) => allocated(&m),
@@ -162,7 +161,7 @@ fn history(log: &dyn EventLog, store_dir: &Path, run: &str) -> Result<RunSpace> 
         };
         space.blob_bytes += bytes;
     }
-    space.blobs = blobs.len() as u64;
+    space.blobs = counted.blobs.len() as u64;
     Ok(space)
 }
 
