@@ -69,12 +69,7 @@ pub fn history_bytes(log: &dyn EventLog, store_dir: &Path, run: &str) -> Result<
 
 /// The bytes of a run's encoded events.
 pub fn event_bytes(log: &dyn EventLog, run: &str) -> Result<u64> {
-    let mut bytes = 0;
-    log.scan(run, 1, u64::MAX, &mut |r| {
-        bytes += r.body.len() as u64;
-        Ok(true)
-    })?;
-    Ok(bytes)
+    Ok(Counted::now(log, run)?.event_bytes)
 }
 
 /// One run's space; `store_dir` is this host's directory of the store (its worktrees, and for
@@ -121,6 +116,22 @@ impl Counted {
         Ok((log.hash_at(run, c.seq)? == Some(c.hash.0)).then_some(c))
     }
 
+    /// The run's count now: the one kept, taken on past where it stopped, and kept again when
+    /// it moved.
+    fn now(log: &dyn EventLog, run: &str) -> Result<Self> {
+        let mut counted = Self::cached(log, run)?.unwrap_or_default();
+        let before = counted.seq;
+        counted.count_on(log, run)?;
+        if counted.seq > before {
+            // A cache: a count that cannot be kept is counted again next time.
+            if let Ok(bytes) = serde_json::to_vec(&counted) {
+                let key = runlog_replay::snapshot::derived_key(run, Self::NAME);
+                let _ = log.cache_put(&key, &bytes);
+            }
+        }
+        Ok(counted)
+    }
+
     /// Counts the events after the last one counted.
     fn count_on(&mut self, log: &dyn EventLog, run: &str) -> Result<()> {
         log.scan(run, self.seq + 1, u64::MAX, &mut |r| {
@@ -137,16 +148,7 @@ impl Counted {
 
 /// A run's events and blobs.
 fn history(log: &dyn EventLog, store_dir: &Path, run: &str) -> Result<RunSpace> {
-    let mut counted = Counted::cached(log, run)?.unwrap_or_default();
-    let before = counted.seq;
-    counted.count_on(log, run)?;
-    if counted.seq > before {
-        // A cache: a count that cannot be kept is counted again next time.
-        if let Ok(bytes) = serde_json::to_vec(&counted) {
-            let key = runlog_replay::snapshot::derived_key(run, Counted::NAME);
-            let _ = log.cache_put(&key, &bytes);
-        }
-    }
+    let counted = Counted::now(log, run)?;
     let mut space = RunSpace {
         run: run.to_owned(),
         events: counted.events,
