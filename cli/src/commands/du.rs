@@ -36,16 +36,12 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     for r in &runs {
         spaces.push(run_space(&log, &ctx.store, r)?);
     }
-    // sled's overhead is over every run's events, whichever runs are shown.
-    let all_events: u64 = if a.runs.is_empty() {
-        spaces.iter().map(|s| s.event_bytes).sum()
-    } else {
-        let mut total = 0;
-        for r in &known {
-            total += event_bytes(&log, r)?;
-        }
-        total
-    };
+    // sled's overhead is over every run's events, whichever runs are shown: those shown are
+    // counted already.
+    let mut all_events: u64 = spaces.iter().map(|s| s.event_bytes).sum();
+    for r in known.iter().filter(|r| !runs.contains(r)) {
+        all_events += event_bytes(&log, r)?;
+    }
     let store = ctx
         .shared
         .is_none()
