@@ -36,23 +36,59 @@ pub fn head(log: &dyn EventLog, run: &str) -> Result<Head> {
     }
 }
 
-/// A visitor of decoded events: `(seq, chain hash after it, event)`; false stops the walk.
-pub type Visit<'v> = &'v mut dyn FnMut(u64, &[u8; 32], Event) -> Result<bool>;
+/// A visitor of decoded events: `(seq, event)`; false stops the walk.
+pub type Visit<'v> = &'v mut dyn FnMut(u64, Event) -> Result<bool>;
 
-/// Calls `f(seq, chain hash, event)` for the events with seq in `from..=to`, in order, until it
-/// returns false.
+/// A visitor of decoded events with their chain hashes: `(seq, chain hash after it, event)`.
+pub type VisitHashed<'v> = &'v mut dyn FnMut(u64, &[u8; 32], Event) -> Result<bool>;
+
+/// Calls `f(seq, event)` for the events with seq in `from..=to`, in order, until it returns
+/// false. The store checks every record as it reads it; a record's own chain hash is not
+/// worked out (see [`for_each_hashed`]).
 pub fn for_each(log: &dyn EventLog, run: &str, from: u64, to: u64, f: Visit<'_>) -> Result<()> {
     let mut failure: Option<ReplayError> = None;
-    let scanned = log.scan(run, from, to, &mut |r| {
-        let outcome = decode(run, r.seq, r.body).and_then(|event| f(r.seq, r.hash, event));
-        match outcome {
-            Ok(go) => Ok(go),
-            Err(e) => {
-                failure = Some(e);
-                Ok(false)
-            }
-        }
+    let scanned = log.scan_bodies(run, from, to, &mut |seq, body| {
+        settle(
+            decode(run, seq, body).and_then(|event| f(seq, event)),
+            &mut failure,
+        )
     });
+    finish(failure, scanned)
+}
+
+/// [`for_each`] with each event's chain hash, `f(seq, chain hash, event)`: what an export
+/// writes on each line. Dearer for a run of the blocked chain, whose reads otherwise check a
+/// block's records together.
+pub fn for_each_hashed(
+    log: &dyn EventLog,
+    run: &str,
+    from: u64,
+    to: u64,
+    f: VisitHashed<'_>,
+) -> Result<()> {
+    let mut failure: Option<ReplayError> = None;
+    let scanned = log.scan(run, from, to, &mut |r| {
+        settle(
+            decode(run, r.seq, r.body).and_then(|event| f(r.seq, r.hash, event)),
+            &mut failure,
+        )
+    });
+    finish(failure, scanned)
+}
+
+/// A visitor's outcome as the store's scan takes it: a failure stops the scan and is kept.
+fn settle(outcome: Result<bool>, failure: &mut Option<ReplayError>) -> runlog_store::Result<bool> {
+    match outcome {
+        Ok(go) => Ok(go),
+        Err(e) => {
+            *failure = Some(e);
+            Ok(false)
+        }
+    }
+}
+
+/// A scan's result, the visitor's failure first.
+fn finish(failure: Option<ReplayError>, scanned: runlog_store::Result<()>) -> Result<()> {
     match (failure, scanned) {
         (Some(e), _) => Err(e),
         (None, r) => Ok(r?),
@@ -74,7 +110,7 @@ pub fn decode(run: &str, seq: u64, body: &[u8]) -> Result<Event> {
 /// The events with seq in `from..=to`, with their seqs.
 pub fn read(log: &dyn EventLog, run: &str, from: u64, to: u64) -> Result<Vec<(u64, Event)>> {
     let mut out = Vec::new();
-    for_each(log, run, from, to, &mut |seq, _, e| {
+    for_each(log, run, from, to, &mut |seq, e| {
         out.push((seq, e));
         Ok(true)
     })?;

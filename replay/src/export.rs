@@ -1,7 +1,7 @@
 //! Export a run to JSON lines and import it back, to the same chain hash.
 //!
 //! ```text
-//! {"runlog_export":1,"run":"r","events":N,"head_seq":N,"head_hash":"…"}
+//! {"runlog_export":2,"run":"r","events":N,"head_seq":N,"head_hash":"…"}
 //! {"seq":1,"hash":"…","event":{"at":…,"kind":{"type":"run-started",…}}}
 //! …
 //! ```
@@ -9,13 +9,15 @@
 //! Import re-encodes every event exactly as the store holds it and recomputes the chain, so a
 //! line that was edited is caught, and an import under the same run id reproduces the head
 //! hash. The chain starts from the run id: an import under another id gets another chain.
+//! The format's number is the run's chain's: 1 for a run of the per-record chain, 2 for the
+//! blocked chain (see `runlog_store::blocks`); an import keeps the run on the chain it had.
 
 use crate::error::{ReplayError, Result};
 use crate::events;
 use runlog_core::codec::encode_event;
 use runlog_core::{Event, Hash};
-use runlog_store::frame::{genesis, link};
-use runlog_store::EventLog;
+use runlog_store::blocks::Linker;
+use runlog_store::{Chain, EventLog};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 
@@ -44,8 +46,9 @@ struct Line {
 /// Writes a run as JSON lines; returns the header written.
 pub fn export(log: &dyn EventLog, run: &str, out: &mut dyn Write) -> Result<Header> {
     let head = events::head(log, run)?;
+    let chain = log.chain(run)?.unwrap_or(Chain::Blocked);
     let header = Header {
-        runlog_export: 1,
+        runlog_export: chain.number(),
         run: run.into(),
         events: head.seq,
         head_seq: head.seq,
@@ -58,7 +61,7 @@ pub fn export(log: &dyn EventLog, run: &str, out: &mut dyn Write) -> Result<Head
     serde_json::to_writer(&mut *out, &header).map_err(|e| io(e.into()))?;
     out.write_all(b"\n").map_err(io)?;
     let mut failed = None;
-    events::for_each(log, run, 1, head.seq, &mut |seq, hash, event| {
+    events::for_each_hashed(log, run, 1, head.seq, &mut |seq, hash, event| {
         let line = Line {
             seq,
             hash: Hash(*hash).to_hex(),
@@ -111,6 +114,7 @@ pub fn import(
     as_run: Option<&str>,
 ) -> Result<Imported> {
     let (header, bodies) = read(input)?;
+    let chain = chain_of(&header).unwrap_or(Chain::Blocked);
     let run = as_run.unwrap_or(&header.run).to_owned();
     runlog_core::check_name("run", &run)?;
     if log.head(&run)?.is_some() {
@@ -122,7 +126,11 @@ pub fn import(
     let mut rest = bodies;
     while !rest.is_empty() {
         let tail = rest.split_off(rest.len().min(10_000));
-        let h = log.append(&run, Some(head), std::mem::replace(&mut rest, tail))?;
+        let part = std::mem::replace(&mut rest, tail);
+        let h = match last {
+            None => log.create(&run, chain, part)?,
+            Some(_) => log.append(&run, Some(head), part)?,
+        };
         head = h.seq;
         last = Some(h);
     }
@@ -145,16 +153,16 @@ fn read(input: &mut dyn BufRead) -> Result<(Header, Vec<Vec<u8>>)> {
         Some((_, Err(e))) => return Err(bad(1, e.to_string())),
         None => return Err(bad(1, "the file is empty".into())),
     };
-    if header.runlog_export != 1 {
+    let Some(chain) = chain_of(&header) else {
         return Err(bad(
             1,
             format!(
-                "export format {} is not supported (this runlog reads 1)",
+                "export format {} is not supported (this runlog reads 1 and 2)",
                 header.runlog_export
             ),
         ));
-    }
-    let mut chain = genesis(&header.run);
+    };
+    let mut linker = Linker::genesis(chain, &header.run);
     let mut bodies = Vec::new();
     for (i, text) in lines {
         let n = i + 1;
@@ -172,8 +180,8 @@ fn read(input: &mut dyn BufRead) -> Result<(Header, Vec<Vec<u8>>)> {
             ));
         }
         let body = encode_event(&line.event).map_err(|e| bad(n, e.to_string()))?;
-        chain = link(&chain, &body);
-        if Hash(chain).to_hex() != line.hash {
+        let hash = linker.push(&body);
+        if Hash(hash).to_hex() != line.hash {
             return Err(bad(
                 n,
                 format!(
@@ -184,7 +192,7 @@ fn read(input: &mut dyn BufRead) -> Result<(Header, Vec<Vec<u8>>)> {
         }
         bodies.push(body);
     }
-    if bodies.len() as u64 != header.events || Hash(chain).to_hex() != header.head_hash {
+    if bodies.len() as u64 != header.events || Hash(linker.hash()).to_hex() != header.head_hash {
         return Err(bad(
             1,
             format!(
@@ -196,4 +204,9 @@ fn read(input: &mut dyn BufRead) -> Result<(Header, Vec<Vec<u8>>)> {
         ));
     }
     Ok((header, bodies))
+}
+
+/// The chain an export's lines are linked by: its format's number.
+fn chain_of(header: &Header) -> Option<Chain> {
+    Chain::from_number(header.runlog_export)
 }

@@ -179,20 +179,23 @@ impl<'l> Replay<'l> {
             self.log(),
             run,
             (at, to),
-            || snapshot::read(self.log(), run, at),
-            |snapshot, seq, hash, event| {
-                let Some((state, anchor)) = snapshot.as_mut() else {
+            || {
+                let snapshot = snapshot::read(self.log(), run, at)?;
+                anchored = self.log().hash_at(run, at).ok()?.as_ref() == Some(&snapshot.1);
+                anchored.then_some(snapshot)
+            },
+            |snapshot, seq, event| {
+                let Some((state, _)) = snapshot.as_mut() else {
                     return false;
                 };
                 if seq == at {
-                    anchored = hash == anchor;
-                    return anchored;
+                    return true;
                 }
                 if let Err(e) = self.apply(run, state, event) {
                     nested.get_or_insert(e);
                     return false;
                 }
-                self.maybe_snapshot(run, state, hash, known, &mut schedule);
+                self.maybe_snapshot(run, state, known, &mut schedule);
                 true
             },
         )?;
@@ -248,12 +251,12 @@ impl<'l> Replay<'l> {
         let mut state = state;
         let mut nested: Option<ReplayError> = None;
         let known = self.known_snapshots(run);
-        events::for_each(self.log(), run, from, to, &mut |_seq, hash, event| {
+        events::for_each(self.log(), run, from, to, &mut |_seq, event| {
             if let Err(e) = self.apply(run, &mut state, &event) {
                 nested.get_or_insert(e);
                 return Ok(false);
             }
-            self.maybe_snapshot(run, &state, hash, &known, &mut schedule);
+            self.maybe_snapshot(run, &state, &known, &mut schedule);
             Ok(true)
         })?;
         match nested {
@@ -280,7 +283,6 @@ impl<'l> Replay<'l> {
         &self,
         run: &str,
         state: &RunState,
-        hash: &[u8; 32],
         known: &BTreeSet<u64>,
         schedule: &mut SnapshotSchedule,
     ) {
@@ -288,7 +290,15 @@ impl<'l> Replay<'l> {
             return;
         }
         schedule.last = state.seq;
-        if !known.contains(&state.seq) && snapshot::store(self.log(), run, state, hash).is_some() {
+        if known.contains(&state.seq) {
+            return;
+        }
+        // The chain hash the snapshot is taken at, read for it alone: a fold's reads leave
+        // each record's own hash unworked.
+        let Ok(Some(hash)) = self.log().hash_at(run, state.seq) else {
+            return;
+        };
+        if snapshot::store(self.log(), run, state, &hash).is_some() {
             self.remember(run, state.seq, true);
         }
     }
@@ -362,7 +372,7 @@ impl<'l> Replay<'l> {
             run,
             (1, to),
             || (),
-            |(), seq, hash, event| {
+            |(), seq, event| {
                 if let EventKind::Forked {
                     from_run, at_seq, ..
                 } = &event.kind
@@ -381,7 +391,7 @@ impl<'l> Replay<'l> {
                         None
                     }
                 });
-                self.maybe_snapshot(run, &p.state, hash, &known, &mut schedule);
+                self.maybe_snapshot(run, &p.state, &known, &mut schedule);
                 if let Some(f) = progress.as_mut() {
                     if seq % step == 0 || seq == to {
                         f(seq, to);
@@ -408,7 +418,7 @@ impl<'l> Replay<'l> {
         };
         let mut state = RunState::default();
         let mut nested: Option<ReplayError> = None;
-        events::for_each(self.log(), run, 1, to, &mut |seq, hash, event| {
+        events::for_each_hashed(self.log(), run, 1, to, &mut |seq, hash, event| {
             if let Err(e) = self.apply(run, &mut state, &event) {
                 nested.get_or_insert(e);
                 return Ok(false);

@@ -26,21 +26,21 @@ const QUEUED: usize = 4;
 /// 1.44×).
 const DECODE_HERE_WAITING: usize = 2;
 
-/// Decoded events with their seqs and chain hashes.
-type Batch = Vec<(u64, [u8; 32], Event)>;
+/// Decoded events with their seqs.
+type Batch = Vec<(u64, Event)>;
 
-/// Checked records not yet decoded: each record's seq, chain hash and where its body ends in
-/// `bodies` (it starts where the one before it ends).
+/// Checked records not yet decoded: each record's seq and where its body ends in `bodies` (it
+/// starts where the one before it ends).
 #[derive(Default)]
 struct RawBatch {
-    records: Vec<(u64, [u8; 32], usize)>,
+    records: Vec<(u64, usize)>,
     bodies: Vec<u8>,
 }
 
 impl RawBatch {
-    fn push(&mut self, seq: u64, hash: &[u8; 32], body: &[u8]) {
+    fn push(&mut self, seq: u64, body: &[u8]) {
         self.bodies.extend_from_slice(body);
-        self.records.push((seq, *hash, self.bodies.len()));
+        self.records.push((seq, self.bodies.len()));
     }
 
     fn len(&self) -> usize {
@@ -56,12 +56,12 @@ impl RawBatch {
         self.bodies.clear();
     }
 
-    fn each(&self, mut f: impl FnMut(u64, &[u8; 32], &[u8]) -> bool) {
+    fn each(&self, mut f: impl FnMut(u64, &[u8]) -> bool) {
         let mut start = 0;
-        for (seq, hash, end) in &self.records {
+        for (seq, end) in &self.records {
             let body = self.bodies.get(start..*end).unwrap_or_default();
             start = *end;
-            if !f(*seq, hash, body) {
+            if !f(*seq, body) {
                 return;
             }
         }
@@ -76,7 +76,7 @@ enum Ahead {
 }
 
 /// Reads events `from..=to` of `run` on another thread while this one runs `meanwhile`, then
-/// hands each event (seq, chain hash, event) with `meanwhile`'s result to `visit`, which says
+/// hands each event (seq, event) with `meanwhile`'s result to `visit`, which says
 /// whether to go on. Batches go back to the thread that filled them: decoded events are dropped
 /// by the thread that decoded them (memory is given back fastest by the thread that took it:
 /// freeing another thread's blocks was a fifth of a full replay's time) and the reader reuses
@@ -86,7 +86,7 @@ pub(crate) fn read_ahead<T>(
     run: &str,
     (from, to): (u64, u64),
     meanwhile: impl FnOnce() -> T,
-    mut visit: impl FnMut(&mut T, u64, &[u8; 32], &Event) -> bool,
+    mut visit: impl FnMut(&mut T, u64, &Event) -> bool,
 ) -> Result<T> {
     let (tx, rx) = crossbeam_channel::bounded::<Ahead>(QUEUED);
     let (back, folded) = crossbeam_channel::unbounded::<Batch>();
@@ -157,14 +157,13 @@ pub(crate) fn read_ahead<T>(
 fn visit_all<T>(
     made: &mut T,
     batch: &Batch,
-    visit: &mut impl FnMut(&mut T, u64, &[u8; 32], &Event) -> bool,
+    visit: &mut impl FnMut(&mut T, u64, &Event) -> bool,
 ) -> bool {
-    batch
-        .iter()
-        .all(|(seq, hash, event)| visit(made, *seq, hash, event))
+    batch.iter().all(|(seq, event)| visit(made, *seq, event))
 }
 
-/// Scans and checks the records (the store does), copies them into batches and hands each
+/// Scans and checks the records (the store does, a block of the chain at a time), copies them
+/// into batches and hands each
 /// full one to `emit`, which gives back an empty one to go on with, or `None` to stop.
 fn read(
     log: &dyn EventLog,
@@ -174,8 +173,8 @@ fn read(
 ) -> Result<()> {
     let mut batch = RawBatch::default();
     let mut failure = None;
-    log.scan(run, from, to, &mut |r| {
-        batch.push(r.seq, r.hash, r.body);
+    log.scan_bodies(run, from, to, &mut |seq, body| {
+        batch.push(seq, body);
         if batch.len() < BATCH {
             return Ok(true);
         }
@@ -206,9 +205,9 @@ fn read(
 /// before it are still folded), whose error it returns.
 fn decode_into(run: &str, raw: &RawBatch, batch: &mut Batch) -> Option<ReplayError> {
     let mut failed = None;
-    raw.each(|seq, hash, body| match events::decode(run, seq, body) {
+    raw.each(|seq, body| match events::decode(run, seq, body) {
         Ok(event) => {
-            batch.push((seq, *hash, event));
+            batch.push((seq, event));
             true
         }
         Err(e) => {

@@ -11,17 +11,34 @@
 //! anyone decodes it) and links the chain. `end_hash` is the full chain hash after the last
 //! record: the run's head hash. A spilled body is stored as its 32-byte blake3 and the real
 //! bytes live in the blob area; the chain always covers the real body.
+//!
+//! Version 2 holds the records of a run linked by the blocked chain ([`crate::blocks`]):
+//!
+//! ```text
+//! "RL" 2:u8 count:u32be prev_hash:[32]
+//! count × form                  form = crc:u32be len:varint stored (see `blocks`)
+//! end_hash:[32]
+//! ```
+//!
+//! `prev_hash` is the chain hash before the first record and `end_hash` the one after the
+//! last, as in version 1; the forms are exactly the bytes the chain hashes, so a reader checks
+//! a frame with one hash of its middle. A version 2 frame never holds records of two blocks.
 
 use crate::error::Damage;
 
 /// Magic bytes at the start of every frame.
 pub const MAGIC: [u8; 2] = *b"RL";
-/// The frame format this build writes and reads.
+/// The frame format of runs linked by the per-record chain (every run recorded before the
+/// blocked chain).
 pub const VERSION: u8 = 1;
+/// The frame format of runs linked by the blocked chain.
+pub const VERSION_BLOCKED: u8 = 2;
 /// Bytes before the first record.
 pub const HEADER_LEN: usize = 2 + 1 + 4 + 32;
 /// Bytes of a record's tag.
 pub const TAG_LEN: usize = 8;
+/// Bytes of a version 2 record's CRC-32.
+pub const CRC_LEN: usize = 4;
 /// At most this many records per frame.
 pub const MAX_RECORDS: usize = 256;
 /// A frame stops growing past this many bytes. sled splits leaves above 16 entries and writes
@@ -59,44 +76,70 @@ pub enum Stored<'a> {
     Spilled(&'a [u8; 32]),
 }
 
+/// What both frame builders share: the header, the count, and when a frame is full.
+#[derive(Debug)]
+struct Framing {
+    buf: Vec<u8>,
+    count: u32,
+}
+
+impl Framing {
+    fn new(version: u8, prev: &ChainHash) -> Self {
+        let mut buf = Vec::with_capacity(MAX_FRAME_BYTES + 64);
+        buf.extend_from_slice(&MAGIC);
+        buf.push(version);
+        buf.extend_from_slice(&0u32.to_be_bytes());
+        buf.extend_from_slice(prev);
+        Self { buf, count: 0 }
+    }
+
+    /// Whether a record of `overhead` bytes beside its `stored_len` still fits.
+    fn fits(&self, overhead: usize, stored_len: usize) -> bool {
+        self.count == 0
+            || (self.count as usize) < MAX_RECORDS
+                && self.buf.len() + overhead + stored_len + 32 <= MAX_FRAME_BYTES
+    }
+
+    /// The frame's bytes, its count filled in, ending in `end`.
+    fn finish(mut self, end: &ChainHash) -> Vec<u8> {
+        let count = self.count.to_be_bytes();
+        if let Some(slot) = self.buf.get_mut(3..7) {
+            slot.copy_from_slice(&count);
+        }
+        self.buf.extend_from_slice(end);
+        self.buf
+    }
+}
+
 /// Builds a frame from records whose chain starts at `prev`.
 #[derive(Debug)]
 pub struct FrameBuilder {
-    buf: Vec<u8>,
-    count: u32,
+    framing: Framing,
     hash: ChainHash,
 }
 
 impl FrameBuilder {
     /// A frame whose first record follows `prev`.
     pub fn new(prev: ChainHash) -> Self {
-        let mut buf = Vec::with_capacity(MAX_FRAME_BYTES + 64);
-        buf.extend_from_slice(&MAGIC);
-        buf.push(VERSION);
-        buf.extend_from_slice(&0u32.to_be_bytes());
-        buf.extend_from_slice(&prev);
         Self {
-            buf,
-            count: 0,
+            framing: Framing::new(VERSION, &prev),
             hash: prev,
         }
     }
 
     /// Records so far.
     pub fn len(&self) -> usize {
-        self.count as usize
+        self.framing.count as usize
     }
 
     /// No records yet.
     pub fn is_empty(&self) -> bool {
-        self.count == 0
+        self.framing.count == 0
     }
 
     /// Whether a record stored as `stored_len` bytes still fits.
     pub fn fits(&self, stored_len: usize) -> bool {
-        self.is_empty()
-            || (self.len() < MAX_RECORDS
-                && self.buf.len() + 5 + TAG_LEN + stored_len + 32 <= MAX_FRAME_BYTES)
+        self.framing.fits(5 + TAG_LEN, stored_len)
     }
 
     /// Adds a record; `body` is the real body (for the chain), `stored` how it is kept.
@@ -106,10 +149,11 @@ impl FrameBuilder {
             Stored::Inline(b) => ((b.len() as u64) << 1, b),
             Stored::Spilled(h) => (((body.len() as u64) << 1) | 1, h.as_slice()),
         };
-        write_varint(&mut self.buf, len_field);
-        self.buf.extend_from_slice(&self.hash[..TAG_LEN]);
-        self.buf.extend_from_slice(bytes);
-        self.count += 1;
+        let buf = &mut self.framing.buf;
+        write_varint(buf, len_field);
+        buf.extend_from_slice(&self.hash[..TAG_LEN]);
+        buf.extend_from_slice(bytes);
+        self.framing.count += 1;
     }
 
     /// The chain hash after the last record pushed.
@@ -118,13 +162,82 @@ impl FrameBuilder {
     }
 
     /// The finished frame bytes.
-    pub fn finish(mut self) -> Vec<u8> {
-        let count = self.count.to_be_bytes();
-        if let Some(slot) = self.buf.get_mut(3..7) {
-            slot.copy_from_slice(&count);
+    pub fn finish(self) -> Vec<u8> {
+        self.framing.finish(&self.hash)
+    }
+}
+
+/// Builds a version 2 frame: records of one block of the blocked chain, as their forms.
+#[derive(Debug)]
+pub struct BlockedFrameBuilder {
+    framing: Framing,
+}
+
+impl BlockedFrameBuilder {
+    /// A frame whose first record follows the chain hash `prev`.
+    pub fn new(prev: ChainHash) -> Self {
+        Self {
+            framing: Framing::new(VERSION_BLOCKED, &prev),
         }
-        self.buf.extend_from_slice(&self.hash);
-        self.buf
+    }
+
+    /// Records so far.
+    pub fn len(&self) -> usize {
+        self.framing.count as usize
+    }
+
+    /// No records yet.
+    pub fn is_empty(&self) -> bool {
+        self.framing.count == 0
+    }
+
+    /// Whether a record stored as `stored_len` bytes still fits (the caller keeps a frame
+    /// inside one block).
+    pub fn fits(&self, stored_len: usize) -> bool {
+        self.framing.fits(CRC_LEN + 5, stored_len)
+    }
+
+    /// Adds a record: `blob` is its body's hash when it is spilled.
+    pub fn push(&mut self, body: &[u8], blob: Option<&[u8; 32]>) {
+        put_form(&mut self.framing.buf, body, blob);
+        self.framing.count += 1;
+    }
+
+    /// The forms of the records so far: what the chain hashes.
+    pub fn forms(&self) -> &[u8] {
+        self.framing.buf.get(HEADER_LEN..).unwrap_or_default()
+    }
+
+    /// The finished frame bytes, ending in `end`, the chain hash after the last record.
+    pub fn finish(self, end: &ChainHash) -> Vec<u8> {
+        self.framing.finish(end)
+    }
+}
+
+/// Whether a body is kept in the blob area. It depends on the body's length alone, and is part
+/// of the chain's definition: a spilled record is hashed as its blob hash.
+pub fn spills(body: &[u8]) -> bool {
+    body.len() > INLINE_LIMIT
+}
+
+/// Appends the form of a record (see [`crate::blocks`]). `blob` is the body's blake3 when it
+/// [`spills`].
+pub fn put_form(out: &mut Vec<u8>, body: &[u8], blob: Option<&[u8; 32]>) {
+    let start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    match blob {
+        Some(h) => {
+            write_varint(out, ((body.len() as u64) << 1) | 1);
+            out.extend_from_slice(h);
+        }
+        None => {
+            write_varint(out, (body.len() as u64) << 1);
+            out.extend_from_slice(body);
+        }
+    }
+    let crc = crc32fast::hash(out.get(start + 4..).unwrap_or_default());
+    if let Some(slot) = out.get_mut(start..start + 4) {
+        slot.copy_from_slice(&crc.to_be_bytes());
     }
 }
 
@@ -155,13 +268,19 @@ pub fn measure(bytes: &[u8]) -> Option<usize> {
     let head = header(bytes.get(..HEADER_LEN + 32)?, 1).ok()?;
     let mut pos = HEADER_LEN;
     for _ in 0..head.count {
+        if head.version == VERSION_BLOCKED {
+            pos = pos.checked_add(CRC_LEN)?;
+        }
         let len_field = read_varint(bytes, &mut pos)?;
         let stored = if len_field & 1 == 1 {
             32
         } else {
             usize::try_from(len_field >> 1).ok()?
         };
-        pos = pos.checked_add(TAG_LEN)?.checked_add(stored)?;
+        if head.version == VERSION {
+            pos = pos.checked_add(TAG_LEN)?;
+        }
+        pos = pos.checked_add(stored)?;
         if pos > bytes.len() {
             return None;
         }
@@ -173,6 +292,8 @@ pub fn measure(bytes: &[u8]) -> Option<usize> {
 /// A parsed frame header.
 #[derive(Debug, Clone, Copy)]
 pub struct Header {
+    /// The frame format: [`VERSION`] or [`VERSION_BLOCKED`].
+    pub version: u8,
     /// Records in the frame.
     pub count: u32,
     /// Chain hash before the first record.
@@ -186,8 +307,11 @@ pub struct RawRecord<'a> {
     pub stored: Stored<'a>,
     /// Length of the real body.
     pub body_len: u64,
-    /// The tag.
+    /// The tag: the first bytes of the record's chain hash (version 1), or the CRC-32 of the
+    /// rest of its form (version 2).
     pub tag: &'a [u8],
+    /// The record's bytes in the frame, tag included: its form, in version 2.
+    pub form: &'a [u8],
 }
 
 /// Parses the header of a frame whose first record is `first_seq`.
@@ -199,11 +323,11 @@ pub fn header(frame: &[u8], first_seq: u64) -> Result<Header, Damage> {
     if frame.get(..2) != Some(&MAGIC[..]) {
         return Err(bad("bad magic bytes"));
     }
-    match frame.get(2) {
-        Some(&VERSION) => {}
+    let version = match frame.get(2) {
+        Some(&v) if v == VERSION || v == VERSION_BLOCKED => v,
         Some(v) => return Err(bad(&format!("unknown frame version {v}"))),
         None => return Err(bad("missing version")),
-    }
+    };
     let count = frame
         .get(3..7)
         .and_then(|b| <[u8; 4]>::try_from(b).ok())
@@ -216,7 +340,11 @@ pub fn header(frame: &[u8], first_seq: u64) -> Result<Header, Damage> {
         .get(7..HEADER_LEN)
         .and_then(|b| <[u8; 32]>::try_from(b).ok())
         .ok_or_else(|| bad("missing previous hash"))?;
-    Ok(Header { count, prev })
+    Ok(Header {
+        version,
+        count,
+        prev,
+    })
 }
 
 /// Walks the records of a frame, calling `f(seq, record)` for each; checks the framing only
@@ -242,11 +370,23 @@ pub fn walk<'a>(
             ));
         }
         let truncated = || Damage::torn(seq, "record cut short");
+        let start = pos;
+        let crc = if head.version == VERSION_BLOCKED {
+            pos += CRC_LEN;
+            frame.get(start..pos).ok_or_else(truncated)?
+        } else {
+            &[]
+        };
         let len_field = read_varint(frame, &mut pos).ok_or_else(truncated)?;
         let spilled = len_field & 1 == 1;
         let body_len = len_field >> 1;
-        let tag = frame.get(pos..pos + TAG_LEN).ok_or_else(truncated)?;
-        pos += TAG_LEN;
+        let tag = if head.version == VERSION_BLOCKED {
+            crc
+        } else {
+            let tag = frame.get(pos..pos + TAG_LEN).ok_or_else(truncated)?;
+            pos += TAG_LEN;
+            tag
+        };
         let stored_len = if spilled {
             32
         } else {
@@ -269,6 +409,7 @@ pub fn walk<'a>(
                 stored,
                 body_len,
                 tag,
+                form: frame.get(start..end).ok_or_else(truncated)?,
             },
         )?;
     }

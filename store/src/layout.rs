@@ -14,8 +14,10 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// The store format this build reads and writes.
-pub const FORMAT: u32 = 1;
+/// The store format this build reads and writes: 2 since the blocked chain, whose frames a
+/// build of format 1 would take for damage. This build reads format 1 too, and marks such a
+/// store 2 when it opens it, so that an older build refuses it rather than misread it.
+pub const FORMAT: u32 = 2;
 const MARKER: &str = "RUNLOG_STORE";
 
 pub(crate) fn io<'a>(
@@ -75,8 +77,14 @@ fn prepare_once(dir: &Path, create: bool) -> Result<PathBuf> {
     let marker = dir.join(MARKER);
     match fs::read_to_string(&marker) {
         Ok(text) => {
-            check_marker(dir, &text)?;
+            let found = check_marker(dir, &text)?;
             check_private(dir)?;
+            if found < FORMAT {
+                let tmp = dir.join(temp_name());
+                write_synced(&tmp, format!("runlog-store format {FORMAT}\n").as_bytes())?;
+                fs::rename(&tmp, &marker).map_err(io("cannot update", &marker))?;
+                sync_dir(dir)?;
+            }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let empty = match fs::read_dir(dir) {
@@ -146,7 +154,8 @@ fn check_private(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn check_marker(dir: &Path, text: &str) -> Result<()> {
+/// The format a store's marker names, refused when newer than this build's.
+fn check_marker(dir: &Path, text: &str) -> Result<u32> {
     let found = text
         .trim()
         .strip_prefix("runlog-store format ")
@@ -162,7 +171,7 @@ fn check_marker(dir: &Path, text: &str) -> Result<()> {
             supported: FORMAT,
         });
     }
-    Ok(())
+    Ok(found)
 }
 
 /// Records who has the store open, for the "locked by" message of the next process.

@@ -26,6 +26,7 @@
 
 pub mod archive;
 pub mod backend;
+pub mod blocks;
 mod chain;
 mod error;
 mod forget;
@@ -44,6 +45,7 @@ mod verify;
 pub mod wal;
 mod writer;
 
+pub use blocks::Chain;
 pub use error::{Damage, DamageKind, Result, StoreError};
 pub use forget::{forget, Forgot};
 pub use log::{EventLog, Log, Options, MAX_RECORD_BYTES};

@@ -3,8 +3,10 @@
 use crate::backend::memory::MemoryBackend;
 use crate::backend::sled_db::SledBackend;
 use crate::backend::{Backend, RunSlot};
-use crate::chain::ChainWalker;
+use crate::blocks::Chain;
+use crate::chain::{read_start, ChainWalker, Checked};
 use crate::error::{Result, StoreError};
+use crate::frame;
 use crate::types::{Direction, Durability, Head, Record, RecordRef, RunMeta, VerifyReport};
 use crate::writer::{self, Msg, Shared};
 use crossbeam_channel::{Receiver, Sender};
@@ -22,6 +24,12 @@ pub trait EventLog: Send + Sync + std::fmt::Debug {
     /// `expected` (0 for a new run; `None` skips the check). Returns the new head once the
     /// records are as durable as the log's [`Durability`] promises.
     fn append(&self, run: &str, expected: Option<u64>, bodies: Vec<Vec<u8>>) -> Result<Head>;
+    /// Creates `run` with its first records, linked by `chain`: how a copy of a run (an
+    /// import, a salvage) keeps the hashes it had. [`EventLog::append`] links a new run by
+    /// [`Chain::Blocked`].
+    fn create(&self, run: &str, chain: Chain, bodies: Vec<Vec<u8>>) -> Result<Head>;
+    /// How `run`'s records are chained, `None` if it has none.
+    fn chain(&self, run: &str) -> Result<Option<Chain>>;
     /// The run's head, `None` if it has no records.
     fn head(&self, run: &str) -> Result<Option<Head>>;
     /// Every run with its head, sorted by id.
@@ -35,6 +43,18 @@ pub trait EventLog: Send + Sync + std::fmt::Debug {
         to: u64,
         f: &mut dyn FnMut(RecordRef<'_>) -> Result<bool>,
     ) -> Result<()>;
+    /// [`EventLog::scan`] without each record's chain hash: the records are checked all the
+    /// same, and a store whose chain is hashed in blocks checks a block's records together.
+    /// What a fold reads.
+    fn scan_bodies(
+        &self,
+        run: &str,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(u64, &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        self.scan(run, from, to, &mut |r| f(r.seq, r.body))
+    }
     /// A channel receiving every record appended from now on (to `run`, or to any run).
     fn subscribe(&self, run: Option<&str>) -> Receiver<Record>;
     /// Walks the run's checksums and chain; reports the first bad seq.
@@ -188,6 +208,79 @@ impl Log {
         })
     }
 
+    /// Appends `bodies`, linking them by `chain` if they create the run.
+    fn append_linked(
+        &self,
+        run: &str,
+        expected: Option<u64>,
+        chain: Chain,
+        bodies: Vec<Vec<u8>>,
+    ) -> Result<Head> {
+        if let Some(cause) = self.shared.poison_cause() {
+            return Err(StoreError::Poisoned { cause });
+        }
+        validate_append(run, &bodies)?;
+        let (reply, answer) = oneshot::channel();
+        let msg = Msg::Append {
+            run: run.to_owned(),
+            expected,
+            chain,
+            bodies,
+            reply,
+        };
+        let in_flight = InFlight::enter(&self.shared.in_flight);
+        let queued = self.tx.as_ref().is_some_and(|tx| !tx.is_empty());
+        if let Some(msg) = self.shared.try_commit_inline(msg, queued, self.durability) {
+            self.send(msg)?;
+        }
+        let result = answer.recv().map_err(|_| StoreError::Closed)?;
+        drop(in_flight);
+        result
+    }
+
+    /// Hands on the records of `run` with seq in `from..=to`, checked, with each one's chain
+    /// hash when `hashes` asks for it. A run of the blocked chain is read from the start of the
+    /// block holding `from`, without the hashes of the records before `from`.
+    fn walk(
+        &self,
+        run: &str,
+        from: u64,
+        to: u64,
+        hashes: bool,
+        f: &mut dyn FnMut(Checked<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        let backend = &*self.shared.backend;
+        let Some(slot) = backend.run_slot(run)? else {
+            return Ok(());
+        };
+        let from = from.max(1);
+        if from > to {
+            return Ok(());
+        }
+        let start = read_start(backend, slot.num, from)?;
+        let mut walker = ChainWalker::new(run, start);
+        let mut stop = false;
+        backend.scan_frames(slot.num, start, to, &mut |first, bytes| {
+            let reaches_from =
+                frame::header(bytes, first).map_or(true, |h| first + u64::from(h.count) > from);
+            walker
+                .frame(backend, first, bytes, hashes && reaches_from, &mut |r| {
+                    if r.seq < from {
+                        return Ok(true);
+                    }
+                    if r.seq > to || stop {
+                        stop = true;
+                        return Ok(false);
+                    }
+                    let go = f(r)?;
+                    stop = !go;
+                    Ok(go)
+                })
+                .map_err(|e| e.into_store_error(run))?;
+            Ok(!stop)
+        })
+    }
+
     fn send(&self, msg: Msg) -> Result<()> {
         self.tx
             .as_ref()
@@ -249,25 +342,19 @@ impl Drop for Log {
 
 impl EventLog for Log {
     fn append(&self, run: &str, expected: Option<u64>, bodies: Vec<Vec<u8>>) -> Result<Head> {
-        if let Some(cause) = self.shared.poison_cause() {
-            return Err(StoreError::Poisoned { cause });
-        }
-        validate_append(run, &bodies)?;
-        let (reply, answer) = oneshot::channel();
-        let msg = Msg::Append {
-            run: run.to_owned(),
-            expected,
-            bodies,
-            reply,
-        };
-        let in_flight = InFlight::enter(&self.shared.in_flight);
-        let queued = self.tx.as_ref().is_some_and(|tx| !tx.is_empty());
-        if let Some(msg) = self.shared.try_commit_inline(msg, queued, self.durability) {
-            self.send(msg)?;
-        }
-        let result = answer.recv().map_err(|_| StoreError::Closed)?;
-        drop(in_flight);
-        result
+        self.append_linked(run, expected, Chain::Blocked, bodies)
+    }
+
+    fn create(&self, run: &str, chain: Chain, bodies: Vec<Vec<u8>>) -> Result<Head> {
+        self.append_linked(run, Some(0), chain, bodies)
+    }
+
+    fn chain(&self, run: &str) -> Result<Option<Chain>> {
+        Ok(self
+            .shared
+            .load_head(run)?
+            .filter(|h| h.seq > 0)
+            .map(|h| h.chain()))
     }
 
     fn head(&self, run: &str) -> Result<Option<Head>> {
@@ -299,37 +386,27 @@ impl EventLog for Log {
         to: u64,
         f: &mut dyn FnMut(RecordRef<'_>) -> Result<bool>,
     ) -> Result<()> {
-        let backend = &*self.shared.backend;
-        let Some(slot) = backend.run_slot(run)? else {
-            return Ok(());
-        };
-        let from = from.max(1);
-        if from > to {
-            return Ok(());
-        }
-        let start = match backend.frame_at_or_before(slot.num, from)? {
-            Some((first, _)) => first,
-            None => 1,
-        };
-        let mut walker = ChainWalker::new(run, start, None);
-        let mut stop = false;
-        backend.scan_frames(slot.num, start, to, &mut |first, bytes| {
-            walker
-                .frame(backend, first, bytes, &mut |r| {
-                    if r.seq < from {
-                        return Ok(true);
-                    }
-                    if r.seq > to || stop {
-                        stop = true;
-                        return Ok(false);
-                    }
-                    let go = f(r)?;
-                    stop = !go;
-                    Ok(go)
-                })
-                .map_err(|e| e.into_store_error(run))?;
-            Ok(!stop)
+        self.walk(run, from, to, true, &mut |r| match r.hash {
+            Some(hash) => f(RecordRef {
+                seq: r.seq,
+                body: r.body,
+                hash,
+            }),
+            None => Err(StoreError::Invalid(format!(
+                "the chain hash of {run} at seq {} was not worked out",
+                r.seq
+            ))),
         })
+    }
+
+    fn scan_bodies(
+        &self,
+        run: &str,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(u64, &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        self.walk(run, from, to, false, &mut |r| f(r.seq, r.body))
     }
 
     fn subscribe(&self, run: Option<&str>) -> Receiver<Record> {

@@ -1,19 +1,21 @@
 //! `salvage`: when sled cannot open its database and there is no archive to rebuild it from,
 //! every frame still in sled's file that verifies is copied into a new store.
 //!
-//! Frames are self-checking: each record's tag is its chain hash, and a frame ends with the
-//! hash after its last record. So the file is read as bytes: wherever a frame's framing fits,
-//! its records are checked against their tags; frames are linked by hash (a frame's previous
-//! hash is the end hash of the one before it) and a chain is named by its first frame, whose
-//! previous hash is the genesis hash of its run id. Run ids come from the heads manifest, from
-//! names the caller gives, and from every name-like string in the file itself (sled keeps run
-//! ids as keys). The new store holds each run up to the first frame that is gone, with the same
-//! chain hashes as the original.
+//! Frames are self-checking: each record's tag is its chain hash (in a frame of the blocked
+//! chain, a CRC-32 of the record, and the block's hash is checked as the chain is put together),
+//! and a frame ends with the hash after its last record. So the file is read as bytes: wherever
+//! a frame's framing fits, its records are checked against their tags; frames are linked by
+//! hash (a frame's previous hash is the end hash of the one before it) and a chain is named by
+//! its first frame, whose previous hash is the genesis hash of its run id. Run ids come from the
+//! heads manifest, from names the caller gives, and from every name-like string in the file
+//! itself (sled keeps run ids as keys). The new store holds each run up to the first frame that
+//! is gone, on the chain it had, with the same chain hashes as the original.
 //!
 //! sled's own recovery zeroes its log from the first bad byte when it opens the file, so a
 //! salvage finds most in a file no runlog has opened since the damage (or in a copy of it).
 
-use crate::chain::ChainWalker;
+use crate::blocks::{Blocks, Chain};
+use crate::chain::{blocked_bodies, ChainWalker};
 use crate::error::{Result, StoreError};
 use crate::frame::{self, ChainHash};
 use crate::heads::Heads;
@@ -46,10 +48,17 @@ pub struct Salvaged {
     pub unnamed: Vec<(String, u64)>,
 }
 
+/// Both chains, since a store may hold runs of each.
+const CHAINS: [Chain; 2] = [Chain::PerRecord, Chain::Blocked];
+
 struct Found {
+    chain: Chain,
     prev: ChainHash,
     end: ChainHash,
     bodies: Vec<Vec<u8>>,
+    /// A blocked frame's records as the chain hashes them (checked when the chain is put
+    /// together, since a frame inside a block cannot be checked alone).
+    forms: Vec<u8>,
 }
 
 /// Copies every run that can be verified from the sled file of the store in `from` (or from
@@ -90,10 +99,7 @@ pub fn salvage(
     candidates.extend(names.iter().cloned());
     let mut named: Vec<(String, ChainHash)> = candidates
         .into_iter()
-        .map(|n| {
-            let g = frame::genesis(&n);
-            (n, g)
-        })
+        .flat_map(|n| CHAINS.map(|chain| (n.clone(), chain.genesis(&n))))
         .filter(|(_, g)| starts.contains(g))
         .collect();
     named.extend(name_like(&bytes, &starts));
@@ -105,8 +111,18 @@ pub fn salvage(
         let mut at = *genesis;
         let mut seq = 0u64;
         let mut head = None;
+        let mut blocks = Blocks::genesis(run);
         while let Some(f) = by_prev.get(&at) {
-            let h = log.append(run, Some(seq), f.bodies.clone())?;
+            let count = f.bodies.len() as u64;
+            if f.chain == Chain::Blocked
+                && (count > blocks.room() || blocks.absorb(&f.forms, count) != f.end)
+            {
+                break;
+            }
+            let h = match head {
+                None => log.create(run, f.chain, f.bodies.clone())?,
+                Some(_) => log.append(run, Some(seq), f.bodies.clone())?,
+            };
             seq = h.seq;
             at = f.end;
             head = Some(h);
@@ -147,10 +163,7 @@ fn frames(bytes: &[u8], blobs: &BlobDir) -> Vec<Found> {
     let mut seen = HashSet::new();
     let get = |h: &[u8; 32]| blobs.get(h);
     let mut at = 0;
-    while let Some(off) = find(
-        bytes.get(at..).unwrap_or(&[]),
-        &[b'R', b'L', frame::VERSION],
-    ) {
+    while let Some(off) = find(bytes.get(at..).unwrap_or(&[]), &frame::MAGIC) {
         let start = at + off;
         at = start + 1;
         let rest = bytes.get(start..).unwrap_or(&[]);
@@ -163,21 +176,46 @@ fn frames(bytes: &[u8], blobs: &BlobDir) -> Vec<Found> {
         let Ok(header) = frame::header(candidate, 1) else {
             continue;
         };
-        let mut walker = ChainWalker::new("", 1, Some(header.prev));
-        let mut bodies = Vec::new();
-        let walked = walker.frame_with(&get, 1, candidate, &mut |r| {
-            bodies.push(r.body.to_vec());
-            Ok(true)
-        });
-        let (Ok(_), Some(end)) = (walked, walker.hash()) else {
-            continue;
-        };
-        if seen.insert((header.prev, end)) {
-            out.push(Found {
+        let found = if header.version == frame::VERSION {
+            let mut walker = ChainWalker::detached(1);
+            let mut bodies = Vec::new();
+            let walked = walker.frame_with(&get, 1, candidate, true, &mut |r| {
+                bodies.push(r.body.to_vec());
+                Ok(true)
+            });
+            let (Ok(_), Some(end)) = (walked, walker.hash()) else {
+                continue;
+            };
+            Found {
+                chain: Chain::PerRecord,
                 prev: header.prev,
                 end,
                 bodies,
-            });
+                forms: Vec::new(),
+            }
+        } else {
+            let Some(bodies) = blocked_bodies(&get, candidate) else {
+                continue;
+            };
+            let Some(end) = candidate
+                .get(len - 32..)
+                .and_then(|b| <[u8; 32]>::try_from(b).ok())
+            else {
+                continue;
+            };
+            Found {
+                chain: Chain::Blocked,
+                prev: header.prev,
+                end,
+                bodies,
+                forms: candidate
+                    .get(frame::HEADER_LEN..len - 32)
+                    .unwrap_or_default()
+                    .to_vec(),
+            }
+        };
+        if seen.insert((found.prev, found.end)) {
+            out.push(found);
         }
     }
     out
@@ -206,9 +244,10 @@ fn name_like(bytes: &[u8], starts: &HashSet<ChainHash>) -> Vec<(String, ChainHas
                 let Some(name) = token.get(i..j).and_then(|s| std::str::from_utf8(s).ok()) else {
                     continue;
                 };
-                let genesis = frame::genesis(name);
-                if starts.contains(&genesis) {
-                    out.push((name.to_owned(), genesis));
+                for genesis in CHAINS.map(|chain| chain.genesis(name)) {
+                    if starts.contains(&genesis) {
+                        out.push((name.to_owned(), genesis));
+                    }
                 }
             }
         }

@@ -3,7 +3,6 @@
 
 use crate::chain::{check_remembered, ChainWalker, WalkError};
 use crate::error::{DamageKind, Result, StoreError};
-use crate::frame;
 use crate::types::{Head, VerifyReport};
 use crate::writer::Shared;
 
@@ -23,10 +22,10 @@ pub(crate) fn verify(shared: &Shared, run: &str) -> Result<VerifyReport> {
     let last_first = backend
         .frame_at_or_before(slot.num, u64::MAX)?
         .map(|(first, _)| first);
-    let mut walker = ChainWalker::new(run, 1, Some(frame::genesis(run)));
+    let mut walker = ChainWalker::new(run, 1);
     let mut damage = None;
     backend.scan_frames(slot.num, 0, u64::MAX, &mut |first, bytes| {
-        match walker.frame(backend, first, bytes, &mut |_| Ok(true)) {
+        match walker.frame(backend, first, bytes, false, &mut |_| Ok(true)) {
             Ok(_) => Ok(true),
             Err(WalkError::Damage(mut d)) => {
                 // Only the very end of the log can be torn; anywhere else it is corruption.

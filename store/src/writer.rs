@@ -10,9 +10,10 @@
 //! acknowledged after it. A lone producer commits on its own thread (no hand-offs).
 
 use crate::backend::{Backend, RunSlot};
+use crate::blocks::{Blocks, Chain};
 use crate::chain::{head_from_backend, RunHead};
 use crate::error::{Result, StoreError};
-use crate::frame::{self, ChainHash, FrameBuilder, Stored};
+use crate::frame::{self, BlockedFrameBuilder, ChainHash, FrameBuilder, Stored};
 use crate::types::{Durability, Head, Record};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::collections::HashMap;
@@ -33,6 +34,8 @@ pub(crate) enum Msg {
     Append {
         run: String,
         expected: Option<u64>,
+        /// How the run is chained, if this append creates it.
+        chain: Chain,
         bodies: Vec<Vec<u8>>,
         reply: oneshot::Sender<Result<Head>>,
     },
@@ -167,11 +170,13 @@ impl Shared {
     /// The run's head, from the cache or (once) from its last frame.
     pub(crate) fn load_head(&self, run: &str) -> Result<Option<RunHead>> {
         if let Some(h) = lock(&self.heads).get(run) {
-            return Ok(Some(*h));
+            return Ok(Some(h.clone()));
         }
         let loaded = head_from_backend(&*self.backend, run)?;
-        if let Some(h) = loaded {
-            lock(&self.heads).entry(run.to_owned()).or_insert(h);
+        if let Some(h) = &loaded {
+            lock(&self.heads)
+                .entry(run.to_owned())
+                .or_insert_with(|| h.clone());
         }
         Ok(loaded)
     }
@@ -426,13 +431,14 @@ fn write(shared: &Shared, batch: Vec<Msg>, logged: &mut dyn FnMut(Written)) -> R
             Msg::Append {
                 run,
                 expected,
+                chain,
                 bodies,
                 reply,
             } => match stage(
                 shared,
                 &mut heads,
                 &run,
-                expected,
+                (expected, chain),
                 &bodies,
                 &mut frames,
                 keep_records,
@@ -459,7 +465,8 @@ fn write(shared: &Shared, batch: Vec<Msg>, logged: &mut dyn FnMut(Written)) -> R
     });
     let mut hand_over = || {
         if let Some(written) = group.take() {
-            lock(&shared.unsynced).extend(written.heads.iter().map(|(k, h)| (k.clone(), *h)));
+            lock(&shared.unsynced)
+                .extend(written.heads.iter().map(|(k, h)| (k.clone(), h.clone())));
             logged(written);
         }
     };
@@ -503,7 +510,7 @@ fn settle(shared: &Shared, groups: Vec<Written>, synced: Result<()>) {
                 // Durable heads before the unsynced ones go, so that a batch being staged
                 // meanwhile finds each run's head in one or the other; both before the replies,
                 // so that a producer acknowledged finds its own append's head.
-                lock(&shared.heads).extend(group.heads.iter().map(|(k, h)| (k.clone(), *h)));
+                lock(&shared.heads).extend(group.heads.iter().map(|(k, h)| (k.clone(), h.clone())));
                 {
                     let mut unsynced = lock(&shared.unsynced);
                     for (run, head) in &group.heads {
@@ -545,23 +552,24 @@ fn fail(shared: &Shared, groups: Vec<Written>, cause: &str) {
     }
 }
 
-/// Validates one append against the run's head and adds its frames to the batch.
+/// Validates one append against the run's head (its expected seq, and the chain it takes if it
+/// creates the run) and adds its frames to the batch.
 fn stage(
     shared: &Shared,
     heads: &mut HashMap<String, RunHead>,
     run: &str,
-    expected: Option<u64>,
+    (expected, chain): (Option<u64>, Chain),
     bodies: &[Vec<u8>],
     frames: &mut Vec<(u64, u64, Vec<u8>)>,
     keep_hashes: bool,
 ) -> Result<(Head, Vec<ChainHash>)> {
     // This batch's own appends, then groups written and not yet synced, then what is durable.
-    let unsynced = lock(&shared.unsynced).get(run).copied();
-    let current = match heads.get(run).copied().or(unsynced) {
+    let unsynced = || lock(&shared.unsynced).get(run).cloned();
+    let current = match heads.get(run).cloned().or_else(unsynced) {
         Some(h) => Some(h),
         None => shared.load_head(run)?,
     };
-    let actual = current.map_or(0, |h| h.seq);
+    let actual = current.as_ref().map_or(0, |h| h.seq);
     if let Some(expected) = expected {
         if expected != actual {
             return Err(StoreError::Conflict {
@@ -575,7 +583,7 @@ fn stage(
     // (the run's creation, a finished frame) reaches the batch. An append is all or nothing.
     let mut spilled = Vec::with_capacity(bodies.len());
     for body in bodies {
-        spilled.push(if body.len() > frame::INLINE_LIMIT {
+        spilled.push(if frame::spills(body) {
             let hash = *blake3::hash(body).as_bytes();
             shared.backend.put_blob(&hash, body)?;
             Some(hash)
@@ -584,6 +592,12 @@ fn stage(
         });
     }
     let mut head = match current {
+        // A run created and never written to takes the chain its first records ask for.
+        Some(h) if h.seq == 0 => RunHead {
+            hash: chain.genesis(run),
+            blocks: (chain == Chain::Blocked).then(|| Blocks::genesis(run)),
+            ..h
+        },
         Some(h) => h,
         None => {
             let num = {
@@ -604,47 +618,121 @@ fn stage(
             RunHead {
                 num,
                 seq: 0,
-                hash: frame::genesis(run),
+                hash: chain.genesis(run),
+                blocks: (chain == Chain::Blocked).then(|| Blocks::genesis(run)),
             }
         }
     };
     // Each record's chain hash, for subscribers (computed here once, by the frame builder).
     let mut hashes = Vec::with_capacity(if keep_hashes { bodies.len() } else { 0 });
-    let mut builder = FrameBuilder::new(head.hash);
-    let mut first = head.seq + 1;
     let mut mine = Vec::new();
-    for (body, spilled) in bodies.iter().zip(&spilled) {
+    let first = head.seq + 1;
+    match head.blocks.as_mut() {
+        Some(chain) => {
+            blocked_frames(
+                chain,
+                bodies,
+                &spilled,
+                keep_hashes.then_some(&mut hashes),
+                &mut |seq, bytes| mine.push((head.num, seq, bytes)),
+            );
+            head.seq = chain.seq();
+            head.hash = chain.hash();
+        }
+        None => {
+            let (seq, hash) = per_record_frames(
+                head.hash,
+                first,
+                bodies,
+                &spilled,
+                keep_hashes.then_some(&mut hashes),
+                &mut |seq, bytes| mine.push((head.num, seq, bytes)),
+            );
+            head.seq = seq;
+            head.hash = hash;
+        }
+    }
+    frames.extend(mine);
+    let out = Head {
+        seq: head.seq,
+        hash: head.hash,
+    };
+    heads.insert(run.to_owned(), head);
+    Ok((out, hashes))
+}
+
+/// Frames of the per-record chain (a run recorded before the blocked chain) holding `bodies`
+/// after the record at `first - 1`, whose hash is `prev`; returns the last seq and hash.
+fn per_record_frames(
+    prev: ChainHash,
+    first: u64,
+    bodies: &[Vec<u8>],
+    spilled: &[Option<ChainHash>],
+    mut hashes: Option<&mut Vec<ChainHash>>,
+    out: &mut dyn FnMut(u64, Vec<u8>),
+) -> (u64, ChainHash) {
+    let mut builder = FrameBuilder::new(prev);
+    let mut first = first;
+    for (body, spilled) in bodies.iter().zip(spilled) {
         let stored_len = if spilled.is_some() { 32 } else { body.len() };
         if !builder.fits(stored_len) {
             let prev = builder.hash();
             let n = builder.len() as u64;
-            mine.push((
-                head.num,
+            out(
                 first,
                 std::mem::replace(&mut builder, FrameBuilder::new(prev)).finish(),
-            ));
+            );
             first += n;
         }
         match spilled {
             Some(h) => builder.push(body, Stored::Spilled(h)),
             None => builder.push(body, Stored::Inline(body)),
         }
-        if keep_hashes {
+        if let Some(hashes) = hashes.as_mut() {
             hashes.push(builder.hash());
         }
     }
-    head.seq = first + builder.len() as u64 - 1;
-    head.hash = builder.hash();
-    mine.push((head.num, first, builder.finish()));
-    frames.extend(mine);
-    heads.insert(run.to_owned(), head);
-    Ok((
-        Head {
-            seq: head.seq,
-            hash: head.hash,
-        },
-        hashes,
-    ))
+    let last = (first + builder.len() as u64 - 1, builder.hash());
+    out(first, builder.finish());
+    last
+}
+
+/// Frames of the blocked chain holding `bodies` after `chain`, which they move on: a frame
+/// ends at each block's end, or when full.
+fn blocked_frames(
+    chain: &mut Blocks,
+    bodies: &[Vec<u8>],
+    spilled: &[Option<ChainHash>],
+    mut hashes: Option<&mut Vec<ChainHash>>,
+    out: &mut dyn FnMut(u64, Vec<u8>),
+) {
+    let before = hashes.is_some().then(|| chain.clone());
+    let mut builder = BlockedFrameBuilder::new(chain.hash());
+    // The builder's records taken into the chain: the frame's first seq and its end hash.
+    let take_in = |builder: &BlockedFrameBuilder, chain: &mut Blocks| {
+        let first = chain.seq() + 1;
+        (first, chain.absorb(builder.forms(), builder.len() as u64))
+    };
+    for (body, spilled) in bodies.iter().zip(spilled) {
+        let stored_len = if spilled.is_some() { 32 } else { body.len() };
+        if builder.len() as u64 == chain.room() || !builder.fits(stored_len) {
+            let (first, end) = take_in(&builder, chain);
+            let full = std::mem::replace(&mut builder, BlockedFrameBuilder::new(end));
+            out(first, full.finish(&end));
+        }
+        builder.push(body, spilled.as_ref());
+    }
+    let (first, end) = take_in(&builder, chain);
+    out(first, builder.finish(&end));
+    if let (Some(hashes), Some(mut each)) = (hashes.as_mut(), before) {
+        // Each record's own hash, for subscribers, from the chain before this append.
+        let mut form = Vec::new();
+        for (body, spilled) in bodies.iter().zip(spilled) {
+            form.clear();
+            frame::put_form(&mut form, body, spilled.as_ref());
+            hashes.push(each.push_form(&form));
+        }
+    }
 }
 
 /// The records of an append ending at `last_seq`, with the chain hashes `stage` kept.

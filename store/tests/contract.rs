@@ -90,19 +90,106 @@ mod cases {
         assert_eq!(got[1_999].body, b"event-1999");
     }
 
+    /// The blocked chain as its definition states it: each record's hash is blake3 over the
+    /// hash that ended the block before (the run's genesis for the first) and the forms of its
+    /// block's records up to it.
+    fn blocked_hashes(run: &str, bodies: &[Vec<u8>]) -> Vec<[u8; 32]> {
+        let mut base =
+            *blake3::hash(&[b"runlog-chain-v2\0".as_slice(), run.as_bytes()].concat()).as_bytes();
+        let mut out = Vec::new();
+        for block in bodies.chunks(64) {
+            let mut input = base.to_vec();
+            for body in block {
+                input.extend(runlog_store::blocks::form(body));
+                out.push(*blake3::hash(&input).as_bytes());
+            }
+            base = *out.last().unwrap();
+        }
+        out
+    }
+
     pub fn the_head_carries_the_chain_hash(log: &dyn EventLog) {
-        let b = bodies(0..5);
+        // Past two block ends, with bodies kept in the blob area on the way.
+        let mut b = bodies(0..150);
+        b[70] = vec![7; 5_000];
+        b[128] = vec![8; 3_000];
         let head = log.append("r", Some(0), b.clone()).unwrap();
-        let mut h = genesis("r");
+        let want = blocked_hashes("r", &b);
+        assert_eq!(head.hash, want[149]);
+        assert_eq!(log.head("r").unwrap(), Some(head));
+        assert_eq!(log.chain("r").unwrap(), Some(Chain::Blocked));
+        for seq in [1, 63, 64, 65, 71, 128, 129, 150] {
+            assert_eq!(
+                log.hash_at("r", seq).unwrap(),
+                Some(want[seq as usize - 1]),
+                "seq {seq}"
+            );
+        }
+        let records = all(log, "r");
+        let got: Vec<[u8; 32]> = records.iter().map(|r| r.hash).collect();
+        assert_eq!(got, want);
+    }
+
+    pub fn a_run_s_hashes_do_not_depend_on_how_it_was_appended(log: &dyn EventLog) {
+        let mut b = bodies(0..300);
+        b[100] = vec![1; 4_000];
+        log.append("whole", Some(0), b.clone()).unwrap();
+        let mut at = 0;
+        for n in [1usize, 63, 2, 64, 5, 100, 65] {
+            log.append("parts", Some(at as u64), b[at..at + n].to_vec())
+                .unwrap();
+            at += n;
+        }
+        let whole = all(log, "whole");
+        let parts = all(log, "parts");
+        assert_eq!(parts.len(), 300);
+        assert_eq!(
+            whole.iter().map(|r| r.hash).collect::<Vec<_>>(),
+            blocked_hashes("whole", &b)
+        );
+        assert_eq!(
+            parts.iter().map(|r| r.hash).collect::<Vec<_>>(),
+            blocked_hashes("parts", &b)
+        );
+        for from in [1, 2, 64, 65, 100, 101, 299] {
+            let mut seen = Vec::new();
+            log.scan_bodies("parts", from, 300, &mut |seq, body| {
+                seen.push((seq, body.to_vec()));
+                Ok(true)
+            })
+            .unwrap();
+            let want: Vec<(u64, Vec<u8>)> = (from..=300)
+                .map(|s| (s, b[s as usize - 1].clone()))
+                .collect();
+            assert_eq!(seen, want, "from {from}");
+        }
+        assert!(log.verify("parts").unwrap().is_ok());
+    }
+
+    pub fn a_run_created_on_the_per_record_chain_keeps_it(log: &dyn EventLog) {
+        let b = bodies(0..100);
+        let head = log
+            .create("old", Chain::PerRecord, b[..70].to_vec())
+            .unwrap();
+        assert_eq!(head.seq, 70);
+        log.append("old", Some(70), b[70..].to_vec()).unwrap();
+        let mut h = genesis("old");
+        let mut want = Vec::new();
         for body in &b {
             h = link(&h, body);
+            want.push(h);
         }
-        assert_eq!(head.hash, h);
-        assert_eq!(log.head("r").unwrap(), Some(head));
-        assert_eq!(log.hash_at("r", 5).unwrap(), Some(h));
-        let records = all(log, "r");
-        assert_eq!(records[4].hash, h);
-        assert_eq!(records[0].hash, link(&genesis("r"), &b[0]));
+        let records = all(log, "old");
+        assert_eq!(records.iter().map(|r| r.hash).collect::<Vec<_>>(), want);
+        assert_eq!(log.head("old").unwrap().unwrap().hash, want[99]);
+        assert_eq!(log.chain("old").unwrap(), Some(Chain::PerRecord));
+        assert!(log.verify("old").unwrap().is_ok());
+        // Creating a run that exists is a conflict, whatever the chain.
+        assert!(matches!(
+            log.create("old", Chain::Blocked, bodies(0..1)),
+            Err(StoreError::Conflict { .. })
+        ));
+        assert_eq!(log.chain("nothing").unwrap(), None);
     }
 
     pub fn runs_are_listed_with_their_heads(log: &dyn EventLog) {
@@ -413,6 +500,8 @@ macro_rules! contract {
                 a_stale_expected_head_is_a_conflict_and_appends_nothing,
                 a_multi_frame_append_reads_back_whole,
                 the_head_carries_the_chain_hash,
+                a_run_s_hashes_do_not_depend_on_how_it_was_appended,
+                a_run_created_on_the_per_record_chain_keeps_it,
                 runs_are_listed_with_their_heads,
                 unknown_runs_read_empty,
                 subscribers_get_every_append_in_order,

@@ -9,18 +9,27 @@
 
 use runlog_store::backend::memory::MemoryBackend;
 use runlog_store::backend::sled_db::FRAMES_TREE;
-use runlog_store::frame::{HEADER_LEN, TAG_LEN};
+use runlog_store::frame::{CRC_LEN, HEADER_LEN, TAG_LEN};
 use runlog_store::*;
 use std::path::Path;
 use std::sync::Arc;
 
 const BODIES: [&[u8]; 3] = [b"alpha", b"bravo-bravo", b"charlie!"];
 
+/// Bytes a record takes in a frame besides its body (a one-byte length field, and its tag or
+/// its CRC-32).
+fn overhead(chain: Chain) -> usize {
+    match chain {
+        Chain::PerRecord => 1 + TAG_LEN,
+        Chain::Blocked => CRC_LEN + 1,
+    }
+}
+
 /// The seq whose bytes contain `pos` in a one-frame run of BODIES (None: header, any seq will do).
-fn owner_of(pos: usize) -> Option<u64> {
+fn owner_of(chain: Chain, pos: usize) -> Option<u64> {
     let mut start = HEADER_LEN;
     for (i, b) in BODIES.iter().enumerate() {
-        let end = start + 1 + TAG_LEN + b.len();
+        let end = start + overhead(chain) + b.len();
         if pos >= start && pos < end {
             return Some(i as u64 + 1);
         }
@@ -33,12 +42,12 @@ fn three() -> Vec<Vec<u8>> {
     BODIES.iter().map(|b| b.to_vec()).collect()
 }
 
-fn check_flip(report: &VerifyReport, pos: usize) {
+fn check_flip(chain: Chain, report: &VerifyReport, pos: usize) {
     let damage = report
         .damage
         .as_ref()
         .unwrap_or_else(|| panic!("flip at byte {pos} went unnoticed"));
-    match owner_of(pos) {
+    match owner_of(chain, pos) {
         Some(seq) => assert_eq!(damage.seq, seq, "flip at byte {pos}: {damage}"),
         None => assert!(
             (1..=3).contains(&damage.seq),
@@ -52,16 +61,25 @@ fn check_flip(report: &VerifyReport, pos: usize) {
     );
 }
 
-#[test]
-fn memory_flip_of_any_byte_is_named_by_verify() {
+/// Appends BODIES as one frame of `chain`.
+fn append_three(log: &dyn EventLog, chain: Chain) {
+    log.create("r", chain, three()).unwrap();
+}
+
+fn memory_flip_of_any_byte_is_named_by_verify(chain: Chain) {
     let backend = Arc::new(MemoryBackend::default());
     let log = Log::with_memory(Arc::clone(&backend)).unwrap();
-    log.append("r", Some(0), three()).unwrap();
-    let len = HEADER_LEN + BODIES.iter().map(|b| 1 + TAG_LEN + b.len()).sum::<usize>() + 32;
+    append_three(&log, chain);
+    let len = HEADER_LEN
+        + BODIES
+            .iter()
+            .map(|b| overhead(chain) + b.len())
+            .sum::<usize>()
+        + 32;
     for pos in 0..len {
         for bit in [0u8, 7] {
             assert!(backend.tamper("r", 1, |f| f[pos] ^= 1 << bit).unwrap());
-            check_flip(&log.verify("r").unwrap(), pos);
+            check_flip(chain, &log.verify("r").unwrap(), pos);
             backend.tamper("r", 1, |f| f[pos] ^= 1 << bit).unwrap();
         }
     }
@@ -69,6 +87,16 @@ fn memory_flip_of_any_byte_is_named_by_verify() {
         log.verify("r").unwrap().is_ok(),
         "restored frame verifies again"
     );
+}
+
+#[test]
+fn memory_flip_of_any_byte_is_named_by_verify_per_record_chain() {
+    memory_flip_of_any_byte_is_named_by_verify(Chain::PerRecord);
+}
+
+#[test]
+fn memory_flip_of_any_byte_is_named_by_verify_blocked_chain() {
+    memory_flip_of_any_byte_is_named_by_verify(Chain::Blocked);
 }
 
 fn with_sled_frames(store: &Path, f: impl FnOnce(&sled::Tree)) {
@@ -96,21 +124,17 @@ fn flip_first_frame(frames: &sled::Tree, pos: usize) {
     frames.insert(k, v).unwrap();
 }
 
-#[test]
-fn sled_flip_of_any_byte_is_named_by_verify() {
+fn sled_flip_of_any_byte_is_named_by_verify(chain: Chain, len: usize) {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
-    Log::open(&store, Options::default())
-        .unwrap()
-        .append("r", Some(0), three())
-        .unwrap();
-    // Every byte would reopen sled 122 times; every third byte covers each field.
-    for pos in (0..122).step_by(3) {
+    append_three(&Log::open(&store, Options::default()).unwrap(), chain);
+    // Every byte would reopen sled once a byte; every third byte covers each field.
+    for pos in (0..len).step_by(3) {
         with_sled_frames(&store, |t| flip_first_frame(t, pos));
         let log = Log::open(&store, Options::default()).unwrap();
-        check_flip(&log.verify("r").unwrap(), pos);
+        check_flip(chain, &log.verify("r").unwrap(), pos);
         // Reads refuse the damaged record instead of returning it.
-        if let Some(seq) = owner_of(pos) {
+        if let Some(seq) = owner_of(chain, pos) {
             let err = log.read("r", seq, seq, Direction::Forward).unwrap_err();
             assert!(matches!(err, StoreError::Damaged { .. }), "{err}");
         }
@@ -124,6 +148,16 @@ fn sled_flip_of_any_byte_is_named_by_verify() {
         .is_ok());
 }
 
+#[test]
+fn sled_flip_of_any_byte_is_named_by_verify_per_record_chain() {
+    sled_flip_of_any_byte_is_named_by_verify(Chain::PerRecord, 122);
+}
+
+#[test]
+fn sled_flip_of_any_byte_is_named_by_verify_blocked_chain() {
+    sled_flip_of_any_byte_is_named_by_verify(Chain::Blocked, 110);
+}
+
 fn many_frames(log: &Log) {
     log.append("r", Some(0), vec![b"first frame".to_vec(); 10])
         .unwrap();
@@ -133,11 +167,15 @@ fn many_frames(log: &Log) {
         .unwrap();
 }
 
-#[test]
-fn a_cut_off_last_frame_is_a_torn_tail() {
+fn a_cut_off_last_frame_is_a_torn_tail(chain: Chain) {
     let backend = Arc::new(MemoryBackend::default());
     let log = Log::with_memory(Arc::clone(&backend)).unwrap();
-    many_frames(&log);
+    log.create("r", chain, vec![b"first frame".to_vec(); 10])
+        .unwrap();
+    log.append("r", Some(10), vec![b"second frame".to_vec(); 10])
+        .unwrap();
+    log.append("r", Some(20), vec![b"third frame".to_vec(); 10])
+        .unwrap();
     backend
         .tamper("r", 21, |f| f.truncate(f.len() - 60))
         .unwrap();
@@ -145,7 +183,21 @@ fn a_cut_off_last_frame_is_a_torn_tail() {
     let damage = report.damage.unwrap();
     assert_eq!(damage.kind, DamageKind::TornTail, "{damage}");
     assert!(damage.seq > 20, "{damage}");
-    assert_eq!(report.verified, damage.seq - 1);
+    match chain {
+        Chain::PerRecord => assert_eq!(report.verified, damage.seq - 1),
+        // A blocked frame's records are checked by the chain together, at its end hash.
+        Chain::Blocked => assert_eq!(report.verified, 20),
+    }
+}
+
+#[test]
+fn a_cut_off_last_frame_is_a_torn_tail_per_record_chain() {
+    a_cut_off_last_frame_is_a_torn_tail(Chain::PerRecord);
+}
+
+#[test]
+fn a_cut_off_last_frame_is_a_torn_tail_blocked_chain() {
+    a_cut_off_last_frame_is_a_torn_tail(Chain::Blocked);
 }
 
 #[test]

@@ -121,12 +121,33 @@ fn a_newer_format_is_refused_with_both_versions() {
             err,
             StoreError::NewerFormat {
                 found: 9,
-                supported: 1,
+                supported: 2,
                 ..
             }
         ),
         "{err}"
     );
+}
+
+/// A store of the format before the blocked chain is read, and marked with this build's
+/// format as it is opened: a build of the older format then refuses it instead of taking the
+/// blocked chain's frames for damage.
+#[test]
+fn an_older_format_is_read_and_marked_as_this_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let log = Log::open(&store, Options::default()).unwrap();
+    log.create("old", Chain::PerRecord, vec![b"one".to_vec()])
+        .unwrap();
+    drop(log);
+    std::fs::write(store.join("RUNLOG_STORE"), "runlog-store format 1\n").unwrap();
+    let log = Log::open(&store, Options::default()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(store.join("RUNLOG_STORE")).unwrap(),
+        "runlog-store format 2\n"
+    );
+    assert!(log.verify("old").unwrap().is_ok());
+    assert_eq!(log.chain("old").unwrap(), Some(Chain::PerRecord));
 }
 
 /// Many processes creating one new store at once (twenty `runlog run` in a fresh directory):

@@ -8,8 +8,9 @@
     clippy::indexing_slicing
 )]
 
+use runlog_store::frame::{genesis, link};
 use runlog_store::postgres::scratch::scratch;
-use runlog_store::{Direction, EventLog, PgLog, StoreError};
+use runlog_store::{Chain, Direction, EventLog, Log, PgLog, StoreError};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -66,6 +67,55 @@ fn a_schema_made_by_a_newer_runlog_is_refused() {
         }
         other => panic!("expected a refusal of schema 99, got {other:?}"),
     }
+}
+
+/// A database from before the blocked chain (schema 2) is brought to schema 3: its runs keep
+/// their per-record chain and go on with it, and a new run takes the blocked chain with the
+/// hashes the sled store gives the same records.
+#[test]
+fn a_database_from_before_the_blocked_chain_keeps_its_runs() {
+    let Some(db) = scratch() else { return };
+    let bodies: Vec<Vec<u8>> = (0..150u32)
+        .map(|i| format!("event {i}").into_bytes())
+        .collect();
+    let log = PgLog::connect(&db.url).unwrap();
+    log.create("old", Chain::PerRecord, bodies[..100].to_vec())
+        .unwrap();
+    drop(log);
+    admin(
+        &db.url,
+        "ALTER TABLE runlog_runs DROP COLUMN chain; UPDATE runlog_schema SET version = 2",
+    );
+    let log = PgLog::connect(&db.url).unwrap();
+    assert_eq!(admin(&db.url, "SELECT version FROM runlog_schema"), 3);
+    assert_eq!(log.chain("old").unwrap(), Some(Chain::PerRecord));
+    log.append("old", Some(100), bodies[100..].to_vec())
+        .unwrap();
+    let mut hash = genesis("old");
+    for body in &bodies {
+        hash = link(&hash, body);
+    }
+    assert_eq!(log.head("old").unwrap().unwrap().hash, hash);
+    assert!(log.verify("old").unwrap().is_ok());
+    // A new run, appended in parts by two processes' logs in turn (each goes on from a block
+    // the other left half full), against the same records in one append to the memory store.
+    let other = PgLog::connect(&db.url).unwrap();
+    for (i, (at, part)) in [(0, 0..70), (70, 70..100), (100, 100..130), (130, 130..150)]
+        .into_iter()
+        .enumerate()
+    {
+        let by: &PgLog = if i % 2 == 0 { &log } else { &other };
+        by.append("new", Some(at), bodies[part].to_vec()).unwrap();
+    }
+    let memory = Log::memory().unwrap();
+    let same = memory.append("new", Some(0), bodies.clone()).unwrap();
+    assert_eq!(log.chain("new").unwrap(), Some(Chain::Blocked));
+    assert_eq!(log.head("new").unwrap(), Some(same));
+    assert_eq!(
+        log.hash_at("new", 77).unwrap(),
+        memory.hash_at("new", 77).unwrap()
+    );
+    assert!(log.verify("new").unwrap().is_ok());
 }
 
 #[test]

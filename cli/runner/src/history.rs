@@ -45,7 +45,7 @@ impl Histories {
         let mut seen = Vec::new();
         // A history that cannot be read leaves the stories to what this engine sees next;
         // the run itself does not depend on them.
-        let _ = runlog_replay::events::for_each(log, run, 1, to, &mut |seq, _, e| {
+        let _ = runlog_replay::events::for_each(log, run, 1, to, &mut |seq, e| {
             seen.push((seq, e));
             Ok(true)
         });

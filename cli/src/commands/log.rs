@@ -84,7 +84,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let to = a.to.unwrap_or(head).min(head);
     let mut out = crate::render::listing();
     let mut written = Ok(());
-    runlog_replay::events::for_each(&log, run, a.from.max(1), to, &mut |seq, _, e| {
+    runlog_replay::events::for_each(&log, run, a.from.max(1), to, &mut |seq, e| {
         if a.keeps(seq, &e) {
             written = write_event(&mut out, seq, &e, ctx.json);
         }

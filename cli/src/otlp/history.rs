@@ -19,12 +19,7 @@ pub struct TraceOf {
 pub fn first_hash(replay: &Replay<'_>, run: &str) -> Result<[u8; 32], ReplayError> {
     // An unknown run is refused here, with the runs that exist.
     replay.head_seq(run)?;
-    let mut first = None;
-    runlog_replay::events::for_each(replay.log(), run, 1, 1, &mut |_, hash, _| {
-        first = Some(*hash);
-        Ok(false)
-    })?;
-    Ok(first.unwrap_or_default())
+    Ok(replay.log().hash_at(run, 1)?.unwrap_or_default())
 }
 
 /// The builder for `run`, whose first event is `first` with chain hash `hash` (a fork links to

@@ -11,7 +11,6 @@ use crate::queries::runs::{rows, Row};
 use runlog_core::codec::{decode_event, encode_event};
 use runlog_core::{Event, EventKind, Forgotten, Hash, RunId, Timestamp, FORGOTTEN_RUNS};
 use runlog_replay::Result;
-use runlog_store::frame::genesis;
 use runlog_store::EventLog;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -255,11 +254,13 @@ pub fn record(
         {
             continue;
         }
+        // The hash its chain started from, by the chain it was recorded on.
+        let chain = log.chain(&d.run)?.unwrap_or(runlog_store::Chain::Blocked);
         let event = Event {
             at,
             kind: EventKind::RunForgotten(Box::new(Forgotten {
                 run: RunId::from(d.run.as_str()),
-                genesis: Hash(genesis(&d.run)),
+                genesis: Hash(chain.genesis(&d.run)),
                 head_seq: d.head_seq,
                 head_hash: d.head_hash,
                 outcome: d.outcome.clone(),

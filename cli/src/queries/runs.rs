@@ -66,7 +66,7 @@ pub fn rows(log: &dyn EventLog) -> Result<Vec<Row>> {
         };
         let status = state.status.name().to_owned();
         let mut last_ms = None;
-        runlog_replay::events::for_each(log, &meta.run, state.seq, state.seq, &mut |_, _, e| {
+        runlog_replay::events::for_each(log, &meta.run, state.seq, state.seq, &mut |_, e| {
             last_ms = Some(e.at.0);
             Ok(false)
         })?;

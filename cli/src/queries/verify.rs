@@ -100,7 +100,7 @@ pub fn check_forgotten(log: &dyn EventLog, run: &str) -> Result<Option<Checked>>
 
 /// The first seq of a run whose body is not an event, with why.
 fn first_undecodable(log: &dyn EventLog, run: &str, head: u64) -> Result<Option<(u64, String)>> {
-    match runlog_replay::events::for_each(log, run, 1, head, &mut |_, _, _| Ok(true)) {
+    match runlog_replay::events::for_each(log, run, 1, head, &mut |_, _| Ok(true)) {
         Ok(()) => Ok(None),
         Err(runlog_replay::ReplayError::Decode { seq, source, .. }) => {
             Ok(Some((seq, source.to_string())))

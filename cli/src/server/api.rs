@@ -403,7 +403,7 @@ async fn events(
                 .min(head)
                 .min(from.saturating_add(MAX_PAGE - 1));
         let mut lines = Vec::new();
-        runlog_replay::events::for_each(s, &run, from, to, &mut |seq, _, e| {
+        runlog_replay::events::for_each(s, &run, from, to, &mut |seq, e| {
             let task_ok = q
                 .task
                 .as_deref()

@@ -9,6 +9,7 @@
 //! so that it too can be settled this way (and is retried when someone else appended first).
 
 use super::PgLog;
+use crate::blocks::Chain;
 use crate::error::{Result, StoreError};
 use crate::log::{landed, validate_append, EventLog};
 use crate::types::Head;
@@ -28,6 +29,7 @@ pub(super) fn append(
     log: &PgLog,
     run: &str,
     expected: Option<u64>,
+    chain: Chain,
     bodies: Vec<Vec<u8>>,
 ) -> Result<Head> {
     validate_append(run, &bodies)?;
@@ -40,7 +42,7 @@ pub(super) fn append(
         };
         match log
             .batcher
-            .append(run, at, bodies.clone(), log.held.fence())
+            .append(run, at, chain, bodies.clone(), log.held.fence())
         {
             Err(StoreError::Conflict { .. }) if expected.is_none() && races < RACES => races += 1,
             Err(e @ StoreError::Postgres { lost: true, .. }) => {

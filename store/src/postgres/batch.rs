@@ -12,9 +12,9 @@
 //! it by reading the log as it would alone.
 
 use super::lease::Fence;
-use super::{to_i64, Pg};
+use super::{chain_of, check_from, to_i64, Pg, Rows};
+use crate::blocks::{Blocks, Chain, Linker, BLOCK};
 use crate::error::{Result, StoreError};
-use crate::frame::{genesis, link};
 use crate::types::Head;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,10 +23,15 @@ use tokio::sync::mpsc;
 /// A group closes at this many records: one statement stays a bounded size.
 const GROUP_RECORDS: usize = 8_192;
 
+/// Runs whose blocked chain a process keeps where its last append left it, at most.
+const KEPT_CHAINS: usize = 4_096;
+
 /// One caller's append, waiting for its group.
 struct Job {
     run: String,
     at: u64,
+    /// How the run is chained, if this append creates it.
+    chain: Chain,
     bodies: Arc<Vec<Vec<u8>>>,
     fence: Option<Fence>,
     answer: std::sync::mpsc::SyncSender<Result<Head>>,
@@ -51,6 +56,7 @@ impl Batcher {
         &self,
         run: &str,
         at: u64,
+        chain: Chain,
         bodies: Arc<Vec<Vec<u8>>>,
         fence: Option<Fence>,
     ) -> Result<Head> {
@@ -58,6 +64,7 @@ impl Batcher {
         let job = Job {
             run: run.to_owned(),
             at,
+            chain,
             bodies,
             fence,
             answer,
@@ -69,6 +76,9 @@ impl Batcher {
 
 async fn serve(pg: Arc<Pg>, mut jobs: mpsc::UnboundedReceiver<Job>) {
     let mut held: Option<Job> = None;
+    // The blocked chain of each run this process appended to, where its last group left it: the
+    // next append goes on from it without reading the block's records back.
+    let mut chains: HashMap<i64, Blocks> = HashMap::new();
     loop {
         let first = match held.take() {
             Some(job) => job,
@@ -94,7 +104,7 @@ async fn serve(pg: Arc<Pg>, mut jobs: mpsc::UnboundedReceiver<Job>) {
                 Err(_) => break,
             }
         }
-        match commit(&pg, &group, fence.as_ref()).await {
+        match commit(&pg, &group, fence.as_ref(), &mut chains).await {
             Ok(answers) => {
                 for (job, answer) in group.iter().zip(answers) {
                     let _ = job.answer.send(answer);
@@ -137,11 +147,19 @@ struct RunHead {
     num: i64,
     seq: u64,
     hash: [u8; 32],
+    chain: Chain,
+    /// The chain at the head, once the run is appended to.
+    linker: Option<Linker>,
     moved: bool,
 }
 
 /// The group's transaction: each append's answer, or the failure they all share.
-async fn commit(pg: &Pg, group: &[Job], fence: Option<&Fence>) -> Result<Vec<Result<Head>>> {
+async fn commit(
+    pg: &Pg,
+    group: &[Job],
+    fence: Option<&Fence>,
+    chains: &mut HashMap<i64, Blocks>,
+) -> Result<Vec<Result<Head>>> {
     let mut client = pg.client().await?;
     let tx = client
         .transaction()
@@ -163,12 +181,27 @@ async fn commit(pg: &Pg, group: &[Job], fence: Option<&Fence>) -> Result<Vec<Res
         .filter(|r| group.iter().any(|j| j.run == *r && j.at == 0))
         .collect();
     if !new.is_empty() {
-        let geneses: Vec<Vec<u8>> = new.iter().map(|r| genesis(r).to_vec()).collect();
+        // A run's chain is the one its first append in the group asks for.
+        let kinds: Vec<Chain> = new
+            .iter()
+            .map(|r| {
+                group
+                    .iter()
+                    .find(|j| j.run == *r && j.at == 0)
+                    .map_or(Chain::Blocked, |j| j.chain)
+            })
+            .collect();
+        let geneses: Vec<Vec<u8>> = new
+            .iter()
+            .zip(&kinds)
+            .map(|(r, c)| c.genesis(r).to_vec())
+            .collect();
+        let numbers: Vec<i16> = kinds.iter().map(|c| c.number() as i16).collect();
         tx.execute(
-            "INSERT INTO runlog_runs (run, created_ms, head_seq, head_hash)
-             SELECT r, $2, 0, g FROM unnest($1::text[], $3::bytea[]) AS t(r, g)
+            "INSERT INTO runlog_runs (run, created_ms, head_seq, head_hash, chain)
+             SELECT r, $2, 0, g, c FROM unnest($1::text[], $3::bytea[], $4::smallint[]) AS t(r, g, c)
              ON CONFLICT (run) DO NOTHING",
-            &[&new, &now_ms(), &geneses],
+            &[&new, &now_ms(), &geneses, &numbers],
         )
         .await
         .map_err(|e| pg.error("cannot create the run", &e))?;
@@ -185,8 +218,14 @@ async fn commit(pg: &Pg, group: &[Job], fence: Option<&Fence>) -> Result<Vec<Res
             answers.push(Err(conflict(&job.run, job.at, head.seq)));
             continue;
         }
+        let linker = match head.linker.as_mut() {
+            Some(l) => l,
+            None => head
+                .linker
+                .insert(linker_at(pg, &tx, &job.run, head, chains).await?),
+        };
         for body in job.bodies.iter() {
-            head.hash = link(&head.hash, body);
+            head.hash = linker.push(body);
             head.seq += 1;
             nums.push(head.num);
             seqs.push(to_i64(head.seq));
@@ -249,7 +288,67 @@ async fn commit(pg: &Pg, group: &[Job], fence: Option<&Fence>) -> Result<Vec<Res
     tx.commit()
         .await
         .map_err(|e| pg.error("cannot commit the append", &e))?;
+    // Bounded (two kilobytes a run): past it, runs start again from their rows.
+    if chains.len() > KEPT_CHAINS {
+        chains.clear();
+    }
+    for (_, head) in moved {
+        if let Some(Linker::Blocked(blocks)) = &head.linker {
+            chains.insert(head.num, (**blocks).clone());
+        }
+    }
     Ok(answers)
+}
+
+/// The chain at a run's head, to go on from: as this process's last group left it, or else
+/// read back from the rows of the head's block (checked).
+async fn linker_at(
+    pg: &Pg,
+    tx: &deadpool_postgres::Transaction<'_>,
+    run: &str,
+    head: &RunHead,
+    chains: &HashMap<i64, Blocks>,
+) -> Result<Linker> {
+    if head.chain == Chain::PerRecord {
+        return Ok(Linker::PerRecord(head.hash));
+    }
+    if let Some(blocks) = chains
+        .get(&head.num)
+        .filter(|b| b.seq() == head.seq && b.hash() == head.hash)
+    {
+        return Ok(Linker::Blocked(Box::new(blocks.clone())));
+    }
+    if head.seq % BLOCK == 0 {
+        return Ok(Linker::Blocked(Box::new(Blocks::at_block_end(
+            head.seq, head.hash,
+        ))));
+    }
+    let start = check_from(Chain::Blocked, head.seq + 1);
+    let statement = tx
+        .prepare_cached(
+            "SELECT seq, hash, body FROM runlog_events
+             WHERE num = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq",
+        )
+        .await
+        .map_err(|e| pg.error("cannot read the run's last block", &e))?;
+    let rows = tx
+        .query(&statement, &[&head.num, &to_i64(start), &to_i64(head.seq)])
+        .await
+        .map_err(|e| pg.error("cannot read the run's last block", &e))?;
+    let mut checker = Rows::new(run, Chain::Blocked, start);
+    for row in &rows {
+        checker.take(&super::row_of(head.num, row)?)?;
+    }
+    match checker.linker() {
+        Some(linker) if linker.hash() == head.hash => Ok(linker),
+        _ => Err(StoreError::Damaged {
+            run: run.to_owned(),
+            damage: crate::error::Damage::corrupt(
+                head.seq,
+                "the run's records do not end at its head",
+            ),
+        }),
+    }
 }
 
 /// Locks the head rows of `runs` (those that exist), in the order of their numbers.
@@ -260,7 +359,7 @@ async fn lock<'r>(
 ) -> Result<HashMap<&'r str, RunHead>> {
     let statement = tx
         .prepare_cached(
-            "SELECT run, num, head_seq, head_hash FROM runlog_runs
+            "SELECT run, num, head_seq, head_hash, chain FROM runlog_runs
              WHERE run = ANY($1) ORDER BY num FOR UPDATE",
         )
         .await
@@ -287,6 +386,8 @@ async fn lock<'r>(
                 num: row.get(1),
                 seq: head_seq,
                 hash,
+                chain: chain_of(run, row.get(4))?,
+                linker: None,
                 moved: false,
             },
         );

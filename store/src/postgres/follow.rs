@@ -5,9 +5,9 @@
 //! notification or a lost listening connection would have hidden. Reading by seq means nothing
 //! is missed or given twice, and the chain is checked across what is delivered.
 
-use super::{check_link, num_of, query_on, rows, Pg, PgLog, SCAN_BATCH};
+use super::{check_from, num_of, query_on, rows, Pg, PgLog, Rows, SCAN_BATCH};
+use crate::blocks::Chain;
 use crate::error::Result;
-use crate::frame::genesis;
 use crate::log::EventLog;
 use crate::types::Record;
 use crossbeam_channel::{Receiver, Sender};
@@ -67,10 +67,7 @@ impl Sub {
     }
 
     fn after(&self, run: &str) -> (u64, [u8; 32]) {
-        self.seen
-            .get(run)
-            .copied()
-            .unwrap_or_else(|| (0, genesis(run)))
+        self.seen.get(run).copied().unwrap_or((0, [0; 32]))
     }
 }
 
@@ -90,7 +87,7 @@ pub(super) fn subscribe(log: &PgLog, run: Option<&str>) -> Receiver<Record> {
     let seen = heads
         .into_iter()
         .map(|(run, head)| {
-            let at = head.map_or_else(|| (0, genesis(&run)), |h| (h.seq, h.hash));
+            let at = head.map_or((0, [0; 32]), |h| (h.seq, h.hash));
             (run, at)
         })
         .collect();
@@ -189,11 +186,11 @@ async fn catch_up(pg: &Pg, subs: &Mutex<Vec<Sub>>, one: Option<(String, u64)>) -
         if starts.is_empty() {
             continue;
         }
-        let Some(num) = num_of(pg, &run).await? else {
+        let Some((num, chain)) = num_of(pg, &run).await? else {
             continue;
         };
         for (after, hash) in starts {
-            deliver(pg, subs, &run, num, (after, hash), upto).await?;
+            deliver(pg, subs, (&run, num, chain), (after, hash), upto).await?;
         }
     }
     Ok(())
@@ -204,18 +201,24 @@ async fn catch_up(pg: &Pg, subs: &Mutex<Vec<Sub>>, one: Option<(String, u64)>) -
 async fn deliver(
     pg: &Pg,
     subs: &Mutex<Vec<Sub>>,
-    run: &str,
-    num: i64,
+    (run, num, chain): (&str, i64, Chain),
     from: (u64, [u8; 32]),
     upto: u64,
 ) -> Result<()> {
     let (mut after, mut prev) = from;
+    let mut next = check_from(chain, after + 1);
+    let mut checker = Rows::new(run, chain, next);
+    checker.holds = (after > 0).then_some(from);
     while after < upto {
-        let batch = rows(pg, num, after + 1, upto, SCAN_BATCH).await?;
+        let batch = rows(pg, num, next, upto, SCAN_BATCH).await?;
         let full = batch.len() as i64 == SCAN_BATCH;
         let mut records = Vec::with_capacity(batch.len());
         for row in &batch {
-            let hash = check_link(run, after + 1, &prev, row)?;
+            let checked = checker.take(row)?;
+            next = row.0 + 1;
+            let Some(hash) = checked.filter(|_| row.0 > after) else {
+                continue;
+            };
             records.push(Record {
                 run: run.to_owned(),
                 seq: row.0,

@@ -24,8 +24,8 @@ pub mod tls;
 pub use lease::host_name;
 pub use schema::SCHEMA;
 
+use crate::blocks::{self, Blocks, Chain, Linker};
 use crate::error::{Damage, Result, StoreError};
-use crate::frame::{genesis, link};
 use crate::log::EventLog;
 use crate::types::{Durability, Head, Record, RecordRef, RunMeta, VerifyReport};
 use crossbeam_channel::Receiver;
@@ -136,8 +136,8 @@ pub struct PgLog {
     runtime: Option<tokio::runtime::Runtime>,
     handle: tokio::runtime::Handle,
     pg: Arc<Pg>,
-    /// Run ids to their numbers, which never change once a run exists.
-    nums: Mutex<HashMap<String, i64>>,
+    /// Run ids to their numbers and chains, which never change once a run exists.
+    nums: Mutex<HashMap<String, (i64, Chain)>>,
     follow: follow::Follow,
     held: lease::Held,
     /// Where appends wait for the next group commit.
@@ -263,6 +263,11 @@ impl PgLog {
 
     /// The run's number, if it exists.
     fn num(&self, run: &str) -> Result<Option<i64>> {
+        Ok(self.run_of(run)?.map(|(num, _)| num))
+    }
+
+    /// The run's number and chain.
+    fn run_of(&self, run: &str) -> Result<Option<(i64, Chain)>> {
         if let Some(n) = self.nums.lock().unwrap_or_else(|p| p.into_inner()).get(run) {
             return Ok(Some(*n));
         }
@@ -418,15 +423,29 @@ async fn query_on(
 }
 
 /// The number of a run, if it exists.
-async fn num_of(pg: &Pg, run: &str) -> Result<Option<i64>> {
+async fn num_of(pg: &Pg, run: &str) -> Result<Option<(i64, Chain)>> {
     let found = query_on(
         pg,
         "cannot look the run up",
-        "SELECT num FROM runlog_runs WHERE run = $1",
+        "SELECT num, chain FROM runlog_runs WHERE run = $1",
         &[&run],
     )
     .await?;
-    Ok(found.first().map(|r| r.get::<_, i64>(0)))
+    found
+        .first()
+        .map(|r| Ok((r.get::<_, i64>(0), chain_of(run, r.get::<_, i16>(1))?)))
+        .transpose()
+}
+
+/// The chain a run's `chain` column names.
+fn chain_of(run: &str, n: i16) -> Result<Chain> {
+    u32::try_from(n)
+        .ok()
+        .and_then(Chain::from_number)
+        .ok_or_else(|| StoreError::Damaged {
+            run: run.to_owned(),
+            damage: Damage::corrupt(1, format!("the run's chain is {n}, which no runlog knows")),
+        })
 }
 
 /// A row of `runlog_events`.
@@ -442,46 +461,120 @@ async fn rows(pg: &Pg, num: i64, from: u64, to: u64, limit: i64) -> Result<Vec<R
         &[&num, &to_i64(from), &to_i64(to), &limit],
     )
     .await?;
-    found
-        .into_iter()
-        .map(|r| {
-            let seq: i64 = r.get(0);
-            let hash: Vec<u8> = r.get(1);
-            let hash = <[u8; 32]>::try_from(hash.as_slice()).map_err(|_| StoreError::Damaged {
-                run: format!("#{num}"),
-                damage: Damage::corrupt(seq as u64, "a stored hash is not 32 bytes"),
-            })?;
-            Ok((seq as u64, hash, r.get(2)))
-        })
-        .collect()
+    found.iter().map(|r| row_of(num, r)).collect()
+}
+
+/// A row of `runlog_events` as read: (seq, hash, body).
+fn row_of(num: i64, r: &PgRow) -> Result<Row> {
+    let seq: i64 = r.get(0);
+    let hash: Vec<u8> = r.get(1);
+    let hash = <[u8; 32]>::try_from(hash.as_slice()).map_err(|_| StoreError::Damaged {
+        run: format!("#{num}"),
+        damage: Damage::corrupt(seq as u64, "a stored hash is not 32 bytes"),
+    })?;
+    Ok((seq as u64, hash, r.get(2)))
 }
 
 fn to_i64(seq: u64) -> i64 {
     i64::try_from(seq).unwrap_or(i64::MAX)
 }
 
-/// Checks that a row follows `prev` in the chain (and carries the hash its body gives).
-fn check_link(run: &str, expect_seq: u64, prev: &[u8; 32], row: &Row) -> Result<[u8; 32]> {
-    let (seq, stored, body) = row;
-    if *seq != expect_seq {
-        return Err(StoreError::Damaged {
-            run: run.to_owned(),
-            damage: Damage::corrupt(expect_seq, format!("seq {expect_seq} is missing")),
-        });
+/// Where a read that checks a run's records from `from` on starts: the record before it, whose
+/// stored hash the chain goes on from, or for the blocked chain the last record of the block
+/// before (0: the run's genesis).
+fn check_from(chain: Chain, from: u64) -> u64 {
+    match chain {
+        Chain::PerRecord => from.max(1) - 1,
+        Chain::Blocked => blocks::block_first(from.max(1)) - 1,
     }
-    let hash = link(prev, body);
-    if &hash != stored {
-        return Err(StoreError::Damaged {
-            run: run.to_owned(),
-            damage: Damage::corrupt(*seq, "the body does not match its chain hash"),
-        });
+}
+
+/// Checks a run's rows, read in order from [`check_from`]: each follows the one before in the
+/// chain and carries the hash its body gives.
+struct Rows<'r> {
+    run: &'r str,
+    chain: Chain,
+    next: u64,
+    linker: Option<Linker>,
+    /// A seq and the hash a reader holds there (a subscriber's): the log must agree.
+    holds: Option<(u64, [u8; 32])>,
+}
+
+impl<'r> Rows<'r> {
+    fn new(run: &'r str, chain: Chain, start: u64) -> Self {
+        Self {
+            run,
+            chain,
+            next: start.max(1),
+            linker: (start == 0).then(|| Linker::genesis(chain, run)),
+            holds: None,
+        }
     }
-    Ok(hash)
+
+    /// The chain after the last row taken.
+    fn linker(self) -> Option<Linker> {
+        self.linker
+    }
+
+    /// Takes the next row: its chain hash once checked, `None` for the row the chain starts
+    /// from (taken as stored).
+    fn take(&mut self, row: &Row) -> Result<Option<[u8; 32]>> {
+        let (seq, stored, body) = row;
+        let damaged = |at: u64, why: String| StoreError::Damaged {
+            run: self.run.to_owned(),
+            damage: Damage::corrupt(at, why),
+        };
+        if *seq != self.next {
+            return Err(damaged(self.next, format!("seq {} is missing", self.next)));
+        }
+        self.next += 1;
+        let hash = match self.linker.as_mut() {
+            None => {
+                self.linker = Some(match self.chain {
+                    Chain::PerRecord => Linker::PerRecord(*stored),
+                    Chain::Blocked => {
+                        Linker::Blocked(Box::new(Blocks::at_block_end(*seq, *stored)))
+                    }
+                });
+                None
+            }
+            Some(linker) => {
+                let hash = linker.push(body);
+                if &hash != stored {
+                    return Err(damaged(
+                        *seq,
+                        "the body does not match its chain hash".into(),
+                    ));
+                }
+                Some(hash)
+            }
+        };
+        if let Some((at, held)) = self.holds {
+            if at == *seq && held != *stored {
+                return Err(damaged(
+                    *seq,
+                    "the log's chain no longer holds this record".into(),
+                ));
+            }
+        }
+        Ok(hash)
+    }
 }
 
 impl EventLog for PgLog {
     fn append(&self, run: &str, expected: Option<u64>, bodies: Vec<Vec<u8>>) -> Result<Head> {
-        append::append(self, run, expected, bodies)
+        append::append(self, run, expected, Chain::Blocked, bodies)
+    }
+
+    fn create(&self, run: &str, chain: Chain, bodies: Vec<Vec<u8>>) -> Result<Head> {
+        append::append(self, run, Some(0), chain, bodies)
+    }
+
+    fn chain(&self, run: &str) -> Result<Option<Chain>> {
+        match self.head(run)? {
+            Some(_) => Ok(self.run_of(run)?.map(|(_, chain)| chain)),
+            None => Ok(None),
+        }
     }
 
     fn head(&self, run: &str) -> Result<Option<Head>> {
@@ -523,36 +616,29 @@ impl EventLog for PgLog {
         if from > to {
             return Ok(());
         }
-        let Some(num) = self.num(run)? else {
+        let Some((num, chain)) = self.run_of(run)? else {
             return Ok(());
         };
-        let mut prev = if from == 1 {
-            genesis(run)
-        } else {
-            match self
-                .read(|pg| async move { rows(&pg, num, from - 1, from - 1, 1).await })?
-                .pop()
-            {
-                Some((_, hash, _)) => hash,
-                None => return Ok(()),
-            }
-        };
-        let mut next = from;
+        let mut next = check_from(chain, from);
+        let mut checker = Rows::new(run, chain, next);
         while next <= to {
             let batch =
                 self.read(|pg| async move { rows(&pg, num, next, to, SCAN_BATCH).await })?;
             let full = batch.len() as i64 == SCAN_BATCH;
             for row in &batch {
-                prev = check_link(run, next, &prev, row)?;
+                let checked = checker.take(row)?;
+                next = row.0 + 1;
+                let Some(hash) = checked.filter(|_| row.0 >= from) else {
+                    continue;
+                };
                 let record = RecordRef {
                     seq: row.0,
                     body: &row.2,
-                    hash: &prev,
+                    hash: &hash,
                 };
                 if !f(record)? {
                     return Ok(());
                 }
-                next = row.0 + 1;
             }
             if !full {
                 break;

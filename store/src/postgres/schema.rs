@@ -3,8 +3,10 @@
 //!
 //! ```text
 //! runlog_schema  (version)                                   one row: the schema in force
-//! runlog_runs    (run, num, created_ms, head_seq, head_hash)  one row per run: its head, moved
-//!                                                             by compare-and-swap in each append
+//! runlog_runs    (run, num, created_ms, head_seq, head_hash, chain)  one row per run: its
+//!                                                             head, moved by compare-and-swap in
+//!                                                             each append, and how its records
+//!                                                             are chained (1, 2: `Chain::number`)
 //! runlog_events  (num, seq, hash, body)                       one row per record, key (num, seq)
 //! runlog_blobs   (hash, bytes)                                content-addressed
 //! runlog_cache   (key, value)                                 snapshots; never trusted
@@ -45,6 +47,8 @@ const MIGRATIONS: &[&str] = &[
         joined_at timestamptz NOT NULL DEFAULT now(),
         expires_at timestamptz NOT NULL
      );",
+    // 2 -> 3: how each run's records are chained. Runs made before are of the per-record chain.
+    "ALTER TABLE runlog_runs ADD COLUMN chain smallint NOT NULL DEFAULT 1;",
 ];
 
 /// The newest schema this build knows.

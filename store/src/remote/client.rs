@@ -2,6 +2,7 @@
 
 use super::server::socket_path;
 use super::wire::{self, Request, Response};
+use crate::blocks::Chain;
 use crate::error::{Result, StoreError};
 use crate::log::EventLog;
 use crate::types::{Durability, Head, Record, RecordRef, RunMeta, VerifyReport};
@@ -99,6 +100,30 @@ impl EventLog for Client {
         match self.call(&request)? {
             Response::Head(Some(h)) => Ok(h.into()),
             other => Err(self.unexpected("an append", &other)),
+        }
+    }
+
+    fn create(&self, run: &str, chain: Chain, bodies: Vec<Vec<u8>>) -> Result<Head> {
+        let request = Request::Create {
+            run: run.to_owned(),
+            chain: chain.number(),
+            bodies,
+        };
+        match self.call(&request)? {
+            Response::Head(Some(h)) => Ok(h.into()),
+            other => Err(self.unexpected("a new run", &other)),
+        }
+    }
+
+    fn chain(&self, run: &str) -> Result<Option<Chain>> {
+        match self.call(&Request::Chain {
+            run: run.to_owned(),
+        })? {
+            Response::Chain(None) => Ok(None),
+            Response::Chain(Some(n)) => Chain::from_number(n)
+                .map(Some)
+                .ok_or_else(|| self.unexpected("a run's chain", &Response::Chain(Some(n)))),
+            other => Err(self.unexpected("a run's chain", &other)),
         }
     }
 

@@ -10,6 +10,7 @@ mod wire;
 
 pub use server::{socket_path, MAX_CONNECTIONS};
 
+use crate::blocks::Chain;
 use crate::error::{Result, StoreError};
 use crate::log::{landed, EventLog, Log, Options};
 use crate::postgres::PgLog;
@@ -158,6 +159,37 @@ impl Store {
 
     /// Calls `f` on the store, again on the next owner if the owner goes meanwhile. Only for
     /// calls that may safely run twice.
+    /// An append through `op`: if the owner goes before it answers, the append is looked for
+    /// in the log (it may have gone through) before the next owner is asked.
+    fn appending(
+        &self,
+        run: &str,
+        expected: Option<u64>,
+        bodies: Vec<Vec<u8>>,
+        op: &AppendOp<'_>,
+    ) -> Result<Head> {
+        let mut reach = self.current();
+        loop {
+            let Reach::Client(client) = &*reach else {
+                return op(reach.log(), bodies);
+            };
+            match op(client, bodies.clone()) {
+                // The answer was lost, not necessarily the append: if the log now holds exactly
+                // these records after `expected`, it went through. The next owner may go too.
+                Err(StoreError::OwnerGone { .. }) => loop {
+                    reach = self.take_over(&reach)?;
+                    match landed(reach.log(), run, expected, &bodies) {
+                        Ok(Some(head)) => return Ok(head),
+                        Ok(None) => break,
+                        Err(StoreError::OwnerGone { .. }) => {}
+                        Err(e) => return Err(e),
+                    }
+                },
+                other => return other,
+            }
+        }
+    }
+
     fn with<T>(&self, f: impl Fn(&dyn EventLog) -> Result<T>) -> Result<T> {
         let mut reach = self.current();
         loop {
@@ -210,28 +242,24 @@ fn find(dir: &Path, options: Options) -> Result<(Reach, Vec<String>)> {
     }
 }
 
+/// An append to make through whichever log owns the store.
+type AppendOp<'a> = dyn Fn(&dyn EventLog, Vec<Vec<u8>>) -> Result<Head> + 'a;
+
 impl EventLog for Store {
     fn append(&self, run: &str, expected: Option<u64>, bodies: Vec<Vec<u8>>) -> Result<Head> {
-        let mut reach = self.current();
-        loop {
-            let Reach::Client(client) = &*reach else {
-                return reach.log().append(run, expected, bodies);
-            };
-            match client.append(run, expected, bodies.clone()) {
-                // The answer was lost, not necessarily the append: if the log now holds exactly
-                // these records after `expected`, it went through. The next owner may go too.
-                Err(StoreError::OwnerGone { .. }) => loop {
-                    reach = self.take_over(&reach)?;
-                    match landed(reach.log(), run, expected, &bodies) {
-                        Ok(Some(head)) => return Ok(head),
-                        Ok(None) => break,
-                        Err(StoreError::OwnerGone { .. }) => {}
-                        Err(e) => return Err(e),
-                    }
-                },
-                other => return other,
-            }
-        }
+        self.appending(run, expected, bodies, &|log, bodies| {
+            log.append(run, expected, bodies)
+        })
+    }
+
+    fn create(&self, run: &str, chain: Chain, bodies: Vec<Vec<u8>>) -> Result<Head> {
+        self.appending(run, Some(0), bodies, &|log, bodies| {
+            log.create(run, chain, bodies)
+        })
+    }
+
+    fn chain(&self, run: &str) -> Result<Option<Chain>> {
+        self.with(|l| l.chain(run))
     }
 
     fn head(&self, run: &str) -> Result<Option<Head>> {
@@ -259,6 +287,29 @@ impl EventLog for Store {
                 f(r)
             };
             match reach.log().scan(run, start, to, &mut track) {
+                Err(StoreError::OwnerGone { .. }) => reach = self.take_over(&reach)?,
+                other => return other,
+            }
+        }
+    }
+
+    fn scan_bodies(
+        &self,
+        run: &str,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(u64, &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        // Resumes after the last record `f` saw if the owner goes mid-scan.
+        let mut next = from;
+        let mut reach = self.current();
+        loop {
+            let start = next;
+            let mut track = |seq: u64, body: &[u8]| {
+                next = seq + 1;
+                f(seq, body)
+            };
+            match reach.log().scan_bodies(run, start, to, &mut track) {
                 Err(StoreError::OwnerGone { .. }) => reach = self.take_over(&reach)?,
                 other => return other,
             }

@@ -166,6 +166,17 @@ fn answer(log: &dyn EventLog, request: Request) -> Response {
         Request::Durability => Ok(Response::Durability(wire::durability_to_wire(
             log.durability(),
         ))),
+        Request::Create { run, chain, bodies } => match crate::blocks::Chain::from_number(chain) {
+            Some(chain) => log
+                .create(&run, chain, bodies)
+                .map(|h| Response::Head(Some(h.into()))),
+            None => Err(crate::error::StoreError::Invalid(format!(
+                "no chain numbered {chain}"
+            ))),
+        },
+        Request::Chain { run } => log
+            .chain(&run)
+            .map(|c| Response::Chain(c.map(crate::blocks::Chain::number))),
         Request::Hello { .. } | Request::Subscribe { .. } => Ok(Response::Done),
     };
     result.unwrap_or_else(|e| Response::Error(WireError::from(&e)))

@@ -8,7 +8,7 @@ use bincode::{Decode, Encode};
 use std::io::{Read, Write};
 
 /// Bumped whenever a message below changes.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// The largest message either side accepts: a whole append of maximum records fits.
 pub const MAX_MESSAGE: usize = 64 * 1024 * 1024;
@@ -53,6 +53,14 @@ pub enum Request {
     SizeBytes,
     /// [`crate::EventLog::durability`].
     Durability,
+    /// [`crate::EventLog::create`], the chain by its number.
+    Create {
+        run: String,
+        chain: u32,
+        bodies: Vec<Vec<u8>>,
+    },
+    /// [`crate::EventLog::chain`].
+    Chain { run: String },
 }
 
 /// What the owner answers.
@@ -86,6 +94,8 @@ pub enum Response {
     Durability(Option<u64>),
     /// The request failed.
     Error(WireError),
+    /// A run's chain by its number, `None` if it has no records.
+    Chain(Option<u32>),
 }
 
 /// A store error as it crosses the socket: the kinds a caller acts on keep their fields.
