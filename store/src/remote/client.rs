@@ -83,6 +83,25 @@ impl Client {
         }
     }
 
+    /// Asks for the records `from..=to` a batch at a time (`ask(next)`), handing each answer to
+    /// `take`, which gives back the last seq in it, or `None` once the reader stopped or the
+    /// answer held nothing.
+    fn in_batches(
+        &self,
+        (from, to): (u64, u64),
+        ask: &dyn Fn(u64) -> Request,
+        take: &mut dyn FnMut(Response) -> Result<Option<u64>>,
+    ) -> Result<()> {
+        let mut next = from.max(1);
+        while next <= to {
+            match take(self.call(&ask(next))?)? {
+                Some(last) => next = last + 1,
+                None => return Ok(()),
+            }
+        }
+        Ok(())
+    }
+
     fn unexpected(&self, what: &str, got: &Response) -> StoreError {
         StoreError::Owner {
             message: format!("asked for {what}, the store's owner answered {got:?}"),
@@ -150,33 +169,60 @@ impl EventLog for Client {
         to: u64,
         f: &mut dyn FnMut(RecordRef<'_>) -> Result<bool>,
     ) -> Result<()> {
-        let mut next = from.max(1);
-        while next <= to {
-            let request = Request::Scan {
+        self.in_batches(
+            (from, to),
+            &|from| Request::Scan {
                 run: run.to_owned(),
-                from: next,
+                from,
                 to,
-            };
-            let records: Vec<Record> = match self.call(&request)? {
-                Response::Records(r) => r.into_iter().map(Into::into).collect(),
-                other => return Err(self.unexpected("records", &other)),
-            };
-            let Some(last) = records.last().map(|r| r.seq) else {
-                return Ok(());
-            };
-            for r in &records {
-                let keep_going = f(RecordRef {
-                    seq: r.seq,
-                    body: &r.body,
-                    hash: &r.hash,
-                })?;
-                if !keep_going {
-                    return Ok(());
+            },
+            &mut |answer| match answer {
+                Response::Records(records) => {
+                    let mut last = None;
+                    for r in records.into_iter().map(Record::from) {
+                        let record = RecordRef {
+                            seq: r.seq,
+                            body: &r.body,
+                            hash: &r.hash,
+                        };
+                        if !f(record)? {
+                            return Ok(None);
+                        }
+                        last = Some(r.seq);
+                    }
+                    Ok(last)
                 }
-            }
-            next = last + 1;
-        }
-        Ok(())
+                other => Err(self.unexpected("records", &other)),
+            },
+        )
+    }
+
+    fn scan_bodies(
+        &self,
+        run: &str,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(u64, &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        self.in_batches(
+            (from, to),
+            &|from| Request::ScanBodies {
+                run: run.to_owned(),
+                from,
+                to,
+            },
+            &mut |answer| match answer {
+                Response::Bodies(bodies) => {
+                    for (seq, body) in &bodies {
+                        if !f(*seq, body)? {
+                            return Ok(None);
+                        }
+                    }
+                    Ok(bodies.last().map(|(seq, _)| *seq))
+                }
+                other => Err(self.unexpected("records", &other)),
+            },
+        )
     }
 
     fn subscribe(&self, run: Option<&str>) -> Receiver<Record> {

@@ -177,6 +177,15 @@ fn answer(log: &dyn EventLog, request: Request) -> Response {
         Request::Chain { run } => log
             .chain(&run)
             .map(|c| Response::Chain(c.map(crate::blocks::Chain::number))),
+        Request::ScanBodies { run, from, to } => {
+            let to = to.min(from.saturating_add(wire::SCAN_BATCH as u64 - 1));
+            let mut bodies = Vec::new();
+            log.scan_bodies(&run, from, to, &mut |seq, body| {
+                bodies.push((seq, body.to_vec()));
+                Ok(true)
+            })
+            .map(|()| Response::Bodies(bodies))
+        }
         Request::Hello { .. } | Request::Subscribe { .. } => Ok(Response::Done),
     };
     result.unwrap_or_else(|e| Response::Error(WireError::from(&e)))

@@ -61,6 +61,9 @@ pub enum Request {
     },
     /// [`crate::EventLog::chain`].
     Chain { run: String },
+    /// Records `from..=to` without their chain hashes ([`crate::EventLog::scan_bodies`]), at
+    /// most [`SCAN_BATCH`] of them.
+    ScanBodies { run: String, from: u64, to: u64 },
 }
 
 /// What the owner answers.
@@ -96,6 +99,8 @@ pub enum Response {
     Error(WireError),
     /// A run's chain by its number, `None` if it has no records.
     Chain(Option<u32>),
+    /// Records of a scan without their chain hashes: (seq, body).
+    Bodies(Vec<(u64, Vec<u8>)>),
 }
 
 /// A store error as it crosses the socket: the kinds a caller acts on keep their fields.
