@@ -44,7 +44,8 @@ pub const MAX_RECORDS: usize = 256;
 /// A frame stops growing past this many bytes. sled splits leaves above 16 entries and writes
 /// pages above ~128 KiB as blob files it never fsyncs; 17 frames of 6 KiB stay below that.
 pub const MAX_FRAME_BYTES: usize = 6 * 1024;
-/// Bodies larger than this go to the blob area, keeping frames small.
+/// Bodies larger than this go to the blob area, keeping frames small. Part of the blocked
+/// chain's definition (a spilled record is hashed as its blob hash): it never changes.
 pub const INLINE_LIMIT: usize = 2 * 1024;
 
 /// A chain hash.
