@@ -277,31 +277,45 @@ impl ChainWalker {
             .get(frame::HEADER_LEN..bytes.len().saturating_sub(32))
             .unwrap_or_default();
         let before = chain.clone();
-        let whole = count <= chain.room() && {
-            chain.absorb(middle, count);
-            Some(chain.hash()) == stored_end
-        };
-        if !whole {
+        // Each record's own hash when asked for: taken in one record at a time, the last of
+        // them is the frame's check; otherwise the frame's records are taken in together.
+        let mut own: Vec<ChainHash> = Vec::new();
+        let taken = count <= chain.room()
+            && if hashes {
+                own.reserve(count as usize);
+                let framed = frame::walk(
+                    bytes,
+                    first,
+                    |_, raw| {
+                        own.push(chain.push_form(raw.form));
+                        Ok(())
+                    },
+                    |_| false,
+                );
+                framed.is_ok() && own.len() as u64 == count
+            } else {
+                chain.absorb(middle, count);
+                true
+            };
+        if !taken || Some(chain.hash()) != stored_end {
             return Err(WalkError::Damage(blocked_damage(
                 first, bytes, count, &before,
             )));
         }
-        let mut each = hashes.then_some(before);
         let mut keep_going = true;
         let mut user_error = None;
+        let mut hashes_of = own.iter();
         frame::walk(
             bytes,
             first,
             |seq, raw| {
                 let body = body_of(blob, seq, &raw)?;
-                let body = body.as_ref();
-                let own = each.as_mut().map(|c| c.push_form(raw.form));
                 hand_on(
                     f,
                     Checked {
                         seq,
-                        body,
-                        hash: own.as_ref(),
+                        body: body.as_ref(),
+                        hash: hashes_of.next(),
                     },
                     &mut keep_going,
                     &mut user_error,

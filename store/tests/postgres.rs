@@ -118,6 +118,41 @@ fn a_database_from_before_the_blocked_chain_keeps_its_runs() {
     assert!(log.verify("new").unwrap().is_ok());
 }
 
+/// A body changed in the database is refused by every read that reaches it, named by its seq:
+/// a fold's read, which checks a block's rows together, as well as a read of each row's hash.
+#[test]
+fn a_changed_body_is_named_by_every_read() {
+    let Some(db) = scratch() else { return };
+    let log = PgLog::connect(&db.url).unwrap();
+    let bodies: Vec<Vec<u8>> = (0..150u32)
+        .map(|i| format!("event {i}").into_bytes())
+        .collect();
+    log.append("r", Some(0), bodies).unwrap();
+    admin(
+        &db.url,
+        "UPDATE runlog_events SET body = 'changed' WHERE seq = 70",
+    );
+    for from in [1, 66, 70] {
+        let named = |e: StoreError| match e {
+            StoreError::Damaged { damage, .. } => damage.seq,
+            other => panic!("{other}"),
+        };
+        let folded = log.scan_bodies("r", from, 150, &mut |_, _| Ok(true));
+        assert_eq!(named(folded.unwrap_err()), 70, "from {from}");
+        let hashed = log.scan("r", from, 150, &mut |_| Ok(true));
+        assert_eq!(named(hashed.unwrap_err()), 70, "from {from}");
+    }
+    // The blocks before it read whole.
+    let mut seen = 0;
+    log.scan_bodies("r", 1, 64, &mut |_, _| {
+        seen += 1;
+        Ok(true)
+    })
+    .unwrap();
+    assert_eq!(seen, 64);
+    assert_eq!(log.verify("r").unwrap().damage.unwrap().seq, 70);
+}
+
 #[test]
 fn a_password_never_appears_in_an_error() {
     let err = PgLog::connect("postgres://runlog:s3cret@127.0.0.1:1/nowhere").unwrap_err();
