@@ -285,6 +285,43 @@ impl PgLog {
         Ok(found)
     }
 
+    /// The run's number and chain, and `from` made at least 1, for a read of `from..=to`;
+    /// `None` when there is nothing to read.
+    fn range_of(&self, run: &str, from: u64, to: u64) -> Result<Option<(i64, Chain, u64)>> {
+        let from = from.max(1);
+        if from > to {
+            return Ok(None);
+        }
+        Ok(self.run_of(run)?.map(|(num, chain)| (num, chain, from)))
+    }
+
+    /// Hands the rows of run `num` from `start` to `to`, read a batch at a time, to `take` until
+    /// it says stop; whether it read them all.
+    fn each_row(
+        &self,
+        num: i64,
+        start: u64,
+        to: u64,
+        take: &mut dyn FnMut(Row) -> Result<bool>,
+    ) -> Result<bool> {
+        let mut next = start;
+        while next <= to {
+            let batch =
+                self.read(|pg| async move { rows(&pg, num, next, to, SCAN_BATCH).await })?;
+            let full = batch.len() as i64 == SCAN_BATCH;
+            for row in batch {
+                next = row.0 + 1;
+                if !take(row)? {
+                    return Ok(false);
+                }
+            }
+            if !full {
+                break;
+            }
+        }
+        Ok(true)
+    }
+
     /// Removes runs for good: their events in batches of 5,000 rows (one short
     /// transaction each, so appends to other runs never wait long), then their row, their
     /// snapshots and `blobs` (those only their records named). PostgreSQL gives the space back
@@ -682,39 +719,25 @@ impl EventLog for PgLog {
         to: u64,
         f: &mut dyn FnMut(RecordRef<'_>) -> Result<bool>,
     ) -> Result<()> {
-        let from = from.max(1);
-        if from > to {
-            return Ok(());
-        }
-        let Some((num, chain)) = self.run_of(run)? else {
+        let Some((num, chain, from)) = self.range_of(run, from, to)? else {
             return Ok(());
         };
-        let mut next = check_from(chain, from);
-        let mut checker = Rows::new(run, chain, next);
-        while next <= to {
-            let batch =
-                self.read(|pg| async move { rows(&pg, num, next, to, SCAN_BATCH).await })?;
-            let full = batch.len() as i64 == SCAN_BATCH;
-            for row in &batch {
-                let checked = checker.take(row)?;
-                next = row.0 + 1;
-                let Some(hash) = checked.filter(|_| row.0 >= from) else {
-                    continue;
-                };
-                let record = RecordRef {
+        let start = check_from(chain, from);
+        let mut checker = Rows::new(run, chain, start);
+        self.each_row(
+            num,
+            start,
+            to,
+            &mut |row| match checker.take(&row)?.filter(|_| row.0 >= from) {
+                Some(hash) => f(RecordRef {
                     seq: row.0,
                     body: &row.2,
                     hash: &hash,
-                };
-                if !f(record)? {
-                    return Ok(());
-                }
-            }
-            if !full {
-                break;
-            }
-        }
-        Ok(())
+                }),
+                None => Ok(true),
+            },
+        )
+        .map(|_| ())
     }
 
     fn scan_bodies(
@@ -724,18 +747,14 @@ impl EventLog for PgLog {
         to: u64,
         f: &mut dyn FnMut(u64, &[u8]) -> Result<bool>,
     ) -> Result<()> {
-        let from = from.max(1);
-        if from > to {
-            return Ok(());
-        }
-        let Some((num, chain)) = self.run_of(run)? else {
+        let Some((num, chain, from)) = self.range_of(run, from, to)? else {
             return Ok(());
         };
         if chain == Chain::PerRecord {
             return self.scan(run, from, to, &mut |r| f(r.seq, r.body));
         }
-        let mut next = check_from(chain, from);
-        let mut blocks = BlockRows::new(run, next);
+        let start = check_from(chain, from);
+        let mut blocks = BlockRows::new(run, start);
         let mut hand_on = |rows: Vec<Row>| -> Result<bool> {
             for (seq, _, body) in rows.iter().filter(|(seq, _, _)| *seq >= from) {
                 if !f(*seq, body)? {
@@ -744,23 +763,14 @@ impl EventLog for PgLog {
             }
             Ok(true)
         };
-        while next <= to {
-            let batch =
-                self.read(|pg| async move { rows(&pg, num, next, to, SCAN_BATCH).await })?;
-            let full = batch.len() as i64 == SCAN_BATCH;
-            for row in batch {
-                next = row.0 + 1;
-                if let Some(checked) = blocks.take(row)? {
-                    if !hand_on(checked)? {
-                        return Ok(());
-                    }
-                }
-            }
-            if !full {
-                break;
-            }
+        let read_to_end = self.each_row(num, start, to, &mut |row| match blocks.take(row)? {
+            Some(checked) => hand_on(checked),
+            None => Ok(true),
+        })?;
+        if read_to_end {
+            hand_on(blocks.finish()?)?;
         }
-        hand_on(blocks.finish()?).map(|_| ())
+        Ok(())
     }
 
     fn subscribe(&self, run: Option<&str>) -> Receiver<Record> {
