@@ -160,10 +160,9 @@ impl<'l> Replay<'l> {
 
     /// The state after `to` from the snapshot at `at`: `None` when that snapshot does not load
     /// or its chain hash is not the log's at `at` (a snapshot of another history, never
-    /// trusted). Its events are read from the snapshot's own record on, so the read checks
-    /// that hash (a record's hash is only known by walking its frame from the frame's start:
-    /// checking it apart walks that stretch twice), and read ahead while this thread decodes
-    /// the snapshot.
+    /// trusted). The log's hash at `at` is worked out on this thread after the snapshot is
+    /// decoded (a fold's read leaves each record's own hash unworked), while the events from
+    /// `at` on are read ahead on another; the snapshot's own record is passed over.
     fn fold_on(
         &self,
         run: &str,
