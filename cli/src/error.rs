@@ -180,6 +180,9 @@ fn store_exit(e: &StoreError) -> ExitKind {
 fn replay_hint(e: &ReplayError) -> Option<String> {
     match e {
         ReplayError::UnknownRun { .. } => Some("list the runs with `runlog runs`".into()),
+        ReplayError::Forgotten { run, .. } => Some(format!(
+            "`runlog verify {run}` shows its tombstone, which keeps its digest: a kept export of it still checks against it"
+        )),
         ReplayError::RunExists { .. } => Some("choose another id (`--as NEW`)".into()),
         ReplayError::Decode { .. } => Some("run `runlog verify` on the run".into()),
         ReplayError::ReaderStopped { .. } => {
@@ -195,6 +198,7 @@ fn replay_hint(e: &ReplayError) -> Option<String> {
 fn replay_exit(e: &ReplayError) -> ExitKind {
     match e {
         ReplayError::UnknownRun { .. }
+        | ReplayError::Forgotten { .. }
         | ReplayError::SeqPastHead { .. }
         | ReplayError::RunExists { .. }
         | ReplayError::Import { .. }

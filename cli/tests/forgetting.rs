@@ -353,3 +353,71 @@ fn a_server_started_with_retain_days_forgets_the_runs_that_ended_before() {
     let said = ok(&runlog(&store).args(["verify", "recent"]).output().unwrap());
     assert!(said.contains("recent: ok,"), "{said}");
 }
+
+/// Every command given a forgotten run's id says it was forgotten, by whom, when and why, and
+/// points at `runlog verify RUN`, with exit 2; no answer shows the register as a run.
+#[test]
+fn a_forgotten_run_is_named_as_forgotten_by_every_command_and_the_register_is_no_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    for run in ["r1", "r2"] {
+        let wf = marked(dir.path(), run);
+        ok(&common::run(&store, &wf, run, &[]));
+    }
+    ok(&runlog(&store)
+        .args(["forget", "r1", "--reason", "kept too long"])
+        .output()
+        .unwrap());
+    let commands: &[&[&str]] = &[
+        &["status", "r1"],
+        &["show", "r1", "a"],
+        &["log", "r1"],
+        &["replay", "r1"],
+        &["stack", "r1"],
+        &["stages", "r1"],
+        &["audit", "r1"],
+        &["metrics", "r1"],
+        &["cost", "r1"],
+        &["export", "r1"],
+        &["du", "r1"],
+        &["viz", "r1"],
+        &["diff", "r1", "r2"],
+        &["fork", "r1", "--as", "r3"],
+        &["rollback", "r1", "--to", "1", "--reason", "back"],
+        &["resume", "r1"],
+        &["approve", "r1", "a"],
+        &["reopen", "r1", "a"],
+        &["forget", "r1"],
+    ];
+    for args in commands {
+        let out = runlog(&store).args(*args).output().unwrap();
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(
+            said.contains("run r1 was forgotten by")
+                && said.contains("kept too long")
+                && said.contains("runlog verify r1"),
+            "{args:?}: {said}"
+        );
+        assert!(!said.contains(".forgotten"), "{args:?}: {said}");
+    }
+    // A run that never was: the runs there are, the register not among them.
+    let out = runlog(&store).args(["status", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("runs: r2"), "{}", text(&out));
+    assert!(!text(&out).contains(".forgotten"), "{}", text(&out));
+    let runs = ok(&runlog(&store).args(["runs"]).output().unwrap());
+    assert!(
+        !runs.contains(".forgotten") && !runs.contains("r1"),
+        "{runs}"
+    );
+    // `verify` over the whole store names the forgotten run, from its verified tombstone.
+    let verified = ok(&runlog(&store).args(["verify"]).output().unwrap());
+    assert!(
+        verified
+            .lines()
+            .any(|l| l.starts_with("r1: forgotten by") && l.contains("kept too long")),
+        "{verified}"
+    );
+    ok(&runlog(&store).args(["verify", "r1"]).output().unwrap());
+}

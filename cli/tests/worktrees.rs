@@ -584,3 +584,313 @@ fn a_merge_made_but_not_recorded_before_a_crash_is_recorded_not_made_again() {
         "1"
     );
 }
+
+/// How many git checkouts (directories holding `.git`) `dir` holds.
+fn checkouts(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .flatten()
+            .filter(|e| e.path().join(".git").exists())
+            .count()
+    })
+}
+
+/// The names `git branch` lists in `repo`.
+fn branches(repo: &Path) -> Vec<String> {
+    git(repo, &["branch", "--format=%(refname:short)"])
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Three tasks writing a file each and `release` after them, which needs all three files
+/// (and, when `gate` is set, the file it names: without it, `release` fails).
+fn release_workflow(dir: &Path, run: &str, gate: Option<&Path>) -> PathBuf {
+    let needs = gate.map_or(String::new(), |g| format!("test -e {} && ", g.display()));
+    repository(
+        dir,
+        &[(
+            "wf.toml",
+            &format!(
+                "name = \"{run}\"\n\
+                 [[task]]\nid = \"a\"\nrun = \"echo a > a.txt\"\nrequires_testing = false\n\
+                 [[task]]\nid = \"b\"\nrun = \"echo b > b.txt\"\nrequires_testing = false\n\
+                 [[task]]\nid = \"c\"\nrun = \"echo c > c.txt\"\nrequires_testing = false\n\
+                 [[task]]\nid = \"release\"\nafter = [\"a\", \"b\", \"c\"]\n\
+                 run = '{needs}cat a.txt b.txt c.txt > release.txt'\nrequires_testing = false\n\
+                 retry = {{ max = 1, delay_ms = 10 }}\n"
+            ),
+        )],
+    )
+}
+
+/// Rolls `run` back to just before its last merge of a, b or c (that task done, not merged)
+/// and resumes it: `release` must start from the integration branch as it is when it starts,
+/// holding the three tasks' work, not from the tip at the rollback's seq.
+fn rolled_back_before_the_last_merge_and_resumed(store: &Path, repo: &Path, run: &str) {
+    let all = events(&open(store), run);
+    let (last_dep_merge, _, _) = merges(&all)
+        .into_iter()
+        .rfind(|(_, t, _)| t != "release")
+        .unwrap();
+    let to = (last_dep_merge - 1).to_string();
+    let out = runlog(store)
+        .args(["rollback", run, "--to", &to, "--reason", "again"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = runlog(store)
+        .args(["resume", run, "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "release holds every dependency's merged work: {}",
+        text(&out)
+    );
+    assert_eq!(
+        git(repo, &["show", &format!("runlog/{run}:release.txt")]),
+        "a\nb\nc"
+    );
+    // Its attempt started on the merge made after the resume, the branch's tip then.
+    let all = events(&open(store), run);
+    let last_merge_before_release = merges(&all)
+        .into_iter()
+        .rfind(|(_, t, _)| t != "release")
+        .unwrap()
+        .2;
+    let parent = all
+        .iter()
+        .rev()
+        .find_map(|(_, e)| match &e.kind {
+            EventKind::ChangesRecorded { task, parent, .. } if task.0 == "release" => {
+                Some(parent.clone())
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(parent, last_merge_before_release);
+}
+
+#[test]
+fn after_a_rollback_past_a_merge_a_task_not_yet_run_starts_from_the_tip_as_it_is_then() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = release_workflow(dir.path(), "stale", None);
+    let store = dir.path().join("store");
+    let out = run_in(&store, &repo, "stale");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    rolled_back_before_the_last_merge_and_resumed(&store, &repo, "stale");
+}
+
+#[test]
+fn after_a_rollback_a_failed_tasks_worktree_from_the_old_timeline_is_not_reused() {
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    let repo = release_workflow(dir.path(), "kept", Some(&go));
+    let store = dir.path().join("store");
+    let out = run_in(&store, &repo, "kept");
+    assert_eq!(out.status.code(), Some(1), "release fails: {}", text(&out));
+    assert!(
+        store.join("worktrees/kept/release/.git").exists(),
+        "a failed task's worktree stays for a person to look at"
+    );
+    std::fs::write(&go, "").unwrap();
+    rolled_back_before_the_last_merge_and_resumed(&store, &repo, "kept");
+}
+
+#[test]
+fn a_store_inside_the_repository_keeps_itself_out_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repository(
+        dir.path(),
+        &[(
+            "wf.toml",
+            "name = \"inside\"\n[[task]]\nid = \"a\"\nrun = \"echo a > a.txt\"\nrequires_testing = false\n\
+             [[task]]\nid = \"b\"\nrun = \"exit 1\"\nrequires_testing = false\nretry = { max = 0 }\n",
+        )],
+    );
+    // The default store: `.runlog/` where runlog runs, here the repository's top.
+    let store = repo.join(".runlog");
+    let out = run_in(&store, &repo, "first");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        store.join("worktrees/first/b/.git").exists(),
+        "b's worktree stays: the test needs one inside the repository"
+    );
+    assert_eq!(
+        git(&repo, &["status", "--porcelain", "--untracked-files=all"]),
+        "",
+        "git status shows nothing of runlog's"
+    );
+    let out = run_in(&store, &repo, "second");
+    assert!(
+        !text(&out).contains("not committed"),
+        "runlog's own files are no change of the user's: {}",
+        text(&out)
+    );
+    git(&repo, &["add", "-A"]);
+    assert_eq!(
+        git(&repo, &["diff", "--cached", "--name-only"]),
+        "",
+        "git add -A stages nothing of runlog's"
+    );
+}
+
+#[test]
+fn a_succeeded_run_leaves_its_branch_and_refs_and_no_worktree() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repository(
+        dir.path(),
+        &[(
+            "wf.toml",
+            "name = \"tidy\"\n[settings]\njobs = 2\n\
+             [[task]]\nid = \"a\"\nrun = \"echo a > a.txt\"\nrequires_testing = false\n\
+             [[task]]\nid = \"b\"\nrun = \"echo b > b.txt\"\nrequires_testing = false\n\
+             [[task]]\nid = \"c\"\nafter = [\"a\"]\nrun = \"echo c > c.txt\"\nrequires_testing = false\n\
+             [[task]]\nid = \"d\"\nafter = [\"b\", \"c\"]\nrun = \"cat a.txt b.txt c.txt > d.txt\"\nrequires_testing = false\n",
+        )],
+    );
+    let store = dir.path().join("store");
+    let out = run_in(&store, &repo, "tidy");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(branches(&repo), ["main", "runlog/tidy"]);
+    let kept = git(
+        &repo,
+        &[
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/runlog-task/tidy/",
+        ],
+    );
+    assert_eq!(
+        kept.lines().collect::<Vec<_>>(),
+        [
+            "refs/runlog-task/tidy/a",
+            "refs/runlog-task/tidy/b",
+            "refs/runlog-task/tidy/c",
+            "refs/runlog-task/tidy/d"
+        ],
+        "each task's last commit is kept out of the branch list"
+    );
+    assert_eq!(
+        checkouts(&store.join("worktrees/tidy")),
+        0,
+        "no checkout is left behind"
+    );
+    let listed = git(&repo, &["worktree", "list", "--porcelain"]);
+    assert_eq!(
+        listed
+            .lines()
+            .filter(|l| l.starts_with("worktree "))
+            .count(),
+        1,
+        "git knows the repository's own checkout only: {listed}"
+    );
+    let out = runlog(&store)
+        .args(["show", "tidy", "d", "--diff"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("+a"), "{}", text(&out));
+    let out = runlog(&store).args(["du", "tidy"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+#[test]
+fn forgetting_a_run_removes_its_worktrees_and_task_branches_from_the_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repository(
+        dir.path(),
+        &[(
+            "wf.toml",
+            "name = \"gone\"\n[[task]]\nid = \"a\"\nrun = \"echo a > a.txt\"\nrequires_testing = false\n\
+             [[task]]\nid = \"b\"\nrun = \"exit 1\"\nrequires_testing = false\nretry = { max = 0 }\n",
+        )],
+    );
+    let store = dir.path().join("store");
+    let out = run_in(&store, &repo, "gone");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(branches(&repo).contains(&"runlog-task/gone/b".to_owned()));
+    let out = runlog(&store)
+        .args(["forget", "gone", "--reason", "done with it"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(branches(&repo), ["main", "runlog/gone"]);
+    assert_eq!(
+        git(&repo, &["for-each-ref", "refs/runlog-task/"]),
+        "",
+        "no kept tip of a forgotten run's tasks"
+    );
+    let listed = git(&repo, &["worktree", "list", "--porcelain"]);
+    assert_eq!(
+        listed
+            .lines()
+            .filter(|l| l.starts_with("worktree "))
+            .count(),
+        1,
+        "{listed}"
+    );
+}
+
+#[test]
+fn a_verdict_whose_merge_conflicted_is_audited_as_the_conflict_and_the_rescue() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent_y = "if [ -s \"$RUNLOG_FEEDBACK\" ] && grep -q conflict \"$RUNLOG_FEEDBACK\"; then \
+                   printf \"X\\nY\\n\" > shared.txt; else sleep 0.6; echo Y > shared.txt; fi";
+    let eval = "echo '{\"score\": 0.9}'";
+    let repo = repository(
+        dir.path(),
+        &[
+            ("shared.txt", "line\n"),
+            (
+                "wf.toml",
+                &format!(
+                    "name = \"judged\"\n[settings]\njobs = 2\n\
+                     [[task]]\nid = \"x\"\nrun = \"echo X > shared.txt\"\nrequires_testing = false\neval = \"{}\"\n\
+                     [[task]]\nid = \"y\"\nrun = '{agent_y}'\nrequires_testing = false\neval = \"{}\"\n",
+                    eval.replace('"', "\\\""),
+                    eval.replace('"', "\\\"")
+                ),
+            ),
+        ],
+    );
+    let store = dir.path().join("store");
+    let out = run_in(&store, &repo, "judged");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains(": y (shared.txt), rescue 1"),
+        "the closing summary names the conflict: {}",
+        text(&out)
+    );
+    let out = runlog(&store).args(["audit", "judged"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let audit = text(&out);
+    let y_lines: Vec<&str> = audit
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("y"))
+        .collect();
+    assert_eq!(y_lines.len(), 2, "{audit}");
+    assert!(
+        y_lines[0].ends_with("→ merge conflicted (shared.txt), rescue 1"),
+        "{audit}"
+    );
+    assert!(
+        y_lines[1].contains("→ done at seq") && y_lines[1].contains(", merged at seq"),
+        "{audit}"
+    );
+    // The whole of y's work: what its merge brought, its two attempts together.
+    let out = runlog(&store)
+        .args(["show", "judged", "y", "--diff"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("task y in all (attempts 1, 2), as merged")
+            && text(&out).contains("+Y")
+            && !text(&out).contains("+X"),
+        "{}",
+        text(&out)
+    );
+}

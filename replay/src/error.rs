@@ -16,6 +16,19 @@ pub enum ReplayError {
         /// The runs that exist.
         known: Vec<String>,
     },
+    /// The run was forgotten: its records are gone, its tombstone in the register of
+    /// forgotten runs keeps its digest.
+    #[error("run {run} was forgotten by {by} at {}: {reason}", runlog_store::layout::utc(at.0))]
+    Forgotten {
+        /// The run.
+        run: String,
+        /// Who forgot it, and how that was established.
+        by: String,
+        /// When.
+        at: runlog_core::Timestamp,
+        /// Why, as given.
+        reason: String,
+    },
     /// A seq past the run's head.
     #[error("run {run} has no seq {seq}: its history ends at seq {head}")]
     SeqPastHead {
@@ -89,6 +102,10 @@ impl ReplayError {
     pub fn hint(&self) -> Option<String> {
         match self {
             ReplayError::UnknownRun { .. } => Some("list the runs in the store".into()),
+            ReplayError::Forgotten { .. } => Some(
+                "verify the run: its tombstone keeps its digest, against which a kept export still checks"
+                    .into(),
+            ),
             ReplayError::SeqPastHead { head, .. } => {
                 Some(format!("pick a seq between 1 and {head}"))
             }

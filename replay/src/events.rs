@@ -20,19 +20,12 @@ pub fn append(log: &dyn EventLog, run: &str, expected: u64, events: &[Event]) ->
     Ok(log.append(run, Some(expected), bodies)?)
 }
 
-/// The run's head, or `UnknownRun` listing the runs that exist.
+/// The run's head; `Forgotten` for a run forgotten, `UnknownRun` listing the runs that exist
+/// for a name that never was one. The register of forgotten runs is no run to read.
 pub fn head(log: &dyn EventLog, run: &str) -> Result<Head> {
     match log.head(run)? {
-        Some(h) => Ok(h),
-        None => Err(ReplayError::UnknownRun {
-            run: run.to_owned(),
-            known: log
-                .runs()?
-                .into_iter()
-                .filter(|r| r.head.is_some())
-                .map(|r| r.run)
-                .collect(),
-        }),
+        Some(h) if !crate::forgotten::is_register(run) => Ok(h),
+        _ => Err(crate::forgotten::unknown_run(log, run)),
     }
 }
 

@@ -41,6 +41,7 @@ pub mod digest;
 mod error;
 pub mod events;
 pub mod export;
+pub mod forgotten;
 mod history;
 mod read_ahead;
 mod session;

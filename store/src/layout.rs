@@ -85,6 +85,7 @@ fn prepare_once(dir: &Path, create: bool) -> Result<PathBuf> {
                 fs::rename(&tmp, &marker).map_err(io("cannot update", &marker))?;
                 sync_dir(dir)?;
             }
+            keep_out_of_git(dir);
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let empty = match fs::read_dir(dir) {
@@ -122,6 +123,7 @@ fn prepare_once(dir: &Path, create: bool) -> Result<PathBuf> {
             )?;
             fs::rename(&creating, &marker).map_err(io("cannot create", &marker))?;
             sync_dir(dir)?;
+            keep_out_of_git(dir);
             fresh.retain(|d| !d.as_os_str().is_empty());
             for created in fresh {
                 let parent = created.parent().unwrap_or(Path::new("."));
@@ -172,6 +174,24 @@ fn check_marker(dir: &Path, text: &str) -> Result<u32> {
         });
     }
     Ok(found)
+}
+
+/// The name of the file that keeps a directory of runlog's out of any git repository it sits in.
+pub const GITIGNORE: &str = ".gitignore";
+
+/// Keeps `dir` (a store, or this host's files of a shared store: worktrees, sockets) out of the
+/// git repository it may sit in, as pytest's and Python's caches keep themselves out: a
+/// `.gitignore` of `*` inside it, so `git status` never shows runlog's files, `git add -A`
+/// never stages them and a run never counts them as the user's uncommitted change. Written
+/// once, when missing; best effort, since nothing of the store depends on it.
+pub fn keep_out_of_git(dir: &Path) {
+    let path = dir.join(GITIGNORE);
+    if !path.exists() {
+        let _ = fs::write(
+            &path,
+            "# runlog's own files (its store, task worktrees): nothing here belongs in a repository\n*\n",
+        );
+    }
 }
 
 /// Records who has the store open, for the "locked by" message of the next process.

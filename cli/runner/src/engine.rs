@@ -775,6 +775,17 @@ impl Engine {
             if let Some(command) = ws.merge(self.session.state(), &task)? {
                 self.execute(command)?;
             }
+            if self
+                .state()
+                .task(&task)
+                .is_some_and(|t| t.code.merged.is_some())
+            {
+                // Its work is on the integration branch: its worktree is not needed.
+                if let Err(e) = ws.retire(self.session.state(), &task) {
+                    self.observer
+                        .note(&format!("note: task {task}'s worktree stays: {e}"));
+                }
+            }
         }
         Ok(())
     }
@@ -1511,6 +1522,12 @@ impl Engine {
             // Among workers another may have finished it first.
             Err(_) if self.crew.is_some() => {}
             Err(r) => return Err(RunnerError::Refused(Box::new(r))),
+        }
+        if let Some(ws) = &self.ctx.workspace {
+            if let Err(e) = ws.close(self.session.state()) {
+                self.observer
+                    .note(&format!("note: the run's worktrees stay: {e}"));
+            }
         }
         Ok(self.into_ended(started, false))
     }

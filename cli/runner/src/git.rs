@@ -320,11 +320,58 @@ impl Git {
         Ok(files.lines().map(str::to_owned).collect())
     }
 
-    /// Puts the worktree's branch, index and files at `commit` (a rollback).
+    /// Puts the worktree's branch, index and files at `commit` (a rollback), files git does
+    /// not track removed too (ignored ones, such as build caches, stay): the worktree holds
+    /// what that commit holds and nothing of another timeline.
     pub fn reset_hard(&self, commit: &str) -> Result<()> {
         let _ = self.run(&["merge", "--abort"]);
-        self.run(&["reset", "--hard", "--quiet", commit])
-            .map(|_| ())
+        self.run(&["reset", "--hard", "--quiet", commit])?;
+        self.run(&["clean", "-d", "--force", "--quiet"]).map(|_| ())
+    }
+
+    /// Whether `ancestor` is `commit` or one of its ancestors.
+    pub fn is_ancestor(&self, ancestor: &str, commit: &str) -> bool {
+        self.command(&["merge-base", "--is-ancestor", ancestor, commit])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    /// Removes the worktree at `path` (its files, and the repository's entry for it); its
+    /// branch stays. A directory git no longer knows as a worktree is removed all the same.
+    pub fn remove_worktree(&self, path: &Path) -> Result<()> {
+        let shown = path.to_string_lossy();
+        if path.join(".git").exists() {
+            // Twice forced: a worktree a crash left locked goes too.
+            let args = ["worktree", "remove", "--force", "--force", &shown];
+            if self.run(&args).is_ok() {
+                return Ok(());
+            }
+        }
+        match std::fs::remove_dir_all(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(GitError::Failed {
+                    dir: path.to_path_buf(),
+                    args: "worktree remove".into(),
+                    stderr: e.to_string(),
+                })
+            }
+            _ => {}
+        }
+        self.run(&["worktree", "prune"]).map(|_| ())
+    }
+
+    /// Deletes the ref `name` (a full name) if it exists.
+    pub fn delete_ref(&self, name: &str) -> Result<()> {
+        if self.commit_of(name).is_none() {
+            return Ok(());
+        }
+        self.run(&["update-ref", "-d", name]).map(|_| ())
+    }
+
+    /// The full names of the refs below `prefix` (`refs/runlog-task/RUN/`, say).
+    pub fn refs_under(&self, prefix: &str) -> Result<Vec<String>> {
+        let text = self.run(&["for-each-ref", "--format=%(refname)", prefix])?;
+        Ok(text.lines().map(str::to_owned).collect())
     }
 }
 

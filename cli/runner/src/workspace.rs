@@ -12,7 +12,7 @@
 use crate::git::{ref_part, Author, Git, GitError, Merge};
 use crate::layout::Layout;
 use crate::workflow::WorkspaceMode;
-use runlog_core::{Changes, CommandKind, Hash, RunState, TaskId};
+use runlog_core::{Changes, CommandKind, Hash, RunState, TaskId, TaskState, TaskStatus};
 use runlog_store::EventLog;
 use std::path::{Path, PathBuf};
 
@@ -280,15 +280,23 @@ impl RunWorkspace {
                 let _ = std::fs::remove_dir_all(&path);
             }
             let _ = self.repo.run(&["worktree", "prune"]);
+            runlog_store::layout::keep_out_of_git(self.layout.store());
             self.repo
                 .add_worktree(&path, &self.task_branch(task), &start)?;
             if wt.run(&["rev-parse", "HEAD"])? != start {
                 // The branch was left elsewhere (by another host, or a rollback).
                 wt.reset_hard(&start)?;
             }
-        } else if self.remote.is_some() && wt.run(&["rev-parse", "HEAD"])? != start {
-            // Another worker went on with the task since this host last had it.
-            wt.reset_hard(&start)?;
+        } else {
+            let head = wt.run(&["rev-parse", "HEAD"])?;
+            // Another worker went on with the task since this host last had it; or the
+            // worktree holds another timeline's work (a task with nothing recorded since a
+            // rollback starts from the tip as it is now, like a task never run). A commit
+            // made after `start` and not recorded before a crash stays for the attempt.
+            let elsewhere = self.remote.is_some() || !wt.is_ancestor(&start, &head);
+            if head != start && elsewhere {
+                wt.reset_hard(&start)?;
+            }
         }
         if code.conflict.is_some() && wt.commit_of("MERGE_HEAD").is_none() {
             let theirs = self.branch();
@@ -442,30 +450,128 @@ impl RunWorkspace {
             self.push(&w.tip, &branch, true)?;
         }
         for t in state.tasks_in_order() {
-            let task_ref = format!("refs/heads/{}", self.task_branch(&t.spec.id));
-            let Some(now) = self.repo.commit_of(&task_ref) else {
-                continue;
-            };
-            let want = t.code.commit.clone().unwrap_or_else(|| w.tip.clone());
-            if now == want {
-                continue;
+            self.follow_task(state, t, seq)?;
+        }
+        Ok(())
+    }
+
+    /// A task's branch, worktree and kept tip after a rollback recorded at `seq`: a task that
+    /// has no attempt in the state rolled back to loses them (its old tip kept as a ref), as
+    /// if it had never run; another is put at its last recorded commit.
+    fn follow_task(&self, state: &RunState, t: &TaskState, seq: u64) -> Result<(), GitError> {
+        let Some(w) = &state.workspace else {
+            return Ok(());
+        };
+        let id = &t.spec.id;
+        let task_ref = format!("refs/heads/{}", self.task_branch(id));
+        let kept = self.kept_tip(id);
+        let branch_now = self.repo.commit_of(&task_ref);
+        let Some(now) = branch_now.clone().or_else(|| self.repo.commit_of(&kept)) else {
+            return Ok(());
+        };
+        let want = match (&t.code.commit, t.attempt) {
+            (Some(c), _) => Some(c.clone()),
+            (None, 0) => None,
+            (None, _) => Some(w.tip.clone()),
+        };
+        if want.as_deref() == Some(now.as_str()) {
+            return Ok(());
+        }
+        let keep = format!(
+            "refs/runlog/{}/{}/before-rollback-{seq}",
+            ref_part(self.layout.run()),
+            ref_part(id.as_str())
+        );
+        self.repo.set_ref(&keep, &now, None)?;
+        self.push(&now, &keep, true)?;
+        let path = self.worktree(state, id);
+        match want {
+            Some(want) if branch_now.is_some() => {
+                self.push(&want, &task_ref, true)?;
+                if path.join(".git").exists() {
+                    Git::at(&path).reset_hard(&want)?;
+                } else {
+                    self.repo.set_ref(&task_ref, &want, None)?;
+                }
             }
-            let keep = format!(
-                "refs/runlog/{run}/{}/before-rollback-{seq}",
-                ref_part(t.spec.id.as_str())
-            );
-            self.repo.set_ref(&keep, &now, None)?;
-            self.push(&now, &keep, true)?;
-            self.push(&want, &task_ref, true)?;
-            let path = self.worktree(state, &t.spec.id);
-            if path.join(".git").exists() {
-                Git::at(&path).reset_hard(&want)?;
-            } else {
-                self.repo.set_ref(&task_ref, &want, None)?;
+            // Made again from its recorded commit when its next attempt starts.
+            Some(_) => self.drop_ref(&kept)?,
+            None => {
+                self.repo.remove_worktree(&path)?;
+                self.drop_ref(&task_ref)?;
+                self.drop_ref(&kept)?;
             }
         }
         Ok(())
     }
+
+    /// Where a task's last commit is kept once its branch is gone:
+    /// `refs/runlog-task/RUN/TASK`, beside the branch names and out of `git branch`'s list.
+    fn kept_tip(&self, task: &TaskId) -> String {
+        format!("refs/{}", self.task_branch(task))
+    }
+
+    /// Deletes a ref here and, with a shared repository, there.
+    fn drop_ref(&self, name: &str) -> Result<(), GitError> {
+        self.repo.delete_ref(name)?;
+        self.push("", name, false)
+    }
+
+    /// A task whose work needs no worktree any more (merged; or cancelled, and the run over):
+    /// its worktree removed, its branch deleted, its last commit kept as
+    /// `refs/runlog-task/RUN/TASK` (safe from `git gc`; `runlog show --diff` reads the log).
+    pub fn retire(&self, state: &RunState, task: &TaskId) -> Result<(), GitError> {
+        let path = self.worktree(state, task);
+        let branch = format!("refs/heads/{}", self.task_branch(task));
+        if let Some(tip) = self.repo.commit_of(&branch) {
+            let kept = self.kept_tip(task);
+            self.repo.set_ref(&kept, &tip, None)?;
+            self.push(&tip, &kept, true)?;
+        }
+        if path.exists() {
+            self.repo.remove_worktree(&path)?;
+        }
+        self.drop_ref(&branch)?;
+        if let Some(dir) = path.parent() {
+            // The run's directory of worktrees goes with its last one.
+            let _ = std::fs::remove_dir(dir);
+        }
+        Ok(())
+    }
+
+    /// At the run's end: every task whose work is merged or cancelled retired (a succeeded
+    /// run leaves its integration branch and refs only); a failed or waiting task keeps its
+    /// worktree for a person, until the run succeeds, is rolled back past it or is forgotten.
+    pub fn close(&self, state: &RunState) -> Result<(), GitError> {
+        if state.workspace.is_none() {
+            return Ok(());
+        }
+        for t in state.tasks_in_order() {
+            let settled = t.code.merged.is_some() || t.status == TaskStatus::Cancelled;
+            let branch = format!("refs/heads/{}", self.task_branch(&t.spec.id));
+            let path = self.worktree(state, &t.spec.id);
+            if settled && (path.exists() || self.repo.commit_of(&branch).is_some()) {
+                self.retire(state, &t.spec.id)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Removes what a forgotten run left in the repository `repo` on this host: the entries of
+/// its worktrees (whose files went with the run's directory), its tasks' branches and kept
+/// tips. Its integration branch `runlog/RUN` and the tips a rollback kept under
+/// `refs/runlog/RUN/` stay: they may hold work a person took; `docs/workspaces.md` says how
+/// to remove them.
+pub fn forget_run(repo: &Path, run: &str) -> Result<(), GitError> {
+    let git = Git::at(repo);
+    let part = ref_part(run);
+    let mut names = git.refs_under(&format!("refs/heads/runlog-task/{part}/"))?;
+    names.extend(git.refs_under(&format!("refs/runlog-task/{part}/"))?);
+    for name in names {
+        git.delete_ref(&name)?;
+    }
+    git.run(&["worktree", "prune"]).map(|_| ())
 }
 
 /// How often a merge is made again when another worker moved the shared branch meanwhile.

@@ -34,17 +34,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             _ => "no decision".into(),
         };
         let consequence = match &e.consequence {
-            Some(runlog_core::projections::audit::Consequence::Done { ready, at_seq }) => {
-                if ready.is_empty() {
-                    format!("done at seq {at_seq}")
-                } else {
-                    format!("done at seq {at_seq}; ready: {}", render::join(ready))
-                }
-            }
-            Some(runlog_core::projections::audit::Consequence::Rescue { n }) => {
-                format!("rescue {n}")
-            }
-            Some(runlog_core::projections::audit::Consequence::Failed) => "failed".into(),
+            Some(c) => render::consequence(c),
             None => String::new(),
         };
         outln!(

@@ -22,12 +22,8 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         known.clone()
     } else {
         for r in &a.runs {
-            if !known.contains(r) {
-                return Err(runlog_replay::ReplayError::UnknownRun {
-                    run: r.clone(),
-                    known,
-                }
-                .into());
+            if !known.contains(r) || runlog_replay::forgotten::is_register(r) {
+                return Err(runlog_replay::forgotten::unknown_run(&log, r).into());
             }
         }
         a.runs.clone()

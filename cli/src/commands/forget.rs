@@ -158,6 +158,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         keep_exports(&log, dir, &doomed)?;
     }
     let blobs = unshared_blobs(&log, &doomed)?;
+    let repos = repositories(&log, &doomed)?;
     record(&log, &doomed, &crate::intake::os_user(), &a.reason, now)?;
     let runs: Vec<String> = doomed.iter().map(|d| d.run.clone()).collect();
     match log.postgres() {
@@ -174,7 +175,36 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     for run in &runs {
         remove_files(&ctx.store, run)?;
     }
+    for (run, repo) in &repos {
+        // The worktrees' files went with the run's directory: git forgets them and the tasks'
+        // branches too. What fails here leaves refs behind, never a run half forgotten.
+        if let Err(e) = runlog_runner::workspace::forget_run(repo, run) {
+            eprintln!(
+                "note: run {run} is forgotten; its task branches in {} stay: {e}",
+                repo.display()
+            );
+        }
+    }
     report(ctx, &a, &doomed, &refused, before, bytes(&ctx.store))
+}
+
+/// The repositories on this host the runs worked in (a git workspace's own repository; a
+/// shared one is reached through a clone under the store, which goes with the store's files).
+fn repositories(
+    log: &dyn runlog_store::EventLog,
+    doomed: &[Doomed],
+) -> Result<Vec<(String, std::path::PathBuf)>> {
+    let mut out = Vec::new();
+    for d in doomed {
+        let state = runlog_replay::Replay::new(log).head_state(&d.run)?;
+        if let Some(w) = state.workspace {
+            let repo = std::path::PathBuf::from(w.repo);
+            if repo.is_dir() {
+                out.push((d.run.clone(), repo));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Each run's export and digest, written before anything is removed.

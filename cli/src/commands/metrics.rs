@@ -24,7 +24,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         for meta in log.runs()? {
             // A run with no readable head (damaged or empty) has no history to measure:
             // `runlog runs` and `verify` say what is wrong with it.
-            if meta.head.is_some() {
+            if meta.head.is_some() && !runlog_replay::forgotten::is_register(&meta.run) {
                 all.push(meta.run);
             }
         }

@@ -22,7 +22,8 @@ pub struct Args {
     /// files and patch.
     #[arg(long)]
     diff: bool,
-    /// With --diff: this attempt [default: the last one that recorded changes].
+    /// With --diff: this attempt's changes alone [default: everything the task changed, from
+    /// where it started to its last commit (what its merge brought, once merged)].
     #[arg(long, value_name = "N", requires = "diff")]
     attempt: Option<u32>,
 }
@@ -55,6 +56,11 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         .map(|(_, e)| e.clone())
         .collect();
     if a.diff {
+        if a.attempt.is_none() {
+            if let Some(whole) = whole_task(&state, &id, &story) {
+                return print_whole(run, task, &whole, ctx.json);
+            }
+        }
         return diff(&log, run, task, &story, a.attempt, ctx.json);
     }
     if ctx.json {
@@ -228,6 +234,90 @@ fn diff(
             patch.len()
         );
     }
+    Ok(())
+}
+
+/// Everything a task changed over its attempts, from its repository.
+#[derive(Debug, Serialize)]
+struct Whole {
+    attempts: Vec<u32>,
+    /// Where it started (the integration branch's tip, or what its merge was made on).
+    from: String,
+    /// Its last commit, or its merge.
+    to: String,
+    merged: bool,
+    files: Vec<String>,
+    insertions: u64,
+    deletions: u64,
+    patch: String,
+}
+
+/// A task with more than one attempt's changes: all it changed, from its repository (`None`
+/// when one attempt's record says it all, or the repository is not here: then the last
+/// attempt's recorded patch is what there is).
+fn whole_task(state: &runlog_core::RunState, id: &TaskId, story: &[(u64, Event)]) -> Option<Whole> {
+    let repo = std::path::PathBuf::from(&state.workspace.as_ref()?.repo);
+    let mut attempts = Vec::new();
+    let (mut first, mut last) = (None, None);
+    for (_, e) in story {
+        if let EventKind::ChangesRecorded {
+            attempt,
+            commit,
+            parent,
+            ..
+        } = &e.kind
+        {
+            attempts.push(*attempt);
+            first.get_or_insert_with(|| parent.clone());
+            last = Some(commit.clone());
+        }
+    }
+    if attempts.len() < 2 {
+        return None;
+    }
+    let merge = state.task(id)?.code.merged.clone();
+    let git = runlog_runner::git::Git::at(&repo);
+    let (from, to) = match merge {
+        // What the merge brought into the integration branch: the task's work, conflicts
+        // resolved, without what it merged in from others.
+        Some(m) => (git.parents(&m).first()?.clone(), m),
+        None => (first?, last?),
+    };
+    let (files, insertions, deletions) = git.numstat(&from, &to).ok()?;
+    let patch = git.patch(&from, &to).ok()?;
+    Some(Whole {
+        attempts,
+        merged: state.task(id)?.code.merged.is_some(),
+        from,
+        to,
+        files,
+        insertions,
+        deletions,
+        patch,
+    })
+}
+
+fn print_whole(run: &str, task: &str, w: &Whole, json: bool) -> Result<()> {
+    if json {
+        return render::json(&serde_json::json!({
+            "run": run, "task": task, "attempt": null, "attempts": w.attempts, "from": w.from,
+            "to": w.to, "merged": w.merged, "files": w.files, "insertions": w.insertions,
+            "deletions": w.deletions, "patch": w.patch,
+        }));
+    }
+    let attempts: Vec<String> = w.attempts.iter().map(ToString::to_string).collect();
+    outln!(
+        "task {task} in all (attempts {}){}: {} on {}, {} file{} (+{} -{}); one attempt: --attempt N",
+        attempts.join(", "),
+        if w.merged { ", as merged" } else { "" },
+        render::event::short(&w.to),
+        render::event::short(&w.from),
+        w.files.len(),
+        if w.files.len() == 1 { "" } else { "s" },
+        w.insertions,
+        w.deletions
+    );
+    out!("{}", w.patch);
     Ok(())
 }
 

@@ -45,11 +45,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                         .with_hint("`runlog repair` rebuilds the store from its archive")),
                     };
                 }
-                return Err(runlog_replay::ReplayError::UnknownRun {
-                    run: r.to_owned(),
-                    known,
-                }
-                .into());
+                return Err(runlog_replay::forgotten::unknown_run(&log, r).into());
             }
             vec![r.to_owned()]
         }
@@ -66,6 +62,16 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         let damage = c.damage;
         if damage.is_some() {
             damaged += 1;
+        } else if runlog_replay::forgotten::is_register(r) {
+            // The register verified: each run it holds is named, as `verify RUN` names it.
+            for t in crate::queries::forget::tombstones(&log)? {
+                let c = crate::queries::verify::Checked::forgotten(t);
+                if ctx.json {
+                    render::json(&c)?;
+                } else {
+                    print(&c)?;
+                }
+            }
         }
     }
     if let Some(wanted) = &wanted {

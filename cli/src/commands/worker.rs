@@ -155,6 +155,9 @@ impl Work<'_> {
         let mut running = 0;
         let log = self.launcher.log();
         for meta in log.runs()? {
+            if runlog_replay::forgotten::is_register(&meta.run) {
+                continue;
+            }
             let head = meta.head.map_or(0, |h| h.seq);
             if active.contains(&meta.run) {
                 running += 1;

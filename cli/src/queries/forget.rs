@@ -8,7 +8,7 @@
 
 use crate::queries::du::blob_named;
 use crate::queries::runs::{rows, Row};
-use runlog_core::codec::{decode_event, encode_event};
+use runlog_core::codec::encode_event;
 use runlog_core::{Event, EventKind, Forgotten, Hash, RunId, Timestamp, FORGOTTEN_RUNS};
 use runlog_replay::Result;
 use runlog_store::EventLog;
@@ -87,10 +87,7 @@ pub fn choose(
     let mut wanted: BTreeSet<String> = BTreeSet::new();
     for run in named {
         if !all.iter().any(|r| &r.run == run) {
-            return Err(runlog_replay::ReplayError::UnknownRun {
-                run: run.clone(),
-                known: all.iter().map(|r| r.run.clone()).collect(),
-            });
+            return Err(runlog_replay::forgotten::unknown_run(log, run));
         }
         wanted.insert(run.clone());
     }
@@ -208,27 +205,22 @@ pub struct Tombstone {
 
 /// Every tombstone, oldest first.
 pub fn tombstones(log: &dyn EventLog) -> Result<Vec<Tombstone>> {
-    let mut out = Vec::new();
-    log.scan(FORGOTTEN_RUNS, 1, u64::MAX, &mut |r| {
-        if let Ok(Event {
-            at,
-            kind: EventKind::RunForgotten(f),
-        }) = decode_event(r.body)
-        {
-            out.push(Tombstone {
+    Ok(runlog_replay::forgotten::tombstones(log)?
+        .into_iter()
+        .map(|t| {
+            let f = t.forgotten;
+            Tombstone {
                 run: f.run.0,
                 head_seq: f.head_seq,
                 head_hash: f.head_hash.to_hex(),
                 outcome: f.outcome,
                 by: format!("{} ({})", f.principal, f.via),
-                at_ms: at.0,
+                at_ms: t.at.0,
                 reason: f.reason,
-                seq: r.seq,
-            });
-        }
-        Ok(true)
-    })?;
-    Ok(out)
+                seq: t.seq,
+            }
+        })
+        .collect())
 }
 
 /// The latest tombstone of a run, if it was forgotten.

@@ -88,14 +88,21 @@ pub fn check_forgotten(log: &dyn EventLog, run: &str) -> Result<Option<Checked>>
     if !register.ok {
         return Ok(Some(register));
     }
-    Ok(Some(Checked {
-        run: run.to_owned(),
-        ok: true,
-        verified: 0,
-        head_seq: Some(tombstone.head_seq),
-        damage: None,
-        forgotten: Some(tombstone),
-    }))
+    Ok(Some(Checked::forgotten(tombstone)))
+}
+
+impl Checked {
+    /// A forgotten run, as its verified tombstone says it stood.
+    pub fn forgotten(tombstone: crate::queries::forget::Tombstone) -> Self {
+        Self {
+            run: tombstone.run.clone(),
+            ok: true,
+            verified: 0,
+            head_seq: Some(tombstone.head_seq),
+            damage: None,
+            forgotten: Some(tombstone),
+        }
+    }
 }
 
 /// The first seq of a run whose body is not an event, with why.

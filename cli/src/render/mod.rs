@@ -100,6 +100,33 @@ pub fn gate_word(o: &runlog_core::GateOutcome) -> String {
     }
 }
 
+/// What a gate decision led to, in words (`runlog audit`).
+pub fn consequence(c: &runlog_core::projections::audit::Consequence) -> String {
+    use runlog_core::projections::audit::Consequence;
+    match c {
+        Consequence::Done {
+            ready,
+            at_seq,
+            merged_at,
+        } => {
+            let merged = merged_at.map_or(String::new(), |m| format!(", merged at seq {m}"));
+            if ready.is_empty() {
+                format!("done at seq {at_seq}{merged}")
+            } else {
+                format!("done at seq {at_seq}{merged}; ready: {}", join(ready))
+            }
+        }
+        Consequence::Rescue { n } => format!("rescue {n}"),
+        Consequence::Failed => "failed".into(),
+        Consequence::MergeConflicted { files, rescue, .. } => {
+            let then = rescue.map_or("it waits for a person".to_owned(), |n| {
+                format!("rescue {n}")
+            });
+            format!("merge conflicted ({}), {then}", join(files))
+        }
+    }
+}
+
 /// Progress of a long replay on stderr, when it is a terminal and the history is long enough
 /// to be worth it; the line is cleared at the end.
 pub fn replay_progress(label: &str) -> impl FnMut(u64, u64) + '_ {

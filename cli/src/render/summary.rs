@@ -43,6 +43,13 @@ fn ending(state: &RunState, run: &str, cmd: &str) -> Ending {
         for t in state.tasks_in_order() {
             if t.status == TaskStatus::PendingEval {
                 let id = &t.spec.id;
+                if let (Some(files), Some(w)) = (&t.code.conflict, &state.workspace) {
+                    next.push(format!(
+                        "{id}'s merge conflicts in {}: in its worktree, `git merge {}`, resolve, `git commit`",
+                        join(files),
+                        w.branch
+                    ));
+                }
                 next.push(format!(
                     "{cmd} approve {run} {id}   or   {cmd} reject {run} {id}"
                 ));
@@ -108,6 +115,13 @@ pub fn print(
             "duration_ms": elapsed.as_millis() as u64,
             "branch": state.workspace.as_ref().map(|w| &w.branch),
         });
+        let mut out = out;
+        if let (Some(fields), false) = (out.as_object_mut(), s.merge_conflicts.is_empty()) {
+            fields.insert(
+                "merge_conflicts".into(),
+                serde_json::json!(s.merge_conflicts),
+            );
+        }
         format!("{out}\n")
     } else {
         let mut t = format!("run {run} {} in {:.1}s\n", end.word, elapsed.as_secs_f64());
@@ -121,6 +135,17 @@ pub fn print(
         );
         if let Some(w) = &history_warning {
             t += &format!("  warning: {w}\n");
+        }
+        for c in &s.merge_conflicts {
+            let then = c
+                .rescue
+                .map_or("left for a person".to_owned(), |n| format!("rescue {n}"));
+            t += &format!(
+                "  merge conflict at seq {}: {} ({}), {then}\n",
+                c.seq,
+                c.task,
+                join(&c.files)
+            );
         }
         if let Some(w) = &state.workspace {
             t += &format!(

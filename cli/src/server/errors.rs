@@ -187,6 +187,12 @@ impl From<ReplayError> for ApiError {
                 StatusCode::NOT_FOUND,
                 Some("GET /v1/runs lists the runs".into()),
             ),
+            ReplayError::Forgotten { run, .. } => (
+                StatusCode::NOT_FOUND,
+                Some(format!(
+                    "GET /v1/runs/{run}/verify shows its tombstone, which keeps its digest"
+                )),
+            ),
             ReplayError::SeqPastHead { .. } | ReplayError::Import { .. } => {
                 (StatusCode::BAD_REQUEST, e.hint())
             }

@@ -22,6 +22,10 @@ pub enum Consequence {
         ready: Vec<TaskId>,
         /// The seq of the decision.
         at_seq: u64,
+        /// In a git workspace: the seq of the merge into the integration branch, where the
+        /// dependents in `ready` became ready.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        merged_at: Option<u64>,
     },
     /// The task was sent back to its agent.
     Rescue {
@@ -30,6 +34,16 @@ pub enum Consequence {
     },
     /// The task failed.
     Failed,
+    /// The gate passed the work, and its merge into the integration branch then conflicted:
+    /// it did not count as done.
+    MergeConflicted {
+        /// The files in conflict.
+        files: Vec<String>,
+        /// The rescue the task was sent back for; none: it waits for a person.
+        rescue: Option<u32>,
+        /// The seq of the conflict.
+        at_seq: u64,
+    },
 }
 
 /// Why an audit entry deserves a second look.
@@ -290,6 +304,7 @@ impl EvalAudit {
                     GateOutcome::Pass => Consequence::Done {
                         ready: after.ready_because_of(task),
                         at_seq: seq,
+                        merged_at: None,
                     },
                     GateOutcome::Rescue { n } => Consequence::Rescue { n: *n },
                     GateOutcome::Fail => Consequence::Failed,
@@ -319,8 +334,45 @@ impl EvalAudit {
                     claim_differs,
                 });
             }
+            EventKind::TaskMerged { task, .. } => {
+                if let Some(Consequence::Done {
+                    ready, merged_at, ..
+                }) = self.passed_mut(task)
+                {
+                    // In a git workspace the dependents wait for the merge, not the gate.
+                    *ready = after.ready_because_of(task);
+                    *merged_at = Some(seq);
+                }
+            }
+            EventKind::MergeConflicted {
+                task,
+                files,
+                rescue,
+            } => {
+                if let Some(consequence) = self.passed_mut(task) {
+                    *consequence = Consequence::MergeConflicted {
+                        files: files.clone(),
+                        rescue: *rescue,
+                        at_seq: seq,
+                    };
+                }
+            }
             _ => self.observe_stream(seq, event),
         }
+    }
+
+    /// The consequence of the task's latest verdict when the gate passed it and nothing
+    /// merged it yet.
+    fn passed_mut(&mut self, task: &TaskId) -> Option<&mut Consequence> {
+        self.latest_mut(task)?.consequence.as_mut().filter(|c| {
+            matches!(
+                c,
+                Consequence::Done {
+                    merged_at: None,
+                    ..
+                }
+            )
+        })
     }
 
     /// Folds an event that needs no state.

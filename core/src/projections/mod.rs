@@ -23,7 +23,7 @@ pub use board::Board;
 pub use cost::{CostBy, CostReport};
 pub use metrics::RunMetrics;
 pub use stack::SupervisorStack;
-pub use summary::RunSummary;
+pub use summary::{MergeConflict, RunSummary};
 
 /// The state and the stream projections of a run, built in one forward pass.
 #[derive(Debug, Clone, Default)]

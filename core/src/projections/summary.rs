@@ -53,6 +53,22 @@ pub struct RunSummary {
     pub interruptions: u32,
     /// Messages.
     pub messages: u32,
+    /// In a git workspace: each merge into the integration branch that conflicted, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub merge_conflicts: Vec<MergeConflict>,
+}
+
+/// A task's merge that conflicted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MergeConflict {
+    /// The seq of the conflict.
+    pub seq: u64,
+    /// The task.
+    pub task: crate::ids::TaskId,
+    /// The files in conflict.
+    pub files: Vec<String>,
+    /// The rescue that was to resolve it; none: a person.
+    pub rescue: Option<u32>,
 }
 
 impl RunSummary {
@@ -86,6 +102,16 @@ impl RunSummary {
             EventKind::RolledBack { .. } => self.rollbacks += 1,
             EventKind::RunInterrupted { .. } => self.interruptions += 1,
             EventKind::MessagePosted { .. } => self.messages += 1,
+            EventKind::MergeConflicted {
+                task,
+                files,
+                rescue,
+            } => self.merge_conflicts.push(MergeConflict {
+                seq,
+                task: task.clone(),
+                files: files.clone(),
+                rescue: *rescue,
+            }),
             _ => {}
         }
     }

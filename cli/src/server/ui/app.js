@@ -692,6 +692,10 @@ function runPage(run) {
     const { consequence, ...rest } = c;
     if (consequence === "done") return rest.ready && rest.ready.length ? `done; ready: ${rest.ready.join(", ")}` : "done";
     if (consequence === "rescue") return `sent back (rescue ${rest.n})`;
+    if (consequence === "merge-conflicted") {
+      const then = rest.rescue == null ? "it waits for a person" : `rescue ${rest.rescue}`;
+      return `merge conflicted (${rest.files.join(", ")}), ${then}`;
+    }
     return [consequence, ...Object.entries(rest).map(([k, v]) => `${k} ${fmt(v)}`)].join("; ");
   }
 
@@ -887,6 +891,11 @@ function runPage(run) {
           },
         }, `Show the diff (${e.patch_bytes} bytes)`));
       }
+      return li;
+    }
+    if (e.type === "merge-conflicted") {
+      const then = e.rescue == null ? "waits for a person (resolve in its worktree, then approve)" : `rescue ${e.rescue} resolves it`;
+      li.append(el("div", { class: "conflict" }, `did not merge: conflict in ${e.files.join(", ")}; ${then}`));
       return li;
     }
     const rest = Object.entries(e).filter(([k, v]) => k !== "type" && k !== "task" && v !== null && !(Array.isArray(v) && !v.length));
