@@ -795,6 +795,33 @@ fn a_succeeded_run_leaves_its_branch_and_refs_and_no_worktree() {
     assert!(text(&out).contains("+a"), "{}", text(&out));
     let out = runlog(&store).args(["du", "tidy"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // The clean-up docs/workspaces.md gives leaves nothing of the run's in the repository.
+    git(&repo, &["branch", "-D", "runlog/tidy"]);
+    let refs = git(
+        &repo,
+        &[
+            "for-each-ref",
+            "--format=delete %(refname)",
+            "refs/runlog/tidy",
+            "refs/runlog-task/tidy",
+        ],
+    );
+    let mut update = Command::new("git")
+        .args(["-C", repo.to_str().unwrap(), "update-ref", "--stdin"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(
+        update.stdin.as_mut().unwrap(),
+        format!("{refs}\n").as_bytes(),
+    )
+    .unwrap();
+    drop(update.stdin.take());
+    assert!(update.wait().unwrap().success());
+    assert_eq!(
+        git(&repo, &["for-each-ref", "--format=%(refname)"]),
+        "refs/heads/main"
+    );
 }
 
 #[test]
