@@ -742,14 +742,18 @@ fn a_succeeded_run_leaves_its_branch_and_refs_and_no_worktree() {
     let dir = tempfile::tempdir().unwrap();
     let repo = repository(
         dir.path(),
-        &[(
+        &[
+            (".gitignore", "cache/\n"),
+            (
             "wf.toml",
+            // c may be handed a's worktree: it must not see what a left there, even ignored.
             "name = \"tidy\"\n[settings]\njobs = 2\n\
-             [[task]]\nid = \"a\"\nrun = \"echo a > a.txt\"\nrequires_testing = false\n\
+             [[task]]\nid = \"a\"\nrun = \"echo a > a.txt; mkdir cache; echo a > cache/a; echo x > stray\"\nrequires_testing = false\n\
              [[task]]\nid = \"b\"\nrun = \"echo b > b.txt\"\nrequires_testing = false\n\
-             [[task]]\nid = \"c\"\nafter = [\"a\"]\nrun = \"echo c > c.txt\"\nrequires_testing = false\n\
-             [[task]]\nid = \"d\"\nafter = [\"b\", \"c\"]\nrun = \"cat a.txt b.txt c.txt > d.txt\"\nrequires_testing = false\n",
-        )],
+             [[task]]\nid = \"c\"\nafter = [\"a\"]\nrun = \"test ! -e cache && echo c > c.txt\"\nrequires_testing = false\n\
+             [[task]]\nid = \"d\"\nafter = [\"b\", \"c\"]\nrun = \"test ! -e cache && cat a.txt b.txt c.txt > d.txt\"\nrequires_testing = false\n",
+            ),
+        ],
     );
     let store = dir.path().join("store");
     let out = run_in(&store, &repo, "tidy");
