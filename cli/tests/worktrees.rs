@@ -699,17 +699,25 @@ fn after_a_rollback_a_failed_tasks_worktree_from_the_old_timeline_is_not_reused(
     rolled_back_before_the_last_merge_and_resumed(&store, &repo, "kept");
 }
 
+/// A repository whose workflow `name` has a task that is merged and one that fails (its
+/// worktree and branch stay).
+fn merged_and_failed(dir: &Path, name: &str) -> PathBuf {
+    repository(
+        dir,
+        &[(
+            "wf.toml",
+            &format!(
+                "name = \"{name}\"\n[[task]]\nid = \"a\"\nrun = \"echo a > a.txt\"\nrequires_testing = false\n\
+                 [[task]]\nid = \"b\"\nrun = \"exit 1\"\nrequires_testing = false\nretry = {{ max = 0 }}\n"
+            ),
+        )],
+    )
+}
+
 #[test]
 fn a_store_inside_the_repository_keeps_itself_out_of_it() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = repository(
-        dir.path(),
-        &[(
-            "wf.toml",
-            "name = \"inside\"\n[[task]]\nid = \"a\"\nrun = \"echo a > a.txt\"\nrequires_testing = false\n\
-             [[task]]\nid = \"b\"\nrun = \"exit 1\"\nrequires_testing = false\nretry = { max = 0 }\n",
-        )],
-    );
+    let repo = merged_and_failed(dir.path(), "inside");
     // The default store: `.runlog/` where runlog runs, here the repository's top.
     let store = repo.join(".runlog");
     let out = run_in(&store, &repo, "first");
@@ -831,14 +839,7 @@ fn a_succeeded_run_leaves_its_branch_and_refs_and_no_worktree() {
 #[test]
 fn forgetting_a_run_removes_its_worktrees_and_task_branches_from_the_repository() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = repository(
-        dir.path(),
-        &[(
-            "wf.toml",
-            "name = \"gone\"\n[[task]]\nid = \"a\"\nrun = \"echo a > a.txt\"\nrequires_testing = false\n\
-             [[task]]\nid = \"b\"\nrun = \"exit 1\"\nrequires_testing = false\nretry = { max = 0 }\n",
-        )],
-    );
+    let repo = merged_and_failed(dir.path(), "gone");
     let store = dir.path().join("store");
     let out = run_in(&store, &repo, "gone");
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));

@@ -614,11 +614,20 @@ impl RunWorkspace {
         if state.workspace.is_none() {
             return Ok(());
         }
+        // One look at the run's task branches, not a git call a task.
+        let branches: std::collections::HashSet<String> = self
+            .repo
+            .refs_under(&format!(
+                "refs/heads/runlog-task/{}/",
+                ref_part(self.layout.run())
+            ))?
+            .into_iter()
+            .collect();
         for t in state.tasks_in_order() {
             let settled = t.code.merged.is_some() || t.status == TaskStatus::Cancelled;
             let branch = format!("refs/heads/{}", self.task_branch(&t.spec.id));
-            let path = self.worktree(state, &t.spec.id);
-            if settled && (path.exists() || self.repo.commit_of(&branch).is_some()) {
+            if settled && (branches.contains(&branch) || self.worktree(state, &t.spec.id).exists())
+            {
                 self.retire(state, &t.spec.id)?;
             }
         }
