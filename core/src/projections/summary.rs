@@ -54,7 +54,7 @@ pub struct RunSummary {
     /// Messages.
     pub messages: u32,
     /// In a git workspace: each merge into the integration branch that conflicted, in order.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub merge_conflicts: Vec<MergeConflict>,
 }
 
