@@ -121,8 +121,8 @@ fn floor(repo: &Path, tasks: usize) -> Duration {
     let script = r#"
         set -e
         cd "$1"; t="$2"
-        git worktree add -q -b "task/$t" "../wt-$t" main
-        cd "../wt-$t"; mkdir -p out; echo "$t" > "out/$t.txt"
+        git worktree add -q -b "task/$t" "$1.wt/$t" main
+        cd "$1.wt/$t"; mkdir -p out; echo "$t" > "out/$t.txt"
         git add -A; git commit -q -m "task $t"
     "#;
     let started = Instant::now();
@@ -245,6 +245,7 @@ fn main() {
         left.push(bytes as f64 / checkout_bytes.max(1) as f64);
         let _ = std::fs::remove_dir_all(&ours_repo);
         let _ = std::fs::remove_dir_all(&floor_repo);
+        let _ = std::fs::remove_dir_all(floor_repo.with_extension("wt"));
         let _ = std::fs::remove_dir_all(&store);
     }
     let (low, high) = ratios
