@@ -16,6 +16,9 @@
     clippy::indexing_slicing
 )]
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -93,36 +96,27 @@ fn fresh(pristine: &Path, dir: &Path, name: &str) -> PathBuf {
 /// `runlog run` of the workflow in a git workspace; its time and the store it used.
 fn runner(repo: &Path) -> (Duration, PathBuf) {
     let store = repo.with_extension("store");
+    let wf = repo.join("wf.toml");
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_runlog"))
-        .arg("--store")
-        .arg(&store)
-        .args([
-            "run",
-            repo.join("wf.toml").to_str().unwrap(),
-            "--quiet",
-            "--run-id",
-            "bench",
-        ])
-        .stdout(Stdio::null())
+    let out = common::runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--quiet", "--run-id", "bench"])
         .output()
         .unwrap();
     let took = started.elapsed();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::text(&out));
     (took, store)
 }
 
-/// The floor: the same git work from a shell, `JOBS` tasks at a time, then the merges.
+/// The floor: the same git work from a shell, `JOBS` tasks at a time, then the merges. Each
+/// `git worktree add` takes its turn (`flock`) without checking out, since git reads the other
+/// worktrees' entries as it adds one and fails on one half made by another add at the same
+/// moment; the checkout itself (`reset --hard`, writing every file) runs eight at a time.
 fn floor(repo: &Path, tasks: usize) -> Duration {
     let script = r#"
         set -e
         cd "$1"; t="$2"
-        git worktree add -q -b "task/$t" "$1.wt/$t" main
-        cd "$1.wt/$t"; mkdir -p out; echo "$t" > "out/$t.txt"
+        flock "$1.lock" git worktree add -q --no-checkout -b "task/$t" "$1.wt/$t" main
+        cd "$1.wt/$t"; git reset -q --hard; mkdir -p out; echo "$t" > "out/$t.txt"
         git add -A; git commit -q -m "task $t"
     "#;
     let started = Instant::now();

@@ -17,6 +17,13 @@ pub struct Tombstone {
     pub forgotten: Forgotten,
 }
 
+impl Tombstone {
+    /// Who forgot the run, and how that was established: `alice (token)`.
+    pub fn by(&self) -> String {
+        format!("{} ({})", self.forgotten.principal, self.forgotten.via)
+    }
+}
+
 /// Whether `run` is the store's register of forgotten runs, which no listing shows as a run.
 pub fn is_register(run: &str) -> bool {
     run == FORGOTTEN_RUNS
@@ -66,7 +73,7 @@ pub fn unknown_run(log: &dyn EventLog, run: &str) -> ReplayError {
     match tombstone_of(log, run) {
         Ok(Some(t)) => ReplayError::Forgotten {
             run: run.to_owned(),
-            by: format!("{} ({})", t.forgotten.principal, t.forgotten.via),
+            by: t.by(),
             at: t.at,
             reason: t.forgotten.reason,
         },

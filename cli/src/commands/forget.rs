@@ -188,20 +188,31 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     report(ctx, &a, &doomed, &refused, before, bytes(&ctx.store))
 }
 
-/// The repositories on this host the runs worked in (a git workspace's own repository; a
-/// shared one is reached through a clone under the store, which goes with the store's files).
+/// The repositories on this host the runs worked in, from each run's `workspace-opened`. A
+/// run records it before its first attempt starts, so each read stops there: forgetting
+/// thousands of runs reads their first events, never a replay of each.
 fn repositories(
     log: &dyn runlog_store::EventLog,
     doomed: &[Doomed],
 ) -> Result<Vec<(String, std::path::PathBuf)>> {
+    use runlog_core::EventKind;
     let mut out = Vec::new();
     for d in doomed {
-        let state = runlog_replay::Replay::new(log).head_state(&d.run)?;
-        if let Some(w) = state.workspace {
-            let repo = std::path::PathBuf::from(w.repo);
-            if repo.is_dir() {
-                out.push((d.run.clone(), repo));
-            }
+        let mut repo = None;
+        runlog_replay::events::for_each(log, &d.run, 1, d.head_seq, &mut |_, e| {
+            Ok(match e.kind {
+                EventKind::WorkspaceOpened { repo: r, .. } => {
+                    repo = Some(std::path::PathBuf::from(r));
+                    false
+                }
+                EventKind::TaskStarted { .. } => false,
+                _ => true,
+            })
+        })?;
+        // A shared repository named by URL is reached through a clone under the store, which
+        // goes with the store's files.
+        if let Some(repo) = repo.filter(|r| r.is_dir()) {
+            out.push((d.run.clone(), repo));
         }
     }
     Ok(out)

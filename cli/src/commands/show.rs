@@ -276,6 +276,7 @@ fn whole_task(state: &runlog_core::RunState, id: &TaskId, story: &[(u64, Event)]
         return None;
     }
     let merge = state.task(id)?.code.merged.clone();
+    let merged = merge.is_some();
     let git = runlog_runner::git::Git::at(&repo);
     let (from, to) = match merge {
         // What the merge brought into the integration branch: the task's work, conflicts
@@ -287,7 +288,7 @@ fn whole_task(state: &runlog_core::RunState, id: &TaskId, story: &[(u64, Event)]
     let patch = git.patch(&from, &to).ok()?;
     Some(Whole {
         attempts,
-        merged: state.task(id)?.code.merged.is_some(),
+        merged,
         from,
         to,
         files,

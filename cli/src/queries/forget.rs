@@ -203,29 +203,34 @@ pub struct Tombstone {
     pub seq: u64,
 }
 
+impl From<runlog_replay::forgotten::Tombstone> for Tombstone {
+    fn from(t: runlog_replay::forgotten::Tombstone) -> Self {
+        let by = t.by();
+        let f = t.forgotten;
+        Self {
+            run: f.run.0,
+            head_seq: f.head_seq,
+            head_hash: f.head_hash.to_hex(),
+            outcome: f.outcome,
+            by,
+            at_ms: t.at.0,
+            reason: f.reason,
+            seq: t.seq,
+        }
+    }
+}
+
 /// Every tombstone, oldest first.
 pub fn tombstones(log: &dyn EventLog) -> Result<Vec<Tombstone>> {
     Ok(runlog_replay::forgotten::tombstones(log)?
         .into_iter()
-        .map(|t| {
-            let f = t.forgotten;
-            Tombstone {
-                run: f.run.0,
-                head_seq: f.head_seq,
-                head_hash: f.head_hash.to_hex(),
-                outcome: f.outcome,
-                by: format!("{} ({})", f.principal, f.via),
-                at_ms: t.at.0,
-                reason: f.reason,
-                seq: t.seq,
-            }
-        })
+        .map(Tombstone::from)
         .collect())
 }
 
 /// The latest tombstone of a run, if it was forgotten.
 pub fn tombstone_of(log: &dyn EventLog, run: &str) -> Result<Option<Tombstone>> {
-    Ok(tombstones(log)?.into_iter().rev().find(|t| t.run == run))
+    Ok(runlog_replay::forgotten::tombstone_of(log, run)?.map(Tombstone::from))
 }
 
 /// Records the tombstones of `doomed` in the register, in one append (a run whose tombstone

@@ -100,7 +100,7 @@ pub fn print(
         )
     });
     let text = if json {
-        let out = serde_json::json!({
+        let mut out = serde_json::json!({
             "run": run,
             "outcome": end.word,
             "detail": end.detail,
@@ -115,7 +115,6 @@ pub fn print(
             "duration_ms": elapsed.as_millis() as u64,
             "branch": state.workspace.as_ref().map(|w| &w.branch),
         });
-        let mut out = out;
         if let (Some(fields), false) = (out.as_object_mut(), s.merge_conflicts.is_empty()) {
             fields.insert(
                 "merge_conflicts".into(),
