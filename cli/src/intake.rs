@@ -2,7 +2,7 @@
 //! (`runlog emit`, `POST /v1/runs/{run}/commands`) and who is acting.
 
 use runlog_core::redact::{redactions, Counts, Redactor, DEFAULT_ENV_PATTERNS};
-use runlog_core::{Command, CommandKind, Principal};
+use runlog_core::{Command, CommandKind, Principal, Via};
 use runlog_runner::Workflow;
 
 /// Who is acting: `--by`, else `$USER`, else "unknown".
@@ -14,20 +14,17 @@ pub fn actor(by: Option<String>) -> String {
 /// The user this process runs as: who a decision recorded from the command line is by,
 /// whatever `--by` claims.
 pub fn os_user() -> Principal {
-    user(nix::unistd::getuid(), "os-user")
+    user(nix::unistd::getuid(), Via::OsUser)
 }
 
 /// The principal of user `uid`, established `via` some means: the user's name, or `uid N` for
 /// a user the system does not name.
-pub fn user(uid: nix::unistd::Uid, via: &str) -> Principal {
+pub fn user(uid: nix::unistd::Uid, via: Via) -> Principal {
     let name = nix::unistd::User::from_uid(uid)
         .ok()
         .flatten()
         .map_or_else(|| format!("uid {uid}"), |u| u.name);
-    Principal {
-        name,
-        via: via.into(),
-    }
+    Principal { name, via }
 }
 
 /// `cmd` with every secret of this process's environment (its `*_KEY`, `*_TOKEN`, `*_SECRET`

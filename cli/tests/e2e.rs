@@ -116,7 +116,7 @@ fn a_planning_agent_adds_its_phases_tasks_at_run_time() {
     let refused = all.iter().find_map(|(_, e)| match &e.kind {
         EventKind::StageFailed {
             error, error_type, ..
-        } if error_type == "plan-refused" => Some(error.clone()),
+        } if *error_type == runlog_core::ErrorType::PlanRefused => Some(error.clone()),
         _ => None,
     });
     let refused = refused.expect("the first answer is refused");
@@ -789,6 +789,7 @@ fn bad_workflow_files_are_refused_with_exit_2_and_nothing_runs() {
         ("name = \"x\"\n[[task]]\nid = \"a\"\n", "needs a `run` command"),
         ("name = \"x\"\n[[task]]\nid = \"a\"\nrun = \"true\"\nretry = { max = \"forever\" }\n", "allowed: a number or \"unlimited\""),
         ("name = \"x\"\n[settings]\neval_threshold = 3.0\n", "eval_threshold"),
+        ("name = \"x\"\n[settings]\nworkspace = \"gti\"\n[[task]]\nid = \"a\"\nrun = \"true\"\n", "unknown variant `gti`, expected `git` or `none`"),
     ];
     for (body, expected) in cases {
         let (out, dir) = bad_workflow(body);

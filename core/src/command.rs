@@ -52,8 +52,46 @@ pub struct Command {
 pub struct Principal {
     /// The name: a token's, or a user's.
     pub name: String,
-    /// How it was established: `token`, `unix-socket` or `os-user`.
-    pub via: String,
+    /// How it was established.
+    pub via: Via,
+}
+
+/// How the recording process knows who issued a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Via {
+    /// A named API token.
+    Token,
+    /// The peer's user on the API's Unix socket.
+    UnixSocket,
+    /// The user running the command line.
+    OsUser,
+    /// A client certificate's subject (mutual TLS).
+    ClientCertificate,
+    /// The client's address, on a TCP API that asks for no token.
+    TcpWithoutToken,
+    /// What an agent printed (tasks it added to the plan).
+    AgentOutput,
+}
+
+impl Via {
+    /// Its name, as recorded in an `attributed` event.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::Token => "token",
+            Via::UnixSocket => "unix-socket",
+            Via::OsUser => "os-user",
+            Via::ClientCertificate => "client-certificate",
+            Via::TcpWithoutToken => "tcp-without-token",
+            Via::AgentOutput => "agent-output",
+        }
+    }
+}
+
+impl std::fmt::Display for Via {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl Command {
@@ -156,7 +194,7 @@ pub enum CommandKind {
         /// Error message.
         error: String,
         /// Error class.
-        error_type: String,
+        error_type: crate::ErrorType,
         /// Attempt duration.
         duration_ms: u64,
     },

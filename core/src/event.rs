@@ -308,7 +308,7 @@ pub enum EventKind {
         /// Error message.
         error: String,
         /// Error class (exit-code, timeout, spawn, checkpoints...).
-        error_type: String,
+        error_type: crate::ErrorType,
         /// Retries so far, this failure included.
         retry_count: u32,
         /// How long the attempt took.

@@ -45,6 +45,7 @@ pub mod codec;
 mod command;
 mod decide;
 pub mod dispatch;
+mod error_type;
 mod event;
 mod evolve;
 mod feedback;
@@ -68,8 +69,9 @@ pub mod synthetic;
 pub mod usage;
 mod value;
 
-pub use command::{Change, Changes, Command, CommandKind, CostPolicy, Principal};
+pub use command::{Change, Changes, Command, CommandKind, CostPolicy, Principal, Via};
 pub use decide::{decide, outcome, startable};
+pub use error_type::ErrorType;
 pub use event::{
     Event, EventKind, Forgotten, GateOutcome, Replacement, RunOutcome, FORGOTTEN_RUNS,
 };

@@ -360,7 +360,7 @@ fn a_budget_change_is_a_person_s_decision_recorded_with_who() {
     let g = given_run(vec![untested("a")]);
     let cmd = Command::new(Timestamp(g.now), budget(None, Some(1.0), None)).issued_by(Principal {
         name: "ana@ops".into(),
-        via: "token".into(),
+        via: runlog_core::Via::Token,
     });
     let events = decide(&g.state, cmd).unwrap();
     assert!(matches!(

@@ -384,7 +384,7 @@ fn a_persons_decision_is_recorded_with_who_issued_it_and_the_engines_steps_are_n
         .and(submit("a"));
     let ci = Principal {
         name: "ci".into(),
-        via: "token".into(),
+        via: runlog_core::Via::Token,
     };
     let approved = decide(
         &g.state,

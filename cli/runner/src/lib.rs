@@ -24,13 +24,16 @@
 //! # }
 //! ```
 
+mod capture;
 pub mod clock;
 mod crew;
 mod discovery;
 mod engine;
 mod error;
 mod exec_shim;
+pub mod finished;
 pub mod git;
+mod groups;
 mod history;
 mod launch;
 mod layout;
@@ -40,11 +43,13 @@ mod observer;
 pub mod paths;
 pub mod process;
 pub mod protocol;
+mod revision;
 mod spare;
 mod spawn;
 mod step;
 mod sub_project;
 pub mod workflow;
+mod workflow_file;
 pub mod workspace;
 
 pub use crew::Crew;
@@ -54,5 +59,6 @@ pub use error::{RunnerError, WorkflowError};
 pub use launch::{free_run_id, Launcher};
 pub use layout::Layout;
 pub use observer::{Observer, Unobserved};
+pub use revision::{added_specs, parse_revision, PlanError};
 pub use sub_project::is_child_of;
-pub use workflow::{parse_revision, RunnerSettings, Workflow};
+pub use workflow::{RunnerSettings, Workflow};

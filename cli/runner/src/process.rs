@@ -11,18 +11,21 @@
 use nix::errno::Errno;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
+use runlog_core::ErrorType;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
+
+use crate::capture::Reader;
+pub use crate::groups::{forget_groups, stop_leftover_groups};
+use crate::groups::{group_alive, list_group};
 
 /// After the group is gone, how long the output pipes may take to reach their end (a process
 /// that left the group with `setsid` may still hold them).
-const DRAIN: Duration = Duration::from_secs(1);
+pub(crate) const DRAIN: Duration = Duration::from_secs(1);
 
 /// How often a stopping group is checked.
 const POLL: Duration = Duration::from_millis(20);
@@ -89,7 +92,7 @@ pub enum Stop {
 }
 
 impl Stop {
-    fn words(self) -> &'static str {
+    pub(crate) fn words(self) -> &'static str {
         match self {
             Stop::Terminated => "stopped with SIGTERM",
             Stop::Killed => "killed with SIGKILL after the grace period",
@@ -116,14 +119,14 @@ impl Outcome {
     }
 
     /// A one-line description of how it failed, and its error type.
-    pub fn failure_text(&self) -> (String, &'static str) {
+    pub fn failure_text(&self) -> (String, ErrorType) {
         match &self.failure {
-            Some(Failure::Spawn(e)) => (format!("could not start: {e}"), "spawn"),
+            Some(Failure::Spawn(e)) => (format!("could not start: {e}"), ErrorType::Spawn),
             Some(Failure::Timeout(ms)) => (
                 format!("timed out after {ms} ms; its process group was stopped"),
-                "timeout",
+                ErrorType::Timeout,
             ),
-            Some(Failure::Stopped) => ("stopped by the runner".into(), "stopped"),
+            Some(Failure::Stopped) => ("stopped by the runner".into(), ErrorType::Stopped),
             None => match self.code {
                 Some(c) => (
                     format!(
@@ -132,9 +135,9 @@ impl Outcome {
                             .map(|t| format!(": {t}"))
                             .unwrap_or_default()
                     ),
-                    "exit-code",
+                    ErrorType::ExitCode,
                 ),
-                None => ("killed by a signal".into(), "signal"),
+                None => ("killed by a signal".into(), ErrorType::Signal),
             },
         }
     }
@@ -517,111 +520,6 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
     }
 }
 
-/// The file in a run's groups directory where each command's process group is listed while it
-/// runs: a line `+ID` when it starts, `-ID` when it is gone, appended. A runner killed with -9,
-/// whose agents (in groups of their own) outlive it, so leaves a trace the next one acts on.
-/// One file for all, not one per group: creating and deleting a file per command showed in the
-/// kernel's inode allocation on runs of many short tasks.
-const GROUP_JOURNAL: &str = "journal";
-
-/// Appends `+ID` (started) or `-ID` (gone) for `group` to the journal in `dir`.
-fn list_group(dir: &Path, group: Pid, started: bool) -> bool {
-    let line = format!("{}{}\n", if started { '+' } else { '-' }, group.as_raw());
-    let path = dir.join(GROUP_JOURNAL);
-    let open = || {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-    };
-    let file = open().or_else(|_| {
-        std::fs::create_dir_all(dir)?;
-        open()
-    });
-    // One write of one short line: appends from the runner's tasks never interleave.
-    file.and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()))
-        .is_ok()
-}
-
-/// Forgets the groups listed in `dir` once none can be running (the run's engine finished).
-pub fn forget_groups(dir: &Path) {
-    let _ = std::fs::remove_file(dir.join(GROUP_JOURNAL));
-}
-
-/// The groups a journal lists as started and not gone.
-fn journal_groups(text: &str) -> Vec<i32> {
-    let mut live = std::collections::BTreeSet::new();
-    for line in text.lines() {
-        let (sign, id) = line.split_at(line.len().min(1));
-        match (sign, id.parse::<i32>()) {
-            ("+", Ok(id)) => live.insert(id),
-            ("-", Ok(id)) => live.remove(&id),
-            _ => false,
-        };
-    }
-    live.into_iter().collect()
-}
-
-/// Whether a live process of `group` runs for `run` (its environment says `RUNLOG_RUN=run`):
-/// a listed group id may have been reused by an unrelated process since.
-fn group_runs_for(group: i32, run: &str) -> bool {
-    let wanted = format!("RUNLOG_RUN={run}");
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    procs.flatten().any(|p| {
-        let path = p.path();
-        let in_group = std::fs::read_to_string(path.join("stat")).is_ok_and(|stat| {
-            // Fields after the command name (which may hold spaces): state, ppid, pgrp.
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(2).map(str::to_owned))
-                == Some(group.to_string())
-        });
-        in_group
-            && std::fs::read(path.join("environ"))
-                .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == wanted.as_bytes()))
-    })
-}
-
-/// Stops the process groups a previous runner of `run` listed in `dir` and left running (it
-/// was killed with -9, or the machine's power failed mid-run): SIGTERM, `grace`, SIGKILL. One
-/// line per group stopped, for the log.
-pub async fn stop_leftover_groups(dir: &Path, run: &str, grace: Duration) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut said = Vec::new();
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let listed = if name == GROUP_JOURNAL {
-            journal_groups(&std::fs::read_to_string(entry.path()).unwrap_or_default())
-        } else {
-            // A file per group: how a runner before the journal listed them.
-            name.to_str()
-                .and_then(|n| n.parse::<i32>().ok())
-                .into_iter()
-                .collect()
-        };
-        for id in listed
-            .into_iter()
-            .filter(|id| *id > 1 && group_runs_for(*id, run))
-        {
-            let how = terminate(Pid::from_raw(id), grace, || {}).await;
-            said.push(format!(
-                "process group {id}, left running by a runner that stopped without recording it, was {}",
-                how.words()
-            ));
-        }
-        let _ = std::fs::remove_file(entry.path());
-    }
-    said
-}
-
-/// Whether any process of the group exists (zombies included).
-fn group_alive(group: Pid) -> bool {
-    !matches!(killpg(group, None), Err(Errno::ESRCH))
-}
-
 /// Stops what is left of `group`: SIGTERM, up to `grace` for it to end, then SIGKILL. `None`
 /// when nothing was left. Reaps `child`, the group's leader, on the way.
 async fn stop_group(group: Option<Pid>, child: &mut Leader, grace: Duration) -> Option<Stop> {
@@ -642,7 +540,7 @@ async fn stop_group(group: Option<Pid>, child: &mut Leader, grace: Duration) -> 
 
 /// The one way a group is stopped: SIGTERM, up to `grace` for it to end (calling `reap`
 /// between checks, so a leader that is our child does not linger as a zombie), then SIGKILL.
-async fn terminate(group: Pid, grace: Duration, mut reap: impl FnMut()) -> Stop {
+pub(crate) async fn terminate(group: Pid, grace: Duration, mut reap: impl FnMut()) -> Stop {
     let _ = killpg(group, Signal::SIGTERM);
     let until = Instant::now() + grace;
     while Instant::now() < until {
@@ -654,103 +552,6 @@ async fn terminate(group: Pid, grace: Duration, mut reap: impl FnMut()) -> Stop 
     }
     let _ = killpg(group, Signal::SIGKILL);
     Stop::Killed
-}
-
-/// Reads one output pipe on its own task into a buffer the caller can take at any time, so
-/// what was printed before a stop is kept even if the pipe never reaches its end.
-struct Reader {
-    kept: Arc<Mutex<Capped>>,
-    task: Option<JoinHandle<()>>,
-}
-
-impl Reader {
-    fn start(pipe: Option<impl AsyncRead + Unpin + Send + 'static>, cap: usize) -> Self {
-        let kept = Arc::new(Mutex::new(Capped::new(cap)));
-        let task = pipe.map(|mut pipe| {
-            let kept = Arc::clone(&kept);
-            tokio::spawn(async move {
-                let mut chunk = vec![0u8; 64 * 1024];
-                while let Ok(n @ 1..) = pipe.read(&mut chunk).await {
-                    if let (Ok(mut k), Some(read)) = (kept.lock(), chunk.get(..n)) {
-                        k.push(read);
-                    }
-                }
-            })
-        });
-        Self { kept, task }
-    }
-
-    /// What was kept, once the pipe ended or [`DRAIN`] passed, and how many bytes were left out.
-    async fn finish(mut self) -> (String, u64) {
-        if let Some(task) = self.task.take() {
-            let abort = task.abort_handle();
-            if tokio::time::timeout(DRAIN, task).await.is_err() {
-                abort.abort();
-            }
-        }
-        self.kept
-            .lock()
-            .map(|k| k.text())
-            .unwrap_or_else(|_| (String::new(), 0))
-    }
-}
-
-/// At most `cap` bytes of a stream: its first half and its last half, so an agent that prints
-/// gigabytes costs bounded memory and disk while its report (printed last) is still read.
-#[derive(Debug)]
-struct Capped {
-    head: Vec<u8>,
-    /// The most recent bytes beyond the head; trimmed to half the cap whenever it reaches twice
-    /// that, so trimming costs O(1) per byte over time.
-    tail: Vec<u8>,
-    half: usize,
-    printed: u64,
-}
-
-impl Capped {
-    fn new(cap: usize) -> Self {
-        Self {
-            head: Vec::new(),
-            tail: Vec::new(),
-            half: (cap / 2).max(1),
-            printed: 0,
-        }
-    }
-
-    fn push(&mut self, mut bytes: &[u8]) {
-        self.printed += bytes.len() as u64;
-        let room = self.half.saturating_sub(self.head.len()).min(bytes.len());
-        let (to_head, rest) = bytes.split_at(room);
-        self.head.extend_from_slice(to_head);
-        bytes = rest;
-        self.tail.extend_from_slice(bytes);
-        if self.tail.len() >= 2 * self.half {
-            let excess = self.tail.len() - self.half;
-            self.tail.drain(..excess);
-        }
-    }
-
-    /// The kept text (with a line saying how much was left out between head and tail) and the
-    /// number of bytes left out.
-    fn text(&self) -> (String, u64) {
-        let tail = self
-            .tail
-            .get(self.tail.len().saturating_sub(self.half)..)
-            .unwrap_or(&[]);
-        let left_out = self.printed - (self.head.len() + tail.len()) as u64;
-        if left_out == 0 {
-            let mut all = self.head.clone();
-            all.extend_from_slice(tail);
-            return (String::from_utf8_lossy(&all).into_owned(), 0);
-        }
-        let text = format!(
-            "{}\n[… {left_out} bytes left out: the output cap keeps the first and last {} bytes …]\n{}",
-            String::from_utf8_lossy(&self.head),
-            self.half,
-            String::from_utf8_lossy(tail)
-        );
-        (text, left_out)
-    }
 }
 
 /// Kills the command's whole process group if the command's future is dropped before it ended
@@ -771,21 +572,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_group_journal_lists_what_started_and_is_not_gone() {
-        let text = "+100\n+200\n-100\n+300\n-300\n+300\ngarbage\n+4";
-        assert_eq!(journal_groups(text), vec![4, 200, 300]);
-        let dir = tempfile::tempdir().unwrap();
-        let groups = dir.path().join(".groups");
-        assert!(list_group(&groups, Pid::from_raw(7), true));
-        assert!(list_group(&groups, Pid::from_raw(8), true));
-        assert!(list_group(&groups, Pid::from_raw(7), false));
-        let listed = std::fs::read_to_string(groups.join(GROUP_JOURNAL)).unwrap();
-        assert_eq!(journal_groups(&listed), vec![8]);
-        forget_groups(&groups);
-        assert!(!groups.join(GROUP_JOURNAL).exists());
-    }
-
-    #[test]
     fn long_text_keeps_whole_lines_at_both_ends() {
         let text: String = (0..1000).map(|i| format!("line {i}\n")).collect();
         let cut = head_and_tail(&text, 200);
@@ -797,21 +583,6 @@ mod tests {
             .lines()
             .all(|l| l.starts_with("line ") || l.starts_with("[…")));
         assert_eq!(head_and_tail("short\ntext\n", 200), "short\ntext");
-    }
-
-    #[test]
-    fn capped_output_keeps_the_first_and_last_half_and_counts_the_rest() {
-        let mut kept = Capped::new(10);
-        for chunk in [&b"abc"[..], b"defgh", b"ijklmnop", b"qrstuvwxyz"] {
-            kept.push(chunk);
-        }
-        let (text, left_out) = kept.text();
-        assert_eq!(left_out, 16);
-        assert!(text.starts_with("abcde\n[… 16 bytes left out"), "{text}");
-        assert!(text.ends_with("…]\nvwxyz"), "{text}");
-        let mut small = Capped::new(10);
-        small.push(b"0123456789");
-        assert_eq!(small.text(), ("0123456789".to_owned(), 0));
     }
 
     #[tokio::test]

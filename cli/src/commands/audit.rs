@@ -144,14 +144,18 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
 }
 
 /// ` [recorded: NAME via HOW]`, or nothing for a log from before principals were recorded.
-fn recorded_as(principal: Option<&runlog_core::Principal>) -> String {
+fn recorded_as(principal: Option<&runlog_core::projections::Recorder>) -> String {
     principal.map_or_else(String::new, |p| {
         format!(" [recorded: {} via {}]", p.name, p.via)
     })
 }
 
 /// A second line when the claimed `by` is not who recorded the decision.
-fn flag_claim(by: &str, principal: Option<&runlog_core::Principal>, differs: bool) -> Result<()> {
+fn flag_claim(
+    by: &str,
+    principal: Option<&runlog_core::projections::Recorder>,
+    differs: bool,
+) -> Result<()> {
     if let (true, Some(p)) = (differs, principal) {
         outln!(
             "          ⚑ claimed to be {by}, but recorded by {} ({})",

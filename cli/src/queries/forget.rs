@@ -262,7 +262,7 @@ pub fn record(
                 head_hash: d.head_hash,
                 outcome: d.outcome.clone(),
                 principal: by.name.clone(),
-                via: by.via.clone(),
+                via: by.via.as_str().to_owned(),
                 reason: reason.to_owned(),
             })),
         };

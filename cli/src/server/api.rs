@@ -14,7 +14,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
-use runlog_core::{CommandKind, EventKind, Principal};
+use runlog_core::{CommandKind, EventKind, Principal, Via};
 use runlog_replay::{Replay, Session};
 use runlog_runner::clock::Clock;
 use runlog_store::{EventLog, Store};
@@ -226,11 +226,11 @@ async fn authorize(State(api): State<Api>, mut request: Request, next: Next) -> 
         // Mutual TLS without tokens: the certificate the handshake verified is who acts.
         (None, Some(subject)) => Some(Principal {
             name: subject.to_string(),
-            via: "client-certificate".into(),
+            via: Via::ClientCertificate,
         }),
         (None, None) => ip.map(|ip| Principal {
             name: ip.to_string(),
-            via: "tcp-without-token".into(),
+            via: Via::TcpWithoutToken,
         }),
     };
     if let Some(principal) = principal {
@@ -264,7 +264,7 @@ fn token_holder(
     }
     Ok(Principal {
         name: name.to_owned(),
-        via: "token".into(),
+        via: Via::Token,
     })
 }
 
@@ -275,7 +275,7 @@ fn principal(
 ) -> Option<Principal> {
     tcp.map(|p| p.0).or_else(|| {
         let uid = unix?.0 .0 .0?;
-        Some(crate::intake::user(uid, "unix-socket"))
+        Some(crate::intake::user(uid, Via::UnixSocket))
     })
 }
 

@@ -28,7 +28,7 @@ pub fn decide(state: &RunState, cmd: Command) -> Result<Vec<Event>, Rejection> {
             .filter(|_| cmd.kind.is_decision())
             .map(|p| EventKind::Attributed {
                 principal: p.name,
-                via: p.via,
+                via: p.via.as_str().to_owned(),
             });
     let kinds = decide_kinds(state, cmd.kind, at)?;
     let redacted = (!cmd.redacted.is_empty()).then(|| EventKind::SecretsRedacted {

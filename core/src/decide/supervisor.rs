@@ -13,7 +13,7 @@ pub(super) fn fail_stage(
     state: &RunState,
     id: TaskId,
     error: String,
-    error_type: String,
+    error_type: crate::ErrorType,
     duration_ms: u64,
     at: Timestamp,
 ) -> Result<Vec<EventKind>, Rejection> {

@@ -1,13 +1,21 @@
 //! The eval audit: every score with its dimensions, the threshold in force, the decision and
 //! its consequence, flagged where a person should look twice.
 
-use crate::command::Principal;
 use crate::event::{Event, EventKind, GateOutcome};
 use crate::ids::{TaskId, Timestamp};
 use crate::state::RunState;
 use crate::usage::{Spend, UsageStage};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// Who recorded a decision, as its `attributed` event says (any log's words, so a string).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Recorder {
+    /// The name: a token's, a user's, an agent's.
+    pub name: String,
+    /// How the recording process knew them (`token`, `os-user`...).
+    pub via: String,
+}
 
 /// Scores this close to the threshold are flagged.
 pub const NEAR_THRESHOLD: f64 = 0.05;
@@ -141,7 +149,7 @@ pub enum OutOfGate {
         ready: Vec<TaskId>,
         /// Who, as the recording process established it (logs before it was recorded: none).
         #[serde(skip_serializing_if = "Option::is_none")]
-        principal: Option<Principal>,
+        principal: Option<Recorder>,
         /// The claim names someone else than the principal.
         #[serde(skip_serializing_if = "is_false")]
         claim_differs: bool,
@@ -160,7 +168,7 @@ pub enum OutOfGate {
         reason: String,
         /// Who, as the recording process established it (logs before it was recorded: none).
         #[serde(skip_serializing_if = "Option::is_none")]
-        principal: Option<Principal>,
+        principal: Option<Recorder>,
         /// The claim names someone else than the principal.
         #[serde(skip_serializing_if = "is_false")]
         claim_differs: bool,
@@ -198,7 +206,7 @@ pub struct EvalAudit {
     seen_dimensions: BTreeMap<String, BTreeSet<String>>,
     /// The last `Attributed` event: it names who issued the event right after it.
     #[serde(skip)]
-    attributed: Option<(u64, Principal)>,
+    attributed: Option<(u64, Recorder)>,
     /// Each task's last recorded changes.
     #[serde(skip)]
     changes: BTreeMap<TaskId, Judged>,
@@ -405,7 +413,7 @@ impl EvalAudit {
             EventKind::Attributed { principal, via } => {
                 self.attributed = Some((
                     seq,
-                    Principal {
+                    Recorder {
                         name: principal.clone(),
                         via: via.clone(),
                     },
@@ -432,7 +440,7 @@ impl EvalAudit {
 
     /// Who recorded the event at `seq` (the `Attributed` event right before it), and whether
     /// the claimed `by` names someone else.
-    fn principal_of(&mut self, seq: u64, by: &str) -> (Option<Principal>, bool) {
+    fn principal_of(&mut self, seq: u64, by: &str) -> (Option<Recorder>, bool) {
         let principal = self
             .attributed
             .take()

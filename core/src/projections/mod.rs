@@ -18,7 +18,7 @@ use crate::event::Event;
 use crate::fold::{apply_in_place, Base, RollbackTargets};
 use crate::state::RunState;
 
-pub use audit::EvalAudit;
+pub use audit::{EvalAudit, Recorder};
 pub use board::Board;
 pub use cost::{CostBy, CostReport};
 pub use metrics::RunMetrics;

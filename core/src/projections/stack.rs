@@ -64,13 +64,17 @@ impl<T> Default for Names<T> {
 }
 
 impl<T: Clone + Eq + Hash> Names<T> {
-    fn name(&mut self, value: &T) -> u32 {
+    fn name<Q>(&mut self, value: &Q) -> u32
+    where
+        Q: ?Sized + Hash + Eq + ToOwned<Owned = T>,
+        T: std::borrow::Borrow<Q>,
+    {
         if let Some(i) = self.index.get(value) {
             return *i;
         }
         let i = u32::try_from(self.values.len()).unwrap_or(u32::MAX);
-        self.values.push(value.clone());
-        self.index.insert(value.clone(), i);
+        self.values.push(value.to_owned());
+        self.index.insert(value.to_owned(), i);
         i
     }
 
@@ -154,7 +158,10 @@ impl SupervisorStack {
     }
 
     fn push(&mut self, entry: StackEntry) {
-        let error = entry.error.as_ref().map(|(text, kind)| (text, kind));
+        let error = entry
+            .error
+            .as_ref()
+            .map(|(text, kind)| (text, kind.as_str()));
         self.push_parts(
             entry.seq,
             entry.at,
@@ -199,7 +206,7 @@ impl SupervisorStack {
                 seq,
                 event.at,
                 (stage, task),
-                (None, Some((error, error_type))),
+                (None, Some((error, error_type.as_str()))),
                 (*duration_ms, *retry_count),
             ),
             EventKind::RolledBack { to_seq, .. } if *to_seq < seq => {
@@ -216,7 +223,7 @@ impl SupervisorStack {
         seq: u64,
         at: Timestamp,
         (stage, task): (&StageId, &TaskId),
-        (result, error): (Option<&Value>, Option<(&String, &String)>),
+        (result, error): (Option<&Value>, Option<(&String, &str)>),
         (duration_ms, retry_count): (u64, u32),
     ) {
         let index = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);

@@ -481,7 +481,7 @@ impl TraceBuilder {
                 error_type,
                 ..
             } => {
-                self.attempt_error(task, error_type, first_line(error));
+                self.attempt_error(task, error_type.as_str(), first_line(error));
             }
             EventKind::CheckpointReached { task, name } => self.attempt_event(
                 task,

@@ -1,0 +1,101 @@
+//! The engine's side of a git workspace: a task's worktree made ready, its changes recorded,
+//! done tasks merged, the branches following a rollback (see [`crate::workspace`]).
+
+use super::{Engine, Result};
+use runlog_core::dispatch::Job;
+use runlog_core::TaskId;
+use std::path::PathBuf;
+
+impl Engine {
+    /// Where a task's command runs in a git workspace: its worktree, made ready for an
+    /// attempt; `None` without a workspace (the workflow's directory).
+    pub(super) fn workspace_dir(&mut self, id: &TaskId, job: Job) -> Result<Option<PathBuf>> {
+        let Some(ws) = &self.ctx.workspace else {
+            return Ok(None);
+        };
+        let state = self.session.state();
+        let dir = match job {
+            Job::Attempt => ws.prepare(state, id)?,
+            // Tests and the evaluator judge the worktree the attempt left.
+            _ => {
+                let dir = ws.dir_of(state, id);
+                if dir.exists() {
+                    dir
+                } else {
+                    ws.prepare(state, id)?
+                }
+            }
+        };
+        Ok(Some(dir))
+    }
+
+    /// Records what the task's attempt changed in its worktree (a git workspace only).
+    pub(super) fn record_changes(&mut self, id: &TaskId) -> Result<()> {
+        let Some(ws) = self.ctx.workspace.clone() else {
+            return Ok(());
+        };
+        if self
+            .state()
+            .task(id)
+            .is_some_and(|t| t.sub_project.is_some())
+        {
+            return Ok(());
+        }
+        let mut counts = runlog_core::redact::Counts::new();
+        let redactor = self.ctx.runner.redactor.clone();
+        let recorded = ws.record(self.session.state(), id, self.log.as_ref(), |patch| {
+            redactor.redact_in_place(patch, &mut counts)
+        })?;
+        if let Some(command) = recorded {
+            self.carry_out(
+                crate::finished::redaction(Some(id), counts).map(crate::finished::record),
+            )?;
+            self.execute(command)?;
+        }
+        Ok(())
+    }
+
+    /// Merges every done task not merged yet into the integration branch (a git workspace).
+    pub(super) fn merge_due(&mut self) -> Result<()> {
+        let Some(ws) = self.ctx.workspace.clone() else {
+            return Ok(());
+        };
+        for task in self.state().merges_due() {
+            if let Some(command) = ws.merge(self.session.state(), &task)? {
+                self.execute(command)?;
+            }
+            if self
+                .state()
+                .task(&task)
+                .is_some_and(|t| t.code.merged.is_some())
+            {
+                // Its work is on the integration branch: its worktree is not needed.
+                if let Err(e) = ws.retire(self.session.state(), &task) {
+                    self.observer
+                        .note(&format!("note: task {task}'s worktree stays: {e}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// On taking a run on: its integration branch exists (a fork gets one of its own, from
+    /// the commit at its seq).
+    pub(super) fn adopt_workspace(&mut self) -> Result<()> {
+        let Some(ws) = self.ctx.workspace.clone() else {
+            return Ok(());
+        };
+        if let Some(open) = ws.adopt(self.session.state())? {
+            self.execute(open)?;
+        }
+        Ok(())
+    }
+
+    /// Puts the git branches where the run's state says after a rollback recorded at `seq`.
+    pub(super) fn follow_workspace(&mut self, seq: u64) -> Result<()> {
+        if let Some(ws) = &self.ctx.workspace {
+            ws.follow_rollback(self.session.state(), seq)?;
+        }
+        Ok(())
+    }
+}

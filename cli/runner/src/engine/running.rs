@@ -1,0 +1,122 @@
+//! What the engine keeps of the processes it started, and the channels its loop waits on.
+
+use crate::process::Outcome;
+use crate::step::Phase;
+use runlog_core::dispatch::Job;
+use runlog_core::TaskId;
+use runlog_store::EventLog;
+use std::future::Future;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+/// A process the engine started: its task and the switch that stops it gently.
+pub(super) struct Running {
+    pub(super) handle: JoinHandle<()>,
+    pub(super) stop: watch::Sender<bool>,
+    /// Where its task stood when it started: a decision made elsewhere that moves the task
+    /// (a rollback undoing the attempt, a cancel, an approval) makes its result moot.
+    pub(super) phase: Option<Phase>,
+    /// Which of the engine's files for running commands (feedback, history) it was given.
+    pub(super) slot: usize,
+}
+
+impl Running {
+    pub(super) fn start<F>(job: impl FnOnce(watch::Receiver<bool>) -> F) -> Self
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let (stop, stopped) = watch::channel(false);
+        Self {
+            handle: tokio::spawn(job(stopped)),
+            stop,
+            phase: None,
+            slot: 0,
+        }
+    }
+
+    pub(super) fn stop(&self) {
+        // The job may have ended already; then there is nothing to stop.
+        let _ = self.stop.send(true);
+    }
+}
+
+/// The seqs appended to the engine's run by anyone (its own appends included), from a thread
+/// that blocks on the store's subscription so the engine's loop does not.
+pub(super) struct Foreign {
+    pub(super) appended: mpsc::UnboundedReceiver<u64>,
+    pub(super) stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Foreign {
+    pub(super) fn watch(log: &dyn EventLog, run: &str) -> Self {
+        use std::sync::atomic::Ordering;
+        let records = log.subscribe(Some(run));
+        let (tx, appended) = mpsc::unbounded_channel();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let _ = std::thread::Builder::new()
+            .name("runlog-engine-watch".into())
+            .spawn(move || {
+                while !stopped.load(Ordering::Acquire) {
+                    match records.recv_timeout(Duration::from_millis(100)) {
+                        Ok(r) if tx.send(r.seq).is_err() => return,
+                        Ok(_) | Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+                        Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+                    }
+                }
+            });
+        Self { appended, stop }
+    }
+}
+
+impl Foreign {
+    /// The last seq announced so far, `first` included: a burst of appends (other workers')
+    /// is taken in with one catch-up and one dispatch, not one per event.
+    pub(super) fn latest(&mut self, first: u64) -> u64 {
+        let mut last = first;
+        while let Ok(seq) = self.appended.try_recv() {
+            last = last.max(seq);
+        }
+        last
+    }
+}
+
+impl Drop for Foreign {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// The replan command while it runs: the seq of the board it was given and the task whose
+/// request it answers (its output is recorded under that task).
+pub(super) struct Replanning {
+    pub(super) running: Running,
+    pub(super) seen: u64,
+    pub(super) after: TaskId,
+}
+
+/// A process's end, sent back to the engine's loop.
+#[derive(Debug)]
+pub(super) enum Done {
+    /// One of a task's commands.
+    Task(TaskId, Job, Outcome),
+    /// The replan command.
+    Replan(Outcome),
+}
+
+/// The driver's stop switch: `asked` ends once it turns true; never without one, or once its
+/// sender is gone (a driver that can no longer ask).
+pub(super) struct StopSwitch(pub(super) Option<watch::Receiver<bool>>);
+
+impl StopSwitch {
+    pub(super) async fn asked(&mut self) {
+        let asked = match self.0.as_mut() {
+            Some(stop) => stop.wait_for(|yes| *yes).await.is_ok(),
+            None => false,
+        };
+        if !asked {
+            std::future::pending::<()>().await;
+        }
+    }
+}
