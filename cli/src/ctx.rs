@@ -15,6 +15,8 @@ pub struct Ctx {
     pub shared: Option<String>,
     /// `--json`: machine-readable output.
     pub json: bool,
+    /// What this process's environment gave, read once as it started.
+    pub host: runlog_runner::Host,
 }
 
 impl Ctx {

@@ -115,7 +115,7 @@ pub fn command_json(data: &[u8]) {
     };
     let mut state = RunState::default();
     for line in text.lines() {
-        let Ok(cmd) = crate::intake::parse_line(line, || Timestamp(0)) else {
+        let Ok(cmd) = crate::intake::parse_line(line, || Timestamp(0), &Default::default()) else {
             continue;
         };
         let Ok(events) = decide(&state, cmd) else {

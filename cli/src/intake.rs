@@ -1,7 +1,7 @@
 //! What the command line and the API both take in from outside: commands as JSON lines
 //! (`runlog emit`, `POST /v1/runs/{run}/commands`) and who is acting.
 
-use runlog_core::redact::{redactions, Counts, Redactor, DEFAULT_ENV_PATTERNS};
+use runlog_core::redact::{redactions, Counts, Redactor};
 use runlog_core::{Command, CommandKind, Principal, Via};
 use runlog_runner::Workflow;
 
@@ -32,15 +32,12 @@ pub fn user(uid: nix::unistd::Uid, via: Via) -> Principal {
 /// on the command so that its events record it. Commands from outside (the API, `emit`, a
 /// person's decision) pass here before they are decided. A secret where a replacement would not
 /// be a command any more is refused, never recorded.
-pub fn redacted(cmd: Command) -> std::result::Result<Command, String> {
-    static REDACTOR: std::sync::LazyLock<Redactor> = std::sync::LazyLock::new(|| {
-        Redactor::new(Redactor::from_env(std::env::vars(), DEFAULT_ENV_PATTERNS))
-    });
+pub fn redacted(cmd: Command, redactor: &Redactor) -> Result<Command, IntakeError> {
     let Ok(mut value) = serde_json::to_value(&cmd.kind) else {
         return Ok(cmd);
     };
     let mut counts = Counts::new();
-    REDACTOR.redact_json(&mut value, &mut counts);
+    redactor.redact_json(&mut value, &mut counts);
     if counts.is_empty() {
         return Ok(cmd);
     }
@@ -51,10 +48,10 @@ pub fn redacted(cmd: Command) -> std::result::Result<Command, String> {
             redacted: redactions(counts.clone()),
             ..cmd
         }),
-        Err(e) => Err(format!(
-            "it holds a secret ({}) where [redacted:NAME] cannot stand ({e}); nothing was recorded",
-            names.join(", ")
-        )),
+        Err(e) => Err(IntakeError::SecretInPlace {
+            names: names.join(", "),
+            why: e.to_string(),
+        }),
     }
 }
 
@@ -63,16 +60,33 @@ pub fn redacted(cmd: Command) -> std::result::Result<Command, String> {
 pub fn parse_line(
     line: &str,
     now: impl FnOnce() -> runlog_core::Timestamp,
-) -> std::result::Result<Command, String> {
+    redactor: &Redactor,
+) -> Result<Command, IntakeError> {
     if let Ok(c) = serde_json::from_str::<Command>(line) {
-        return redacted(c);
+        return redacted(c, redactor);
     }
     let kind = match serde_json::from_str::<CommandKind>(line) {
         Ok(kind) => kind,
         Err(e) => match Workflow::short_start(line) {
-            Some(short) => short.map_err(|e| e.to_string())?,
-            None => return Err(e.to_string()),
+            Some(short) => short.map_err(|e| IntakeError::NotACommand(e.to_string()))?,
+            None => return Err(IntakeError::NotACommand(e.to_string())),
         },
     };
-    redacted(Command::new(now(), kind))
+    redacted(Command::new(now(), kind), redactor)
+}
+
+/// Why a command from outside is not taken in.
+#[derive(Debug, thiserror::Error)]
+pub enum IntakeError {
+    /// Neither a command, a command kind, nor a short start-run (JSON's or the workflow's words).
+    #[error("{0}")]
+    NotACommand(String),
+    /// A secret stands where its replacement would not be a command.
+    #[error("it holds a secret ({names}) where [redacted:NAME] cannot stand ({why}); nothing was recorded")]
+    SecretInPlace {
+        /// The secrets' names.
+        names: String,
+        /// What reading the command back said.
+        why: String,
+    },
 }

@@ -30,6 +30,7 @@ mod error;
 mod follow;
 pub mod fuzz;
 mod intake;
+mod logging;
 mod otlp;
 mod queries;
 mod render;
@@ -60,6 +61,20 @@ struct Cli {
     /// event with its seq).
     #[arg(long, global = true)]
     json: bool,
+    /// Log what runlog does to stderr: the engine's steps, the store's owner, leases, group
+    /// commit, git, the server's requests. RUNLOG_LOG takes tracing's filters instead
+    /// (RUNLOG_LOG=runlog_store=trace,runlog_runner=debug)
+    #[arg(long, global = true)]
+    debug: bool,
+    /// The log's filter (tracing's syntax); --debug is runlog's crates at `debug`
+    #[arg(
+        long = "log",
+        global = true,
+        env = "RUNLOG_LOG",
+        value_name = "FILTER",
+        hide = true
+    )]
+    log: Option<String>,
     #[command(subcommand)]
     command: commands::Command,
 }
@@ -86,6 +101,7 @@ pub fn main() -> ExitCode {
         return code;
     }
     let cli = Cli::parse();
+    logging::start(cli.debug, cli.log.as_deref());
     if cli.command.reads_only() {
         quiet_on_broken_pipe();
     }
@@ -95,6 +111,7 @@ pub fn main() -> ExitCode {
         store,
         shared,
         json: cli.json,
+        host: runlog_runner::Host::from_env(),
     };
     match cli.command.execute(&ctx) {
         Ok(None) => ExitCode::SUCCESS,

@@ -110,6 +110,53 @@ fn runlog_init_writes_a_workflow_that_runs_right_after() {
     assert!(text(&again).contains("exist already"), "{}", text(&again));
 }
 
+#[test]
+fn the_log_is_off_unless_asked_for_and_goes_to_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let target = dir.path().join("starter");
+    let init = runlog(&store)
+        .args(["init", target.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(init.status.code(), Some(0), "{}", text(&init));
+    let workflow = target.join("workflow.toml");
+    let run = |extra: &[&str], filter: Option<&str>| {
+        let mut c = runlog(&store);
+        c.args(extra).args(["run", workflow.to_str().unwrap()]);
+        if let Some(f) = filter {
+            c.env("RUNLOG_LOG", f);
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (_, quiet) = run(&[], None);
+    assert!(!quiet.contains("DEBUG"), "no log by default: {quiet}");
+    let (stdout, logged) = run(&["--debug"], None);
+    assert!(
+        stdout.contains("succeeded") && !stdout.contains("DEBUG"),
+        "{stdout}"
+    );
+    for line in [
+        "owning the store",
+        "driving",
+        "starting a command",
+        "a command ended",
+        "finishing",
+    ] {
+        assert!(logged.contains(line), "--debug logs {line:?}: {logged}");
+    }
+    let (_, engine_only) = run(&[], Some("runlog_runner=debug"));
+    assert!(engine_only.contains("starting a command"), "{engine_only}");
+    assert!(!engine_only.contains("owning the store"), "{engine_only}");
+    let (_, bad) = run(&[], Some("nonsense==="));
+    assert!(bad.contains("is not a log filter"), "{bad}");
+}
+
 /// Every command's name, from `runlog --help`.
 fn commands(store: &std::path::Path) -> Vec<String> {
     let out = runlog(store).arg("--help").output().unwrap();

@@ -107,7 +107,7 @@ impl Redactor {
     }
 
     /// The secrets among `vars` (an environment) whose names match one of `patterns`.
-    pub fn from_env(
+    pub fn named_in(
         vars: impl IntoIterator<Item = (String, String)>,
         patterns: &[impl AsRef<str>],
     ) -> Vec<(String, String)> {

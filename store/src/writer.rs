@@ -137,10 +137,17 @@ impl Shared {
         if !groups.iter().any(Written::needs_sync) {
             return Ok(());
         }
+        let started = std::time::Instant::now();
         self.backend
             .sync()
             .inspect_err(|e| self.poison(e.to_string()))?;
         let appends = appends(groups);
+        tracing::trace!(
+            groups = groups.len(),
+            appends,
+            us = started.elapsed().as_micros() as u64,
+            "group commit synced"
+        );
         if appends > 0 {
             let class = (usize::BITS - appends.leading_zeros()) as usize - 1;
             if let Some(n) = lock(&self.sync_groups).get_mut(class.min(SYNC_GROUP_CLASSES - 1)) {
@@ -164,6 +171,7 @@ impl Shared {
     }
 
     fn poison(&self, cause: String) {
+        tracing::error!(%cause, "a sync failed: the store takes no more writes until reopened");
         lock(&self.poisoned).get_or_insert(cause);
     }
 

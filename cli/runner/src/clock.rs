@@ -1,5 +1,6 @@
 //! Time for the runner: the wall clock, or a fixed clock for reproducible runs
-//! (`RUNLOG_TEST_CLOCK=START_MS`): it ticks one second per reading and never sleeps.
+//! (`RUNLOG_TEST_CLOCK=START_MS`, read by [`crate::Host`]): it ticks one second per reading and
+//! never sleeps.
 
 use runlog_core::Timestamp;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,12 +16,9 @@ pub enum Clock {
 }
 
 impl Clock {
-    /// `RUNLOG_TEST_CLOCK` when set (for tests and recorded fixtures), else wall time.
-    pub fn from_env() -> Self {
-        match std::env::var("RUNLOG_TEST_CLOCK")
-            .ok()
-            .and_then(|v| v.parse().ok())
-        {
+    /// A fixed clock from `start` (for tests and recorded fixtures), else wall time.
+    pub fn new(start: Option<u64>) -> Self {
+        match start {
             Some(start) => Clock::Fixed(AtomicU64::new(start)),
             None => Clock::Real,
         }

@@ -121,7 +121,15 @@ impl Git {
     }
 
     fn output(&self, mut c: Command, args: &[&str]) -> Result<std::process::Output> {
+        let started = std::time::Instant::now();
         let out = c.output().map_err(GitError::Missing)?;
+        tracing::debug!(
+            dir = %self.dir.display(),
+            args = %args.join(" "),
+            status = ?out.status.code(),
+            ms = started.elapsed().as_millis() as u64,
+            "git"
+        );
         if out.status.success() {
             return Ok(out);
         }

@@ -4,6 +4,7 @@
 
 use crate::engine::{Context, Engine, RunOptions};
 use crate::error::RunnerError;
+use crate::host::Host;
 use crate::layout::Layout;
 use crate::workflow::{RunnerSettings, Workflow};
 use crate::workspace::{Found, RunWorkspace};
@@ -20,14 +21,39 @@ type Result<T> = std::result::Result<T, RunnerError>;
 pub struct Launcher {
     log: Arc<Store>,
     dir: PathBuf,
+    host: Host,
 }
 
 impl Launcher {
-    /// Runs in `log`, whose files on this host are under `dir`.
-    pub fn new(log: Arc<Store>, dir: &Path) -> Self {
+    /// Runs in `log`, whose files on this host are under `dir`, in a process whose
+    /// environment gave `host`.
+    pub fn new(log: Arc<Store>, dir: &Path, host: &Host) -> Self {
         Self {
             log,
             dir: dir.to_path_buf(),
+            host: host.clone(),
+        }
+    }
+
+    /// The context of a run's commands: where, how, and with which secrets replaced.
+    fn context_of(
+        &self,
+        dir: PathBuf,
+        runner: RunnerSettings,
+        layout: Layout,
+        workspace: Option<RunWorkspace>,
+    ) -> Context {
+        let redactor = self
+            .host
+            .redactor(&runner.redact_env, &runner.redact_listed);
+        Context {
+            dir,
+            runner,
+            layout,
+            shared: self.shared(),
+            workspace,
+            host: self.host.clone(),
+            redactor: Arc::new(redactor),
         }
     }
 
@@ -77,13 +103,7 @@ impl Launcher {
             Found::None(note) => (None, note),
         };
         let opened = workspace.as_ref().map(RunWorkspace::open).transpose()?;
-        let context = Context {
-            dir: wf.dir.clone(),
-            runner: wf.runner.clone(),
-            layout,
-            shared: self.shared(),
-            workspace,
-        };
+        let context = self.context_of(wf.dir.clone(), wf.runner.clone(), layout, workspace);
         let mut engine = self.engine(&run, RunState::default(), context, opts);
         engine.start(wf.start_commands(RunId::from(run.as_str())))?;
         if let Some((open, notes)) = opened {
@@ -210,13 +230,7 @@ impl Launcher {
             },
             None => None,
         };
-        let context = Context {
-            dir,
-            runner,
-            layout,
-            shared: self.shared(),
-            workspace,
-        };
+        let context = self.context_of(dir, runner, layout, workspace);
         (context, notes)
     }
 }

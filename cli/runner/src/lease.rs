@@ -8,16 +8,6 @@ use runlog_store::{PgLog, Store};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long `runlog run` and `resume` hold their lease on the shared store:
-/// `RUNLOG_LEASE_MS`, else 10 s.
-pub fn from_env() -> Duration {
-    let ms = std::env::var("RUNLOG_LEASE_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000u64);
-    Duration::from_millis(ms.max(100))
-}
-
 /// A lease held until dropped.
 #[derive(Debug)]
 pub struct Member {

@@ -28,17 +28,15 @@ pub(crate) struct Planned {
 
 /// A fault point for the crash tests, and nothing else: `RUNLOG_TEST_KILL_AFTER_APPENDS=N`
 /// has the runner kill itself with SIGKILL right after the N-th step's append that starts
-/// processes, before it starts them, so a test can cut exactly between the two.
+/// processes, before it starts them, so a test can cut exactly between the two. Read only by
+/// builds with the `fault-points` feature (the tests'), never by a release.
 #[derive(Debug, Default)]
 pub(crate) struct KillPoint {
     left: Option<u32>,
 }
 
 impl KillPoint {
-    pub(crate) fn from_env() -> Self {
-        let left = std::env::var("RUNLOG_TEST_KILL_AFTER_APPENDS")
-            .ok()
-            .and_then(|n| n.trim().parse().ok());
+    pub(crate) fn new(left: Option<u32>) -> Self {
         Self { left }
     }
 

@@ -34,9 +34,10 @@ pub struct RunnerSettings {
     pub workspace: WorkspaceMode,
     /// A repository shared by workers on several hosts.
     pub repo: Option<String>,
-    /// The secrets replaced before anything is recorded: the environment's by name, the
-    /// `redact_file`'s, and the well-known key shapes.
-    pub redactor: std::sync::Arc<Redactor>,
+    /// The names of the environment variables whose values are secrets (`redact_env`).
+    pub redact_env: Vec<String>,
+    /// The `redact_file`'s secrets.
+    pub redact_listed: Vec<(String, String)>,
 }
 
 /// The smallest `output_cap_bytes`: below it the head and tail could not hold an agent's report.
@@ -44,16 +45,6 @@ pub const MIN_OUTPUT_CAP: u64 = 4 * 1024;
 
 impl Default for RunnerSettings {
     fn default() -> Self {
-        Self::redacting(DEFAULT_ENV_PATTERNS, Vec::new())
-    }
-}
-
-impl RunnerSettings {
-    /// The defaults, with the secrets of this process's environment variables whose names
-    /// match `patterns`, and `listed` ones.
-    fn redacting(patterns: &[&str], listed: Vec<(String, String)>) -> Self {
-        let mut secrets = Redactor::from_env(std::env::vars(), patterns);
-        secrets.extend(listed);
         Self {
             replan: None,
             replan_timeout: Duration::from_secs(600),
@@ -62,18 +53,21 @@ impl RunnerSettings {
             history_cap: 1024 * 1024,
             workspace: WorkspaceMode::Auto,
             repo: None,
-            redactor: std::sync::Arc::new(Redactor::new(secrets)),
+            redact_env: DEFAULT_ENV_PATTERNS
+                .iter()
+                .map(|p| (*p).to_owned())
+                .collect(),
+            redact_listed: Vec::new(),
         }
     }
+}
 
+impl RunnerSettings {
     fn of(s: &SettingsFile, listed: Vec<(String, String)>) -> Self {
-        let patterns: Vec<&str> = match &s.redact_env {
-            Some(names) => names.iter().map(String::as_str).collect(),
-            None => DEFAULT_ENV_PATTERNS.to_vec(),
-        };
-        let d = Self::redacting(&patterns, listed);
+        let d = Self::default();
         Self {
-            redactor: d.redactor.clone(),
+            redact_env: s.redact_env.clone().unwrap_or(d.redact_env),
+            redact_listed: listed,
             replan: s.replan.clone(),
             replan_timeout: s
                 .replan_timeout_ms

@@ -7,19 +7,21 @@ use crate::intake::{actor, os_user};
 use crate::render;
 use runlog_core::{Command, CommandKind, TaskId};
 use runlog_replay::Session;
-use runlog_runner::clock::Clock;
 
 /// Decides `kind` on the run's head and records it, with who this process runs as; prints
 /// each event recorded.
 pub fn record(ctx: &Ctx, run: &str, kind: CommandKind) -> Result<()> {
     let log = ctx.open()?;
     let mut session = Session::existing(&log, run)?;
-    let command = crate::intake::redacted(Command::new(Clock::from_env().now(), kind))
-        .map_err(|why| {
-            crate::error::CliError::input(format!("not recorded: {why}"))
-                .with_hint("keep secrets out of ids and names")
-        })?
-        .issued_by(os_user());
+    let command = crate::intake::redacted(
+        Command::new(ctx.host.clock().now(), kind),
+        ctx.host.intake_redactor(),
+    )
+    .map_err(|why| {
+        crate::error::CliError::input(format!("not recorded: {why}"))
+            .with_hint("keep secrets out of ids and names")
+    })?
+    .issued_by(os_user());
     let recorded = session.execute(command)??;
     for (seq, e) in &recorded.events {
         if ctx.json {

@@ -21,10 +21,18 @@ pub struct Args {
 /// Reads stdin to its end; exit 2 if any line was not a command or named an id that is not a
 /// name, else 1 if the rules rejected any. The store is opened at the first command: lines that are all mistakes create nothing.
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
-    let clock = Clock::from_env();
+    let clock = ctx.host.clock();
     let mut lines = std::io::stdin().lock().lines().enumerate();
     let (mut rejected, mut malformed, mut unnamed) = (0usize, 0usize, 0usize);
-    let mut next = || next_command(&mut lines, &clock, ctx.json, &mut malformed);
+    let mut next = || {
+        next_command(
+            &mut lines,
+            &clock,
+            ctx.host.intake_redactor(),
+            ctx.json,
+            &mut malformed,
+        )
+    };
     if let Some(first) = next()? {
         let log = ctx.open_or_create()?;
         let mut session = Session::open(&log, &a.run)?;
@@ -80,6 +88,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
 fn next_command(
     lines: &mut impl Iterator<Item = (usize, std::io::Result<String>)>,
     clock: &Clock,
+    redactor: &runlog_core::redact::Redactor,
     json: bool,
     malformed: &mut usize,
 ) -> Result<Option<(usize, Command)>> {
@@ -89,7 +98,7 @@ fn next_command(
         if line.trim().is_empty() {
             continue;
         }
-        match parse_line(&line, || clock.now()) {
+        match parse_line(&line, || clock.now(), redactor) {
             Ok(cmd) => return Ok(Some((n, cmd))),
             Err(e) => {
                 *malformed += 1;

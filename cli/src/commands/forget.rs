@@ -6,7 +6,6 @@ use crate::ctx::Ctx;
 use crate::error::{CliError, Result};
 use crate::queries::forget::{choose, record, unshared_blobs, Doomed, Refusal};
 use crate::render;
-use runlog_runner::clock::Clock;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `runlog forget`.
@@ -102,7 +101,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                 .with_hint("runlog forget RUN…, or runlog forget --older-than 30d"),
         );
     }
-    let clock = Clock::from_env();
+    let clock = ctx.host.clock();
     let log = ctx.open()?;
     let now = clock.now();
     let (doomed, refused) = choose(

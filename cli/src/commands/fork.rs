@@ -23,7 +23,7 @@ pub struct Args {
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let log = ctx.open()?;
     let run = a.run.as_str();
-    let Forked { new, at, seq } = fork(&log, run, a.at, a.new)?;
+    let Forked { new, at, seq } = fork(&log, run, a.at, a.new, ctx.host.clock().now())?;
     let state_at = Replay::new(&log).state_at_or_head(run, Some(at))?;
     for note in super::children::after_fork(&state_at, &new) {
         eprintln!("note: {note}");

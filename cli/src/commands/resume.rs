@@ -26,7 +26,7 @@ pub struct Args {
 pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     let run = a.run.as_str();
     let opts = RunOptions::with_jobs(a.jobs).map_err(super::run::jobs_refused)?;
-    let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store);
+    let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store, &ctx.host);
     let (engine, notes) = launcher.resume(run, opts)?;
     for note in notes {
         eprintln!("note: {note}");

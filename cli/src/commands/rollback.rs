@@ -37,7 +37,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         eprintln!("note: {note}");
     }
     // A runner executing the run moves its branches itself; otherwise they move here.
-    let launcher = runlog_runner::Launcher::new(log, &ctx.store);
+    let launcher = runlog_runner::Launcher::new(log, &ctx.store, &ctx.host);
     if !runlog_runner::marker::is_held(&launcher.layout(&a.run).marker()) {
         if let Some(moved) = launcher.follow_rollback(&a.run, &after)? {
             eprintln!("note: {moved}");

@@ -129,6 +129,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         reads_per_second: a
             .reads_per_second
             .unwrap_or_else(server::pacing::Pacing::default_rate),
+        host: ctx.host.clone(),
     };
     server::serve(options).map_err(|e| match e {
         ServerError::Tcp { .. } => CliError::input(e.to_string()),

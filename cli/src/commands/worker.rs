@@ -51,7 +51,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     }
     let opts = RunOptions::with_jobs(Some(a.jobs)).map_err(super::run::jobs_refused)?;
     a.retention.apply(ctx)?;
-    let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store);
+    let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store, &ctx.host);
     let lease = Duration::from_millis(a.lease_ms.max(100));
     let Some(member) = Member::join(launcher.log(), a.name, lease)? else {
         return Err(CliError::failed("the shared store did not open as one"));

@@ -1,7 +1,6 @@
 //! Forking a run (`runlog fork`, `POST /v1/runs/{run}/fork`).
 
 use runlog_replay::{Replay, Result};
-use runlog_runner::clock::Clock;
 
 /// A fork recorded: the new run, the seq it started from, and its head.
 pub struct Forked {
@@ -20,6 +19,7 @@ pub fn fork(
     run: &str,
     at: Option<u64>,
     new: Option<String>,
+    now: runlog_core::Timestamp,
 ) -> Result<Forked> {
     let replay = Replay::new(log);
     let at = match at {
@@ -33,7 +33,7 @@ pub fn fork(
             &runlog_runner::paths::name_from(&format!("{run}-fork")),
         )?,
     };
-    let head = replay.fork(run, at, &new, Clock::from_env().now())?;
+    let head = replay.fork(run, at, &new, now)?;
     Ok(Forked {
         new,
         at,

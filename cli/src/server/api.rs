@@ -16,7 +16,6 @@ use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 use runlog_core::{CommandKind, EventKind, Principal, Via};
 use runlog_replay::{Replay, Session};
-use runlog_runner::clock::Clock;
 use runlog_store::{EventLog, Store};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -153,7 +152,23 @@ pub fn router(api: Api) -> Router {
         .layer(tower::limit::ConcurrencyLimitLayer::new(MAX_REQUESTS))
         .layer(axum::middleware::from_fn_with_state(api.clone(), pace))
         .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(axum::middleware::from_fn(logged))
         .with_state(api)
+}
+
+/// Each request and its answer, in the log (`RUNLOG_LOG=runlog_cli=debug`).
+async fn logged(request: Request, next: Next) -> Response {
+    let (method, path) = (request.method().clone(), request.uri().path().to_owned());
+    let started = std::time::Instant::now();
+    let response = next.run(request).await;
+    tracing::debug!(
+        %method,
+        path,
+        status = response.status().as_u16(),
+        ms = started.elapsed().as_millis() as u64,
+        "request"
+    );
+    response
 }
 
 /// An extractor of axum's whose refusal is answered as JSON `{error, hint}`, like every other
@@ -440,7 +455,8 @@ async fn command(
     let body = body.map_err(|e| ApiError::with_status(e.status(), e.body_text(), COMMAND_HINT))?;
     let text = std::str::from_utf8(&body)
         .map_err(|e| ApiError::bad(format!("the body is not UTF-8: {e}"), COMMAND_HINT))?;
-    let cmd = parse_line(text.trim(), || Clock::from_env().now())
+    let host = api.hosted.host();
+    let cmd = parse_line(text.trim(), || host.clock().now(), host.intake_redactor())
         .map_err(|e| ApiError::bad(format!("not a command: {e}"), COMMAND_HINT))?;
     let tasks = match &cmd.kind {
         CommandKind::StartRun { tasks, .. } => tasks.len(),
@@ -562,7 +578,7 @@ async fn budget(
         max_tokens: change(b.max_tokens),
         by,
     };
-    let cmd = runlog_core::Command::new(Clock::from_env().now(), kind);
+    let cmd = runlog_core::Command::new(api.hosted.host().clock().now(), kind);
     execute(&api, run, cmd, principal).await
 }
 
@@ -681,8 +697,9 @@ async fn fork(
         serde_json::from_slice(&body)
             .map_err(|e| ApiError::bad(format!("not a fork request: {e}"), HINT))?
     };
+    let now = api.hosted.host().clock().now();
     let body = blocking(&api, move |s| {
-        let f = crate::queries::fork::fork(s, &run, from.at, from.new)?;
+        let f = crate::queries::fork::fork(s, &run, from.at, from.new, now)?;
         Ok(serde_json::json!({"run": f.new, "from_run": run, "at_seq": f.at, "seq": f.seq}))
     })
     .await?;

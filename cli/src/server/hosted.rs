@@ -25,6 +25,8 @@ pub struct Hosted {
     max_runs: usize,
     /// Where the runs send their traces live, if anywhere.
     trace: Option<crate::otlp::Target>,
+    /// What this process's environment gave.
+    host: runlog_runner::Host,
 }
 
 /// A run this server executes: the switch that interrupts it, and its state as its engine
@@ -53,15 +55,22 @@ impl Hosted {
         engines: tokio::runtime::Handle,
         max_runs: usize,
         trace: Option<crate::otlp::Target>,
+        host: runlog_runner::Host,
     ) -> Self {
         Self {
             trace,
+            host,
             runs: Mutex::default(),
             tasks: tokio::sync::Mutex::default(),
             engines,
             places: Arc::new(tokio::sync::Semaphore::new(max_runs)),
             max_runs,
         }
+    }
+
+    /// What this process's environment gave (the clock commands are stamped with).
+    pub fn host(&self) -> &runlog_runner::Host {
+        &self.host
     }
 
     /// Starts a run and returns its id once it is recorded; it then runs on its own.
@@ -90,7 +99,8 @@ impl Hosted {
                     .map_err(ApiError::from)
                     .and_then(|wf| {
                         let opts = RunOptions::with_jobs(start.jobs)?;
-                        Ok(Launcher::new(store.clone(), &dir).start(&wf, start.run, opts)?)
+                        Ok(Launcher::new(store.clone(), &dir, &hosted.host)
+                            .start(&wf, start.run, opts)?)
                     });
                 let engine = match prepared {
                     Ok(engine) => engine,

@@ -42,6 +42,8 @@ pub struct Options {
     pub tls: Option<Arc<tls::Tls>>,
     /// Reads served a second while runs execute (see [`pacing`]); 0: unpaced.
     pub reads_per_second: u32,
+    /// What this process's environment gave.
+    pub host: runlog_runner::Host,
 }
 
 /// Why serving stopped or could not start.
@@ -99,6 +101,7 @@ pub fn serve(o: Options) -> Result<(), ServerError> {
         engines.handle().clone(),
         o.max_runs,
         o.trace,
+        o.host,
     ));
     let slots = connections::Slots::new(o.idle);
     let tcp = o.http.map(|addr| Tcp {

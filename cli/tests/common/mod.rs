@@ -35,6 +35,8 @@ pub fn runlog(store: &Path) -> Command {
         // A developer's own OpenTelemetry endpoint is no part of a test.
         .env_remove("RUNLOG_OTLP_ENDPOINT")
         .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        // Nor is a developer's log.
+        .env_remove("RUNLOG_LOG")
         .env("NO_COLOR", "1");
     let text = store.to_string_lossy();
     if text.starts_with("postgres://") {

@@ -116,6 +116,11 @@ impl PgLog {
         };
         *self.held.fence.lock().unwrap_or_else(|p| p.into_inner()) = Some(fence.clone());
         self.held.lost.store(false, Ordering::Release);
+        tracing::debug!(
+            worker = name,
+            lease_ms = lease.as_millis() as u64,
+            "joined as a worker"
+        );
         self.handle
             .spawn(renew(self.pg.clone(), fence, lease, self.held.lost.clone()));
         Ok(())
@@ -190,6 +195,7 @@ async fn renew(pg: Arc<Pg>, fence: Fence, lease: Duration, lost: Arc<AtomicBool>
             return;
         }
         let Ok(client) = pg.client().await else {
+            tracing::debug!(worker = %fence.worker, "no connection to renew the lease: trying at the next beat");
             continue;
         };
         let renewed = client
@@ -200,9 +206,16 @@ async fn renew(pg: Arc<Pg>, fence: Fence, lease: Duration, lost: Arc<AtomicBool>
             )
             .await;
         // A failed statement is retried at the next beat; only a definite "not yours" is lost.
-        if matches!(renewed, Ok(0)) {
-            lost.store(true, Ordering::Release);
-            return;
+        match renewed {
+            Ok(0) => {
+                tracing::warn!(worker = %fence.worker, "the lease expired or was taken over: this worker records nothing more");
+                lost.store(true, Ordering::Release);
+                return;
+            }
+            Ok(_) => tracing::trace!(worker = %fence.worker, "lease renewed"),
+            Err(e) => {
+                tracing::debug!(worker = %fence.worker, error = %e, "the lease's renewal failed: trying at the next beat")
+            }
         }
     }
 }

@@ -73,6 +73,7 @@ impl Route {
     fn take_over(&self, lost: &Arc<Reach>) -> Result<Arc<Reach>> {
         let mut reach = self.reach.write().unwrap_or_else(|p| p.into_inner());
         if Arc::ptr_eq(&reach, lost) {
+            tracing::debug!(dir = %self.dir.display(), "the store's owner went: finding the next, or taking it over");
             let (found, _) = find(
                 &self.dir,
                 Options {
@@ -207,7 +208,10 @@ fn find(dir: &Path, options: Options) -> Result<(Reach, Vec<String>)> {
     let deadline = Instant::now() + TAKEOVER_WAIT;
     loop {
         match Client::connect(dir) {
-            Connect::Connected(c) => return Ok((Reach::Client(c), Vec::new())),
+            Connect::Connected(c) => {
+                tracing::debug!(dir = %dir.display(), owner = %c.owner, "reaching the store through its owner");
+                return Ok((Reach::Client(c), Vec::new()));
+            }
             Connect::Incompatible(e) => return Err(e),
             Connect::NoOwner => {}
         }
@@ -227,6 +231,7 @@ fn find(dir: &Path, options: Options) -> Result<(Reach, Vec<String>)> {
                         path: dir.to_path_buf(),
                         source,
                     })?;
+                tracing::debug!(dir = %dir.display(), "owning the store, serving it on its socket");
                 return Ok((
                     Reach::Owner {
                         log,
@@ -236,7 +241,10 @@ fn find(dir: &Path, options: Options) -> Result<(Reach, Vec<String>)> {
                 ));
             }
             Err(e @ StoreError::Locked { .. }) if Instant::now() >= deadline => return Err(e),
-            Err(StoreError::Locked { .. }) => std::thread::sleep(Duration::from_millis(10)),
+            Err(StoreError::Locked { .. }) => {
+                tracing::trace!(dir = %dir.display(), "the store is locked by an owner starting or leaving: waiting");
+                std::thread::sleep(Duration::from_millis(10))
+            }
             Err(e) => return Err(e),
         }
     }

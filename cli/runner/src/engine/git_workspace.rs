@@ -42,7 +42,7 @@ impl Engine {
             return Ok(());
         }
         let mut counts = runlog_core::redact::Counts::new();
-        let redactor = self.ctx.runner.redactor.clone();
+        let redactor = self.ctx.redactor.clone();
         let recorded = ws.record(self.session.state(), id, self.log.as_ref(), |patch| {
             redactor.redact_in_place(patch, &mut counts)
         })?;

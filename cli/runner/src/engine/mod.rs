@@ -78,6 +78,11 @@ pub struct Context {
     pub shared: Option<String>,
     /// The run's git workspace on this host, when its tasks work in git worktrees.
     pub workspace: Option<crate::workspace::RunWorkspace>,
+    /// What this process's environment gave (its clock, its fault points).
+    pub host: crate::Host,
+    /// The secrets replaced in everything the run's commands leave before it is recorded: the
+    /// environment's by name, the `redact_file`'s, and the well-known key shapes.
+    pub redactor: Arc<runlog_core::redact::Redactor>,
 }
 
 /// How a run ended, for the caller's summary.
@@ -154,11 +159,12 @@ impl Engine {
     ) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         let histories = super::history::Histories::new(ctx.runner.history_cap);
+        let (clock, kill_point) = (ctx.host.clock(), ctx.host.kill_point());
         Self {
             session: Session::at(Replay::shared(log.clone()), run, state),
             log,
             ctx,
-            clock: Clock::from_env(),
+            clock,
             observer: Box::new(Unobserved),
             jobs_override: opts.jobs(),
             busy: HashMap::new(),
@@ -173,7 +179,7 @@ impl Engine {
             histories,
             crew: None,
             planned: Vec::new(),
-            kill_point: KillPoint::from_env(),
+            kill_point,
             spares: super::spare::Spares::default(),
         }
     }
@@ -271,6 +277,12 @@ impl Engine {
     fn commit(&mut self) -> Result<bool> {
         let mut took_in = false;
         if self.session.staged() > 0 {
+            tracing::debug!(
+                run = self.session.run(),
+                staged = self.session.staged(),
+                starts = self.planned.len(),
+                "appending a step"
+            );
             let observer = &mut self.observer;
             let histories = &mut self.histories;
             let log = self.log.as_ref();
@@ -289,6 +301,10 @@ impl Engine {
                 self.spares.offer(self.ctx.layout.worktree(id.as_str()));
             }
             if commit.redecided() {
+                tracing::debug!(
+                    run = self.session.run(),
+                    "the step's append lost a race: decided again on the new head"
+                );
                 // It saw events that were decided again: it finds the tasks again, and stops
                 // what those events moved.
                 self.frontier = Frontier::new();
@@ -399,6 +415,13 @@ impl Engine {
             .is_none()
             .then(|| super::marker::hold(&self.ctx.layout.marker()))
             .flatten();
+        tracing::debug!(
+            run = self.session.run(),
+            seq = self.state().seq,
+            resuming = self.resuming,
+            worker = self.crew.as_ref().map(|c| c.me.as_str()),
+            "driving"
+        );
         for note in std::mem::take(&mut self.notes) {
             self.observer.note(&format!("note: {note}"));
         }

@@ -231,6 +231,7 @@ impl Engine {
         let slot = (0..)
             .find(|i| self.busy.values().all(|r| r.slot != *i))
             .unwrap_or_default();
+        tracing::debug!(run = self.session.run(), task = %id, ?job, dir = %dir.display(), "starting a command");
         let mut env = self.env_for(id, slot);
         if let (Some(url), true) = (&self.ctx.shared, child_run) {
             // A sub-project's child run: the same shared store, and this host's files for it.

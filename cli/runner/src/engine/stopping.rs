@@ -31,6 +31,11 @@ impl Engine {
     }
 
     pub(super) async fn interrupt(mut self, started: Instant) -> Result<Ended> {
+        tracing::debug!(
+            run = self.session.run(),
+            running = self.busy.len(),
+            "stop asked: interrupting"
+        );
         self.end_steps()?;
         self.observer
             .note("⏹ stopping: asking running commands to end (SIGTERM)");
@@ -83,6 +88,11 @@ impl Engine {
     }
 
     pub(super) fn finish(mut self, started: Instant) -> Result<Ended> {
+        tracing::debug!(
+            run = self.session.run(),
+            seq = self.state().seq,
+            "nothing more can happen: finishing"
+        );
         self.end_steps()?;
         self.observer.end();
         // Every command has ended: nothing listed is left to stop.

@@ -13,7 +13,7 @@ impl Engine {
     /// Takes in a process's end: its output cleaned of secrets (the replacement recorded
     /// first), kept, its usage recorded, then what its end decides.
     pub(super) fn handle(&mut self, done: Done) -> Result<()> {
-        let redactor = self.ctx.runner.redactor.clone();
+        let redactor = self.ctx.redactor.clone();
         match done {
             Done::Replan(out) => {
                 let (out, redaction) = finished::redacted(&redactor, None, out);
@@ -25,6 +25,15 @@ impl Engine {
                 self.carry_out(finished::replan(&out, seen))
             }
             Done::Task(id, job, out) => {
+                tracing::debug!(
+                    run = self.session.run(),
+                    task = %id,
+                    ?job,
+                    code = ?out.code,
+                    failure = ?out.failure,
+                    ms = out.duration.as_millis() as u64,
+                    "a command ended"
+                );
                 let (out, redaction) = finished::redacted(&redactor, Some(&id), out);
                 self.carry_out(redaction.map(finished::record))?;
                 if !self.ended(&id, Ran::of(job), &out)? {
@@ -156,6 +165,12 @@ impl Engine {
             return Ok(());
         }
         let events = self.session.catch_up()?;
+        tracing::debug!(
+            run = self.session.run(),
+            events = events.len(),
+            seq,
+            "taking in what others appended"
+        );
         let mut rolled_back = None;
         for (seq, e) in &events {
             self.frontier.observe(*seq, &e.kind, self.session.state());

@@ -520,7 +520,6 @@ impl RunWorkspace {
         self.repo.delete_ref(name)?;
         self.push("", name, false)
     }
-
 }
 
 /// Removes what a forgotten run left in the repository `repo` on this host: the entries of

@@ -78,7 +78,12 @@ impl RunWorkspace {
     /// exactly what a new worktree would. Checking out another commit in a worktree writes the
     /// files that differ, where a new worktree writes every file (and removing one deletes
     /// every file): on a repository of 5,000 files, most of what a task's workspace cost.
-    pub(super) fn take_spare(&self, path: &Path, branch: &str, start: &str) -> Result<bool, GitError> {
+    pub(super) fn take_spare(
+        &self,
+        path: &Path,
+        branch: &str,
+        start: &str,
+    ) -> Result<bool, GitError> {
         for spare in self.spares() {
             if !spare.join(".git").exists() {
                 let _ = std::fs::remove_dir_all(&spare);

@@ -9,7 +9,7 @@ use crate::otlp;
 use crate::render;
 use crate::signals::Signals;
 use crate::view::View;
-use runlog_runner::lease::{self, Member};
+use runlog_runner::lease::Member;
 use runlog_runner::{Ended, Engine, Launcher, RunOptions, RunnerError, Workflow};
 use runlog_store::EventLog;
 use std::path::PathBuf;
@@ -86,7 +86,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         )
         .with_hint("use --store postgres://…, or --detach with a `runlog serve` on this store"));
     }
-    let launcher = Launcher::new(Arc::new(ctx.open_or_create()?), &ctx.store);
+    let launcher = Launcher::new(Arc::new(ctx.open_or_create()?), &ctx.store, &ctx.host);
     let engine = launcher.start(&wf, a.run_id, opts)?;
     if a.submit_only {
         let run = engine.run_id();
@@ -109,7 +109,7 @@ fn run_child(a: Args, parent: &str, ctx: &Ctx) -> Result<Option<ExitKind>> {
                 .with_hint("name the parent run and its sub-project task: --parent editor/buffer"),
         );
     };
-    let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store);
+    let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store, &ctx.host);
     let task = runlog_core::TaskId::from(task);
     let opts = RunOptions::with_jobs(a.jobs).map_err(jobs_refused)?;
     let engine = launcher.start_child(&a.workflow, parent_run, &task, a.run_id, opts)?;
@@ -132,7 +132,7 @@ pub(super) fn drive_to_end(
     quiet: bool,
     trace: &otlp::TraceArgs,
 ) -> Result<Option<ExitKind>> {
-    let member = Member::join(launcher.log(), None, lease::from_env())?;
+    let member = Member::join(launcher.log(), None, ctx.host.lease())?;
     if let Some(m) = &member {
         m.enlist(&mut engine, true);
     }

@@ -1,0 +1,97 @@
+//! What this process was given by its environment, read once by the program that hosts the
+//! runner (the binary) and handed down: nothing below reads a variable itself.
+
+use crate::clock::Clock;
+use crate::step::KillPoint;
+use runlog_core::redact::{Redactor, DEFAULT_ENV_PATTERNS};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a worker's lease lasts unless `RUNLOG_LEASE_MS` says otherwise.
+const LEASE: Duration = Duration::from_secs(10);
+
+/// This process's environment, as the runner uses it.
+#[derive(Debug, Clone)]
+pub struct Host {
+    /// `RUNLOG_TEST_CLOCK`: a fixed clock's start, for reproducible runs.
+    clock_start: Option<u64>,
+    /// Every variable, whose values are secrets when their names match a workflow's
+    /// `redact_env`.
+    vars: Arc<[(String, String)]>,
+    /// The redactor of commands from outside: the default patterns over `vars`.
+    intake: Arc<Redactor>,
+    /// `RUNLOG_LEASE_MS`: how long `run` and `resume` hold their lease on the shared store.
+    lease: Duration,
+    /// `RUNLOG_TEST_KILL_AFTER_APPENDS`, read only in builds with the `fault-points` feature.
+    kill_after_appends: Option<u32>,
+}
+
+impl Default for Host {
+    /// A host that gave nothing: the wall clock, no secrets, a 10 s lease.
+    fn default() -> Self {
+        Self::of(Vec::new(), None)
+    }
+}
+
+impl Host {
+    /// This process's environment. Called once, by the binary.
+    pub fn from_env() -> Self {
+        let mut host = Self::of(std::env::vars().collect(), var("RUNLOG_TEST_CLOCK"));
+        host.lease =
+            var("RUNLOG_LEASE_MS").map_or(LEASE, |ms: u64| Duration::from_millis(ms.max(100)));
+        if cfg!(feature = "fault-points") {
+            host.kill_after_appends = var("RUNLOG_TEST_KILL_AFTER_APPENDS");
+        }
+        host
+    }
+
+    /// A host with these variables and, when `clock_start` is given, a fixed clock.
+    pub fn of(vars: Vec<(String, String)>, clock_start: Option<u64>) -> Self {
+        let intake = Redactor::new(Redactor::named_in(
+            vars.iter().cloned(),
+            DEFAULT_ENV_PATTERNS,
+        ));
+        Self {
+            clock_start,
+            vars: vars.into(),
+            intake: Arc::new(intake),
+            lease: LEASE,
+            kill_after_appends: None,
+        }
+    }
+
+    /// A clock of its own for one engine or one command: the wall clock, or a fixed clock from
+    /// its start (ticking a second per reading).
+    pub fn clock(&self) -> Clock {
+        Clock::new(self.clock_start)
+    }
+
+    /// The redactor of what comes from outside (commands of the API, `emit`, a person's
+    /// decision): the default patterns (`*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`).
+    pub fn intake_redactor(&self) -> &Redactor {
+        &self.intake
+    }
+
+    /// The redactor of a run's output: the variables whose names match `patterns`, the
+    /// `listed` secrets, and the well-known key shapes.
+    pub fn redactor(&self, patterns: &[String], listed: &[(String, String)]) -> Redactor {
+        let mut secrets = Redactor::named_in(self.vars.iter().cloned(), patterns);
+        secrets.extend(listed.iter().cloned());
+        Redactor::new(secrets)
+    }
+
+    /// How long a lease on the shared store lasts.
+    pub fn lease(&self) -> Duration {
+        self.lease
+    }
+
+    /// The crash tests' cut between an append and its processes, when asked for.
+    pub(crate) fn kill_point(&self) -> KillPoint {
+        KillPoint::new(self.kill_after_appends)
+    }
+}
+
+/// A variable's value read as a `T`; none when unset or not a `T`.
+fn var<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
