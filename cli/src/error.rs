@@ -90,15 +90,14 @@ impl CliError {
         self
     }
 
-    /// Prints the error, the causes its message does not already say, and the hint.
+    /// Prints the error, each cause behind it once, and the hint. A library's error either
+    /// says its cause in its message or leaves it to this chain, never both (the workspace's
+    /// tests check every `#[error]`), so nothing is said twice.
     pub fn report(&self) {
         eprintln!("error: {}", self.message);
         let mut cause = self.source.as_deref().and_then(|s| s.source());
         while let Some(c) = cause {
-            let text = c.to_string();
-            if !self.message.contains(&text) {
-                eprintln!("  caused by: {text}");
-            }
+            eprintln!("  caused by: {c}");
             cause = c.source();
         }
         if let Some(h) = &self.hint {

@@ -19,7 +19,7 @@ fn config() -> Config {
 pub enum CodecError {
     /// The bytes are not a valid encoding of an event.
     #[error("cannot decode event: {0}")]
-    Decode(#[source] bincode::error::DecodeError),
+    Decode(bincode::error::DecodeError),
     /// The bytes decode, but some are left over.
     #[error("event decoded from {used} of {len} bytes: trailing garbage")]
     Trailing {
@@ -30,7 +30,7 @@ pub enum CodecError {
     },
     /// The event could not be encoded (a value nested too deeply).
     #[error("cannot encode event: {0}")]
-    Encode(#[source] bincode::error::EncodeError),
+    Encode(bincode::error::EncodeError),
     /// The event encodes to more bytes than an event may have.
     #[error("an event of {len} bytes is larger than the {} MiB an event may be", MAX_EVENT_BYTES >> 20)]
     TooLarge {

@@ -398,7 +398,7 @@ pub fn is_usage_object(obj: &Map<String, Json>) -> bool {
 }
 
 /// One line read as a usage report: `None` when it is not one.
-pub fn usage_line(line: &str) -> Option<Result<UsageReport, String>> {
+pub fn usage_line(line: &str) -> Option<Result<UsageReport, UsageError>> {
     let t = line.trim();
     if !t.starts_with('{') || !t.contains("\"usage\"") {
         return None;
@@ -410,9 +410,9 @@ pub fn usage_line(line: &str) -> Option<Result<UsageReport, String>> {
 }
 
 /// Reads a report object (its `usage` and what stands beside it).
-pub fn report(o: &Map<String, Json>) -> Result<UsageReport, String> {
+pub fn report(o: &Map<String, Json>) -> Result<UsageReport, UsageError> {
     let Some(Json::Object(u)) = o.get("usage") else {
-        return Err("\"usage\" is not an object".into());
+        return Err(UsageError::NotAnObject);
     };
     let shape = Shape::of(o, u);
     let tokens = shape.tokens(u)?;
@@ -479,12 +479,15 @@ impl Shape {
         }
     }
 
-    fn tokens(self, u: &Map<String, Json>) -> Result<Tokens, String> {
+    fn tokens(self, u: &Map<String, Json>) -> Result<Tokens, UsageError> {
         let n = |key: &str| count(u.get(key), key);
         let nested = |outer: &str, key: &str| match u.get(outer) {
             None | Some(Json::Null) => Ok(0),
             Some(Json::Object(d)) => count(d.get(key), &format!("{outer}.{key}")),
-            Some(other) => Err(format!("{outer} is {other}, not an object")),
+            Some(other) => Err(UsageError::NotAnObjectAt {
+                key: outer.to_owned(),
+                found: other.to_string(),
+            }),
         };
         let t = match self {
             Shape::OpenAiChat => Tokens {
@@ -525,48 +528,126 @@ impl Shape {
             }
         };
         if t.input > MAX_TOKENS || t.output > MAX_TOKENS {
-            return Err(format!(
-                "{} input and {} output tokens is more than the {MAX_TOKENS} a report may hold",
-                t.input, t.output
-            ));
+            return Err(UsageError::TooManyTokens {
+                input: t.input,
+                output: t.output,
+            });
         }
         if t.cache_read.saturating_add(t.cache_write) > t.input {
-            return Err(format!(
-                "{} cached tokens are more than the {} input tokens they are part of",
-                t.cache_read.saturating_add(t.cache_write),
-                t.input
-            ));
+            return Err(UsageError::PartExceedsWhole {
+                part: "cached",
+                count: t.cache_read.saturating_add(t.cache_write),
+                whole: "input",
+                of: t.input,
+            });
         }
         if t.reasoning > t.output {
-            return Err(format!(
-                "{} reasoning tokens are more than the {} output tokens they are part of",
-                t.reasoning, t.output
-            ));
+            return Err(UsageError::PartExceedsWhole {
+                part: "reasoning",
+                count: t.reasoning,
+                whole: "output",
+                of: t.output,
+            });
         }
         Ok(t)
     }
 }
 
-fn count(v: Option<&Json>, key: &str) -> Result<u64, String> {
+fn count(v: Option<&Json>, key: &str) -> Result<u64, UsageError> {
     match v {
         None | Some(Json::Null) => Ok(0),
         Some(Json::Number(n)) => match n.as_u64() {
             Some(c) if c <= MAX_TOKENS => Ok(c),
-            Some(c) => Err(format!("{key} is {c}, more than {MAX_TOKENS}")),
-            None => Err(format!("{key} is {n}, not a count of tokens")),
+            Some(c) => Err(UsageError::CountTooLarge {
+                key: key.to_owned(),
+                count: c,
+            }),
+            None => Err(UsageError::NotACount {
+                key: key.to_owned(),
+                found: n.to_string(),
+            }),
         },
-        Some(other) => Err(format!("{key} is {other}, not a count of tokens")),
+        Some(other) => Err(UsageError::NotACount {
+            key: key.to_owned(),
+            found: other.to_string(),
+        }),
     }
 }
 
-fn cost(v: &Json) -> Result<f64, String> {
+fn cost(v: &Json) -> Result<f64, UsageError> {
     match v.as_f64() {
         Some(c) if c.is_finite() && (0.0..=MAX_REPORTED_COST_USD).contains(&c) => Ok(c),
-        Some(c) => Err(format!(
-            "the cost {c} is not a number of USD between 0 and {MAX_REPORTED_COST_USD}"
-        )),
-        None => Err(format!("the cost {v} is not a number")),
+        Some(c) => Err(UsageError::CostOutOfRange { cost: c }),
+        None => Err(UsageError::CostNotANumber {
+            found: v.to_string(),
+        }),
     }
+}
+
+/// Why a usage report cannot be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum UsageError {
+    /// `usage` is there and not an object.
+    #[error("\"usage\" is not an object")]
+    NotAnObject,
+    /// A nested part of `usage` is not an object.
+    #[error("{key} is {found}, not an object")]
+    NotAnObjectAt {
+        /// Where.
+        key: String,
+        /// What stands there.
+        found: String,
+    },
+    /// A count is not a whole number of tokens.
+    #[error("{key} is {found}, not a count of tokens")]
+    NotACount {
+        /// Where.
+        key: String,
+        /// What stands there.
+        found: String,
+    },
+    /// A count is beyond what a report may hold.
+    #[error("{key} is {count}, more than {MAX_TOKENS}")]
+    CountTooLarge {
+        /// Where.
+        key: String,
+        /// The count.
+        count: u64,
+    },
+    /// The input or output count is beyond what a report may hold.
+    #[error(
+        "{input} input and {output} output tokens is more than the {MAX_TOKENS} a report may hold"
+    )]
+    TooManyTokens {
+        /// Input tokens.
+        input: u64,
+        /// Output tokens.
+        output: u64,
+    },
+    /// A part (cached, reasoning) counts more than the whole it is part of.
+    #[error("{count} {part} tokens are more than the {of} {whole} tokens they are part of")]
+    PartExceedsWhole {
+        /// The part's name.
+        part: &'static str,
+        /// Its count.
+        count: u64,
+        /// The whole's name.
+        whole: &'static str,
+        /// Its count.
+        of: u64,
+    },
+    /// The reported cost is out of range.
+    #[error("the cost {cost} is not a number of USD between 0 and {MAX_REPORTED_COST_USD}")]
+    CostOutOfRange {
+        /// The cost.
+        cost: f64,
+    },
+    /// The reported cost is not a number.
+    #[error("the cost {found} is not a number")]
+    CostNotANumber {
+        /// What stands there.
+        found: String,
+    },
 }
 
 /// Why a report (from a command, not a line) cannot be recorded, or `None`.
@@ -643,7 +724,7 @@ mod tests {
 
     fn refused(line: &str) -> String {
         match usage_line(line) {
-            Some(Err(why)) => why,
+            Some(Err(why)) => why.to_string(),
             other => unreachable!("{line}: {other:?}"),
         }
     }

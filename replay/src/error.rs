@@ -49,27 +49,25 @@ pub enum ReplayError {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// A record is not a valid event.
-    #[error("run {run} seq {seq} is not a valid event: {source}")]
+    #[error("run {run} seq {seq} is not a valid event: {cause}")]
     Decode {
         /// The run.
         run: String,
         /// The seq.
         seq: u64,
         /// Why.
-        #[source]
-        source: runlog_core::codec::CodecError,
+        cause: runlog_core::codec::CodecError,
     },
     /// An event could not be encoded for the log (nothing was written).
-    #[error("cannot encode an event of run {run}: {source}")]
+    #[error("cannot encode an event of run {run}: {cause}")]
     Encode {
         /// The run.
         run: String,
         /// Why.
-        #[source]
-        source: runlog_core::codec::CodecError,
+        cause: runlog_core::codec::CodecError,
     },
     /// The rules refused the command.
-    #[error("{0}")]
+    #[error(transparent)]
     Rejected(#[from] Rejection),
     /// The thread reading events for a replay stopped without an answer.
     #[error("the event reader of run {run} stopped unexpectedly")]
@@ -78,13 +76,12 @@ pub enum ReplayError {
         run: String,
     },
     /// Writing an export failed (the destination, not the run, is at fault).
-    #[error("cannot write the export of run {run}: {source}")]
+    #[error("cannot write the export of run {run}: {cause}")]
     ExportWrite {
         /// The run.
         run: String,
         /// The OS error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// An export file is not valid.
     #[error("import line {line}: {reason}")]

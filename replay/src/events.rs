@@ -15,7 +15,7 @@ pub fn append(log: &dyn EventLog, run: &str, expected: u64, events: &[Event]) ->
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|source| ReplayError::Encode {
             run: run.to_owned(),
-            source,
+            cause: source,
         })?;
     Ok(log.append(run, Some(expected), bodies)?)
 }
@@ -96,7 +96,7 @@ pub fn decode(run: &str, seq: u64, body: &[u8]) -> Result<Event> {
     decode_event(body).map_err(|source| ReplayError::Decode {
         run: run.to_owned(),
         seq,
-        source,
+        cause: source,
     })
 }
 

@@ -56,7 +56,7 @@ pub fn export(log: &dyn EventLog, run: &str, out: &mut dyn Write) -> Result<Head
     };
     let io = |source: std::io::Error| ReplayError::ExportWrite {
         run: run.to_owned(),
-        source,
+        cause: source,
     };
     serde_json::to_writer(&mut *out, &header).map_err(|e| io(e.into()))?;
     out.write_all(b"\n").map_err(io)?;

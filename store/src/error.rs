@@ -133,24 +133,22 @@ pub enum StoreError {
     #[error("PostgreSQL TLS: {0}")]
     Tls(String),
     /// sled reported an error.
-    #[error("sled error in {path}: {source}")]
+    #[error("sled error in {path}: {cause}")]
     Sled {
         /// The store directory.
         path: PathBuf,
         /// sled's error.
-        #[source]
-        source: sled::Error,
+        cause: sled::Error,
     },
     /// A file operation failed.
-    #[error("{what} {path}: {source}")]
+    #[error("{what} {path}: {cause}")]
     Io {
         /// What was being done.
         what: &'static str,
         /// On which file.
         path: PathBuf,
         /// The OS error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The process that owned the store stopped answering (it exited or was killed).
     #[error("the process owning the store at {path} stopped answering: {why}")]
@@ -228,9 +226,9 @@ impl StoreError {
     /// The OS error behind this, if a file operation (runlog's or sled's) failed.
     fn os_error(&self) -> Option<&std::io::Error> {
         match self {
-            StoreError::Io { source, .. }
+            StoreError::Io { cause: source, .. }
             | StoreError::Sled {
-                source: sled::Error::Io(source),
+                cause: sled::Error::Io(source),
                 ..
             } => Some(source),
             _ => None,
@@ -261,7 +259,7 @@ impl StoreError {
         matches!(
             self,
             StoreError::Sled {
-                source: sled::Error::Corruption { .. },
+                cause: sled::Error::Corruption { .. },
                 ..
             }
         )

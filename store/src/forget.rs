@@ -233,7 +233,10 @@ struct Built {
 fn build(dir: &Path, sled_path: &Path, to: &Path, journal: &Journal) -> Result<Built> {
     let sled_err = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| StoreError::Sled { path, source }
+        move |source| StoreError::Sled {
+            path,
+            cause: source,
+        }
     };
     let mut forgot = Forgot::default();
     let mut spilled_kept = BTreeSet::new();

@@ -115,15 +115,26 @@ impl Heads {
         self.written_ms
     }
 
-    /// Reads `DIR/heads`: `Ok(None)` if there is none, `Err(why)` if it does not check out.
-    pub fn load(dir: &Path) -> Result<std::result::Result<Option<Self>, String>> {
+    /// Reads `DIR/heads`: whether there is none, or it does not check out.
+    pub fn load(dir: &Path) -> Result<Manifest> {
         let path = dir.join(FILE);
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Ok(None)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Manifest::Missing),
             Err(e) => return Err(io("cannot read the heads manifest", &path)(e)),
         };
-        Ok(decode(&bytes).map(Some))
+        Ok(match decode(&bytes) {
+            Ok(heads) => Manifest::Read(heads),
+            Err(damage) => Manifest::Damaged(damage),
+        })
+    }
+
+    /// The remembered heads, if the manifest was read.
+    pub fn seqs(manifest: Manifest) -> std::collections::HashMap<String, u64> {
+        match manifest {
+            Manifest::Read(heads) => heads.all().map(|r| (r.run.clone(), r.seq)).collect(),
+            Manifest::Missing | Manifest::Damaged(_) => std::collections::HashMap::new(),
+        }
     }
 
     /// Writes `DIR/heads` even if nothing changed: the first manifest of a store's archive.
@@ -170,7 +181,29 @@ impl Heads {
     }
 }
 
-fn decode(bytes: &[u8]) -> std::result::Result<Heads, String> {
+/// What `DIR/heads` holds.
+#[derive(Debug)]
+pub enum Manifest {
+    /// There is none.
+    Missing,
+    /// It checks out.
+    Read(Heads),
+    /// It does not.
+    Damaged(ManifestDamage),
+}
+
+/// Why the heads manifest does not check out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ManifestDamage(&'static str);
+
+impl From<&'static str> for ManifestDamage {
+    fn from(why: &'static str) -> Self {
+        Self(why)
+    }
+}
+
+fn decode(bytes: &[u8]) -> std::result::Result<Heads, ManifestDamage> {
     let body_len = bytes
         .len()
         .checked_sub(32)
@@ -219,7 +252,7 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], String> {
+    fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], ManifestDamage> {
         let out = self
             .bytes
             .get(self.at..self.at + n)
@@ -227,17 +260,17 @@ impl<'a> Reader<'a> {
         self.at += n;
         Ok(out)
     }
-    fn u64(&mut self) -> std::result::Result<u64, String> {
+    fn u64(&mut self) -> std::result::Result<u64, ManifestDamage> {
         Ok(u64::from_be_bytes(
             self.take(8)?.try_into().map_err(|_| "short")?,
         ))
     }
-    fn u32(&mut self) -> std::result::Result<u32, String> {
+    fn u32(&mut self) -> std::result::Result<u32, ManifestDamage> {
         Ok(u32::from_be_bytes(
             self.take(4)?.try_into().map_err(|_| "short")?,
         ))
     }
-    fn u16(&mut self) -> std::result::Result<u16, String> {
+    fn u16(&mut self) -> std::result::Result<u16, ManifestDamage> {
         Ok(u16::from_be_bytes(
             self.take(2)?.try_into().map_err(|_| "short")?,
         ))

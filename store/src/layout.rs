@@ -27,7 +27,7 @@ pub(crate) fn io<'a>(
     move |source| StoreError::Io {
         what,
         path: path.to_path_buf(),
-        source,
+        cause: source,
     }
 }
 

@@ -198,7 +198,7 @@ impl Log {
             .map_err(|source| StoreError::Io {
                 what: "cannot start the writer thread for",
                 path: "store".into(),
-                source,
+                cause: source,
             })?;
         Ok(Self {
             shared,

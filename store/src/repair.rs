@@ -79,10 +79,7 @@ pub fn repair(dir: &Path) -> Result<Repaired> {
     std::fs::rename(&building, &sled_path).map_err(io("cannot move into place", &building))?;
     sync_dir(dir)?;
     drop(_lock);
-    let remembered = match Heads::load(dir)? {
-        Ok(Some(heads)) => heads.all().map(|r| (r.run.clone(), r.seq)).collect(),
-        _ => HashMap::new(),
-    };
+    let remembered = Heads::seqs(Heads::load(dir)?);
     let log = Log::open(
         dir,
         Options {
@@ -119,7 +116,7 @@ fn rebuild(dir: &Path, to: &Path) -> Result<(u64, Vec<Unreadable>)> {
     let db = open_sled(dir, to)?;
     let sled_err = |source| StoreError::Sled {
         path: to.to_path_buf(),
-        source,
+        cause: source,
     };
     let runs = db.open_tree(RUNS_TREE).map_err(sled_err)?;
     let frames = db.open_tree(FRAMES_TREE).map_err(sled_err)?;

@@ -86,10 +86,7 @@ pub fn salvage(
     for f in found {
         by_prev.entry(f.prev).or_insert(f);
     }
-    let remembered: HashMap<String, u64> = match Heads::load(from)? {
-        Ok(Some(heads)) => heads.all().map(|r| (r.run.clone(), r.seq)).collect(),
-        _ => HashMap::new(),
-    };
+    let remembered: HashMap<String, u64> = Heads::seqs(Heads::load(from)?);
     let starts: HashSet<ChainHash> = by_prev
         .keys()
         .filter(|prev| !ends.contains(*prev))

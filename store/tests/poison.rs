@@ -111,7 +111,7 @@ impl Backend for FailingDisk {
             return Err(StoreError::Io {
                 what: "fdatasync failed on",
                 path: "/dev/failing".into(),
-                source: std::io::Error::other("EIO"),
+                cause: std::io::Error::other("EIO"),
             });
         }
         *self.seen.durable.lock().unwrap() = began;
@@ -122,7 +122,7 @@ impl Backend for FailingDisk {
             return Err(StoreError::Io {
                 what: "cannot write blob",
                 path: "/dev/full".into(),
-                source: std::io::Error::other("ENOSPC"),
+                cause: std::io::Error::other("ENOSPC"),
             });
         }
         self.inner.put_blob(hash, bytes)

@@ -2,3 +2,4 @@
 //! binary live in `cli/tests/` (Cargo only builds a binary for its own package's tests).
 
 pub mod modules;
+pub mod source_rules;

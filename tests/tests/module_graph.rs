@@ -2,6 +2,7 @@
 //! the commands: the server, the runner and the queries never import a command.
 
 use runlog_tests::modules::{circles, graph, name};
+use runlog_tests::source_rules::{doubled_causes, lines_of_code, size_limits, sources};
 use std::path::{Path, PathBuf};
 
 fn workspace() -> PathBuf {
@@ -50,5 +51,54 @@ fn only_the_binarys_root_uses_the_commands() {
     assert!(
         users.is_empty(),
         "modules outside `commands` that use it: {users:?}"
+    );
+}
+
+#[test]
+fn no_source_file_is_over_the_size_architecture_md_names() {
+    let root = workspace();
+    let doc = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap_or_default();
+    let (within, elsewhere) = size_limits(&doc)
+        .unwrap_or_else(|| panic!("ARCHITECTURE.md names no sizes (a line `File sizes: …`)"));
+    let mut over = Vec::new();
+    for src in CRATES {
+        for (path, text) in sources(&root.join(src)).unwrap_or_else(|e| panic!("{src}: {e}")) {
+            let shown = path
+                .strip_prefix(&root)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            let limit = within
+                .iter()
+                .find(|(dir, _)| shown.starts_with(dir.as_str()))
+                .map_or(elsewhere, |(_, n)| *n);
+            let lines = lines_of_code(&text);
+            if lines > limit {
+                over.push(format!("{shown}: {lines} lines (at most {limit})"));
+            }
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "files over their size:\n{}",
+        over.join("\n")
+    );
+}
+
+#[test]
+fn no_error_says_its_cause_twice() {
+    let mut found = Vec::new();
+    for src in CRATES {
+        for (path, text) in sources(&workspace().join(src)).unwrap_or_else(|e| panic!("{src}: {e}"))
+        {
+            for doubled in doubled_causes(&text) {
+                found.push(format!("{}: {doubled}", path.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "messages that say the cause they also give as their source (say it, or leave it to the chain):\n{}",
+        found.join("\n")
     );
 }

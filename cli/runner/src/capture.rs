@@ -1,10 +1,14 @@
 //! A command's output as it is read: each pipe on its own task, at most the output cap of it
 //! kept (head and tail), readable at any time, so what was printed before a stop is kept.
 
-use crate::process::DRAIN;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::task::JoinHandle;
+
+/// After the group is gone, how long the output pipes may take to reach their end (a process
+/// that left the group with `setsid` may still hold them).
+pub(crate) const DRAIN: Duration = Duration::from_secs(1);
 
 /// Reads one output pipe on its own task into a buffer the caller can take at any time, so
 /// what was printed before a stop is kept even if the pipe never reaches its end.

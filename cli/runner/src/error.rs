@@ -18,16 +18,16 @@ pub enum RunnerError {
     Log(#[from] ReplayError),
     /// The blob area failed while keeping a large output.
     #[error("cannot keep a command's output: {0}")]
-    Output(#[source] StoreError),
+    Output(StoreError),
     /// The runner proposed something the rules refuse: a defect in the runner.
     #[error("the runner issued a command the rules refused: {0}")]
-    Refused(#[source] Box<Rejection>),
+    Refused(Box<Rejection>),
     /// The board could not be encoded for the replan command.
     #[error("cannot encode the board for the replan command: {0}")]
-    Board(#[source] serde_json::Error),
+    Board(serde_json::Error),
     /// An option or id the rules refuse (`--jobs 0`, a run id that is not a name): nothing ran.
-    #[error("{0}")]
-    Invalid(#[source] Box<Rejection>),
+    #[error(transparent)]
+    Invalid(Box<Rejection>),
     /// A run of that id exists already: nothing was recorded.
     #[error("run {run} already exists in this store")]
     RunExists {
@@ -44,19 +44,24 @@ pub enum RunnerError {
     },
     /// The worker's lease on the shared store could not be taken, renewed or read.
     #[error("the worker's lease: {0}")]
-    Lease(#[source] StoreError),
+    Lease(StoreError),
     /// Git refused what the run's workspace needs.
     #[error("git: {0}")]
-    Git(#[from] crate::git::GitError),
+    Git(crate::git::GitError),
     /// The process environment refused something the runner needs.
-    #[error("cannot {what}: {source}")]
+    #[error("cannot {what}: {cause}")]
     System {
         /// What was being done.
         what: &'static str,
         /// The OS error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
+}
+
+impl From<crate::git::GitError> for RunnerError {
+    fn from(e: crate::git::GitError) -> Self {
+        Self::Git(e)
+    }
 }
 
 impl RunnerError {
@@ -79,13 +84,12 @@ impl RunnerError {
 #[derive(Debug, Error)]
 pub enum WorkflowError {
     /// The file cannot be read.
-    #[error("cannot read workflow {}: {source}", path.display())]
+    #[error("cannot read workflow {}: {cause}", path.display())]
     Read {
         /// The file.
         path: PathBuf,
         /// The OS error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// Not valid TOML, or a field the format does not have (toml's message names the line).
     #[error("{}: {message}", path.display())]
@@ -125,7 +129,6 @@ pub enum WorkflowError {
         /// `line N: ` when known.
         place: String,
         /// The rule.
-        #[source]
         rejection: Box<Rejection>,
     },
 }

@@ -13,7 +13,7 @@ pub const MIN_VERSION: (u32, u32) = (2, 38);
 pub enum GitError {
     /// No `git` program.
     #[error("git is not installed (no `git` on PATH): {0}")]
-    Missing(#[source] std::io::Error),
+    Missing(std::io::Error),
     /// A git older than [`MIN_VERSION`].
     #[error("git {found} is too old: runlog's worktrees need git {}.{} or newer", MIN_VERSION.0, MIN_VERSION.1)]
     TooOld {

@@ -1,12 +1,11 @@
 //! The journal of a run's process groups (`.groups/journal`): each command's group listed while
 //! it runs, so that a runner killed with -9 leaves a trace the next one stops its agents by.
 
-use crate::process::terminate;
 use nix::errno::Errno;
-use nix::sys::signal::killpg;
+use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The file in a run's groups directory where each command's process group is listed while it
 /// runs: a line `+ID` when it starts, `-ID` when it is gone, appended. A runner killed with -9,
@@ -111,6 +110,43 @@ pub async fn stop_leftover_groups(dir: &Path, run: &str, grace: Duration) -> Vec
 /// Whether any process of the group exists (zombies included).
 pub(crate) fn group_alive(group: Pid) -> bool {
     !matches!(killpg(group, None), Err(Errno::ESRCH))
+}
+
+/// How often a stopping group is checked.
+const POLL: Duration = Duration::from_millis(20);
+
+/// How a process group was stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// It ended within the grace period after SIGTERM.
+    Terminated,
+    /// It outlived the grace period and was sent SIGKILL.
+    Killed,
+}
+
+impl Stop {
+    pub(crate) fn words(self) -> &'static str {
+        match self {
+            Stop::Terminated => "stopped with SIGTERM",
+            Stop::Killed => "killed with SIGKILL after the grace period",
+        }
+    }
+}
+
+/// The one way a group is stopped: SIGTERM, up to `grace` for it to end (calling `reap`
+/// between checks, so a leader that is our child does not linger as a zombie), then SIGKILL.
+pub(crate) async fn terminate(group: Pid, grace: Duration, mut reap: impl FnMut()) -> Stop {
+    let _ = killpg(group, Signal::SIGTERM);
+    let until = Instant::now() + grace;
+    while Instant::now() < until {
+        tokio::time::sleep(POLL).await;
+        reap();
+        if !group_alive(group) {
+            return Stop::Terminated;
+        }
+    }
+    let _ = killpg(group, Signal::SIGKILL);
+    Stop::Killed
 }
 
 #[cfg(test)]

@@ -20,15 +20,10 @@ use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
 use crate::capture::Reader;
+use crate::capture::DRAIN;
+pub use crate::groups::Stop;
 pub use crate::groups::{forget_groups, stop_leftover_groups};
-use crate::groups::{group_alive, list_group};
-
-/// After the group is gone, how long the output pipes may take to reach their end (a process
-/// that left the group with `setsid` may still hold them).
-pub(crate) const DRAIN: Duration = Duration::from_secs(1);
-
-/// How often a stopping group is checked.
-const POLL: Duration = Duration::from_millis(20);
+use crate::groups::{group_alive, list_group, terminate};
 
 /// One command to run.
 #[derive(Debug, Clone)]
@@ -80,24 +75,6 @@ pub enum Failure {
     Timeout(u64),
     /// The runner stopped it (an interrupt, or its task was cancelled).
     Stopped,
-}
-
-/// How a process group was stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    /// It ended within the grace period after SIGTERM.
-    Terminated,
-    /// It outlived the grace period and was sent SIGKILL.
-    Killed,
-}
-
-impl Stop {
-    pub(crate) fn words(self) -> &'static str {
-        match self {
-            Stop::Terminated => "stopped with SIGTERM",
-            Stop::Killed => "killed with SIGKILL after the grace period",
-        }
-    }
 }
 
 impl Outcome {
@@ -536,22 +513,6 @@ async fn stop_group(group: Option<Pid>, child: &mut Leader, grace: Duration) -> 
         let _ = tokio::time::timeout(DRAIN, child.wait()).await;
     }
     Some(stop)
-}
-
-/// The one way a group is stopped: SIGTERM, up to `grace` for it to end (calling `reap`
-/// between checks, so a leader that is our child does not linger as a zombie), then SIGKILL.
-pub(crate) async fn terminate(group: Pid, grace: Duration, mut reap: impl FnMut()) -> Stop {
-    let _ = killpg(group, Signal::SIGTERM);
-    let until = Instant::now() + grace;
-    while Instant::now() < until {
-        tokio::time::sleep(POLL).await;
-        reap();
-        if !group_alive(group) {
-            return Stop::Terminated;
-        }
-    }
-    let _ = killpg(group, Signal::SIGKILL);
-    Stop::Killed
 }
 
 /// Kills the command's whole process group if the command's future is dropped before it ended

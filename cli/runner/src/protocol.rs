@@ -173,24 +173,65 @@ pub fn beginning(text: &str, max: usize) -> String {
     text.trim().chars().take(max).collect()
 }
 
-fn unit(what: &str, v: &serde_json::Value) -> Result<f64, String> {
+fn unit(what: &str, v: &serde_json::Value) -> Result<f64, EvalOutputError> {
     match v.as_f64() {
         Some(x) if x.is_finite() && (0.0..=1.0).contains(&x) => Ok(x),
-        Some(x) => Err(format!("{what} is {x}, outside [0, 1]")),
-        None => Err(format!("{what} is {v}, not a number")),
+        Some(x) => Err(EvalOutputError::OutOfRange {
+            what: what.to_owned(),
+            value: x,
+        }),
+        None => Err(EvalOutputError::NotANumber {
+            what: what.to_owned(),
+            found: v.to_string(),
+        }),
     }
 }
 
+/// Why an evaluator's output holds no score runlog can record.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EvalOutputError {
+    /// It printed nothing.
+    #[error("the evaluator printed nothing; expected {{\"score\": ..., \"dimensions\": {{...}}, \"notes\": \"...\"}}")]
+    Nothing,
+    /// No object with a score.
+    #[error("no JSON object with a \"score\" in the evaluator's output (it began: {began:?})")]
+    NoScore {
+        /// The output's beginning.
+        began: String,
+    },
+    /// A score outside [0, 1].
+    #[error("{what} is {value}, outside [0, 1]")]
+    OutOfRange {
+        /// The score or a dimension.
+        what: String,
+        /// Its value.
+        value: f64,
+    },
+    /// A score that is not a number.
+    #[error("{what} is {found}, not a number")]
+    NotANumber {
+        /// The score or a dimension.
+        what: String,
+        /// What stands there.
+        found: String,
+    },
+    /// `dimensions` that is not an object.
+    #[error("dimensions is {found}, not an object of scores")]
+    Dimensions {
+        /// What stands there.
+        found: String,
+    },
+}
+
 /// Reads an evaluator's output; the error says what was wrong, for the audit.
-pub fn evaluation(stdout: &str) -> Result<Evaluation, String> {
+pub fn evaluation(stdout: &str) -> Result<Evaluation, EvalOutputError> {
     // The verdict comes last: an example object earlier in the output must not decide the gate.
     let Some(obj) = last_object_with(stdout, &["score"]) else {
         return Err(match stdout.trim().is_empty() {
-            true => "the evaluator printed nothing; expected {\"score\": ..., \"dimensions\": {...}, \"notes\": \"...\"}".into(),
-            false => format!(
-                "no JSON object with a \"score\" in the evaluator's output (it began: {:?})",
-                beginning(stdout, 80)
-            ),
+            true => EvalOutputError::Nothing,
+            false => EvalOutputError::NoScore {
+                began: beginning(stdout, 80),
+            },
         });
     };
     let score = unit(
@@ -205,7 +246,11 @@ pub fn evaluation(stdout: &str) -> Result<Evaluation, String> {
                 dimensions.insert(name.clone(), unit(&format!("dimension {name:?}"), v)?);
             }
         }
-        Some(other) => return Err(format!("dimensions is {other}, not an object of scores")),
+        Some(other) => {
+            return Err(EvalOutputError::Dimensions {
+                found: other.to_string(),
+            })
+        }
     }
     let notes = match obj.get("notes") {
         Some(serde_json::Value::String(s)) => s.clone(),
@@ -271,6 +316,7 @@ mod tests {
         let nested_only = "{\"review\": {\"score\": 0.9}}";
         assert!(evaluation(nested_only)
             .unwrap_err()
+            .to_string()
             .contains("no JSON object"));
     }
 
@@ -286,20 +332,27 @@ mod tests {
 
     #[test]
     fn bad_evaluations_say_what_is_wrong() {
-        assert!(evaluation("").unwrap_err().contains("printed nothing"));
+        assert!(evaluation("")
+            .unwrap_err()
+            .to_string()
+            .contains("printed nothing"));
         assert!(evaluation("looks great to me")
             .unwrap_err()
+            .to_string()
             .contains("no JSON object"));
         assert!(evaluation("{\"score\": 1.5}")
             .unwrap_err()
+            .to_string()
             .contains("outside [0, 1]"));
         assert!(
             evaluation("{\"score\": 0.5, \"dimensions\": {\"style\": \"good\"}}")
                 .unwrap_err()
+                .to_string()
                 .contains("not a number")
         );
         assert!(evaluation("{\"score\": \"high\"}")
             .unwrap_err()
+            .to_string()
             .contains("not a number"));
     }
 }

@@ -70,12 +70,13 @@ pub fn added_specs(files: &[TaskFile]) -> Result<Vec<TaskSpec>, PlanError> {
                 });
             }
             let is_group = files.iter().any(|c| c.parent.as_deref() == Some(&t.id));
-            t.to_spec(is_group, Commands::Required, false)
-                .map_err(|(field, message)| PlanError::Field {
+            t.to_spec(is_group, Commands::Required, false).map_err(
+                |crate::workflow::FieldError { field, message }| PlanError::Field {
                     task: t.id.clone(),
                     field,
                     message,
-                })
+                },
+            )
         })
         .collect()
 }

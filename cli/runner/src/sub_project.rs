@@ -131,11 +131,11 @@ pub fn child_command(
 ) -> Result<String> {
     let exe = std::env::current_exe().map_err(|source| RunnerError::System {
         what: "find the runlog executable to run a sub-project",
-        source,
+        cause: source,
     })?;
     let cwd = std::env::current_dir().map_err(|source| RunnerError::System {
         what: "read the current directory to run a sub-project",
-        source,
+        cause: source,
     })?;
     let q = |p: &Path| quote(&p.display().to_string());
     // Without a directory the child finds the shared store in its environment.

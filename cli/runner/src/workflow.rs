@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use crate::workflow_file::{
-    BudgetFile, Commands, LimitsFile, MaxFile, PriceFile, RetryFile, SettingsFile, TaskFile,
-    WorkflowFile, WorkspaceMode,
+    BudgetFile, Commands, FieldError, LimitsFile, MaxFile, PriceFile, RetryFile, SettingsFile,
+    TaskFile, WorkflowFile, WorkspaceMode,
 };
 
 /// How the runner treats the workflow's processes. Read from the workflow file each time a run
@@ -139,7 +139,7 @@ impl Workflow {
     pub fn load_within(path: &Path, depth_left: Option<u32>) -> Result<Self, WorkflowError> {
         let text = std::fs::read_to_string(path).map_err(|source| WorkflowError::Read {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         })?;
         Self::parse_within(&text, path, depth_left)
     }
@@ -234,7 +234,7 @@ impl Workflow {
         let groups = file.groups();
         for t in &file.tasks {
             let is_group = groups.contains(t.id.as_str());
-            let field_error = |(field, message): (&'static str, String)| WorkflowError::Field {
+            let field_error = |FieldError { field, message }: FieldError| WorkflowError::Field {
                 path: path.clone(),
                 place: task_place(text, &t.id),
                 field,
@@ -246,9 +246,9 @@ impl Workflow {
                     .map_err(field_error)?,
             );
             if is_group && t.workflow.is_some() {
-                return Err(field_error((
+                return Err(field_error(FieldError::new(
                     "workflow",
-                    "a group's work is its children; a sub-project task has no children".into(),
+                    "a group's work is its children; a sub-project task has no children",
                 )));
             }
         }

@@ -232,21 +232,21 @@ impl TaskFile {
         is_group: bool,
         commands: Commands,
         must_test: bool,
-    ) -> Result<TaskSpec, (&'static str, String)> {
+    ) -> Result<TaskSpec, FieldError> {
         let retry = match &self.retry {
             None => RetryStrategy::default(),
-            Some(r) => retry_strategy(r).map_err(|m| ("retry", m))?,
+            Some(r) => retry_strategy(r)?,
         };
         if self.test_file.is_some() && self.test.is_some() {
-            return Err((
+            return Err(FieldError::new(
                 "test_file",
-                "give `test` (a command) or `test_file` (a pytest file), not both".into(),
+                "give `test` (a command) or `test_file` (a pytest file), not both",
             ));
         }
         if self.workflow.is_some() && (self.run.is_some() || self.test_file.is_some()) {
-            return Err((
+            return Err(FieldError::new(
                 "workflow",
-                "a sub-project task runs its workflow: leave out `run` and `test_file`".into(),
+                "a sub-project task runs its workflow: leave out `run` and `test_file`",
             ));
         }
         if self.run.is_none()
@@ -254,9 +254,9 @@ impl TaskFile {
             && !is_group
             && commands == Commands::Required
         {
-            return Err((
+            return Err(FieldError::new(
                 "run",
-                "a task needs a `run` command unless it is a group (has children)".into(),
+                "a task needs a `run` command unless it is a group (has children)",
             ));
         }
         Ok(TaskSpec {
@@ -283,14 +283,17 @@ impl TaskFile {
     }
 }
 
-pub(crate) fn retry_strategy(r: &RetryFile) -> Result<RetryStrategy, String> {
+pub(crate) fn retry_strategy(r: &RetryFile) -> Result<RetryStrategy, FieldError> {
     let d = RetryStrategy::default();
     let limit = match &r.max {
         None => d.limit,
         Some(MaxFile::Count(n)) => RetryLimit::Max(*n),
         Some(MaxFile::Word(w)) if w == "unlimited" => RetryLimit::Unlimited,
         Some(MaxFile::Word(w)) => {
-            return Err(format!("max is {w:?}; allowed: a number or \"unlimited\""))
+            return Err(FieldError::new(
+                "retry",
+                format!("max is {w:?}; allowed: a number or \"unlimited\""),
+            ))
         }
     };
     Ok(RetryStrategy {
@@ -304,4 +307,24 @@ pub(crate) fn retry_strategy(r: &RetryFile) -> Result<RetryStrategy, String> {
         timeout_ms: r.timeout_ms.or(d.timeout_ms),
         circuit_after: r.circuit_after.unwrap_or(d.circuit_after),
     })
+}
+
+/// A field of a task as written whose value is not allowed, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("field {field}: {message}")]
+pub struct FieldError {
+    /// The field.
+    pub field: &'static str,
+    /// What is wrong, and what is allowed.
+    pub message: String,
+}
+
+impl FieldError {
+    /// `field`'s value is not allowed: `message` says why.
+    pub fn new(field: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            field,
+            message: message.into(),
+        }
+    }
 }

@@ -65,19 +65,33 @@ impl Retention {
 }
 
 /// `--older-than`'s AGE in milliseconds.
-pub(crate) fn parse_age(text: &str) -> std::result::Result<u64, String> {
+pub(crate) fn parse_age(text: &str) -> std::result::Result<u64, AgeError> {
     let (number, unit) = text.split_at(text.trim_end_matches(char::is_alphabetic).len());
     let n: u64 = number
         .parse()
-        .map_err(|_| format!("{text:?} is not an age: write a number and a unit, e.g. 30d"))?;
+        .map_err(|_| AgeError::NotAnAge(text.to_owned()))?;
     let unit_ms = match unit {
         "d" => 86_400_000,
         "h" => 3_600_000,
         "m" => 60_000,
-        _ => return Err(format!("{text:?}: the unit is d, h or m, e.g. 30d")),
+        _ => return Err(AgeError::Unit(text.to_owned())),
     };
     n.checked_mul(unit_ms)
-        .ok_or_else(|| format!("{text:?} is too long ago"))
+        .ok_or_else(|| AgeError::TooLong(text.to_owned()))
+}
+
+/// Why `--older-than`'s AGE is not an age.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AgeError {
+    /// No number.
+    #[error("{0:?} is not an age: write a number and a unit, e.g. 30d")]
+    NotAnAge(String),
+    /// No unit runlog knows.
+    #[error("{0:?}: the unit is d, h or m, e.g. 30d")]
+    Unit(String),
+    /// More milliseconds than there are.
+    #[error("{0:?} is too long ago")]
+    TooLong(String),
 }
 
 /// What a forget did (`--json`).

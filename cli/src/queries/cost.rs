@@ -28,12 +28,16 @@ impl CostView {
 }
 
 /// Reads a grouping's name (`task`, `model`, `stage`, `attempt`).
-pub fn parse_by(s: &str) -> Result<CostBy, String> {
+pub fn parse_by(s: &str) -> Result<CostBy, UnknownGrouping> {
     CostBy::ALL
         .into_iter()
         .find(|b| b.name() == s)
-        .ok_or_else(|| {
-            let names: Vec<&str> = CostBy::ALL.iter().map(|b| b.name()).collect();
-            format!("{s:?} is not a grouping: {}", names.join(", "))
-        })
+        .ok_or_else(|| UnknownGrouping { name: s.to_owned() })
+}
+
+/// A grouping of costs runlog does not have.
+#[derive(Debug, thiserror::Error)]
+#[error("{name:?} is not a grouping: {}", CostBy::ALL.map(CostBy::name).join(", "))]
+pub struct UnknownGrouping {
+    name: String,
 }

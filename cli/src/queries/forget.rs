@@ -269,7 +269,7 @@ pub fn record(
         bodies.push(
             encode_event(&event).map_err(|source| runlog_replay::ReplayError::Encode {
                 run: FORGOTTEN_RUNS.to_owned(),
-                source,
+                cause: source,
             })?,
         );
     }

@@ -109,9 +109,9 @@ impl Checked {
 fn first_undecodable(log: &dyn EventLog, run: &str, head: u64) -> Result<Option<(u64, String)>> {
     match runlog_replay::events::for_each(log, run, 1, head, &mut |_, _| Ok(true)) {
         Ok(()) => Ok(None),
-        Err(runlog_replay::ReplayError::Decode { seq, source, .. }) => {
-            Ok(Some((seq, source.to_string())))
-        }
+        Err(runlog_replay::ReplayError::Decode {
+            seq, cause: source, ..
+        }) => Ok(Some((seq, source.to_string()))),
         Err(e) => Err(e),
     }
 }

@@ -62,51 +62,77 @@ const BLOB: &str = "/v1/blobs/{hash}";
 /// [`ROUTES`], the list the OpenAPI document is checked against.
 macro_rules! routes {
     (
-        bounded { $($path:ident => { $($method:ident: $handler:ident),+ })* }
-        open { $($open_path:ident => { $($open_method:ident: $open_handler:ident),+ })* }
+        bounded { $($path:ident => { $($method:ident($scope:ident): $handler:ident),+ })* }
+        open { $($open_path:ident => { $($open_method:ident($open_scope:ident): $open_handler:ident),+ })* }
     ) => {
         fn bounded_routes() -> Router<Api> {
             Router::new()
-                $(.route($path, axum::routing::MethodRouter::new()$(.$method($handler))+))*
+                $(.route($path, axum::routing::MethodRouter::new()$(.merge(scoped(axum::routing::$method($handler), Scope::$scope)))+))*
         }
 
         fn open_routes(router: Router<Api>) -> Router<Api> {
             router
-                $(.route($open_path, axum::routing::MethodRouter::new()$(.$open_method($open_handler))+))*
+                $(.route($open_path, axum::routing::MethodRouter::new()$(.merge(scoped(axum::routing::$open_method($open_handler), Scope::$open_scope)))+))*
         }
 
-        /// Every path the router serves, with its method.
+        /// Every path the router serves, with its method and the scope a token needs for it.
         #[cfg(test)]
-        const ROUTES: &[(&str, &str)] = &[
-            $($((stringify!($method), $path),)+)*
-            $($((stringify!($open_method), $open_path),)+)*
+        const ROUTES: &[(&str, &str, Scope)] = &[
+            $($((stringify!($method), $path, Scope::$scope),)+)*
+            $($((stringify!($open_method), $open_path, Scope::$open_scope),)+)*
         ];
     };
 }
 
+// Each route with the scope a token must have for it: reading, steering a run (commands, an
+// interrupt, a fork, a budget), or starting workflows.
 routes! {
     bounded {
-        OPENAPI_PATH => { get: openapi }
-        RUNS => { get: runs, post: start_run }
-        INTERRUPT => { post: interrupt }
-        RUN => { get: board }
-        EVENTS => { get: events }
-        AUDIT => { get: audit }
-        COST => { get: cost }
-        BUDGET => { post: budget }
-        STACK => { get: stack }
-        STAGES => { get: stages }
-        VERIFY => { get: verify }
-        DIGEST => { get: digest }
-        EXPORT => { get: export }
-        DIFF => { get: diff }
-        COMMANDS => { post: command }
-        FORK => { post: fork }
-        BLOB => { get: blob }
+        OPENAPI_PATH => { get(Read): openapi }
+        RUNS => { get(Read): runs, post(Run): start_run }
+        INTERRUPT => { post(Steer): interrupt }
+        RUN => { get(Read): board }
+        EVENTS => { get(Read): events }
+        AUDIT => { get(Read): audit }
+        COST => { get(Read): cost }
+        BUDGET => { post(Steer): budget }
+        STACK => { get(Read): stack }
+        STAGES => { get(Read): stages }
+        VERIFY => { get(Read): verify }
+        DIGEST => { get(Read): digest }
+        EXPORT => { get(Read): export }
+        DIFF => { get(Read): diff }
+        COMMANDS => { post(Steer): command }
+        FORK => { post(Steer): fork }
+        BLOB => { get(Read): blob }
     }
     open {
-        STREAM => { get: stream_events }
+        STREAM => { get(Read): stream_events }
     }
+}
+
+/// What a request's token allows, as [`authorize`] found it (none without tokens).
+#[derive(Debug, Clone)]
+struct Granted {
+    holder: String,
+    scope: Scope,
+}
+
+/// `route`, refused to a token whose scope is below `needed`.
+fn scoped(
+    route: axum::routing::MethodRouter<Api>,
+    needed: Scope,
+) -> axum::routing::MethodRouter<Api> {
+    route.route_layer(axum::middleware::from_fn(
+        move |request: Request, next: Next| async move {
+            match request.extensions().get::<Granted>() {
+                Some(g) if g.scope < needed => {
+                    ApiError::forbidden(&g.holder, g.scope, needed).into_response()
+                }
+                _ => next.run(request).await,
+            }
+        },
+    ))
 }
 
 /// The OpenAPI document (checked against [`ROUTES`] by a test).
@@ -235,7 +261,11 @@ async fn authorize(State(api): State<Api>, mut request: Request, next: Next) -> 
     let ip = peer.as_ref().map(|p| p.0);
     let principal = match (&api.tokens, peer.and_then(|p| p.1)) {
         (Some(tokens), _) => match token_holder(tokens, ip, &request) {
-            Ok(principal) => Some(principal),
+            Ok((principal, granted)) => {
+                // Each route checks the scope it needs (see `routes!`).
+                request.extensions_mut().insert(granted);
+                Some(principal)
+            }
             Err(refused) => return refused.into_response(),
         },
         // Mutual TLS without tokens: the certificate the handshake verified is who acts.
@@ -254,12 +284,12 @@ async fn authorize(State(api): State<Api>, mut request: Request, next: Next) -> 
     next.run(request).await
 }
 
-/// The holder of the request's token, if the token allows the request.
+/// The holder of the request's token and what it allows, if the server knows the token.
 fn token_holder(
     tokens: &Tokens,
     peer: Option<std::net::IpAddr>,
     request: &Request,
-) -> Result<Principal, ApiError> {
+) -> Result<(Principal, Granted), ApiError> {
     let now = std::time::Instant::now();
     if tokens.blocked(peer, now) {
         return Err(ApiError::too_many_failures());
@@ -273,14 +303,15 @@ fn token_holder(
         tokens.failed(peer, now);
         return Err(ApiError::unauthorized());
     };
-    let needed = Scope::needed(request.method(), request.uri().path());
-    if scope < needed {
-        return Err(ApiError::forbidden(name, scope, needed));
-    }
-    Ok(Principal {
+    let principal = Principal {
         name: name.to_owned(),
         via: Via::Token,
-    })
+    };
+    let granted = Granted {
+        holder: name.to_owned(),
+        scope,
+    };
+    Ok((principal, granted))
 }
 
 /// Who sent a request: as [`authorize`] established over TCP, else the Unix socket's peer.
@@ -517,7 +548,7 @@ async fn cost(
     let by = match q.by.as_deref() {
         None => runlog_core::projections::CostBy::default(),
         Some(by) => crate::queries::cost::parse_by(by)
-            .map_err(|e| ApiError::bad(e, "by=task, model, stage or attempt"))?,
+            .map_err(|e| ApiError::bad(e.to_string(), "by=task, model, stage or attempt"))?,
     };
     let body = blocking(&api, move |s| {
         let state = Replay::new(s).state_at_or_head(&run, q.at)?;
@@ -777,9 +808,30 @@ mod tests {
             .collect();
         let served: std::collections::BTreeSet<(String, String)> = super::ROUTES
             .iter()
-            .map(|(m, p)| ((*m).to_owned(), (*p).to_owned()))
+            .map(|(m, p, _)| ((*m).to_owned(), (*p).to_owned()))
             .collect();
         assert_eq!(documented, served);
         assert_eq!(doc["openapi"], "3.1.0");
+    }
+
+    #[test]
+    fn a_route_that_changes_anything_needs_more_than_reading() {
+        for (method, path, scope) in super::ROUTES {
+            let reads = *method == "get";
+            assert_eq!(
+                reads,
+                *scope == super::Scope::Read,
+                "{method} {path} needs {}",
+                scope.name()
+            );
+        }
+        let needs = |m: &str, p: &str| {
+            super::ROUTES
+                .iter()
+                .find(|r| r.0 == m && r.1 == p)
+                .map(|r| r.2)
+        };
+        assert_eq!(needs("post", super::RUNS), Some(super::Scope::Run));
+        assert_eq!(needs("post", super::COMMANDS), Some(super::Scope::Steer));
     }
 }

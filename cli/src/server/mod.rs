@@ -50,40 +50,36 @@ pub struct Options {
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
     /// A runtime could not be started.
-    #[error("cannot start the {what} runtime: {source}")]
+    #[error("cannot start the {what} runtime: {cause}")]
     Runtime {
         /// Which.
         what: &'static str,
         /// The OS error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The API socket could not be made.
-    #[error("cannot listen on {}: {source}", path.display())]
+    #[error("cannot listen on {}: {cause}", path.display())]
     Socket {
         /// The socket.
         path: PathBuf,
         /// The OS error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The TCP address could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}: {cause}")]
     Tcp {
         /// The address.
         addr: SocketAddr,
         /// The OS error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// A file of the server's could not be written.
-    #[error("cannot write {}: {source}", path.display())]
+    #[error("cannot write {}: {cause}", path.display())]
     Write {
         /// The file.
         path: PathBuf,
         /// The OS error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// A listener failed while serving.
     #[error("the API server failed: {0}")]
@@ -125,8 +121,10 @@ fn runtime(
     blocking: usize,
     on_start: impl Fn() + Send + Sync + 'static,
 ) -> Result<tokio::runtime::Runtime, ServerError> {
-    crate::runtime::build(what, 2, blocking, on_start)
-        .map_err(|source| ServerError::Runtime { what, source })
+    crate::runtime::build(what, 2, blocking, on_start).map_err(|source| ServerError::Runtime {
+        what,
+        cause: source,
+    })
 }
 
 /// The API socket in a store directory.
@@ -186,12 +184,12 @@ async fn serve_on(
     let mut hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
         .map_err(|source| ServerError::Runtime {
             what: "signal",
-            source,
+            cause: source,
         })?;
     let path = socket_path(&dir);
     let unix = bind_private(&path).map_err(|source| ServerError::Socket {
         path: path.clone(),
-        source,
+        cause: source,
     })?;
     let streams = Arc::new(stream::Streams::default());
     let pacing = Arc::new(pacing::Pacing::new(reads_per_second));
@@ -212,7 +210,10 @@ async fn serve_on(
     if let Some(Tcp { addr, tokens, tls }) = tcp {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
-            .map_err(|source| ServerError::Tcp { addr, source })?;
+            .map_err(|source| ServerError::Tcp {
+                addr,
+                cause: source,
+            })?;
         // Port 0 asks for any free port: the one bound is the one to tell.
         let addr = listener.local_addr().unwrap_or(addr);
         let scheme = if tls.is_some() { "https" } else { "http" };
@@ -220,15 +221,17 @@ async fn serve_on(
         let url = format!("{scheme}://{addr}/");
         publish_address(&ui::address_file(&dir), &url).map_err(|source| ServerError::Write {
             path: ui::address_file(&dir),
-            source,
+            cause: source,
         })?;
         let app = ui::router()
             .merge(api::router(api(tokens)))
             .into_make_service_with_connect_info::<connections::Peer>();
         match tls {
             Some(tls) => {
-                let listener = tls::listen(listener, tls)
-                    .map_err(|source| ServerError::Tcp { addr, source })?;
+                let listener = tls::listen(listener, tls).map_err(|source| ServerError::Tcp {
+                    addr,
+                    cause: source,
+                })?;
                 let listener = slots.bound(listener);
                 servers.spawn(async move { axum::serve(listener, app).await });
             }

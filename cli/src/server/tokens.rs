@@ -8,7 +8,6 @@
 //! reject, reopen, rollback, fork, replan), `run` (also starting workflows, whose commands run
 //! as the server's user).
 
-use axum::http::Method;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
@@ -49,16 +48,6 @@ impl Scope {
             Scope::Run => "run",
         }
     }
-
-    /// The scope a request needs: reading for a GET, starting a workflow for `POST /v1/runs`,
-    /// steering for any other POST.
-    pub fn needed(method: &Method, path: &str) -> Self {
-        match *method {
-            Method::GET | Method::HEAD | Method::OPTIONS => Scope::Read,
-            _ if path.trim_end_matches('/') == "/v1/runs" => Scope::Run,
-            _ => Scope::Steer,
-        }
-    }
 }
 
 /// One token: its holder's name, its scope, and the hash of its secret (compared, never kept
@@ -77,12 +66,58 @@ pub struct Tokens {
     failures: Mutex<HashMap<IpAddr, (u32, Instant)>>,
 }
 
+/// Why a token file cannot be used, with its line.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenFileError {
+    /// A scope runlog does not have.
+    #[error("line {line}: the scope {scope:?} is not read, steer or run")]
+    Scope {
+        /// The line.
+        line: usize,
+        /// The scope written.
+        scope: String,
+    },
+    /// Neither `NAME SCOPE TOKEN` nor a lone token.
+    #[error("line {line}: expected NAME SCOPE TOKEN")]
+    Shape {
+        /// The line.
+        line: usize,
+    },
+    /// A secret too short to be one.
+    #[error("line {line}: the token of {name} is shorter than {MIN_SECRET} characters")]
+    Short {
+        /// The line.
+        line: usize,
+        /// The holder.
+        name: String,
+    },
+    /// A name given a second token.
+    #[error("line {line}: {name} has a token already")]
+    Taken {
+        /// The line.
+        line: usize,
+        /// The holder.
+        name: String,
+    },
+    /// A secret given to two names.
+    #[error("line {line}: the token of {name} is another's too")]
+    Shared {
+        /// The line.
+        line: usize,
+        /// The holder.
+        name: String,
+    },
+    /// No token at all.
+    #[error("it holds no token")]
+    Empty,
+}
+
 /// The shortest secret accepted.
 const MIN_SECRET: usize = 16;
 
 impl Tokens {
     /// Reads a token file's text; the error says which line and what is wrong.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, TokenFileError> {
         let lines: Vec<(usize, Vec<&str>)> = text
             .lines()
             .enumerate()
@@ -94,24 +129,32 @@ impl Tokens {
             let (name, scope, secret) = match words.as_slice() {
                 [secret] if lines.len() == 1 => ("token", Scope::Run, *secret),
                 [name, scope, secret] => {
-                    let scope = Scope::parse(scope).ok_or_else(|| {
-                        format!("line {n}: the scope {scope:?} is not read, steer or run")
+                    let scope = Scope::parse(scope).ok_or_else(|| TokenFileError::Scope {
+                        line: *n,
+                        scope: (*scope).to_owned(),
                     })?;
                     (*name, scope, *secret)
                 }
-                _ => return Err(format!("line {n}: expected NAME SCOPE TOKEN")),
+                _ => return Err(TokenFileError::Shape { line: *n }),
             };
             if secret.len() < MIN_SECRET {
-                return Err(format!(
-                    "line {n}: the token of {name} is shorter than {MIN_SECRET} characters"
-                ));
+                return Err(TokenFileError::Short {
+                    line: *n,
+                    name: name.to_string(),
+                });
             }
             let digest = *blake3::hash(secret.as_bytes()).as_bytes();
             if tokens.iter().any(|t: &Token| t.name == name) {
-                return Err(format!("line {n}: {name} has a token already"));
+                return Err(TokenFileError::Taken {
+                    line: *n,
+                    name: name.to_string(),
+                });
             }
             if tokens.iter().any(|t: &Token| t.digest == digest) {
-                return Err(format!("line {n}: the token of {name} is another's too"));
+                return Err(TokenFileError::Shared {
+                    line: *n,
+                    name: name.to_string(),
+                });
             }
             tokens.push(Token {
                 name: name.to_owned(),
@@ -120,7 +163,7 @@ impl Tokens {
             });
         }
         if tokens.is_empty() {
-            return Err("it holds no token".into());
+            return Err(TokenFileError::Empty);
         }
         Ok(Self {
             tokens,
@@ -202,23 +245,13 @@ mod tests {
             (&format!("a read {A}\nb run {A}"), "another's too"),
             (&format!("{A}\n{B}"), "line 1: expected NAME SCOPE TOKEN"),
         ] {
-            let err = Tokens::parse(text).unwrap_err();
+            let err = Tokens::parse(text).unwrap_err().to_string();
             assert!(err.contains(says), "{text:?}: {err}");
         }
     }
 
     #[test]
-    fn each_request_needs_its_scope() {
-        assert_eq!(Scope::needed(&Method::GET, "/v1/runs"), Scope::Read);
-        assert_eq!(Scope::needed(&Method::POST, "/v1/runs"), Scope::Run);
-        assert_eq!(
-            Scope::needed(&Method::POST, "/v1/runs/r/commands"),
-            Scope::Steer
-        );
-        assert_eq!(
-            Scope::needed(&Method::POST, "/v1/runs/r/interrupt"),
-            Scope::Steer
-        );
+    fn scopes_are_ordered_read_steer_run() {
         assert!(Scope::Read < Scope::Steer && Scope::Steer < Scope::Run);
     }
 

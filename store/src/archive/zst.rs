@@ -52,7 +52,7 @@ fn zstd_error(source: std::io::Error) -> StoreError {
     StoreError::Io {
         what: "zstd cannot compress an archive segment",
         path: std::path::PathBuf::from("(archive)"),
-        source,
+        cause: source,
     }
 }
 

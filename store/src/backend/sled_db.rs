@@ -9,7 +9,7 @@
 use super::{frame_key, key_seq, Backend, RunSlot};
 use crate::archive::Archive;
 use crate::error::{Damage, Result, StoreError};
-use crate::heads::{self, Heads, Remembered};
+use crate::heads::{self, Heads, Manifest, Remembered};
 use crate::layout::{self, BlobDir, CacheDir};
 use crate::wal::{Entry, Wal};
 use nix::errno::Errno;
@@ -58,7 +58,7 @@ impl SledBackend {
         layout::write_owner(dir);
         let sled_err = |source| StoreError::Sled {
             path: dir.to_path_buf(),
-            source,
+            cause: source,
         };
         let runs = db.open_tree(RUNS_TREE).map_err(sled_err)?;
         let frames = db.open_tree(FRAMES_TREE).map_err(sled_err)?;
@@ -68,7 +68,7 @@ impl SledBackend {
         let db_file = File::open(&db_path).map_err(|source| StoreError::Io {
             what: "cannot open sled's log file for syncing",
             path: db_path,
-            source,
+            cause: source,
         })?;
         make_sled_files_durable(dir, &sled_path)?;
         let (wal, replay, aside) = Wal::open_reporting(&dir.join("wal"))?;
@@ -117,13 +117,13 @@ impl SledBackend {
         let loaded = Heads::load(&self.dir)?;
         let archived = crate::archive::segments(&self.dir)?;
         let heads = match loaded {
-            Ok(Some(heads)) => {
+            Manifest::Read(heads) => {
                 if archived.is_empty() {
                     self.restart_archive(&heads)?;
                 }
                 heads
             }
-            Ok(None) if archived.is_empty() => {
+            Manifest::Missing if archived.is_empty() => {
                 let mut heads = self.heads_from_sled()?;
                 self.write_base_segment()?;
                 // Written now, not at the first checkpoint: another process opening the store
@@ -133,7 +133,10 @@ impl SledBackend {
                 heads
             }
             other => {
-                let why = other.err().unwrap_or_else(|| "it is missing".into());
+                let why = match other {
+                    Manifest::Damaged(damage) => damage.to_string(),
+                    _ => "it is missing".to_owned(),
+                };
                 let mut heads = Heads::default();
                 let unreadable = crate::archive::read(&self.dir, &mut |e| {
                     heads.note(&e);
@@ -290,7 +293,7 @@ impl SledBackend {
         self.db_file.sync_data().map_err(|source| StoreError::Io {
             what: "fdatasync failed on",
             path: self.dir.join("db/db"),
-            source,
+            cause: source,
         })?;
         self.lock_heads().save(&self.dir)?;
         let mut wal = self.wal();
@@ -320,7 +323,7 @@ impl SledBackend {
     fn err(&self, source: sled::Error) -> StoreError {
         StoreError::Sled {
             path: self.dir.clone(),
-            source,
+            cause: source,
         }
     }
 }
@@ -333,7 +336,7 @@ pub(crate) fn each_entry(
 ) -> Result<()> {
     let sled_err = |source| StoreError::Sled {
         path: PathBuf::from("(sled)"),
-        source,
+        cause: source,
     };
     for item in runs.iter() {
         let (name, slot) = item.map_err(sled_err)?;
@@ -421,7 +424,7 @@ pub(crate) fn make_sled_files_durable(dir: &Path, sled_path: &Path) -> Result<()
         let entries = std::fs::read_dir(&d).map_err(|source| StoreError::Io {
             what: "cannot list",
             path: d.clone(),
-            source,
+            cause: source,
         })?;
         for entry in entries.flatten() {
             let path = entry.path();
@@ -434,7 +437,7 @@ pub(crate) fn make_sled_files_durable(dir: &Path, sled_path: &Path) -> Result<()
                 .map_err(|source| StoreError::Io {
                     what: "cannot sync",
                     path,
-                    source,
+                    cause: source,
                 })?;
         }
     }
@@ -576,7 +579,7 @@ fn open_error(dir: &Path, e: sled::Error) -> StoreError {
         }
         source => StoreError::Sled {
             path: dir.to_path_buf(),
-            source,
+            cause: source,
         },
     }
 }

@@ -179,7 +179,7 @@ impl PgLog {
             .map_err(|source| StoreError::Io {
                 what: "cannot start the PostgreSQL client runtime for",
                 path: at.clone().into(),
-                source,
+                cause: source,
             })?;
         let manager = Manager::from_config(
             config.clone(),

@@ -102,27 +102,36 @@ fn with_database(url: &str, name: &str) -> String {
 
 /// Runs one statement outside a transaction (CREATE DATABASE cannot run in one), on a thread
 /// of its own so that a test inside a runtime may call it.
-fn admin_statement(admin: &str, sql: &str) -> Result<(), String> {
+fn admin_statement(admin: &str, sql: &str) -> Result<(), AdminError> {
     let (admin, sql) = (admin.to_owned(), sql.to_owned());
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
+            .build()?;
         runtime.block_on(async move {
-            let (plain, ssl) = super::tls::split(&admin).map_err(|e| e.to_string())?;
-            let mut config: tokio_postgres::Config = plain.parse().map_err(|e| format!("{e}"))?;
+            let (plain, ssl) = super::tls::split(&admin)?;
+            let mut config: tokio_postgres::Config = plain.parse()?;
             config.ssl_mode(ssl.tokio_mode());
-            let connector = ssl.connector().map_err(|e| e.to_string())?;
-            let (client, connection) =
-                config.connect(connector).await.map_err(|e| e.to_string())?;
+            let connector = ssl.connector()?;
+            let (client, connection) = config.connect(connector).await?;
             tokio::spawn(connection);
-            client
-                .batch_execute(&sql)
-                .await
-                .map_err(|e| format!("{sql}: {e}"))
+            client.batch_execute(&sql).await?;
+            Ok(())
         })
     })
     .join()
-    .map_err(|_| "the admin connection's thread panicked".to_string())?
+    .map_err(|_| AdminError::Panicked)?
+}
+
+/// Why a statement on the admin connection failed.
+#[derive(Debug, thiserror::Error)]
+enum AdminError {
+    #[error(transparent)]
+    Runtime(#[from] std::io::Error),
+    #[error(transparent)]
+    Url(#[from] crate::StoreError),
+    #[error(transparent)]
+    Postgres(#[from] tokio_postgres::Error),
+    #[error("the admin connection's thread panicked")]
+    Panicked,
 }

@@ -229,7 +229,7 @@ fn find(dir: &Path, options: Options) -> Result<(Reach, Vec<String>)> {
                     Server::start(served, dir, owner).map_err(|source| StoreError::Io {
                         what: "cannot serve the store on its socket in",
                         path: dir.to_path_buf(),
-                        source,
+                        cause: source,
                     })?;
                 tracing::debug!(dir = %dir.display(), "owning the store, serving it on its socket");
                 return Ok((

@@ -112,7 +112,7 @@ enum Source {
     Remote(Arc<runlog_store::Log>),
 }
 
-type Step = std::result::Result<(u64, Event), String>;
+type Step = std::result::Result<(u64, Event), CliError>;
 
 /// The store's events of `run` from its start, until it ends, on `tx`.
 fn from_store(store: Arc<Store>, run: &str, tx: tokio::sync::mpsc::Sender<Step>) {
@@ -124,7 +124,7 @@ fn from_store(store: Arc<Store>, run: &str, tx: tokio::sync::mpsc::Sender<Step>)
             Ok(Some(Followed::Idle)) => continue,
             Ok(Some(Followed::Event(seq, e))) => Ok((seq, e)),
             Ok(None) => return,
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(CliError::failed(e.to_string())),
         };
         if tx.blocking_send(step).is_err() {
             return;
@@ -154,29 +154,33 @@ fn from_stream(
     // The stream never ends on its own: it is dropped once the run's end is handed over.
     let stream = tokio::spawn(async move {
         if let Err(e) = server.stream(&path, data_tx).await {
-            let _ = reader.send(Err(e.to_string())).await;
+            let _ = reader.send(Err(e)).await;
         }
     });
     let run = run.to_owned();
     tokio::spawn(async move {
         while let Some(text) = data.recv().await {
-            let step = text.map_err(|e| e.to_string()).and_then(|text| {
-                let line: Line = serde_json::from_str(&text)
-                    .map_err(|e| format!("the stream sent what is not an event ({e})"))?;
-                let event = Event {
-                    at: runlog_core::Timestamp(line.at),
-                    kind: line.event,
-                };
-                let body = runlog_core::codec::encode_event(&event).map_err(|e| e.to_string())?;
-                runlog_store::EventLog::append(
-                    copy.as_ref(),
-                    &run,
-                    Some(line.seq.saturating_sub(1)),
-                    vec![body],
-                )
-                .map_err(|e| e.to_string())?;
-                Ok((line.seq, event))
-            });
+            let step = text
+                .map_err(|e| CliError::failed(e.to_string()))
+                .and_then(|text| {
+                    let line: Line = serde_json::from_str(&text).map_err(|e| {
+                        CliError::failed(format!("the stream sent what is not an event ({e})"))
+                    })?;
+                    let event = Event {
+                        at: runlog_core::Timestamp(line.at),
+                        kind: line.event,
+                    };
+                    let body = runlog_core::codec::encode_event(&event)
+                        .map_err(|e| CliError::failed(e.to_string()))?;
+                    runlog_store::EventLog::append(
+                        copy.as_ref(),
+                        &run,
+                        Some(line.seq.saturating_sub(1)),
+                        vec![body],
+                    )
+                    .map_err(|e| CliError::failed(e.to_string()))?;
+                    Ok((line.seq, event))
+                });
             let ends = matches!(
                 &step,
                 Ok((_, e)) if matches!(e.kind, EventKind::RunFinished { .. } | EventKind::RunInterrupted { .. })
