@@ -102,7 +102,7 @@ pub fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     logging::start(cli.debug, cli.log.as_deref());
-    if cli.command.reads_only() {
+    if cli.command.only_reads() {
         quiet_on_broken_pipe();
     }
     runlog_runner::process::private_files();

@@ -126,7 +126,7 @@ pub enum EventKind {
         /// The task (boxed to keep every event small; encoded exactly like the spec itself).
         spec: Box<TaskSpec>,
     },
-    /// A destructive task touched files that pending tasks need: dispatch pauses (seed 000).
+    /// A destructive task touched files that pending tasks need: dispatch pauses (re-evaluation after a destructive task).
     ReplanRequested {
         /// The task whose completion triggered it.
         after_task: TaskId,
@@ -261,7 +261,7 @@ pub enum EventKind {
         /// The checkpoint.
         name: String,
     },
-    /// The agent classified the task (seed 003).
+    /// The agent classified the task (a refactoring's verdict).
     TaskClassified {
         /// The task.
         task: TaskId,
@@ -337,7 +337,7 @@ pub enum EventKind {
         /// The stage.
         stage: StageId,
     },
-    /// The stage's retry strategy changed (seed 002's `set_recovery_strategy`).
+    /// The stage's retry strategy changed (the supervisor's `set_recovery_strategy`).
     StrategySet {
         /// The stage.
         stage: StageId,
@@ -410,7 +410,7 @@ pub enum EventKind {
         /// The test command it gave the task.
         test: String,
     },
-    /// A task runs another workflow as a child run of its own (seed 004's sub-projects),
+    /// A task runs another workflow as a child run of its own (a sub-project),
     /// declared before the run's first attempt.
     SubProjectDeclared {
         /// The task.

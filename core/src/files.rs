@@ -1,9 +1,9 @@
-//! Seed 000's per-task re-evaluation: which tasks are destructive and which files a task touches.
+//! Re-evaluation after a destructive task: which tasks are destructive and which files a task touches.
 
 use crate::spec::TaskSpec;
 use std::collections::BTreeSet;
 
-/// Verb stems that make a task destructive when its spec does not say (seed 000's keywords:
+/// Verb stems that make a task destructive when its spec does not say (the destructive verbs:
 /// extract, delete, remove, refactor, modify, split, create).
 const DESTRUCTIVE_STEMS: [&str; 7] = [
     "extract", "delet", "remov", "refactor", "modif", "split", "creat",

@@ -105,7 +105,7 @@ pub enum Rejection {
         /// Failed or cancelled dependencies.
         blocked_by: Vec<TaskId>,
     },
-    /// Dispatch is paused until the plan is revised (seed 000).
+    /// Dispatch is paused until the plan is revised (re-evaluation after a destructive task).
     #[error("dispatch is paused: a replan was requested after task {after_task}")]
     ReplanPending {
         /// The task that triggered it.
@@ -131,7 +131,7 @@ pub enum Rejection {
         /// The running attempt.
         attempt: u32,
     },
-    /// A retry or rescue must reuse the agent identity and worktree (seed 001).
+    /// A retry or rescue must reuse the agent identity and worktree (continuity of an attempt).
     #[error("task {task} must continue with {field} {expected:?}, not {given:?}")]
     IdentityChanged {
         /// The task.
@@ -143,7 +143,7 @@ pub enum Rejection {
         /// The value given.
         given: String,
     },
-    /// Required checkpoints not reached (seed 003).
+    /// Required checkpoints not reached (exhaustive analysis).
     #[error("task {task} has not reached checkpoints {}", missing.join(", "))]
     CheckpointsMissing {
         /// The task.

@@ -17,8 +17,8 @@ fn spec(id: &str, description: &str) -> TaskSpec {
     }
 }
 
-/// Seed 000: a destructive split triggers a replan that replaces a pending task.
-pub fn seed_000_per_task_reevaluation() -> Result<Vec<Event>, Rejection> {
+/// Re-evaluation: a destructive split triggers a replan that replaces a pending task.
+pub fn per_task_reevaluation() -> Result<Vec<Event>, Rejection> {
     let g = Script::run(vec![
         spec("breakout", "Extract BreakoutAnalyst from lib/analysts.py"),
         spec("volume", "Extract VolumeAnalyst from lib/analysts.py"),
@@ -50,8 +50,8 @@ pub fn seed_000_per_task_reevaluation() -> Result<Vec<Event>, Rejection> {
     g.finish()
 }
 
-/// Seed 001: the eval gate with a rescue, a near-threshold pass, a capped failure and an approval.
-pub fn seed_001_eval_gate() -> Result<Vec<Event>, Rejection> {
+/// The eval gate with a rescue, a near-threshold pass, a capped failure and an approval.
+pub fn eval_gate() -> Result<Vec<Event>, Rejection> {
     let g = Script::run(vec![
         task("a").evaluated(),
         task("b").after(&["a"]).evaluated(),
@@ -87,8 +87,8 @@ pub fn seed_001_eval_gate() -> Result<Vec<Event>, Rejection> {
     g.finish()
 }
 
-/// Seed 002: a supervised review pipeline with retries, a strategy change and an open circuit.
-pub fn seed_002_supervised_review_pipeline() -> Result<Vec<Event>, Rejection> {
+/// The supervisor: a supervised review pipeline with retries, a strategy change and an open circuit.
+pub fn supervised_review_pipeline() -> Result<Vec<Event>, Rejection> {
     let review = Value::from(serde_json::json!({
         "overall_score": 65,
         "total_critical_issues": 5,
@@ -155,8 +155,8 @@ pub fn seed_002_supervised_review_pipeline() -> Result<Vec<Event>, Rejection> {
     g.finish()
 }
 
-/// Seed 003: unlimited retries with required checkpoints and classifications.
-pub fn seed_003_continuous_refactoring() -> Result<Vec<Event>, Rejection> {
+/// Refactoring loops: unlimited retries with required checkpoints and classifications.
+pub fn continuous_refactoring() -> Result<Vec<Event>, Rejection> {
     let never_give_up = RetryStrategy {
         limit: RetryLimit::Unlimited,
         budget: Budget {
@@ -214,8 +214,8 @@ pub fn seed_003_continuous_refactoring() -> Result<Vec<Event>, Rejection> {
     g.finish()
 }
 
-/// Seed 004: phases with a failing then passing verification loop, and a rollback.
-pub fn seed_004_hierarchical_verification_loop() -> Result<Vec<Event>, Rejection> {
+/// Phases with a failing then passing verification loop, and a rollback.
+pub fn hierarchical_verification_loop() -> Result<Vec<Event>, Rejection> {
     let g = Script::run(vec![
         task("phase-1"),
         task("buffer-tests").parent("phase-1"),
@@ -257,25 +257,25 @@ pub fn seed_004_hierarchical_verification_loop() -> Result<Vec<Event>, Rejection
     g.finish()
 }
 
-/// Every scenario with its name, in seed order.
+/// Every scenario with the name its recorded run has.
 pub fn all() -> Result<Vec<(&'static str, Vec<Event>)>, Rejection> {
     Ok(vec![
         (
             "seed_000_per_task_reevaluation",
-            seed_000_per_task_reevaluation()?,
+            per_task_reevaluation()?,
         ),
-        ("seed_001_eval_gate", seed_001_eval_gate()?),
+        ("seed_001_eval_gate", eval_gate()?),
         (
             "seed_002_supervised_review_pipeline",
-            seed_002_supervised_review_pipeline()?,
+            supervised_review_pipeline()?,
         ),
         (
             "seed_003_continuous_refactoring",
-            seed_003_continuous_refactoring()?,
+            continuous_refactoring()?,
         ),
         (
             "seed_004_hierarchical_verification_loop",
-            seed_004_hierarchical_verification_loop()?,
+            hierarchical_verification_loop()?,
         ),
     ])
 }

@@ -43,7 +43,7 @@ impl Default for Settings {
 pub enum RetryLimit {
     /// At most this many retries after the first attempt.
     Max(u32),
-    /// Never give up (seed 003); bounded by the budget and the circuit breaker instead.
+    /// Never give up; bounded by the budget and the circuit breaker instead.
     Unlimited,
 }
 
@@ -63,7 +63,7 @@ impl Budget {
     }
 }
 
-/// Seed 002's recovery strategy, per task (or per stage with `StrategySet`).
+/// The supervisor's recovery strategy, per task (or per stage with `StrategySet`).
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
 pub struct RetryStrategy {
     /// How many retries.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct TaskSpec {
     /// Stable id.
     pub id: TaskId,
-    /// What to do; also searched for file paths and destructive verbs (seed 000).
+    /// What to do; also searched for file paths and destructive verbs (re-evaluation after a destructive task).
     pub description: String,
     /// Tasks that must be done first.
     pub after: Vec<TaskId>,
@@ -32,7 +32,7 @@ pub struct TaskSpec {
     pub stage: Option<StageId>,
     /// Retry strategy for stage failures (agent exited non-zero or timed out).
     pub retry: RetryStrategy,
-    /// Checkpoints the agent must reach before the task may resolve (seed 003).
+    /// Checkpoints the agent must reach before the task may resolve (exhaustive analysis).
     pub checkpoints: Vec<String>,
 }
 
@@ -74,7 +74,7 @@ impl TaskSpec {
     }
 }
 
-/// Seed 003's classification of a refactoring task, recorded as an event.
+/// The classification of a refactoring task, recorded as an event.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Encode, Decode, Serialize, Deserialize,
 )]

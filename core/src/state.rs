@@ -279,7 +279,7 @@ pub enum Circuit {
     Open,
 }
 
-/// Seed 002's stage health.
+/// A stage's health, as the supervisor keeps it.
 #[derive(Debug, Clone, Default, PartialEq, Encode, Decode, Serialize, Deserialize)]
 pub struct StageHealth {
     /// Attempts started.

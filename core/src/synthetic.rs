@@ -1,6 +1,6 @@
 //! A long, realistic run built through `decide`, for benchmarks and large-history tests:
 //! chained tasks with tests and evaluators, stage results, stage failures retried without a cap
-//! (seed 003's loops), messages, test retries and eval rescues. Deterministic: the same
+//! (refactoring loops), messages, test retries and eval rescues. Deterministic: the same
 //! arguments give the same events.
 
 use crate::command::CommandKind;
@@ -26,7 +26,7 @@ fn spec(i: usize) -> TaskSpec {
     s.test = Some("./test.sh".into());
     s.eval = (i % 2 == 0).then(|| "./judge.sh".to_owned());
     s.destructive = Some(false);
-    // Never give up (seed 003): unlimited retries, bounded only by a generous attempt budget.
+    // Never give up: unlimited retries, bounded only by a generous attempt budget.
     s.retry = RetryStrategy {
         limit: RetryLimit::Unlimited,
         budget: Budget {

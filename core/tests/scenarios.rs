@@ -46,30 +46,30 @@ fn view(events: &[Event]) -> View {
 }
 
 #[test]
-fn seed_000_per_task_reevaluation() {
-    insta::assert_yaml_snapshot!(view(&scenarios::seed_000_per_task_reevaluation().unwrap()));
+fn per_task_reevaluation() {
+    insta::assert_yaml_snapshot!(view(&scenarios::per_task_reevaluation().unwrap()));
 }
 
 #[test]
-fn seed_001_eval_gate() {
-    insta::assert_yaml_snapshot!(view(&scenarios::seed_001_eval_gate().unwrap()));
+fn eval_gate() {
+    insta::assert_yaml_snapshot!(view(&scenarios::eval_gate().unwrap()));
 }
 
 #[test]
-fn seed_002_supervised_review_pipeline() {
+fn supervised_review_pipeline() {
     insta::assert_yaml_snapshot!(view(
-        &scenarios::seed_002_supervised_review_pipeline().unwrap()
+        &scenarios::supervised_review_pipeline().unwrap()
     ));
 }
 
 #[test]
-fn seed_003_continuous_refactoring() {
-    insta::assert_yaml_snapshot!(view(&scenarios::seed_003_continuous_refactoring().unwrap()));
+fn continuous_refactoring() {
+    insta::assert_yaml_snapshot!(view(&scenarios::continuous_refactoring().unwrap()));
 }
 
 #[test]
-fn seed_004_hierarchical_verification_loop() {
+fn hierarchical_verification_loop() {
     insta::assert_yaml_snapshot!(view(
-        &scenarios::seed_004_hierarchical_verification_loop().unwrap()
+        &scenarios::hierarchical_verification_loop().unwrap()
     ));
 }

@@ -217,7 +217,7 @@ fn a_snapshot_from_a_different_history_is_ignored() {
 
 #[test]
 fn errors_name_the_runs_and_the_head() {
-    let log = stored(&scenarios::seed_001_eval_gate().unwrap());
+    let log = stored(&scenarios::eval_gate().unwrap());
     let replay = Replay::new(&log);
     let err = replay.state_at("nope", 1).unwrap_err();
     assert_eq!(err.to_string(), "no run nope; runs: run-1");
@@ -235,7 +235,7 @@ fn errors_name_the_runs_and_the_head() {
 
 #[test]
 fn importing_an_edited_export_is_refused_and_writes_nothing() {
-    let source = stored(&scenarios::seed_002_supervised_review_pipeline().unwrap());
+    let source = stored(&scenarios::supervised_review_pipeline().unwrap());
     let mut file = Vec::new();
     export(&source, "run-1", &mut file).unwrap();
     let text = String::from_utf8(file)

@@ -1,4 +1,4 @@
-//! Test discovery (seed 004's conventions): a task that requires testing and names no `test`
+//! Test discovery (the test conventions): a task that requires testing and names no `test`
 //! command gets one from the files beside its workflow, and the run records which convention
 //! chose it. A task that matches none is an error before anything runs, never a silent skip.
 

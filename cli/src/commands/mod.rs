@@ -280,20 +280,30 @@ pub enum Command {
 }
 
 impl Command {
-    /// Commands that only read: they end quietly on a closed pipe (`runlog log RUN | head`).
-    /// The others must never die of one (a run, or input still to record).
-    pub fn reads_only(&self) -> bool {
-        !matches!(
+    /// Commands that only read the store: they end quietly on a closed pipe
+    /// (`runlog log RUN | head`). Every other command records or writes something and must
+    /// never die of one halfway (a run, a decision, a forget, input still to record): a closed
+    /// standard output is its write error instead.
+    pub fn only_reads(&self) -> bool {
+        matches!(
             self,
-            Command::Run(_)
-                | Command::Init(_)
-                | Command::Resume(_)
-                | Command::Emit(_)
-                | Command::Serve(_)
-                | Command::Ui(_)
-                | Command::Worker(_)
-                | Command::Repair(_)
-                | Command::Salvage(_)
+            Command::Runs(_)
+                | Command::Du(_)
+                | Command::Status(_)
+                | Command::Show(_)
+                | Command::Log(_)
+                | Command::Replay(_)
+                | Command::Stack(_)
+                | Command::Stages(_)
+                | Command::Audit(_)
+                | Command::Metrics(_)
+                | Command::Diff(_)
+                | Command::Verify(_)
+                | Command::Digest(_)
+                | Command::Export(_)
+                | Command::Cost(_)
+                | Command::Viz(_)
+                | Command::Completions(_)
         )
     }
 

@@ -1,4 +1,4 @@
-//! Seed 001's eval gate: scores, the decision with the threshold in force, rescues, and the
+//! The eval gate: scores, the decision with the threshold in force, rescues, and the
 //! manual overrides.
 
 use super::{find, require_running, require_started, require_status};

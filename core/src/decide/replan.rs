@@ -1,4 +1,4 @@
-//! Seed 000's per-task re-evaluation: after a destructive task is done, pending tasks that
+//! Re-evaluation after a destructive task: after a destructive task is done, pending tasks that
 //! touch its files pause dispatch until the plan is revised; a revision that regenerates an
 //! earlier plan is reported as a loop.
 

@@ -1,4 +1,4 @@
-//! Sub-projects (seed 004): a task whose work is a whole other workflow, run as a child run
+//! Sub-projects: a task whose work is a whole other workflow, run as a child run
 //! linked both ways. The child's outcome bubbles up: all done submits the task; a failure
 //! leaves it in progress, waiting, with the failures named, until the parent is resumed.
 

@@ -1,4 +1,4 @@
-//! Seed 002's supervisor: stage failures, retries with backoff and budgets, circuit breakers,
+//! The supervisor: stage failures, retries with backoff and budgets, circuit breakers,
 //! strategy changes.
 
 use super::{find, require_running, require_running_attempt, require_started};

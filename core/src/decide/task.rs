@@ -162,7 +162,7 @@ pub(super) fn test_retries_exhausted(state: &RunState, task: &TaskState) -> Opti
     })
 }
 
-/// Seed 001: a retry or rescue continues the same agent in the same worktree. A fresh start
+/// Continuity of an attempt: a retry or rescue continues the same agent in the same worktree. A fresh start
 /// (from open) may name new ones; `None` reuses the recorded value.
 fn keep_identity(
     task: &TaskState,
@@ -274,7 +274,7 @@ pub(super) fn classify(
     require_running(state)?;
     let task = find(state, &id)?;
     require_running_attempt(task, "classify")?;
-    // Seed 003: "new code" is only a verdict after exhaustive analysis, i.e. every checkpoint.
+    // Exhaustive analysis: "new code" is only a verdict after exhaustive analysis, i.e. every checkpoint.
     if class == TaskClass::NewCode {
         let missing = task.missing_checkpoints();
         if !missing.is_empty() {

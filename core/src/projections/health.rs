@@ -1,4 +1,4 @@
-//! Seed 002's stage health, one row per stage.
+//! The supervisor's stage health, one row per stage.
 
 use crate::ids::StageId;
 use crate::state::{Circuit, RunState};

@@ -1,6 +1,6 @@
 //! The seeds' own success metrics, computed from a run's history: final test pass rate,
-//! autonomous recovery from test failures, no task done with failing tests (seed 004), eval
-//! pass rate at the first try, rescue success (seed 001), human interventions and by whom,
+//! autonomous recovery from test failures, no task done with failing tests, eval
+//! pass rate at the first try, rescue success, human interventions and by whom,
 //! attempts per task, and the time tasks spent in each state.
 //!
 //! Like the audit, it folds the whole stream, rolled-back history included: an intervention
@@ -57,18 +57,18 @@ pub struct Intervention {
 pub struct RunMetrics {
     /// Tasks in the plan (groups aside).
     pub tasks: u32,
-    /// Of the tasks with tests, those whose last tests passed (seed 004's final test pass rate).
+    /// Of the tasks with tests, those whose last tests passed (the final test pass rate).
     pub final_test_pass_rate: Rate,
     /// Test runs that failed.
     pub test_failures: u32,
     /// Of the tasks whose tests failed at least once, those done with passing tests and no
-    /// human decision about them (seed 004: the bug hunter fixes > 80 % unaided).
+    /// human decision about them (recovery without a person).
     pub autonomous_recovery: Rate,
-    /// Tasks done while their last tests failed (seed 004: there must be none).
+    /// Tasks done while their last tests failed (there must be none).
     pub done_with_failing_tests: Vec<TaskId>,
     /// Of the tasks evaluated, those whose first gate decision was a pass.
     pub eval_pass_at_first_try: Rate,
-    /// Of the tasks rescued at least once, those that then passed the gate (seed 001).
+    /// Of the tasks rescued at least once, those that then passed the gate (rescue success).
     pub rescue_success: Rate,
     /// Every human decision, in order.
     pub interventions: Vec<Intervention>,

@@ -1,4 +1,4 @@
-//! Seed 002's supervisor state stack, as a projection of the event stream.
+//! The supervisor's state stack, as a projection of the event stream.
 //!
 //! Every `StageCompleted` / `StageFailed` pushes an entry; popping is a rollback, never a
 //! mutation. The stack is persistent: each entry points at the one below it, and the top is
@@ -305,7 +305,7 @@ impl SupervisorStack {
     }
 
     /// The latest result a stage completed with (`get_stage_result`); a stage that printed no
-    /// result (`Null`) has none, as in seed 002.
+    /// result (`Null`) has none, as the supervisor's stack always had.
     pub fn latest_result(&self, stage: &StageId) -> Option<&Value> {
         let stage = *self.stages.index.get(stage)?;
         self.walk()
