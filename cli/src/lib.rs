@@ -40,6 +40,10 @@ mod signals;
 mod store;
 mod view;
 
+/// The web view's TypeScript declarations, generated from the views the API serializes.
+#[cfg(feature = "ts")]
+pub use server::ui::types::declarations as web_view_types;
+
 use clap::Parser;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -193,6 +193,13 @@ async fn shown_board(c: &Client) -> Vec<(String, String, String)> {
     serde_json::from_value(rows).unwrap()
 }
 
+/// What `runlog ARGS` prints on the store.
+fn cli_stdout(store: &Path, args: &[&str]) -> String {
+    let out = runlog(store).args(args).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// The board `runlog status --at SEQ --json` prints, in the same shape.
 fn cli_board(store: &Path, run: &str, at: u64) -> Vec<(String, String, String)> {
     let out = runlog(store)
@@ -298,6 +305,16 @@ fn a_recorded_run_in_the_browser_matches_the_cli_at_every_seq_it_is_scrubbed_to(
         assert_eq!(shown_board(&c).await, cli_board(&store, "seed-004-phases", 46));
         let nodes = js(&c, "return document.querySelectorAll('#graph [data-task]').length + document.querySelectorAll('#graph [data-group]').length;").await;
         assert_eq!(nodes, json!(6), "4 tasks and 2 groups are drawn");
+        // The timeline words each event as `runlog log` does.
+        let shown = js(&c, "return [...document.querySelectorAll('#timeline .ev')].map(r => [r.dataset.seq, r.querySelector('.words').textContent]);").await;
+        let shown: Vec<(String, String)> = serde_json::from_value(shown).unwrap();
+        assert!(!shown.is_empty(), "the timeline shows events");
+        let log = cli_stdout(&store, &["log", "seed-004-phases"]);
+        for (seq, words) in &shown {
+            let line = log.lines().find(|l| l.split_whitespace().next() == Some(seq.as_str()));
+            let line = line.unwrap_or_else(|| panic!("seq {seq} is not in `runlog log`: {log}"));
+            assert!(line.ends_with(words.as_str()), "seq {seq}: the page says {words:?}, `runlog log` {line:?}");
+        }
         screenshot(&c, "run").await;
         // On a narrow window the page stacks its panes: nothing wider than the window but the
         // graph, which scrolls inside its own pane.
@@ -343,7 +360,13 @@ fn a_recorded_run_in_the_browser_matches_the_cli_at_every_seq_it_is_scrubbed_to(
         c.find(Locator::Css("#tab-audit")).await.unwrap().click().await.unwrap();
         let flagged = wait_css(&c, "#audit tr.flagged").await;
         assert_eq!(flagged.attr("data-flags").await.unwrap().as_deref(), Some("near-threshold"));
-        assert!(flagged.text().await.unwrap().contains("near threshold (+0.02)"));
+        // In the words `runlog audit` prints: its flag line and its decision.
+        let row = flagged.text().await.unwrap();
+        let audit = cli_stdout(&store, &["audit", "near"]);
+        let flag = audit.lines().find_map(|l| l.trim().strip_prefix("⚑ ")).unwrap_or_else(|| panic!("{audit}"));
+        assert!(flag.starts_with("near the threshold"), "{audit}");
+        assert!(row.contains(flag), "the page's row {row:?} lacks `runlog audit`'s flag {flag:?}");
+        assert!(row.contains("pass at threshold"), "{row}");
         screenshot(&c, "audit").await;
 
         // A replan's replacement: seed 000's cancelled `volume` links to what replaced it.
@@ -595,7 +618,7 @@ fn runlog_ui_starts_a_server_once_and_finds_it_after() {
     // The page and its assets come from the binary, with a policy that runs no other script.
     let (status, head, page) = get(&url, "/runs/quickstart?at=3", &[]);
     assert_eq!(status, 200);
-    assert!(page.contains("/ui/app.js"), "{page}");
+    assert!(page.contains("/ui/js/main.js"), "{page}");
     assert!(
         head.contains("content-security-policy: default-src 'none'; script-src 'self'"),
         "{head}"
@@ -607,9 +630,12 @@ fn runlog_ui_starts_a_server_once_and_finds_it_after() {
         css.contains("--st-pending-eval: #7fff00;"),
         "the CLI's chartreuse: {css}"
     );
-    let (status, _, js) = get(&url, "/ui/app.js", &[]);
+    // The page's script is modules, each served as JavaScript; a path outside them is not found.
+    let (status, head, js) = get(&url, "/ui/js/run/page.js", &[]);
     assert_eq!(status, 200);
+    assert!(head.contains("text/javascript"), "{head}");
     assert!(js.contains("/v1/runs"));
+    assert_eq!(get(&url, "/ui/js/../mod.rs", &[]).0, 404);
     // A second call finds the running server instead of starting another.
     let again = runlog(&store).args(["ui", "--port", "0"]).output().unwrap();
     assert!(again.status.success(), "{}", text(&again));

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 /// What one attempt changed in its task's worktree, committed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Changes {
     /// The commit made (the parent when nothing changed).
     pub commit: String,
@@ -32,6 +33,7 @@ pub struct Changes {
 
 /// A command with the time it was issued (the caller's clock; the core reads none).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Command {
     /// When it was issued; becomes the `at` of the events it produces.
     pub at: Timestamp,
@@ -49,6 +51,7 @@ pub struct Command {
 
 /// Who issued a command, as the process recording it knows them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Principal {
     /// The name: a token's, or a user's.
     pub name: String,
@@ -58,6 +61,7 @@ pub struct Principal {
 
 /// How the recording process knows who issued a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]
 pub enum Via {
     /// A named API token.
@@ -133,6 +137,7 @@ impl CommandKind {
 
 /// Every command. Field meanings match the events they produce.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "command", rename_all = "kebab-case")]
 pub enum CommandKind {
     /// Start a run with its initial plan.
@@ -479,6 +484,7 @@ pub enum CommandKind {
 
 /// What a run's usage is priced with and bounded by, as its workflow says.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CostPolicy {
     /// Prices by model, in USD per million tokens.
     #[serde(default)]
@@ -493,6 +499,7 @@ pub struct CostPolicy {
 
 /// How a command changes one bound of a budget.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]
 pub enum Change<T> {
     /// Leave it as it is.

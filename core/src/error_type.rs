@@ -11,6 +11,7 @@ use std::fmt;
 
 /// A stage failure's class.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "string"))]
 #[serde(from = "String", into = "String")]
 pub enum ErrorType {
     /// The command exited with a code other than 0.

@@ -11,6 +11,7 @@ macro_rules! string_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Encode, Serialize, Deserialize)]
+        #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
         #[serde(transparent)]
         pub struct $name(pub String);
 
@@ -142,6 +143,7 @@ string_id!(
     Serialize,
     Deserialize,
 )]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(transparent)]
 pub struct Timestamp(pub u64);
 
@@ -160,6 +162,7 @@ impl fmt::Debug for Timestamp {
 
 /// A 32-byte blake3 digest (plan hashes, log chain heads, blob references).
 #[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Encode, Decode)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "string"))]
 pub struct Hash(pub [u8; 32]);
 
 impl Hash {

@@ -260,19 +260,13 @@ pub fn hierarchical_verification_loop() -> Result<Vec<Event>, Rejection> {
 /// Every scenario with the name its recorded run has.
 pub fn all() -> Result<Vec<(&'static str, Vec<Event>)>, Rejection> {
     Ok(vec![
-        (
-            "seed_000_per_task_reevaluation",
-            per_task_reevaluation()?,
-        ),
+        ("seed_000_per_task_reevaluation", per_task_reevaluation()?),
         ("seed_001_eval_gate", eval_gate()?),
         (
             "seed_002_supervised_review_pipeline",
             supervised_review_pipeline()?,
         ),
-        (
-            "seed_003_continuous_refactoring",
-            continuous_refactoring()?,
-        ),
+        ("seed_003_continuous_refactoring", continuous_refactoring()?),
         (
             "seed_004_hierarchical_verification_loop",
             hierarchical_verification_loop()?,

@@ -65,9 +65,7 @@ fn eval_gate() {
 
 #[test]
 fn supervised_review_pipeline() {
-    insta::assert_yaml_snapshot!(view(
-        &scenarios::supervised_review_pipeline().unwrap()
-    ));
+    insta::assert_yaml_snapshot!(view(&scenarios::supervised_review_pipeline().unwrap()));
 }
 
 #[test]
@@ -77,7 +75,5 @@ fn continuous_refactoring() {
 
 #[test]
 fn hierarchical_verification_loop() {
-    insta::assert_yaml_snapshot!(view(
-        &scenarios::hierarchical_verification_loop().unwrap()
-    ));
+    insta::assert_yaml_snapshot!(view(&scenarios::hierarchical_verification_loop().unwrap()));
 }

@@ -9,13 +9,15 @@
 //! store is shared with it (`Arc`). Failures are [`RunnerError`]s, never a command line's.
 //!
 //! ```no_run
-//! use runlog_runner::{Launcher, RunOptions, Workflow};
+//! use runlog_runner::{Host, Launcher, RunOptions, Workflow};
 //! use std::sync::Arc;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let store = Arc::new(runlog_store::Store::open(".runlog".as_ref(), Default::default())?);
 //! let wf = Workflow::load("fixtures/workflows/quickstart.toml".as_ref())?;
-//! let engine = Launcher::new(store, ".runlog".as_ref()).start(&wf, None, RunOptions::default())?;
+//! // The environment is read once, by the program that hosts the runner.
+//! let host = Host::from_env();
+//! let engine = Launcher::new(store, ".runlog".as_ref(), &host).start(&wf, None, RunOptions::default())?;
 //! let (stop, stopped) = tokio::sync::watch::channel(false);
 //! let ended = tokio::runtime::Runtime::new()?.block_on(engine.stop_when(stopped).drive())?;
 //! # drop(stop);

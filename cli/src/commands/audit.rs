@@ -29,14 +29,11 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         p.audit.flagged().count()
     );
     for e in &p.audit.entries {
-        let decision = match (&e.decision, e.threshold) {
-            (Some(d), Some(t)) => format!("{} at threshold {t}", render::gate_word(d)),
-            _ => "no decision".into(),
-        };
-        let consequence = match &e.consequence {
-            Some(c) => render::consequence(c),
-            None => String::new(),
-        };
+        let render::AuditWords {
+            decision,
+            consequence,
+            flags,
+        } = render::AuditWords::of(e);
         outln!(
             "{:>6}  {:<18} attempt {} score {} {decision} → {consequence}{}",
             e.seq,
@@ -71,24 +68,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                 j.attempt
             );
         }
-        for f in &e.flags {
-            let text = match f {
-                runlog_core::projections::audit::AuditFlag::NearThreshold { margin } => {
-                    format!("near the threshold (margin {margin})")
-                }
-                runlog_core::projections::audit::AuditFlag::MissingDimensions { missing }
-                    if missing.is_empty() =>
-                {
-                    "no dimensions".into()
-                }
-                runlog_core::projections::audit::AuditFlag::MissingDimensions { missing } => {
-                    format!("missing dimensions: {}", missing.join(", "))
-                }
-                runlog_core::projections::audit::AuditFlag::ApprovedOverFailingScore {
-                    by,
-                    seq,
-                } => format!("approved by {by} at seq {seq} over this failing score"),
-            };
+        for text in flags {
             outln!("          ⚑ {text}");
         }
     }

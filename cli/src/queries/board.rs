@@ -9,6 +9,7 @@ use serde::Serialize;
 /// The board of a run at a seq, with the edges the board does not hold, the child runs of its
 /// sub-project tasks and its parent.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BoardView {
     /// The run.
     pub run: String,
@@ -28,6 +29,7 @@ pub struct BoardView {
 
 /// A task's edges of the task graph.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Link {
     /// The task.
     pub id: runlog_core::TaskId,
@@ -39,6 +41,7 @@ pub struct Link {
 
 /// A sub-project task's child run (one level: a child's own view shows its children).
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Child {
     /// The task.
     pub task: runlog_core::TaskId,
@@ -46,12 +49,15 @@ pub struct Child {
     pub run: runlog_core::RunId,
     /// Its status word, when it could be read.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub status: Option<&'static str>,
     /// Its board at its head, when it could be read.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub board: Option<Board>,
     /// Why it could not be read.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub error: Option<String>,
 }
 

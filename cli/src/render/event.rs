@@ -400,6 +400,28 @@ pub fn write_event(
     }
 }
 
+/// An event as the API sends it: its line (seq, time, kind) and the same words `runlog log`
+/// prints for it, so that the web view and the CLI cannot word it differently.
+#[derive(Debug, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Worded<'a> {
+    /// The event.
+    #[serde(flatten)]
+    pub line: EventLine<'a>,
+    /// What it says, in words.
+    pub words: String,
+}
+
+impl<'a> Worded<'a> {
+    /// Event `e` at `seq`, with its words.
+    pub fn of(seq: u64, e: &'a runlog_core::Event) -> Self {
+        Self {
+            line: EventLine::of(seq, e),
+            words: describe(&e.kind),
+        }
+    }
+}
+
 /// `HH:MM:SS` (UTC) of a timestamp.
 pub fn clock(ms: u64) -> String {
     let s = ms / 1000;

@@ -100,6 +100,91 @@ pub fn gate_word(o: &runlog_core::GateOutcome) -> String {
     }
 }
 
+/// An eval decision in words, as `runlog audit` prints it and the web view shows it.
+#[derive(Debug, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AuditWords {
+    /// The gate's decision and the threshold in force (`pass at threshold 0.7`).
+    pub decision: String,
+    /// What it led to (`done at seq 12; ready: b`), empty while it is pending.
+    pub consequence: String,
+    /// Why a person should look twice, each in words.
+    pub flags: Vec<String>,
+}
+
+impl AuditWords {
+    /// The words of one eval decision.
+    pub fn of(e: &runlog_core::projections::audit::AuditEntry) -> Self {
+        use runlog_core::projections::audit::AuditFlag;
+        let decision = match (&e.decision, e.threshold) {
+            (Some(d), Some(t)) => format!("{} at threshold {t}", gate_word(d)),
+            _ => "no decision".into(),
+        };
+        let flags = e
+            .flags
+            .iter()
+            .map(|f| match f {
+                AuditFlag::NearThreshold { margin } => {
+                    format!("near the threshold (margin {margin})")
+                }
+                AuditFlag::MissingDimensions { missing } if missing.is_empty() => {
+                    "no dimensions".into()
+                }
+                AuditFlag::MissingDimensions { missing } => {
+                    format!("missing dimensions: {}", missing.join(", "))
+                }
+                AuditFlag::ApprovedOverFailingScore { by, seq } => {
+                    format!("approved by {by} at seq {seq} over this failing score")
+                }
+            })
+            .collect();
+        Self {
+            decision,
+            consequence: e.consequence.as_ref().map(consequence).unwrap_or_default(),
+            flags,
+        }
+    }
+}
+
+/// An eval decision as the API sends it: the audit's entry with its words.
+#[derive(Debug, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct WordedDecision {
+    /// The decision.
+    #[serde(flatten)]
+    pub entry: runlog_core::projections::audit::AuditEntry,
+    /// What `runlog audit` prints for it.
+    pub words: AuditWords,
+}
+
+/// A run's audit as the API sends it: each decision with its words.
+#[derive(Debug, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct WordedAudit {
+    /// Every eval decision, in order.
+    pub entries: Vec<WordedDecision>,
+    /// Decisions made outside the gate (by a person, by an evaluator's error), in order.
+    pub out_of_gate: Vec<runlog_core::projections::audit::OutOfGate>,
+}
+
+impl WordedAudit {
+    /// The audit `a` with its words.
+    pub fn of(a: runlog_core::projections::audit::EvalAudit) -> Self {
+        let entries = a
+            .entries
+            .into_iter()
+            .map(|entry| WordedDecision {
+                words: AuditWords::of(&entry),
+                entry,
+            })
+            .collect();
+        Self {
+            entries,
+            out_of_gate: a.out_of_gate,
+        }
+    }
+}
+
 /// What a gate decision led to, in words (`runlog audit`).
 pub fn consequence(c: &runlog_core::projections::audit::Consequence) -> String {
     use runlog_core::projections::audit::Consequence;

@@ -8,7 +8,7 @@ use super::stream;
 use super::tokens::{Scope, Tokens};
 use crate::intake::parse_line;
 use crate::queries::board::BoardView;
-use crate::render::event::EventLine;
+use crate::render::event::Worded;
 use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
@@ -456,7 +456,7 @@ async fn events(
                 .is_none_or(|t| e.kind.task().is_some_and(|id| id.as_str() == t));
             let kind_ok = q.kind.as_deref().is_none_or(|k| k == e.kind.name());
             if task_ok && kind_ok {
-                lines.push(serde_json::to_value(EventLine::of(seq, &e)).unwrap_or_default());
+                lines.push(serde_json::to_value(Worded::of(seq, &e)).unwrap_or_default());
             }
             Ok(true)
         })?;
@@ -470,7 +470,8 @@ async fn events(
 async fn audit(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoResponse, ApiError> {
     let body = blocking(&api, move |s| {
         let p = Replay::new(s).project(&run, None, None)?;
-        Ok(serde_json::json!({"run": run, "audit": p.audit, "summary": p.summary}))
+        let audit = crate::render::WordedAudit::of(p.audit);
+        Ok(serde_json::json!({"run": run, "audit": audit, "summary": p.summary}))
     })
     .await?;
     Ok(Json(body))
@@ -521,7 +522,7 @@ async fn execute(
         let events: Vec<serde_json::Value> = recorded
             .events
             .iter()
-            .map(|(seq, e)| serde_json::to_value(EventLine::of(*seq, e)).unwrap_or_default())
+            .map(|(seq, e)| serde_json::to_value(Worded::of(*seq, e)).unwrap_or_default())
             .collect();
         Ok(serde_json::json!({
             "run": run,

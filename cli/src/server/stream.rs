@@ -4,11 +4,11 @@
 //! A client more than `follow::MAX_LAG` events behind is disconnected, never waited for.
 
 use crate::follow::{Ends, Followed, Follower};
+use crate::render::event::Worded;
 use axum::response::sse::{Event as Sse, KeepAlive};
 use axum::response::Sse as SseResponse;
 use futures_util::stream::{self, Stream};
 use runlog_core::Event;
-use runlog_replay::events::EventLine;
 use runlog_store::Store;
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -18,7 +18,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 fn sse(seq: u64, e: &Event) -> Sse {
-    let data = serde_json::to_string(&EventLine::of(seq, e)).unwrap_or_default();
+    let data = serde_json::to_string(&Worded::of(seq, e)).unwrap_or_default();
     Sse::default()
         .id(seq.to_string())
         .event(e.kind.name())

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Who recorded a decision, as its `attributed` event says (any log's words, so a string).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Recorder {
     /// The name: a token's, a user's, an agent's.
     pub name: String,
@@ -22,6 +23,7 @@ pub const NEAR_THRESHOLD: f64 = 0.05;
 
 /// What a gate decision led to.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "consequence", rename_all = "kebab-case")]
 pub enum Consequence {
     /// The task was done; these dependents became ready at that seq.
@@ -33,6 +35,7 @@ pub enum Consequence {
         /// In a git workspace: the seq of the merge into the integration branch, where the
         /// dependents in `ready` became ready.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
         merged_at: Option<u64>,
     },
     /// The task was sent back to its agent.
@@ -56,6 +59,7 @@ pub enum Consequence {
 
 /// Why an audit entry deserves a second look.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "flag", rename_all = "kebab-case")]
 pub enum AuditFlag {
     /// Within 0.05 of the threshold, either side.
@@ -79,6 +83,7 @@ pub enum AuditFlag {
 
 /// One eval decision.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AuditEntry {
     /// Seq of the `EvalScored` event.
     pub seq: u64,
@@ -110,15 +115,18 @@ pub struct AuditEntry {
     pub rolled_back: bool,
     /// In a git workspace: what the scored attempt had changed, as recorded before the score.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub judged: Option<Judged>,
     /// What the evaluator reported it used for this score, when it reported usage.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub cost: Option<Spend>,
 }
 
 /// The changes an evaluator judged: the commit and its counts (`runlog show RUN TASK --diff
 /// --attempt N` prints the patch).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Judged {
     /// The attempt whose changes they are.
     pub attempt: u32,
@@ -135,6 +143,7 @@ pub struct Judged {
 /// A decision a person or an evaluator error made outside the gate, or secrets kept out of
 /// the record.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum OutOfGate {
     /// Approved by hand.
@@ -149,9 +158,11 @@ pub enum OutOfGate {
         ready: Vec<TaskId>,
         /// Who, as the recording process established it (logs before it was recorded: none).
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
         principal: Option<Recorder>,
         /// The claim names someone else than the principal.
         #[serde(skip_serializing_if = "is_false")]
+        #[cfg_attr(feature = "ts", ts(optional = nullable))]
         claim_differs: bool,
     },
     /// Rejected by hand.
@@ -168,9 +179,11 @@ pub enum OutOfGate {
         reason: String,
         /// Who, as the recording process established it (logs before it was recorded: none).
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
         principal: Option<Recorder>,
         /// The claim names someone else than the principal.
         #[serde(skip_serializing_if = "is_false")]
+        #[cfg_attr(feature = "ts", ts(optional = nullable))]
         claim_differs: bool,
     },
     /// The evaluator could not score.
@@ -197,6 +210,7 @@ pub enum OutOfGate {
 
 /// The audit of a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct EvalAudit {
     /// Every eval, in order.
     pub entries: Vec<AuditEntry>,

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 /// One row of the board.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BoardRow {
     /// Task id.
     pub id: TaskId,
@@ -50,6 +51,7 @@ pub struct BoardRow {
 
 /// The board: rows in plan order, children right after their parent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Board {
     /// Rows.
     pub rows: Vec<BoardRow>,

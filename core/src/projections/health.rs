@@ -6,6 +6,7 @@ use serde::Serialize;
 
 /// Health of one stage.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StageHealthRow {
     /// The stage.
     pub stage: StageId,

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 /// Counts over a run's history plus its current standing.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RunSummary {
     /// Run id.
     pub run: Option<RunId>,
@@ -55,11 +56,13 @@ pub struct RunSummary {
     pub messages: u32,
     /// In a git workspace: each merge into the integration branch that conflicted, in order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub merge_conflicts: Vec<MergeConflict>,
 }
 
 /// A task's merge that conflicted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct MergeConflict {
     /// The seq of the conflict.
     pub seq: u64,

@@ -3,14 +3,31 @@
 //! `/v1` API the CLI's scripts use, so they need no token of their own and the API's token
 //! rules cover every byte of a run that reaches a browser.
 
+#[cfg(feature = "ts")]
+pub mod types;
+
 use axum::http::header;
-use axum::response::IntoResponse;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use std::path::{Path, PathBuf};
 
 const PAGE: &str = include_str!("index.html");
-const SCRIPT: &str = include_str!("app.js");
+/// The page's script modules (ES modules, no build step), by their path under `/ui/js/`.
+const MODULES: [(&str, &str); 11] = [
+    ("main.js", include_str!("js/main.js")),
+    ("dom.js", include_str!("js/dom.js")),
+    ("api.js", include_str!("js/api.js")),
+    ("runs.js", include_str!("js/runs.js")),
+    ("layout.js", include_str!("js/layout.js")),
+    ("run/page.js", include_str!("js/run/page.js")),
+    ("run/board.js", include_str!("js/run/board.js")),
+    ("run/audit.js", include_str!("js/run/audit.js")),
+    ("run/supervisor.js", include_str!("js/run/supervisor.js")),
+    ("run/diff.js", include_str!("js/run/diff.js")),
+    ("run/task.js", include_str!("js/run/task.js")),
+];
 const STYLE: &str = include_str!("app.css");
 
 /// The style sheet: the status colours of [`crate::render::palette`], then the page's rules.
@@ -39,16 +56,20 @@ async fn page() -> impl IntoResponse {
     asset("text/html; charset=utf-8", PAGE)
 }
 
+async fn module(axum::extract::Path(path): axum::extract::Path<String>) -> Response {
+    match MODULES.iter().find(|(name, _)| *name == path) {
+        Some((_, body)) => asset("text/javascript; charset=utf-8", body).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
 /// The pages' routes: the runs page at `/`, a run at `/runs/{run}` (the same page; its script
-/// reads the address), and the two assets.
+/// reads the address), its script modules and its style sheet.
 pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
         .route("/", get(page))
         .route("/runs/{run}", get(page))
-        .route(
-            "/ui/app.js",
-            get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }),
-        )
+        .route("/ui/js/{*path}", get(module))
         .route(
             "/ui/app.css",
             get(|| async { asset("text/css; charset=utf-8", STYLE_SHEET.as_str()) }),

@@ -1,0 +1,17 @@
+// @ts-check
+// runlog's web view. Everything it shows comes from the server's /v1 API, the same answers
+// `runlog … --json` gives, and the words it shows for events and eval decisions are the ones
+// the server sends (those `runlog log` and `runlog audit` print); it keeps no data of its own.
+
+import { $, showError } from "./dom.js";
+import { runPage } from "./run/page.js";
+import { runsPage } from "./runs.js";
+
+function route() {
+  const m = location.pathname.match(/^\/runs\/([^/]+)\/?$/);
+  if (m) runPage(decodeURIComponent(m[1]));
+  else runsPage().catch(showError);
+}
+
+$("#error").addEventListener("click", () => ($("#error").hidden = true));
+route();

@@ -1,0 +1,402 @@
+// @ts-check
+// A run's page: the scrubber, the task graph, the timeline and the tabs, kept on the seq the
+// scrubber shows and live while the run goes on. The tabs and the task's story are modules of
+// their own; each gets the page's view (`RunView`) and nothing else.
+
+import { allEvents, api, authHeaders } from "../api.js";
+import { $, crumbs, el, enc, rowLook, showError, sleep, statusBadge, timings, when } from "../dom.js";
+import { layout, LANE_H, NODE_H, NODE_W } from "../layout.js";
+import { drawAudit } from "./audit.js";
+import { drawBoard } from "./board.js";
+import { drawDiff } from "./diff.js";
+import { drawSupervisor } from "./supervisor.js";
+import { drawTask, fork, rollback } from "./task.js";
+
+const ROW = 24; // a timeline row, px (the CSS's --row)
+const OVERSCAN = 30; // rows drawn beyond the visible ones
+
+/**
+ * What the page knows of the run, at the seq it shows.
+ * @typedef {object} State
+ * @property {any} meta the run's line of `GET /v1/runs`
+ * @property {import("../types").Worded[]} events every event so far
+ * @property {number} head the last seq
+ * @property {number} seq the seq shown
+ * @property {(Omit<import("../types").Board, "rows"> & { rows: import("../layout.js").GraphRow[] }) | null} board
+ *   the board at `seq`, each row with its edges of the task graph
+ * @property {Map<string, import("../types").Child>} [children] sub-project tasks' child runs
+ * @property {import("../types").ParentLink | null} [parent]
+ * @property {string} status
+ * @property {ReturnType<typeof layout> | null} layout
+ * @property {string} tab
+ * @property {string | null} selected the task whose story is open
+ */
+
+/**
+ * The page as its parts see it.
+ * @typedef {object} RunView
+ * @property {string} run
+ * @property {State} S
+ * @property {(n: number) => void} setSeq shows the state after seq `n`
+ * @property {(id: string) => void} openTask opens a task's story
+ * @property {() => void} closeTask
+ * @property {(head: number) => Promise<void>} catchUp reads what was appended up to `head`
+ */
+
+/**
+ * Draws run `run`'s page.
+ * @param {string} run
+ */
+export function runPage(run) {
+  /** @type {State} */
+  const S = {
+    meta: null,
+    events: [],
+    head: 0,
+    seq: 0,
+    board: null,
+    status: "",
+    layout: null,
+    tab: "board",
+    selected: null,
+  };
+  /** @type {RunView} */
+  const V = { run, S, setSeq, openTask, closeTask, catchUp };
+  const main = $("#main");
+  const note = el("p", { class: "muted", id: "progress" }, "loading…");
+  main.replaceChildren(note);
+  crumbs([el("span", {}, run)]);
+  document.title = `${run} · runlog`;
+  start().catch(showError);
+
+  async function start() {
+    const t0 = performance.now();
+    const [runs, loaded] = await Promise.all([api("/v1/runs"), allEvents(run, (t) => (note.textContent = t))]);
+    timings.events_ms = Math.round(performance.now() - t0);
+    S.meta = runs.find((/** @type {any} */ r) => r.run === run) || { run };
+    S.events = loaded.events;
+    S.head = loaded.head;
+    const asked = Number(new URLSearchParams(location.search).get("at"));
+    S.seq = asked >= 1 && asked <= S.head ? asked : S.head;
+    build();
+    const t1 = performance.now();
+    drawTimeline(true);
+    timings.timeline_ms = Math.round(performance.now() - t1);
+    await loadState();
+    timings.first_render_ms = Math.round(performance.now());
+    $("#timings").textContent = `opened with ${S.events.length} events; first render ${timings.first_render_ms} ms (events ${timings.events_ms} ms, timeline ${timings.timeline_ms} ms, graph ${timings.graph_ms} ms)`;
+    follow();
+  }
+
+  /** @type {any} */
+  let range;
+  /** @type {any} */
+  let seqText;
+  /** @type {any} */
+  let graphBox;
+  /** @type {any} */
+  let timeline;
+  /** @type {any} */
+  let spacer;
+  /** @type {any} */
+  let tabBody;
+  /** @type {any} */
+  let rollbackButton;
+
+  function build() {
+    range = el("input", { type: "range", id: "scrubber", min: 1, max: Math.max(1, S.head), value: S.seq, "aria-label": "seq", oninput: () => setSeq(Number(range.value)) });
+    seqText = el("output", { id: "seq", for: "scrubber" });
+    rollbackButton = el("button", { id: "rollback", onclick: () => rollback(V), title: "append a rollback to the state after this seq" }, "Roll back to here…");
+    const forkButton = el("button", { id: "fork", onclick: () => fork(V), title: "start a new run from the state after this seq" }, "Fork from here…");
+    const lineage = el("span", {},
+      S.meta.fork_of ? el("span", {}, "fork of ", el("a", { href: `/runs/${enc(S.meta.fork_of)}?at=${S.meta.fork_at}` }, `${S.meta.fork_of}@${S.meta.fork_at}`)) : null,
+      S.meta.sub_project_of ? el("span", { id: "parent-link" }, " sub-project of ", el("a", { href: `/runs/${enc(S.meta.sub_project_of.split("/")[0])}` }, S.meta.sub_project_of)) : null,
+    );
+    graphBox = el("div", { class: "pane scroll graph", id: "graph", "aria-label": "task graph" });
+    graphBox.addEventListener("scroll", () => requestAnimationFrame(drawGraph));
+    spacer = el("div");
+    timeline = el("div", { class: "pane scroll timeline", id: "timeline", role: "list", "aria-label": "events" }, spacer);
+    timeline.addEventListener("scroll", () => requestAnimationFrame(() => drawTimeline(false)));
+    const tabs = ["board", "audit", "supervisor", "diff"].map((t) =>
+      el("button", { role: "tab", id: `tab-${t}`, "aria-selected": t === S.tab ? "true" : "false", onclick: () => selectTab(t) }, t[0].toUpperCase() + t.slice(1)),
+    );
+    tabBody = el("div", { class: "tabpanel", id: "tabpanel", role: "tabpanel" });
+    main.replaceChildren(
+      el("div", { class: "runhead" },
+        el("h1", {}, run),
+        el("span", { id: "run-status" }),
+        lineage,
+        el("span", { class: "muted" }, S.meta.workflow ? `workflow ${S.meta.workflow}` : ""),
+      ),
+      el("div", { class: "scrubber" },
+        el("button", { onclick: () => setSeq(S.seq - 1), "aria-label": "previous event" }, "←"),
+        range,
+        el("button", { onclick: () => setSeq(S.seq + 1), "aria-label": "next event" }, "→"),
+        el("button", { onclick: () => setSeq(S.head), id: "to-head" }, "Head"),
+        seqText, rollbackButton, forkButton,
+      ),
+      el("div", { class: "layout" },
+        el("div", {}, graphBox, el("div", { class: "tabs", role: "tablist" }, tabs), tabBody),
+        timeline,
+      ),
+      el("p", { class: "muted", id: "timings" }),
+    );
+    document.addEventListener("keydown", keys);
+    showSeq();
+  }
+
+  /** @param {KeyboardEvent} e */
+  function keys(e) {
+    const target = /** @type {HTMLElement} */ (e.target);
+    const tag = (target.tagName || "").toLowerCase();
+    if (["input", "textarea", "select"].includes(tag) || $("dialog[open]")) return;
+    const step = e.shiftKey ? 10 : 1;
+    if (e.key === "ArrowLeft") setSeq(S.seq - step);
+    else if (e.key === "ArrowRight") setSeq(S.seq + step);
+    else if (e.key === "Home") setSeq(1);
+    else if (e.key === "End") setSeq(S.head);
+    else if (e.key === "Escape") closeTask();
+    else return;
+    e.preventDefault();
+  }
+
+  let seqTimer = 0;
+
+  /** @param {number} n */
+  function setSeq(n) {
+    const seq = Math.max(1, Math.min(S.head, Math.round(n) || 1));
+    if (seq === S.seq) return;
+    S.seq = seq;
+    showSeq();
+    drawTimeline(false, true);
+    clearTimeout(seqTimer);
+    seqTimer = setTimeout(() => loadState().catch(showError), 60);
+  }
+
+  function showSeq() {
+    range.max = Math.max(1, S.head);
+    range.value = S.seq;
+    const ev = S.events[S.seq - 1];
+    seqText.value = `seq ${S.seq} of ${S.head}${ev ? ` · ${when(ev.at)}` : ""}`;
+    const url = new URL(location.href);
+    if (S.seq === S.head) url.searchParams.delete("at");
+    else url.searchParams.set("at", String(S.seq));
+    history.replaceState(null, "", url);
+    rollbackButton.disabled = S.seq >= S.head;
+  }
+
+  let stateAsked = 0;
+  async function loadState() {
+    const asked = ++stateAsked;
+    const seq = S.seq;
+    const t0 = performance.now();
+    /** @type {import("../types").BoardView} */
+    const b = await api(`/v1/runs/${enc(run)}?at=${seq}`);
+    if (asked !== stateAsked) return;
+    timings.state_fetch_ms = Math.round(performance.now() - t0);
+    // The graph's edges come beside the board: each row gets its `after` and `replaced_by`.
+    const links = new Map(b.links.map((l) => [l.id, l]));
+    const rows = b.board.rows.map((r) => {
+      const l = links.get(r.id);
+      return { ...r, after: l ? l.after : [], replaced_by: l ? l.replaced_by : [] };
+    });
+    S.board = { ...b.board, rows };
+    S.children = new Map(b.children.map((c) => [c.task, c]));
+    S.parent = b.parent;
+    S.status = b.status;
+    $("#run-status").replaceChildren(statusBadge(b.status));
+    const t = performance.now();
+    S.layout = layout(rows);
+    drawGraph();
+    timings.graph_ms = Math.round(performance.now() - t);
+    // The diff keeps what was compared; the other tabs show the scrubbed seq.
+    const t1 = performance.now();
+    if (S.tab !== "diff") await drawTab();
+    timings.tab_ms = Math.round(performance.now() - t1);
+    if (S.selected) drawTask(V);
+    main.dataset.seq = String(b.seq);
+    main.dataset.state = "ready";
+  }
+
+  // -- the graph, drawn for the rows in view only
+  function drawGraph() {
+    const L = S.layout;
+    if (!L) return;
+    const top = graphBox.scrollTop;
+    const first = Math.max(0, Math.floor(top / LANE_H) - OVERSCAN);
+    const last = Math.ceil((top + graphBox.clientHeight) / LANE_H) + OVERSCAN;
+    const inView = (/** @type {number} */ a, /** @type {number} */ b) => Math.max(a, b) >= first && Math.min(a, b) <= last;
+    const svg = el("svg", { class: "dag", width: L.width, height: L.height, viewBox: `0 0 ${L.width} ${L.height}`, role: "group", "aria-label": `${L.rows.length} tasks` });
+    for (const b of L.boxes) {
+      if (!inView(b.first, b.last)) continue;
+      const row = L.rows[b.first];
+      svg.append(
+        el("g", { class: `group st-${rowLook(row)}`, "data-group": row.id, "data-status": row.status },
+          el("rect", { x: L.x(b.lo) - b.pad, y: L.y(b.first) - 4, width: L.x(b.hi) - L.x(b.lo) + NODE_W + 2 * b.pad, height: L.y(b.last) - L.y(b.first) + NODE_H + 8 }),
+          el("text", { x: L.x(b.lo) - b.pad + 6, y: L.y(b.first) + 15 }, `${row.id} · ${row.status}`),
+          el("title", {}, row.description),
+        ),
+      );
+    }
+    for (const e of L.edges) {
+      if (!inView(e.from.row, e.to.row)) continue;
+      const y1 = L.y(e.from.row) + NODE_H / 2;
+      const y2 = L.y(e.to.row) + NODE_H / 2;
+      const mid = (e.from.x + e.to.x) / 2;
+      svg.append(el("path", { class: e.replaced ? "edge replaced" : "edge", d: `M${e.from.x},${y1} C${mid},${y1} ${mid},${y2} ${e.to.x},${y2}` }));
+    }
+    for (let i = first; i <= Math.min(last, L.rows.length - 1); i++) {
+      const r = L.rows[i];
+      if (r.group) continue;
+      const look = rowLook(r);
+      const label = r.id.length > 20 ? `${r.id.slice(0, 19)}…` : r.id;
+      svg.append(
+        el("g", {
+          class: `node st-${look}${S.selected === r.id ? " selected" : ""}`,
+          "data-task": r.id, "data-status": r.status, tabindex: 0, role: "button",
+          "aria-label": `${r.id}: ${look}`,
+          onclick: () => openTask(r.id),
+          onkeydown: (/** @type {KeyboardEvent} */ ev) => (ev.key === "Enter" || ev.key === " ") && (ev.preventDefault(), openTask(r.id)),
+        },
+          el("rect", { x: L.x(L.rank.get(r.id)), y: L.y(i), width: NODE_W, height: NODE_H }),
+          el("text", { x: L.x(L.rank.get(r.id)) + 6, y: L.y(i) + 15 }, label),
+          el("title", {}, `${r.id}: ${look}${r.description && r.description !== r.id ? ` — ${r.description}` : ""}`),
+        ),
+      );
+    }
+    graphBox.replaceChildren(svg);
+  }
+
+  // -- the timeline, drawn for the rows in view only: each event in the words `runlog log` uses
+  /**
+   * @param {boolean} first
+   * @param {boolean} [keepCurrentInView]
+   */
+  function drawTimeline(first, keepCurrentInView) {
+    spacer.style.height = `${S.events.length * ROW}px`;
+    spacer.style.position = "relative";
+    if (first || keepCurrentInView) {
+      const y = (S.seq - 1) * ROW;
+      if (y < timeline.scrollTop || y > timeline.scrollTop + timeline.clientHeight - ROW) timeline.scrollTop = Math.max(0, y - timeline.clientHeight / 2);
+    }
+    const top = timeline.scrollTop;
+    const from = Math.max(0, Math.floor(top / ROW) - OVERSCAN);
+    const to = Math.min(S.events.length, Math.ceil((top + (timeline.clientHeight || 600)) / ROW) + OVERSCAN);
+    const rows = [];
+    for (let i = from; i < to; i++) {
+      const ev = S.events[i];
+      const row = el("div", {
+        class: `ev${ev.seq > S.seq ? " after" : ""}${ev.seq === S.seq ? " current" : ""}`,
+        role: "listitem", "data-seq": ev.seq, "data-kind": ev.event.type,
+        title: `${when(ev.at)} ${ev.event.type}: ${ev.words}`,
+        onclick: () => setSeq(ev.seq),
+      },
+        el("span", { class: "seq" }, ev.seq),
+        el("span", { class: "kind" }, ev.event.type),
+        el("span", { class: "words" }, ev.words),
+      );
+      row.style.top = `${i * ROW}px`;
+      rows.push(row);
+    }
+    spacer.replaceChildren(...rows);
+  }
+
+  // -- tabs
+  /** @param {string} t */
+  function selectTab(t) {
+    S.tab = t;
+    for (const b of main.querySelectorAll("[role=tab]")) b.setAttribute("aria-selected", b.id === `tab-${t}` ? "true" : "false");
+    drawTab().catch(showError);
+  }
+
+  async function drawTab() {
+    const draw = { board: drawBoard, audit: drawAudit, supervisor: drawSupervisor, diff: drawDiff }[S.tab];
+    const content = draw ? await draw(V) : null;
+    if (content) tabBody.replaceChildren(content);
+  }
+
+  // -- a task's story
+  /** @param {string} id */
+  function openTask(id) {
+    S.selected = id;
+    drawGraph();
+    drawTask(V, true);
+  }
+
+  function closeTask() {
+    const p = $("#task-panel");
+    if (p) p.remove();
+    if (S.selected) {
+      const id = S.selected;
+      S.selected = null;
+      drawGraph();
+      const node = graphBox.querySelector(`[data-task="${CSS.escape(id)}"]`);
+      if (node) node.focus();
+    }
+  }
+
+  // -- live: new events from the stream (or by asking, when a stream cannot be held)
+  let addTimer = 0;
+
+  /** @param {import("../types").Worded[]} list */
+  function addEvents(list) {
+    const wasAtHead = S.seq === S.head;
+    for (const ev of list) {
+      if (ev.seq !== S.events.length + 1) continue;
+      S.events.push(ev);
+    }
+    if (S.events.length === S.head) return;
+    S.head = S.events.length;
+    if (wasAtHead) S.seq = S.head;
+    showSeq();
+    drawTimeline(false, wasAtHead);
+    clearTimeout(addTimer);
+    addTimer = setTimeout(() => loadState().catch(showError), 100);
+  }
+
+  /**
+   * Reads what was appended up to `head` now, so a decision shows at once.
+   * @param {number} head
+   */
+  async function catchUp(head) {
+    if (head <= S.head) return;
+    const page = await api(`/v1/runs/${enc(run)}/events?from=${S.head + 1}`);
+    const wasAtHead = S.seq === S.head;
+    addEvents(page.events);
+    if (wasAtHead) setSeq(S.head);
+  }
+
+  async function follow() {
+    const live = $("#live");
+    for (;;) {
+      try {
+        const res = await fetch(`/v1/runs/${enc(run)}/stream?from=${S.head + 1}`, { headers: authHeaders() });
+        if (!res.ok || !res.body) throw new Error(`stream: ${res.status}`);
+        live.hidden = false;
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += value;
+          const batch = [];
+          let cut;
+          while ((cut = buffer.indexOf("\n\n")) >= 0) {
+            const block = buffer.slice(0, cut);
+            buffer = buffer.slice(cut + 2);
+            const data = block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
+            if (data) batch.push(JSON.parse(data));
+          }
+          if (batch.length) addEvents(batch);
+        }
+      } catch (e) {
+        // A stream that cannot be held: ask for new events instead, then try again.
+        try {
+          await catchUp(Infinity);
+        } catch (_) { /* the next round says more */ }
+      }
+      live.hidden = true;
+      await sleep(2000);
+    }
+  }
+}

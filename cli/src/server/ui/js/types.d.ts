@@ -1,0 +1,1573 @@
+// Generated from runlog's Rust views by `tests/web_types.rs` (ts-rs): do not edit.
+// Regenerate: RUNLOG_WRITE_TYPES=1 cargo test -p runlog-cli --test web_types
+
+/**
+ * An agent identity; a rescue must reuse the identity of the attempt it rescues.
+ */
+export type AgentId = string;
+
+/**
+ * Why an audit entry deserves a second look.
+ */
+export type AuditFlag = { "flag": "near-threshold", 
+/**
+ * Score minus threshold.
+ */
+margin: number, } | { "flag": "missing-dimensions", 
+/**
+ * The missing names; empty when the evaluator gave no dimensions at all.
+ */
+missing: Array<string>, } | { "flag": "approved-over-failing-score", 
+/**
+ * Who.
+ */
+by: string, 
+/**
+ * The seq of the approval.
+ */
+seq: number, };
+
+/**
+ * An eval decision in words, as `runlog audit` prints it and the web view shows it.
+ */
+export type AuditWords = { 
+/**
+ * The gate's decision and the threshold in force (`pass at threshold 0.7`).
+ */
+decision: string, 
+/**
+ * What it led to (`done at seq 12; ready: b`), empty while it is pending.
+ */
+consequence: string, 
+/**
+ * Why a person should look twice, each in words.
+ */
+flags: Array<string>, };
+
+/**
+ * The board: rows in plan order, children right after their parent.
+ */
+export type Board = { 
+/**
+ * Rows.
+ */
+rows: Array<BoardRow>, 
+/**
+ * Dispatch is paused for a replan after this task.
+ */
+paused_for_replan: TaskId | null, 
+/**
+ * What the run's commands used.
+ */
+spend: Spend, 
+/**
+ * The run's budget and the tasks' own, with what is left.
+ */
+budgets: Array<BudgetLeft>, };
+
+/**
+ * One row of the board.
+ */
+export type BoardRow = { 
+/**
+ * Task id.
+ */
+id: TaskId, 
+/**
+ * Description.
+ */
+description: string, 
+/**
+ * Status (derived from children for a group).
+ */
+status: TaskStatus, 
+/**
+ * For an open task: ready, waiting on, or blocked by.
+ */
+readiness: Readiness | null, 
+/**
+ * Parent group.
+ */
+parent: TaskId | null, 
+/**
+ * Nesting depth (1 = top level).
+ */
+depth: number, 
+/**
+ * Whether it is a group.
+ */
+group: boolean, 
+/**
+ * Attempts started.
+ */
+attempt: number, 
+/**
+ * Eval rescues since last opened.
+ */
+rescues: number, 
+/**
+ * Test failures since last opened.
+ */
+test_failures: number, 
+/**
+ * Agent identity.
+ */
+agent: AgentId | null, 
+/**
+ * Worktree.
+ */
+worktree: string | null, 
+/**
+ * Last eval score.
+ */
+score: number | null, 
+/**
+ * Checkpoints reached of those required.
+ */
+checkpoints: [number, number], 
+/**
+ * Classification.
+ */
+class: TaskClass | null, 
+/**
+ * Failed tasks under a group (failures bubble up).
+ */
+failed_children: Array<TaskId>, 
+/**
+ * Why it failed or was cancelled; an evaluator error while pending.
+ */
+note: string | null, 
+/**
+ * What its commands used.
+ */
+spend: Spend, };
+
+/**
+ * The board of a run at a seq, with the edges the board does not hold, the child runs of its
+ * sub-project tasks and its parent.
+ */
+export type BoardView = { 
+/**
+ * The run.
+ */
+run: string, 
+/**
+ * The seq the board is at.
+ */
+seq: number, 
+/**
+ * The run's status word (running, finished, interrupted...).
+ */
+status: string, 
+/**
+ * The task board.
+ */
+board: Board, 
+/**
+ * What each task waits for as its plan names it, and what replaced it.
+ */
+links: Array<Link>, 
+/**
+ * Each sub-project task's child run, with its board at its head.
+ */
+children: Array<Child>, 
+/**
+ * For a child run: its parent run and task.
+ */
+parent: ParentLink | null, };
+
+/**
+ * What bounds an unlimited retry strategy.
+ */
+export type Budget = { 
+/**
+ * Total attempts of the task, first one included.
+ */
+max_attempts: number | null, 
+/**
+ * Milliseconds from the task's first start.
+ */
+max_elapsed_ms: number | null, };
+
+/**
+ * What a budget bounds.
+ */
+export type BudgetKind = "cost-usd" | "tokens";
+
+/**
+ * A budget and what is left of it.
+ */
+export type BudgetLeft = { 
+/**
+ * The task whose budget it is, or none for the run's.
+ */
+task: string | null, 
+/**
+ * The bounds.
+ */
+limits: Limits, 
+/**
+ * Dollars left (0 once spent), when bounded.
+ */
+usd_left: number | null, 
+/**
+ * Tokens left (0 once spent), when bounded.
+ */
+tokens_left: number | null, };
+
+/**
+ * A sub-project task's child run (one level: a child's own view shows its children).
+ */
+export type Child = { 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The child run.
+ */
+run: RunId, 
+/**
+ * Its status word, when it could be read.
+ */
+status?: string, 
+/**
+ * Its board at its head, when it could be read.
+ */
+board?: Board, 
+/**
+ * Why it could not be read.
+ */
+error?: string, };
+
+/**
+ * What a gate decision led to.
+ */
+export type Consequence = { "consequence": "done", 
+/**
+ * Dependents that became ready.
+ */
+ready: Array<TaskId>, 
+/**
+ * The seq of the decision.
+ */
+at_seq: number, 
+/**
+ * In a git workspace: the seq of the merge into the integration branch, where the
+ * dependents in `ready` became ready.
+ */
+merged_at?: number, } | { "consequence": "rescue", 
+/**
+ * Rescue number.
+ */
+n: number, } | { "consequence": "failed" } | { "consequence": "merge-conflicted", 
+/**
+ * The files in conflict.
+ */
+files: Array<string>, 
+/**
+ * The rescue the task was sent back for; none: it waits for a person.
+ */
+rescue: number | null, 
+/**
+ * The seq of the conflict.
+ */
+at_seq: number, };
+
+/**
+ * Where a recorded cost comes from.
+ */
+export type CostSource = "reported" | "priced" | "unpriced";
+
+/**
+ * A stage failure's class.
+ */
+export type ErrorType = string;
+
+/**
+ * Every kind of event. See the module docs for the format rule.
+ */
+export type EventKind = { "type": "run-started", 
+/**
+ * The run's id.
+ */
+run: RunId, 
+/**
+ * Workflow name (or path).
+ */
+workflow: string, 
+/**
+ * blake3 of the workflow file, to tell if a resume reads the same file.
+ */
+workflow_hash: Hash, 
+/**
+ * Settings in force.
+ */
+settings: Settings, } | { "type": "run-finished", 
+/**
+ * How.
+ */
+outcome: RunOutcome, } | { "type": "run-interrupted", 
+/**
+ * Why.
+ */
+reason: string, } | { "type": "forked", 
+/**
+ * This (new) run.
+ */
+run: RunId, 
+/**
+ * The parent run.
+ */
+from_run: RunId, 
+/**
+ * The parent's seq the fork starts from.
+ */
+at_seq: number, 
+/**
+ * The parent's chain hash at that seq, so the lineage can be verified.
+ */
+from_hash: Hash, } | { "type": "rolled-back", 
+/**
+ * The seq whose state is restored.
+ */
+to_seq: number, 
+/**
+ * Why.
+ */
+reason: string, 
+/**
+ * Who asked.
+ */
+by: string, } | { "type": "task-added", 
+/**
+ * The task (boxed to keep every event small; encoded exactly like the spec itself).
+ */
+spec: TaskSpec, } | { "type": "replan-requested", 
+/**
+ * The task whose completion triggered it.
+ */
+after_task: TaskId, 
+/**
+ * Why, in words.
+ */
+reason: string, 
+/**
+ * Files both the finished task and a pending task touch.
+ */
+touched_files: Array<string>, 
+/**
+ * Pending tasks that touch them.
+ */
+affected: Array<TaskId>, } | { "type": "plan-revised", 
+/**
+ * Pending tasks superseded by the revision.
+ */
+cancelled: Array<TaskId>, 
+/**
+ * New tasks.
+ */
+added: Array<TaskSpec>, 
+/**
+ * Which new task replaces which cancelled one.
+ */
+replaces: Array<Replacement>, 
+/**
+ * Why.
+ */
+reason: string, 
+/**
+ * Hash of the remaining plan's content, to detect regeneration loops.
+ */
+plan_hash: Hash, } | { "type": "task-started", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The agent identity (kept across rescues).
+ */
+agent: AgentId, 
+/**
+ * The worktree (kept across rescues).
+ */
+worktree: string, 
+/**
+ * 1-based attempt number over the task's life.
+ */
+attempt: number, } | { "type": "task-submitted", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * What the agent said it did.
+ */
+summary: string, } | { "type": "tests-started", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * Attempt under test.
+ */
+attempt: number, } | { "type": "tests-passed", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * Attempt under test.
+ */
+attempt: number, } | { "type": "tests-failed", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * Attempt under test.
+ */
+attempt: number, 
+/**
+ * Failure output.
+ */
+details: string, } | { "type": "eval-scored", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * Which evaluator.
+ */
+evaluator: string, 
+/**
+ * Overall score in [0, 1].
+ */
+score: number, 
+/**
+ * Per-dimension scores in [0, 1].
+ */
+dimensions: { [key in string]: number }, 
+/**
+ * The evaluator's notes (feedback for a rescue).
+ */
+notes: string, } | { "type": "gate-decided", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The score decided on.
+ */
+score: number, 
+/**
+ * The threshold in force.
+ */
+threshold: number, 
+/**
+ * The decision.
+ */
+outcome: GateOutcome, } | { "type": "task-approved", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * Who.
+ */
+by: string, } | { "type": "task-rejected", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * Who.
+ */
+by: string, 
+/**
+ * Back to open for another try instead of failed.
+ */
+reopen: boolean, 
+/**
+ * Why.
+ */
+reason: string, } | { "type": "task-failed", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * Why.
+ */
+reason: string, } | { "type": "task-cancelled", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * Why.
+ */
+reason: string, } | { "type": "task-reopened", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * Who.
+ */
+by: string, } | { "type": "checkpoint-reached", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The checkpoint.
+ */
+name: string, } | { "type": "task-classified", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The class.
+ */
+class: TaskClass, } | { "type": "message-posted", 
+/**
+ * The task it concerns, if any.
+ */
+task: TaskId | null, 
+/**
+ * Who wrote it.
+ */
+from: string, 
+/**
+ * The text.
+ */
+text: string, } | { "type": "stage-started", 
+/**
+ * The stage.
+ */
+stage: StageId, 
+/**
+ * The task running in it.
+ */
+task: TaskId, 
+/**
+ * Attempt number.
+ */
+attempt: number, } | { "type": "stage-completed", 
+/**
+ * The stage.
+ */
+stage: StageId, 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The stage's result.
+ */
+result: Value, 
+/**
+ * How long the attempt took.
+ */
+duration_ms: number, 
+/**
+ * Retries it took.
+ */
+retry_count: number, } | { "type": "stage-failed", 
+/**
+ * The stage.
+ */
+stage: StageId, 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * Error message.
+ */
+error: string, 
+/**
+ * Error class (exit-code, timeout, spawn, checkpoints...).
+ */
+error_type: ErrorType, 
+/**
+ * Retries so far, this failure included.
+ */
+retry_count: number, 
+/**
+ * How long the attempt took.
+ */
+duration_ms: number, } | { "type": "retry-scheduled", 
+/**
+ * The stage.
+ */
+stage: StageId, 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The attempt that will run.
+ */
+attempt: number, 
+/**
+ * Backoff delay.
+ */
+delay_ms: number, } | { "type": "circuit-opened", 
+/**
+ * The stage.
+ */
+stage: StageId, 
+/**
+ * Consecutive failures seen.
+ */
+failures: number, } | { "type": "circuit-closed", 
+/**
+ * The stage.
+ */
+stage: StageId, } | { "type": "strategy-set", 
+/**
+ * The stage.
+ */
+stage: StageId, 
+/**
+ * The new strategy.
+ */
+strategy: RetryStrategy, } | { "type": "pending-validation", 
+/**
+ * The task.
+ */
+task: TaskId, } | { "type": "eval-errored", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * Which evaluator.
+ */
+evaluator: string, 
+/**
+ * What was wrong.
+ */
+error: string, } | { "type": "run-resumed", 
+/**
+ * Why or by whom.
+ */
+reason: string, } | { "type": "replan-loop-detected", 
+/**
+ * Hash shared by the two plans.
+ */
+plan_hash: Hash, 
+/**
+ * 1-based number of the earlier revision with that hash.
+ */
+same_as_revision: number, 
+/**
+ * The reason the replanner gave this time.
+ */
+reason: string, } | { "type": "output-recorded", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The attempt.
+ */
+attempt: number, 
+/**
+ * `agent`, `test` or `eval`, then `.stdout` or `.stderr`.
+ */
+stream: string, 
+/**
+ * The text, or its beginning when it is in the blob area.
+ */
+text: string, 
+/**
+ * The blob holding all of it, when it is large.
+ */
+blob: Hash | null, 
+/**
+ * Its full size.
+ */
+bytes: number, } | { "type": "attributed", 
+/**
+ * The authenticated name.
+ */
+principal: string, 
+/**
+ * How it was established: `token`, `unix-socket` or `os-user`.
+ */
+via: string, } | { "type": "tests-discovered", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * Which convention: `test_file`, `pytest tests/test_{id}.py`, `make test-{id}`,
+ * `{id}_test.py` or `test_{id}.py`.
+ */
+convention: string, 
+/**
+ * The test command it gave the task.
+ */
+test: string, } | { "type": "sub-project-declared", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The child workflow file, as the parent's workflow names it.
+ */
+workflow: string, } | { "type": "child-run-started", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The child run.
+ */
+child_run: RunId, } | { "type": "parent-linked", 
+/**
+ * The parent run.
+ */
+parent_run: RunId, 
+/**
+ * The parent's task this run is the work of.
+ */
+task: TaskId, } | { "type": "child-run-ended", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The child run.
+ */
+child_run: RunId, 
+/**
+ * Whether every task of the child is done.
+ */
+succeeded: boolean, 
+/**
+ * What failed or is blocked in the child (empty when it succeeded).
+ */
+failures: string, } | { "type": "worker-claimed", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The attempt.
+ */
+attempt: number, 
+/**
+ * The worker.
+ */
+worker: string, 
+/**
+ * The worker has no worktree of the task's (its previous worker is gone): it starts in
+ * a fresh one, with the recorded feedback.
+ */
+fresh_worktree: boolean, 
+/**
+ * The task's worker before, when another.
+ */
+previous: string | null, } | { "type": "attempt-abandoned", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The attempt.
+ */
+attempt: number, 
+/**
+ * The worker that was lost.
+ */
+worker: string, 
+/**
+ * Why, in words.
+ */
+reason: string, } | { "type": "workspace-opened", 
+/**
+ * The repository (its top directory, or a shared repository's path or URL).
+ */
+repo: string, 
+/**
+ * The integration branch (`runlog/RUN`).
+ */
+branch: string, 
+/**
+ * The commit the run began from.
+ */
+base: string, } | { "type": "changes-recorded", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The attempt.
+ */
+attempt: number, 
+/**
+ * The commit runlog made (the parent itself when the attempt changed nothing).
+ */
+commit: string, 
+/**
+ * The commit it was made on.
+ */
+parent: string, 
+/**
+ * The files changed.
+ */
+files: Array<string>, 
+/**
+ * Lines added.
+ */
+insertions: number, 
+/**
+ * Lines removed.
+ */
+deletions: number, 
+/**
+ * The patch: whole when small, else its beginning.
+ */
+patch: string, 
+/**
+ * The whole patch in the blob area, when larger than the event holds.
+ */
+blob: Hash | null, 
+/**
+ * The patch's size.
+ */
+patch_bytes: number, } | { "type": "task-merged", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The merge commit, the integration branch's tip after it.
+ */
+commit: string, } | { "type": "merge-conflicted", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The files in conflict.
+ */
+files: Array<string>, 
+/**
+ * The rescue it goes to (its number), or none: it waits for a person.
+ */
+rescue: number | null, } | { "type": "usage-recorded", 
+/**
+ * The record.
+ */
+usage: UsageRecord, } | { "type": "prices-set", 
+/**
+ * By model.
+ */
+prices: { [key in string]: Price }, } | { "type": "budget-set", 
+/**
+ * The task, or none for the run.
+ */
+task: TaskId | null, 
+/**
+ * The budget now.
+ */
+limits: Limits, 
+/**
+ * Who set it (`workflow` when the workflow did).
+ */
+by: string, } | { "type": "budget-spent", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * Whose budget: the task's own, or none for the run's.
+ */
+budget: TaskId | null, 
+/**
+ * Dollars or tokens.
+ */
+kind: BudgetKind, 
+/**
+ * The limit in force.
+ */
+limit: number, 
+/**
+ * What was spent.
+ */
+spent: number, } | { "type": "secrets-redacted", 
+/**
+ * The task whose record they were in, if any.
+ */
+task: TaskId | null, 
+/**
+ * What was replaced, by name.
+ */
+redactions: Array<Redaction>, } | { "type": "run-forgotten" } & Forgotten;
+
+/**
+ * What a run's tombstone keeps.
+ */
+export type Forgotten = { 
+/**
+ * The run.
+ */
+run: RunId, 
+/**
+ * Its chain's first hash (from its id).
+ */
+genesis: Hash, 
+/**
+ * Its last seq.
+ */
+head_seq: number, 
+/**
+ * Its chain hash at that seq: with `head_seq`, its digest.
+ */
+head_hash: Hash, 
+/**
+ * How it stood: `succeeded`, `failed`, `interrupted`...
+ */
+outcome: string, 
+/**
+ * Who forgot it (the authenticated name).
+ */
+principal: string, 
+/**
+ * How that was established: `token`, `unix-socket` or `os-user`.
+ */
+via: string, 
+/**
+ * Why, as given (`--reason`, or the retention that applied).
+ */
+reason: string, };
+
+/**
+ * What the eval gate decided for one score.
+ */
+export type GateOutcome = "pass" | { "rescue": { 
+/**
+ * 1-based rescue number.
+ */
+n: number, } } | "fail";
+
+/**
+ * A 32-byte blake3 digest (plan hashes, log chain heads, blob references).
+ */
+export type Hash = string;
+
+/**
+ * The changes an evaluator judged: the commit and its counts (`runlog show RUN TASK --diff
+ * --attempt N` prints the patch).
+ */
+export type Judged = { 
+/**
+ * The attempt whose changes they are.
+ */
+attempt: number, 
+/**
+ * The commit.
+ */
+commit: string, 
+/**
+ * The files changed.
+ */
+files: Array<string>, 
+/**
+ * Lines added.
+ */
+insertions: number, 
+/**
+ * Lines removed.
+ */
+deletions: number, };
+
+/**
+ * A budget's bounds; `None` is no bound.
+ */
+export type Limits = { 
+/**
+ * USD, reported or priced (unpriced usage cannot count).
+ */
+max_cost_usd: number | null, 
+/**
+ * Input and output tokens.
+ */
+max_tokens: number | null, };
+
+/**
+ * A task's edges of the task graph.
+ */
+export type Link = { 
+/**
+ * The task.
+ */
+id: TaskId, 
+/**
+ * What it waits for, as its plan names it.
+ */
+after: Array<TaskId>, 
+/**
+ * The tasks that replaced it.
+ */
+replaced_by: Array<TaskId>, };
+
+/**
+ * A decision a person or an evaluator error made outside the gate, or secrets kept out of
+ * the record.
+ */
+export type OutOfGate = { "kind": "approved", 
+/**
+ * Seq.
+ */
+seq: number, 
+/**
+ * Task.
+ */
+task: TaskId, 
+/**
+ * Who, as claimed.
+ */
+by: string, 
+/**
+ * Dependents that became ready.
+ */
+ready: Array<TaskId>, 
+/**
+ * Who, as the recording process established it (logs before it was recorded: none).
+ */
+principal?: Recorder, 
+/**
+ * The claim names someone else than the principal.
+ */
+claim_differs?: boolean, } | { "kind": "rejected", 
+/**
+ * Seq.
+ */
+seq: number, 
+/**
+ * Task.
+ */
+task: TaskId, 
+/**
+ * Who, as claimed.
+ */
+by: string, 
+/**
+ * Reopened instead of failed.
+ */
+reopen: boolean, 
+/**
+ * Why.
+ */
+reason: string, 
+/**
+ * Who, as the recording process established it (logs before it was recorded: none).
+ */
+principal?: Recorder, 
+/**
+ * The claim names someone else than the principal.
+ */
+claim_differs?: boolean, } | { "kind": "eval-error", 
+/**
+ * Seq.
+ */
+seq: number, 
+/**
+ * Task.
+ */
+task: TaskId, 
+/**
+ * Evaluator.
+ */
+evaluator: string, 
+/**
+ * What was wrong.
+ */
+error: string, } | { "kind": "secrets-redacted", 
+/**
+ * Seq.
+ */
+seq: number, 
+/**
+ * The task whose record held them, if any.
+ */
+task: TaskId | null, 
+/**
+ * By name, how many.
+ */
+redactions: Array<Redaction>, };
+
+/**
+ * The task of another run this run is the sub-project of.
+ */
+export type ParentLink = { 
+/**
+ * The parent run.
+ */
+run: RunId, 
+/**
+ * The parent's task.
+ */
+task: TaskId, };
+
+/**
+ * A model's prices in USD per million tokens (`[prices."MODEL"]` in a workflow).
+ */
+export type Price = { 
+/**
+ * Per million input tokens not read from or written to a cache.
+ */
+input: number, 
+/**
+ * Per million output tokens.
+ */
+output: number, 
+/**
+ * Per million tokens read from a cache; the input price when not given.
+ */
+cache_read: number | null, 
+/**
+ * Per million tokens written to a cache; the input price when not given.
+ */
+cache_write: number | null, };
+
+/**
+ * Whether an open task may start.
+ */
+export type Readiness = { "readiness": "ready" } | { "readiness": "waiting", 
+/**
+ * Those dependencies.
+ */
+on: Array<TaskId>, } | { "readiness": "blocked", 
+/**
+ * Those dependencies.
+ */
+by: Array<TaskId>, } | { "readiness": "circuit-open", 
+/**
+ * The stage.
+ */
+stage: StageId, } | { "readiness": "budget-spent", 
+/**
+ * Which budget, its limit and the spend, in words.
+ */
+spent: string, };
+
+/**
+ * Who recorded a decision, as its `attributed` event says (any log's words, so a string).
+ */
+export type Recorder = { 
+/**
+ * The name: a token's, a user's, an agent's.
+ */
+name: string, 
+/**
+ * How the recording process knew them (`token`, `os-user`...).
+ */
+via: string, };
+
+/**
+ * How many of one secret were replaced.
+ */
+export type Redaction = { 
+/**
+ * The secret's name: an environment variable's, a `redact_file` entry's, or a key shape
+ * (`openai-key`, `anthropic-key`, `aws-access-key`, `github-token`, `private-key`).
+ */
+name: string, 
+/**
+ * How many times it was replaced.
+ */
+count: number, };
+
+/**
+ * A new task standing in for a cancelled one; dependents of `old` wait on `new` instead.
+ */
+export type Replacement = { 
+/**
+ * The superseded task.
+ */
+old: TaskId, 
+/**
+ * The task that replaces it.
+ */
+new: TaskId, };
+
+/**
+ * How many times a failing stage is retried.
+ */
+export type RetryLimit = { "max": number } | "unlimited";
+
+/**
+ * The supervisor's recovery strategy, per task (or per stage with `StrategySet`).
+ */
+export type RetryStrategy = { 
+/**
+ * How many retries.
+ */
+limit: RetryLimit, 
+/**
+ * Bounds for `Unlimited` (also applied to `Max` when set).
+ */
+budget: Budget, 
+/**
+ * Delay before the first retry.
+ */
+delay_ms: number, 
+/**
+ * Each further retry waits this many times longer.
+ */
+backoff: number, 
+/**
+ * Per-attempt timeout; the runner kills the attempt's process group when it passes.
+ */
+timeout_ms: number | null, 
+/**
+ * Consecutive failures of a stage that open its circuit; 0 never opens it.
+ */
+circuit_after: number, };
+
+/**
+ * A run: one execution of a workflow, one stream of events.
+ */
+export type RunId = string;
+
+/**
+ * How a finished run ended.
+ */
+export type RunOutcome = "succeeded" | { "failed": { 
+/**
+ * Tasks that failed.
+ */
+failed: Array<TaskId>, 
+/**
+ * Open tasks that can never become ready.
+ */
+blocked: Array<TaskId>, } } | { "paused": { 
+/**
+ * Why, and what would unblock it.
+ */
+reason: string, } };
+
+/**
+ * Settings in force for a run. Recorded in `RunStarted`, so an audit reads the values that
+ * decided, not today's config.
+ */
+export type Settings = { 
+/**
+ * A score at or above this passes the eval gate.
+ */
+eval_threshold: number, 
+/**
+ * Below-threshold scores rescue the task (same agent, same worktree) instead of failing it.
+ */
+auto_rescue: boolean, 
+/**
+ * Rescues allowed per task before a failing score fails it.
+ */
+max_eval_rescues: number, 
+/**
+ * Test failures retried per task before it fails.
+ */
+max_test_retries: number, 
+/**
+ * Deepest allowed nesting of tasks under parents (a top-level task has depth 1).
+ */
+max_depth: number, 
+/**
+ * How many tasks may run at once.
+ */
+jobs: number, 
+/**
+ * Past this many events the run's history is reported as growing large.
+ */
+history_warn_events: number, };
+
+/**
+ * What a budget's scope has spent.
+ */
+export type Spend = { 
+/**
+ * Tokens used.
+ */
+tokens: Tokens, 
+/**
+ * USD, reported or priced.
+ */
+cost_usd: number, 
+/**
+ * Usage records whose cost is unknown (their tokens count, their dollars cannot).
+ */
+unpriced: number, };
+
+/**
+ * A supervisor stage; tasks default to a stage named after themselves.
+ */
+export type StageId = string;
+
+/**
+ * The classification of a refactoring task, recorded as an event.
+ */
+export type TaskClass = "merge" | "move" | "refactor" | "integrate" | "implement" | "new-code" | "analyze-more";
+
+/**
+ * A task, stable across replans, rollbacks and forks (diffs match tasks by it).
+ */
+export type TaskId = string;
+
+/**
+ * A task as planned. Immutable once recorded in `TaskAdded` or `PlanRevised`.
+ */
+export type TaskSpec = { 
+/**
+ * Stable id.
+ */
+id: TaskId, 
+/**
+ * What to do; also searched for file paths and destructive verbs (re-evaluation after a destructive task).
+ */
+description: string, 
+/**
+ * Tasks that must be done first.
+ */
+after: Array<TaskId>, 
+/**
+ * The group this task belongs to; a task with children is a group whose status follows them.
+ */
+parent: TaskId | null, 
+/**
+ * Files the task touches, beside those named in the description.
+ */
+files: Array<string>, 
+/**
+ * `Some(true)`/`Some(false)` says whether it is destructive; `None` guesses from the description.
+ */
+destructive: boolean | null, 
+/**
+ * The agent command.
+ */
+run: string | null, 
+/**
+ * The test command; with `requires_testing`, submit leads to testing.
+ */
+test: string | null, 
+/**
+ * The evaluator command; when set, passing tests lead to pending-eval, not done.
+ */
+eval: string | null, 
+/**
+ * `false` skips testing even when a test command is set (planning and docs tasks).
+ */
+requires_testing: boolean, 
+/**
+ * Supervisor stage; defaults to the task id.
+ */
+stage: StageId | null, 
+/**
+ * Retry strategy for stage failures (agent exited non-zero or timed out).
+ */
+retry: RetryStrategy, 
+/**
+ * Checkpoints the agent must reach before the task may resolve (exhaustive analysis).
+ */
+checkpoints: Array<string>, };
+
+/**
+ * A task's status. `blocked` is not a status: it is derived readiness of an open task.
+ */
+export type TaskStatus = "open" | "in-progress" | "testing" | "test-failed" | "pending-eval" | "done" | "failed" | "cancelled";
+
+/**
+ * Milliseconds since the Unix epoch. Time only enters the core inside commands and events.
+ */
+export type Timestamp = number;
+
+/**
+ * Token counts, normalised.
+ */
+export type Tokens = { 
+/**
+ * Input tokens, cached ones included.
+ */
+input: number, 
+/**
+ * Output tokens, reasoning included.
+ */
+output: number, 
+/**
+ * Of the input, read from a cache.
+ */
+cache_read: number, 
+/**
+ * Of the input, written to a cache.
+ */
+cache_write: number, 
+/**
+ * Of the output, spent reasoning.
+ */
+reasoning: number, };
+
+/**
+ * One usage record as the state keeps it (the `usage-recorded` event's fields).
+ */
+export type UsageRecord = { 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The attempt.
+ */
+attempt: number, 
+/**
+ * Which command.
+ */
+stage: UsageStage, 
+/**
+ * The model, when reported.
+ */
+model: string | null, 
+/**
+ * The provider, when known.
+ */
+provider: string | null, 
+/**
+ * The tokens.
+ */
+tokens: Tokens, 
+/**
+ * The cost, when known.
+ */
+cost_usd: number | null, 
+/**
+ * Where the cost comes from.
+ */
+cost: CostSource, 
+/**
+ * How many reports were added up into it.
+ */
+reports: number, };
+
+/**
+ * Which of an attempt's commands used the tokens.
+ */
+export type UsageStage = "agent" | "tests" | "evaluator" | "replanner";
+
+/**
+ * A JSON-like value, encodable with bincode.
+ */
+export type Value = null | boolean | number | number | string | Array<Value> | { [key in string]: Value };
+
+/**
+ * An event as the API sends it: its line (seq, time, kind) and the same words `runlog log`
+ * prints for it, so that the web view and the CLI cannot word it differently.
+ */
+export type Worded = { 
+/**
+ * What it says, in words.
+ */
+words: string, 
+/**
+ * Its seq in the run.
+ */
+seq: number, 
+/**
+ * When, in ms since the epoch.
+ */
+at: number, 
+/**
+ * What happened.
+ */
+event: EventKind, };
+
+/**
+ * A run's audit as the API sends it: each decision with its words.
+ */
+export type WordedAudit = { 
+/**
+ * Every eval decision, in order.
+ */
+entries: Array<WordedDecision>, 
+/**
+ * Decisions made outside the gate (by a person, by an evaluator's error), in order.
+ */
+out_of_gate: Array<OutOfGate>, };
+
+/**
+ * An eval decision as the API sends it: the audit's entry with its words.
+ */
+export type WordedDecision = { 
+/**
+ * What `runlog audit` prints for it.
+ */
+words: AuditWords, 
+/**
+ * Seq of the `EvalScored` event.
+ */
+seq: number, 
+/**
+ * When.
+ */
+at: Timestamp, 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The attempt that was scored.
+ */
+attempt: number, 
+/**
+ * Rescues the task had before this score.
+ */
+rescues_before: number, 
+/**
+ * Evaluator.
+ */
+evaluator: string, 
+/**
+ * Score.
+ */
+score: number, 
+/**
+ * Per-dimension scores.
+ */
+dimensions: { [key in string]: number }, 
+/**
+ * Notes.
+ */
+notes: string, 
+/**
+ * Threshold in force.
+ */
+threshold: number | null, 
+/**
+ * The decision.
+ */
+decision: GateOutcome | null, 
+/**
+ * What it led to.
+ */
+consequence: Consequence | null, 
+/**
+ * Flags.
+ */
+flags: Array<AuditFlag>, 
+/**
+ * A later rollback went back before this decision (it stays in the audit).
+ */
+rolled_back: boolean, 
+/**
+ * In a git workspace: what the scored attempt had changed, as recorded before the score.
+ */
+judged?: Judged, 
+/**
+ * What the evaluator reported it used for this score, when it reported usage.
+ */
+cost?: Spend, };
