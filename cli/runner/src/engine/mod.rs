@@ -25,12 +25,11 @@ use runlog_core::{
 };
 use runlog_replay::{Replay, Session};
 use runlog_store::EventLog;
-use running::{Done, Foreign, Replanning, Running, StopSwitch};
-use std::collections::HashMap;
+use running::{Done, Foreign, Processes, Replanning, Running, StopSwitch};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 /// Shorthand.
 pub type Result<T> = std::result::Result<T, RunnerError>;
@@ -115,13 +114,10 @@ pub struct Engine {
     clock: Clock,
     observer: Box<dyn Observer>,
     jobs_override: Option<u32>,
-    busy: HashMap<TaskId, Running>,
-    replanning: Option<Replanning>,
-    replan_gave_up: bool,
+    /// The processes it started and the channel they report back on.
+    procs: Processes,
     /// The tasks the dispatch looks at, kept up to date with every event the session folds.
     frontier: Frontier,
-    tx: mpsc::UnboundedSender<Done>,
-    rx: mpsc::UnboundedReceiver<Done>,
     /// Turns true when the driver wants the run stopped (a signal, the API).
     stop: Option<watch::Receiver<bool>>,
     /// The run is resumed: it is made runnable again when driving starts.
@@ -157,7 +153,6 @@ impl Engine {
         ctx: Context,
         opts: RunOptions,
     ) -> Self {
-        let (tx, rx) = mpsc::unbounded_channel();
         let histories = super::history::Histories::new(ctx.runner.history_cap);
         let (clock, kill_point) = (ctx.host.clock(), ctx.host.kill_point());
         Self {
@@ -167,12 +162,8 @@ impl Engine {
             clock,
             observer: Box::new(Unobserved),
             jobs_override: opts.jobs(),
-            busy: HashMap::new(),
-            replanning: None,
-            replan_gave_up: false,
+            procs: Processes::new(),
             frontier: Frontier::new(),
-            tx,
-            rx,
             stop: None,
             resuming: false,
             notes: Vec::new(),
@@ -455,7 +446,7 @@ impl Engine {
                 continue;
             }
             self.observer.step(self.session.state());
-            if self.busy.is_empty() && self.replanning.is_none() {
+            if self.procs.busy.is_empty() && self.procs.replanning.is_none() {
                 let others = self
                     .crew
                     .as_ref()
@@ -483,10 +474,10 @@ impl Engine {
                 }
             }
             tokio::select! {
-                Some(done) = self.rx.recv() => {
+                Some(done) = self.procs.rx.recv() => {
                     // Every process that ended by now is taken in by this step.
                     self.handle(done)?;
-                    while let Ok(done) = self.rx.try_recv() {
+                    while let Ok(done) = self.procs.rx.try_recv() {
                         self.handle(done)?;
                     }
                 }

@@ -5,10 +5,36 @@ use crate::step::Phase;
 use runlog_core::dispatch::Job;
 use runlog_core::TaskId;
 use runlog_store::EventLog;
+use std::collections::HashMap;
 use std::future::Future;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
+
+/// The processes the engine started and the channel they report back on.
+pub(super) struct Processes {
+    /// Each task's process.
+    pub(super) busy: HashMap<TaskId, Running>,
+    /// The replanner, while it runs.
+    pub(super) replanning: Option<Replanning>,
+    /// No replanner will run (none is set, or its revision was refused): the run pauses.
+    pub(super) replan_gave_up: bool,
+    pub(super) tx: mpsc::UnboundedSender<Done>,
+    pub(super) rx: mpsc::UnboundedReceiver<Done>,
+}
+
+impl Processes {
+    pub(super) fn new() -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Self {
+            busy: HashMap::new(),
+            replanning: None,
+            replan_gave_up: false,
+            tx,
+            rx,
+        }
+    }
+}
 
 /// A process the engine started: its task and the switch that stops it gently.
 pub(super) struct Running {

@@ -17,14 +17,14 @@ impl Engine {
     pub(super) fn dispatch(&mut self) -> Result<Option<runlog_core::Timestamp>> {
         self.abandon_lost()?;
         self.merge_due()?;
-        let busy = &self.busy;
+        let busy = &self.procs.busy;
         let (crew, state) = (self.crew.as_ref(), self.session.state());
         let running = crew.map_or(busy.len(), Crew::running);
         let cap = Capacity {
             busy: &|id| busy.contains_key(id) || crew.is_some_and(|c| c.held_elsewhere(state, id)),
             free: self.jobs().saturating_sub(running),
-            replanning: self.replanning.is_some(),
-            replan_stopped: self.replan_gave_up,
+            replanning: self.procs.replanning.is_some(),
+            replan_stopped: self.procs.replan_gave_up,
         };
         let plan = self.frontier.dispatch(state, self.clock.peek(), &cap);
         if !plan.over_budget.is_empty() {
@@ -46,7 +46,7 @@ impl Engine {
                     self.spawn_replan(cmd)?
                 }
                 None => {
-                    self.replan_gave_up = true;
+                    self.procs.replan_gave_up = true;
                     self.observer.note("⏸ a replan was requested and the workflow has no `replan` command: pausing");
                 }
             }
@@ -119,7 +119,7 @@ impl Engine {
         let Some(crew) = self.crew.clone().filter(Crew::time_to_look) else {
             return Ok(());
         };
-        let busy = &self.busy;
+        let busy = &self.procs.busy;
         for (task, worker) in crew.lost(self.session.state(), &|id| busy.contains_key(id)) {
             let reason = if worker == crew.me {
                 "a process of this worker's name stopped without finishing it".to_owned()
@@ -229,7 +229,7 @@ impl Engine {
         let timeout_ms = self.state().strategy_for(task).timeout_ms;
         // The lowest slot no running command holds: at most `jobs` of each file, rewritten.
         let slot = (0..)
-            .find(|i| self.busy.values().all(|r| r.slot != *i))
+            .find(|i| self.procs.busy.values().all(|r| r.slot != *i))
             .unwrap_or_default();
         tracing::debug!(run = self.session.run(), task = %id, ?job, dir = %dir.display(), "starting a command");
         let mut env = self.env_for(id, slot);
@@ -242,7 +242,7 @@ impl Engine {
         let grace = self.ctx.runner.grace;
         let output_cap = self.ctx.runner.output_cap;
         let groups = self.ctx.layout.groups();
-        let tx = self.tx.clone();
+        let tx = self.procs.tx.clone();
         let task = id.clone();
         let running = Running::start(move |stop| async move {
             let spec = Spec {
@@ -266,7 +266,7 @@ impl Engine {
         if let Some(crew) = &self.crew {
             crew.started_one();
         }
-        self.busy.insert(id.clone(), running);
+        self.procs.busy.insert(id.clone(), running);
     }
 
     pub(super) fn spawn_replan(&mut self, cmd: String) -> Result<()> {
@@ -283,7 +283,7 @@ impl Engine {
         let dir = self.ctx.dir.clone();
         let runner = self.ctx.runner.clone();
         let groups = self.ctx.layout.groups();
-        let tx = self.tx.clone();
+        let tx = self.procs.tx.clone();
         self.observer.note("↺ running the replan command");
         let running = Running::start(move |stop| async move {
             let spec = Spec {
@@ -301,7 +301,7 @@ impl Engine {
             let out = process::run(spec, stop).await;
             let _ = tx.send(Done::Replan(out));
         });
-        self.replanning = Some(Replanning {
+        self.procs.replanning = Some(Replanning {
             running,
             seen: self.state().seq,
             after,
@@ -323,7 +323,7 @@ impl Engine {
     /// or someone else's decision (a rollback undoing the attempt) did. Each reports back as
     /// stopped and its end is recorded.
     pub(super) fn stop_moved(&self) {
-        for (id, running) in &self.busy {
+        for (id, running) in &self.procs.busy {
             if running.phase.is_some() && running.phase != self.phase(id) {
                 running.stop();
             }

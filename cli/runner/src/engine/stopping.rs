@@ -14,10 +14,10 @@ impl Engine {
     /// group (see `process`).
     pub(super) async fn stop_all(&mut self) {
         if let Some(crew) = &self.crew {
-            crew.ended(self.busy.len());
+            crew.ended(self.procs.busy.len());
         }
-        let mut all: Vec<Running> = self.busy.drain().map(|(_, r)| r).collect();
-        all.extend(self.replanning.take().map(|r| r.running));
+        let mut all: Vec<Running> = self.procs.busy.drain().map(|(_, r)| r).collect();
+        all.extend(self.procs.replanning.take().map(|r| r.running));
         for r in &all {
             r.stop();
         }
@@ -33,7 +33,7 @@ impl Engine {
     pub(super) async fn interrupt(mut self, started: Instant) -> Result<Ended> {
         tracing::debug!(
             run = self.session.run(),
-            running = self.busy.len(),
+            running = self.procs.busy.len(),
             "stop asked: interrupting"
         );
         self.end_steps()?;

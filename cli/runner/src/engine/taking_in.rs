@@ -18,7 +18,7 @@ impl Engine {
             Done::Replan(out) => {
                 let (out, redaction) = finished::redacted(&redactor, None, out);
                 self.carry_out(redaction.map(finished::record))?;
-                let Some(Replanning { seen, after, .. }) = self.replanning.take() else {
+                let Some(Replanning { seen, after, .. }) = self.procs.replanning.take() else {
                     return Ok(());
                 };
                 self.took_output(&after, Ran::Replan, &out)?;
@@ -57,7 +57,7 @@ impl Engine {
     /// Records what a task's process printed, used and left behind. `false` when its task moved
     /// meanwhile (a cancel, a rollback): its end is noted and nothing more is decided for it.
     fn ended(&mut self, id: &TaskId, ran: Ran, out: &Outcome) -> Result<bool> {
-        let removed = self.busy.remove(id);
+        let removed = self.procs.busy.remove(id);
         if let (Some(crew), Some(_)) = (&self.crew, &removed) {
             crew.ended(1);
         }
@@ -116,7 +116,7 @@ impl Engine {
                 }
                 Step::Keep { task, stream, text } => self.keep(task, stream, &text)?,
                 Step::GiveUpReplan(why) => {
-                    self.replan_gave_up = true;
+                    self.procs.replan_gave_up = true;
                     self.observer.note(&format!("⏸ {why}"));
                     self.execute(CommandKind::PostMessage {
                         task: None,
