@@ -3,7 +3,10 @@
 
 import { $, enc } from "./dom.js";
 
-/** The bearer token of this tab, if one was given. */
+/**
+ * The bearer token of this tab, if one was given.
+ * @returns {Record<string, string>}
+ */
 export function authHeaders() {
   const token = sessionStorage.getItem("runlog-token");
   return token ? { Authorization: `Bearer ${token}` } : {};

@@ -30,7 +30,7 @@ export function layout(rows) {
     let cur = byId.get(r.id);
     for (let hops = 0; cur && hops < 64; hops++) {
       deps.push(...cur.after.filter((d) => byId.has(d)));
-      cur = cur.parent ? byId.get(cur.parent) : null;
+      cur = cur.parent ? byId.get(cur.parent) : undefined;
     }
     needs.set(r.id, deps);
   }
@@ -56,6 +56,7 @@ export function layout(rows) {
       }
       stack.pop();
       const node = byId.get(top[0]);
+      if (!node) continue;
       let k = node.group ? 0 : -1;
       for (const d of list) k = Math.max(k, rank.get(d) ?? 0);
       rank.set(top[0], node.group ? k : k + 1);
@@ -90,16 +91,16 @@ export function layout(rows) {
   const boxOf = new Map(boxes.map((b) => [b.id, b]));
   const end = (/** @type {string} */ id) => {
     const b = boxOf.get(id);
-    const n = byId.get(id);
-    return b ? { x: x(b.hi) + NODE_W + b.pad, row: n.row } : { x: x(rank.get(id)) + NODE_W, row: n.row };
+    const row = byId.get(id)?.row ?? 0;
+    return b ? { x: x(b.hi) + NODE_W + b.pad, row } : { x: x(rank.get(id) ?? 0) + NODE_W, row };
   };
   const edges = [];
   for (const r of rows) {
     if (r.group) continue;
-    for (const d of r.after) if (byId.has(d)) edges.push({ from: end(d), to: { x: x(rank.get(r.id)), row: byId.get(r.id).row }, replaced: false });
+    for (const d of r.after) if (byId.has(d)) edges.push({ from: end(d), to: { x: x(rank.get(r.id) ?? 0), row: byId.get(r.id)?.row ?? 0 }, replaced: false });
   }
   for (const r of rows) {
-    for (const n of r.replaced_by || []) if (byId.has(n)) edges.push({ from: end(r.id), to: { x: x(rank.get(n) || 0), row: byId.get(n).row }, replaced: true });
+    for (const n of r.replaced_by || []) if (byId.has(n)) edges.push({ from: end(r.id), to: { x: x(rank.get(n) ?? 0), row: byId.get(n)?.row ?? 0 }, replaced: true });
   }
   const width = x(Math.max(0, ...rank.values()) + 1) + margin;
   return { rows, rank, boxes, edges, x, y, width, height: y(rows.length) + 8 };

@@ -12,14 +12,16 @@ const BOARD_ROWS_SHOWN = 2000;
  * @param {RunView} V
  */
 export function drawBoard(V) {
-  const rows = V.S.board.rows;
+  const board = V.S.board;
+  if (!board) return el("p", { class: "muted" }, "loading…");
+  const rows = board.rows;
   const shown = rows.slice(0, BOARD_ROWS_SHOWN);
   const table = el("table", { id: "board" },
     el("thead", {}, el("tr", {}, ["Task", "Status", "Attempt", "Rescues", "Score", "Cost", "Detail"].map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {}, shown.flatMap((r) => [boardRow(r, 0, (e) => (e.preventDefault(), V.openTask(r.id))), ...childRows(V, r)])),
   );
   const more = rows.length > shown.length ? el("p", { class: "muted" }, `the first ${shown.length} of ${rows.length} tasks; the graph shows all`) : null;
-  return el("div", {}, V.S.board.paused_for_replan ? el("p", {}, `dispatch paused: replan requested after ${V.S.board.paused_for_replan}`) : null, costLine(V.S.board), table, more);
+  return el("div", {}, board.paused_for_replan ? el("p", {}, `dispatch paused: replan requested after ${board.paused_for_replan}`) : null, costLine(board), table, more);
 }
 
 /**

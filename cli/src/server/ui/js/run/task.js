@@ -17,6 +17,7 @@ let storyAsked = 0;
  */
 export async function drawTask(V, focus) {
   const id = V.S.selected;
+  if (!id || !V.S.board) return;
   const r = V.S.board.rows.find((x) => x.id === id);
   let panel = $("#task-panel");
   if (!panel) {
