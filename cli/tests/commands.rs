@@ -687,3 +687,39 @@ fn emit_starts_a_run_from_the_short_form_with_a_workflow_files_defaults() {
         stdout(&bad)
     );
 }
+
+#[test]
+fn emit_records_a_model_call_and_log_and_cost_show_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // A run short, with the workflow's defaults and a price for the model; its task's agent
+    // makes one call through a gateway of the orchestrator's own, which records it.
+    let script = r#"{"command":"start-run","run":"calls","tasks":[{"id":"a","requires_testing":false}],"prices":{"sonnet":{"input":3.0,"output":15.0}}}
+{"command":"start-task","task":"a","agent":null,"worktree":null}
+{"command":"record-model-call","call":{"task":"a","attempt":1,"stage":"agent","n":1,"provider":"anthropic","api":"messages","model":"sonnet","streamed":true,"status":200,"end":{"end":"answered"},"first_byte_ms":310,"duration_ms":1840,"tokens":{"input":12000,"output":350,"cache_read":0,"cache_write":0,"reasoning":0},"cost_usd":null,"cost":"unpriced","request":null,"response":null,"assembled":null,"error":null}}
+{"command":"record-model-call","call":{"task":"a","attempt":2,"stage":"agent","n":1,"provider":"anthropic","api":"messages","model":"sonnet","streamed":false,"status":200,"end":{"end":"answered"},"first_byte_ms":null,"duration_ms":10,"tokens":{"input":1,"output":1,"cache_read":0,"cache_write":0,"reasoning":0},"cost_usd":null,"cost":"unpriced","request":null,"response":null,"assembled":null,"error":null}}
+"#;
+    let out = emit(dir.path(), "calls", script);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the call of attempt 2 is refused: {}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("attempt 2 where the task has started 1"),
+        "{}",
+        stdout(&out)
+    );
+    let log = ok(dir.path(), &["log", "calls", "--kind", "model-called"]);
+    assert!(
+        log.contains("a attempt 1 agent call 1 to anthropic messages (sonnet, streamed): 200 in 1840 ms (first byte 310 ms), 12000 input and 350 output tokens, $0.0412 (priced)"),
+        "{log}"
+    );
+    // 12,000 × $3 + 350 × $15 a million tokens: $0.04125, the task's and the run's.
+    let cost = ok(dir.path(), &["cost", "calls", "--json"]);
+    let cost: serde_json::Value = serde_json::from_str(cost.lines().last().unwrap()).unwrap();
+    let usd = cost["total"]["cost_usd"].as_f64().unwrap();
+    assert!((usd - 0.04125).abs() < 1e-9, "{cost}");
+    assert_eq!(cost["rows"][0]["key"], "a", "{cost}");
+    assert_eq!(cost["total"]["tokens"]["input"], 12000, "{cost}");
+}

@@ -480,6 +480,13 @@ pub enum CommandKind {
         /// What was replaced, by name.
         redactions: Vec<crate::redact::Redaction>,
     },
+    /// Record a call a task's command made to a model (runlog's gateway records each one; an
+    /// orchestrator with a gateway of its own may too). A cost it does not carry is priced
+    /// with the run's prices.
+    RecordModelCall {
+        /// The call.
+        call: Box<crate::model_call::ModelCall>,
+    },
 }
 
 /// What a run's usage is priced with and bounded by, as its workflow says.

@@ -580,6 +580,10 @@ pub enum EventKind {
     /// chained like any record, so what the run was stays provable: an export kept of it checks
     /// against this head. (Boxed: the tombstone is rare and large, every other event small.)
     RunForgotten(Box<Forgotten>),
+    /// A call one of a task's commands made to a model, as the gateway saw it pass: its
+    /// usage (measured, not as the command printed it) is the attempt's, priced as usage is.
+    /// (Boxed: a call holds more than most events.)
+    ModelCalled(Box<crate::model_call::ModelCall>),
 }
 
 /// What a run's tombstone keeps.
@@ -681,6 +685,7 @@ event_names! {
     BudgetSpent => "budget-spent",
     SecretsRedacted => "secrets-redacted",
     RunForgotten => "run-forgotten",
+    ModelCalled => "model-called",
 }
 
 impl EventKind {
@@ -740,6 +745,7 @@ impl EventKind {
             | EventKind::MergeConflicted { task, .. }
             | EventKind::BudgetSpent { task, .. } => Some(task),
             EventKind::UsageRecorded { usage } => Some(&usage.task),
+            EventKind::ModelCalled(call) => Some(&call.task),
             EventKind::MessagePosted { task, .. }
             | EventKind::BudgetSet { task, .. }
             | EventKind::SecretsRedacted { task, .. } => task.as_ref(),

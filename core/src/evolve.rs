@@ -354,13 +354,8 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
                 None => t.status = TaskStatus::PendingEval,
             }
         }),
-        EventKind::UsageRecorded { usage } => {
-            with_task(state, &usage.task, |t| {
-                t.spend.add(&usage.tokens, usage.cost_usd)
-            });
-            state.spend.add(&usage.tokens, usage.cost_usd);
-            state.usage.push(usage.clone());
-        }
+        EventKind::UsageRecorded { usage } => add_usage(state, usage.clone()),
+        EventKind::ModelCalled(call) => add_usage(state, call.usage()),
         EventKind::PricesSet { prices } => state.prices = prices.clone(),
         EventKind::BudgetSet { task, limits, .. } => match task {
             Some(task) => with_task(state, task, |t| t.budget = *limits),
@@ -443,6 +438,15 @@ fn with_stage(state: &mut RunState, stage: &StageId, f: impl FnOnce(&mut StageHe
         Some(h) => f(h),
         None => f(state.stages.entry(stage.clone()).or_default()),
     }
+}
+
+/// Usage a command reported, or a call measured: the task's, the run's, and its record.
+fn add_usage(state: &mut RunState, usage: crate::usage::UsageRecord) {
+    with_task(state, &usage.task, |t| {
+        t.spend.add(&usage.tokens, usage.cost_usd)
+    });
+    state.spend.add(&usage.tokens, usage.cost_usd);
+    state.usage.push(usage);
 }
 
 fn with_task(state: &mut RunState, id: &TaskId, f: impl FnOnce(&mut TaskState)) {

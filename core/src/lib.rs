@@ -52,6 +52,7 @@ mod feedback;
 mod files;
 pub mod fold;
 mod ids;
+pub mod model_call;
 mod plan;
 pub mod projections;
 pub mod redact;

@@ -13,7 +13,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 53;
+const VARIANTS: usize = 54;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -72,6 +72,7 @@ fn index(k: &EventKind) -> usize {
         EventKind::BudgetSpent { .. } => 50,
         EventKind::SecretsRedacted { .. } => 51,
         EventKind::RunForgotten { .. } => 52,
+        EventKind::ModelCalled { .. } => 53,
     }
 }
 
@@ -426,6 +427,41 @@ fn samples() -> Vec<EventKind> {
             principal: "ana".into(),
             via: "os-user".into(),
             reason: "ended more than 30 days ago (--retain-days 30)".into(),
+        })),
+        EventKind::ModelCalled(Box::new(runlog_core::model_call::ModelCall {
+            task: t("build"),
+            attempt: 2,
+            stage: usage::UsageStage::Agent,
+            n: 3,
+            provider: "anthropic".into(),
+            api: runlog_core::model_call::ModelApi::Messages,
+            model: Some("claude-sonnet-4".into()),
+            streamed: true,
+            status: 200,
+            end: runlog_core::model_call::CallEnd::OverBudget {
+                spent: "the run's cost budget of $0.0100 is spent ($0.0120)".into(),
+            },
+            first_byte_ms: Some(310),
+            duration_ms: 1840,
+            tokens: usage::Tokens {
+                input: 12000,
+                output: 350,
+                cache_read: 8000,
+                cache_write: 0,
+                reasoning: 0,
+            },
+            cost_usd: Some(0.0412),
+            cost: usage::CostSource::Priced,
+            request: Some(runlog_core::model_call::Body {
+                blob: runlog_core::Hash([3; 32]),
+                bytes: 49_152,
+            }),
+            response: Some(runlog_core::model_call::Body {
+                blob: runlog_core::Hash([4; 32]),
+                bytes: 2_048,
+            }),
+            assembled: None,
+            error: Some("overloaded".into()),
         })),
     ]
 }

@@ -425,3 +425,150 @@ fn a_never_give_up_task_needs_a_bound_and_a_cost_budget_is_one() {
         Some(EventKind::BudgetSet { by, .. }) if by == "workflow"
     ));
 }
+
+/// A call `n` of task `t`'s agent in attempt `attempt`, answered, with these tokens.
+fn call(t: &str, attempt: u32, n: u32, input: u64, output: u64) -> model_call::ModelCall {
+    model_call::ModelCall {
+        task: id(t),
+        attempt,
+        stage: UsageStage::Agent,
+        n,
+        provider: "anthropic".into(),
+        api: model_call::ModelApi::Messages,
+        model: Some("sonnet".into()),
+        streamed: false,
+        status: 200,
+        end: model_call::CallEnd::Answered,
+        first_byte_ms: Some(40),
+        duration_ms: 120,
+        tokens: Tokens {
+            input,
+            output,
+            ..Tokens::default()
+        },
+        cost_usd: None,
+        cost: CostSource::Unpriced,
+        request: None,
+        response: None,
+        assembled: None,
+        error: None,
+    }
+}
+
+fn called(c: model_call::ModelCall) -> CommandKind {
+    CommandKind::RecordModelCall { call: Box::new(c) }
+}
+
+fn sonnet_prices() -> CostPolicy {
+    CostPolicy {
+        prices: Prices::from([(
+            "sonnet".to_owned(),
+            Price {
+                input: 3.0,
+                output: 15.0,
+                cache_read: None,
+                cache_write: None,
+            },
+        )]),
+        ..CostPolicy::default()
+    }
+}
+
+#[test]
+fn a_model_call_is_priced_and_counted_as_the_attempts_usage() {
+    let g = given_costed(vec![untested("a")], sonnet_prices())
+        .and(start("a"))
+        .when(called(call("a", 1, 1, 1_000_000, 100_000)))
+        .then_ok();
+    let recorded = g.events.iter().find_map(|e| match &e.kind {
+        EventKind::ModelCalled(c) => Some(c),
+        _ => None,
+    });
+    let recorded = recorded.expect("a model-called event");
+    assert_eq!(
+        (recorded.cost, recorded.cost_usd),
+        (CostSource::Priced, Some(4.5)),
+        "priced with the run's price for its model"
+    );
+    let spend = g.task("a").spend;
+    assert!((spend.cost_usd - 4.5).abs() < 1e-9);
+    assert_eq!(spend.tokens.total(), 1_100_000);
+    assert_eq!(g.state.spend, spend, "the run's spend is its tasks' spend");
+    assert_eq!(
+        g.state.usage.len(),
+        1,
+        "one record, for costs by task, model, stage"
+    );
+    assert_eq!(g.state.usage[0].provider.as_deref(), Some("anthropic"));
+}
+
+#[test]
+fn a_providers_own_cost_wins_over_the_price_and_an_unknown_model_is_unpriced() {
+    let mut own = call("a", 1, 1, 10, 10);
+    own.cost_usd = Some(0.25);
+    let mut unknown = call("a", 1, 2, 10, 10);
+    unknown.model = Some("mystery".into());
+    let g = given_costed(vec![untested("a")], sonnet_prices())
+        .and(start("a"))
+        .and(called(own))
+        .and(called(unknown));
+    let u = &g.state.usage;
+    assert_eq!(
+        (u[0].cost, u[0].cost_usd),
+        (CostSource::Reported, Some(0.25))
+    );
+    assert_eq!((u[1].cost, u[1].cost_usd), (CostSource::Unpriced, None));
+    assert_eq!(
+        g.task("a").spend.unpriced,
+        1,
+        "shown as unpriced, never as free"
+    );
+}
+
+#[test]
+fn a_call_the_task_cannot_have_made_is_refused_and_nothing_is_recorded() {
+    let started = || given_run(vec![untested("a")]).and(start("a"));
+    let refused = |r: &Rejection| matches!(r, Rejection::InvalidUsage { .. });
+    // Of an attempt not started yet.
+    started()
+        .when(called(call("a", 2, 1, 10, 10)))
+        .then_rejected_where(refused);
+    // Numbered from 0.
+    started()
+        .when(called(call("a", 1, 0, 10, 10)))
+        .then_rejected_where(refused);
+    // Cached tokens beyond the input.
+    let mut c = call("a", 1, 1, 10, 10);
+    c.tokens.cache_read = 11;
+    started().when(called(c)).then_rejected_where(refused);
+    // Of a task the run does not have.
+    started()
+        .when(called(call("nope", 1, 1, 10, 10)))
+        .then_rejected_where(|r| matches!(r, Rejection::UnknownTask { .. }));
+}
+
+#[test]
+fn a_call_recorded_late_counts_for_the_attempt_that_made_it() {
+    let g = given_costed(vec![never_give_up("a")], task_budget("a", 10.0))
+        .and(start("a"))
+        .and(fail_stage("a", "boom"))
+        .and(start("a"))
+        .when(called(call("a", 1, 4, 10, 10)))
+        .then_ok();
+    assert_eq!(g.state.usage[0].attempt, 1);
+    assert_eq!(g.task("a").attempt, 2);
+}
+
+#[test]
+fn model_calls_are_spend_the_run_budget_sees() {
+    let mut policy = sonnet_prices();
+    policy.budget = dollars(1.0);
+    let g = given_costed(vec![untested("a"), untested("b")], policy)
+        .and(start("a"))
+        // 400,000 input tokens at $3 a million: $1.20 of the run's $1.
+        .and(called(call("a", 1, 1, 400_000, 0)));
+    // The attempt already running finishes; nothing new starts.
+    let g = g.when(submit("a")).then_ok();
+    let d = what_now(&g);
+    assert_eq!((starts(&d), over(&d)), (vec![], vec!["b"]));
+}

@@ -185,6 +185,12 @@ pub fn describe(e: &EventKind) -> String {
             usage.attempt,
             usage.describe()
         ),
+        EventKind::ModelCalled(call) => format!(
+            "{} attempt {} {}",
+            call.task,
+            call.attempt,
+            call.describe()
+        ),
         EventKind::PricesSet { prices } => format!(
             "prices set for {}",
             prices.keys().cloned().collect::<Vec<_>>().join(", ")

@@ -5,6 +5,7 @@ use super::{find, require_running, require_started};
 use crate::command::{Change, CostPolicy};
 use crate::event::EventKind;
 use crate::ids::TaskId;
+use crate::model_call::ModelCall;
 use crate::rejection::Rejection;
 use crate::state::{RunState, TaskStatus};
 use crate::usage::{invalid_report, records, Limits, UsageReport, UsageStage};
@@ -24,6 +25,48 @@ pub(super) fn record_usage(
         .into_iter()
         .map(|usage| EventKind::UsageRecorded { usage })
         .collect())
+}
+
+pub(super) fn record_model_call(
+    state: &RunState,
+    mut call: ModelCall,
+) -> Result<Vec<EventKind>, Rejection> {
+    require_started(state)?;
+    let attempt = find(state, &call.task)?.attempt;
+    let invalid = |reason: String| Rejection::InvalidUsage {
+        task: call.task.clone(),
+        reason,
+    };
+    // A call of an earlier attempt may be recorded late (its command was stopped as it
+    // answered); one of an attempt not started yet cannot have happened.
+    if call.attempt == 0 || call.attempt > attempt {
+        return Err(invalid(format!(
+            "a call of attempt {} where the task has started {attempt}",
+            call.attempt
+        )));
+    }
+    if call.n == 0 {
+        return Err(invalid("calls are numbered from 1".into()));
+    }
+    if call.provider.trim().is_empty() {
+        return Err(invalid("a call names its provider".into()));
+    }
+    if let Some(reason) = invalid_report(&call.report()) {
+        return Err(invalid(reason));
+    }
+    // Priced as a report is: the provider's own cost wins, else the run's price for the model.
+    let priced = records(
+        &call.task,
+        call.attempt,
+        call.stage,
+        &[call.report()],
+        &state.prices,
+    );
+    if let Some(record) = priced.first() {
+        call.cost = record.cost;
+        call.cost_usd = record.cost_usd;
+    }
+    Ok(vec![EventKind::ModelCalled(Box::new(call))])
 }
 
 /// The events that record a run's prices and budgets as it starts.

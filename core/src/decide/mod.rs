@@ -196,6 +196,7 @@ fn decide_kinds(
             by,
         } => budget::set_budget(state, task, max_cost_usd, max_tokens, by),
         CommandKind::StopForBudget { task } => budget::stop_for_budget(state, task),
+        CommandKind::RecordModelCall { call } => budget::record_model_call(state, *call),
         CommandKind::RecordRedaction { task, redactions } => {
             control::record_redaction(state, task, redactions)
         }

@@ -282,6 +282,12 @@ impl EvalAudit {
                     .or_default()
                     .add(&usage.tokens, usage.cost_usd);
             }
+            EventKind::ModelCalled(call) if call.stage == UsageStage::Evaluator => {
+                self.eval_usage
+                    .entry(call.task.clone())
+                    .or_default()
+                    .add(&call.tokens, call.cost_usd);
+            }
             EventKind::EvalErrored { task, .. } => {
                 self.eval_usage.remove(task);
                 self.observe_stream(seq, event);

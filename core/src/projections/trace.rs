@@ -545,6 +545,12 @@ impl TraceBuilder {
             EventKind::RunResumed { reason } => {
                 self.run_event("run-resumed", at, vec![s("runlog.reason", reason.clone())])
             }
+            EventKind::ModelCalled(call) => {
+                self.add_usage(&call.usage());
+                if let Some(run) = self.run_span.as_mut() {
+                    add_spend_attrs(&mut run.attributes, &state.spend);
+                }
+            }
             EventKind::UsageRecorded { usage } => {
                 self.add_usage(usage);
                 if let Some(run) = self.run_span.as_mut() {

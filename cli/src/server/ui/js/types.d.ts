@@ -177,6 +177,19 @@ children: Array<Child>,
 parent: ParentLink | null, };
 
 /**
+ * A body kept in the store's blob area: its hash and its size.
+ */
+export type Body = { 
+/**
+ * The blob's hash.
+ */
+blob: Hash, 
+/**
+ * Its size in bytes.
+ */
+bytes: number, };
+
+/**
  * What bounds an unlimited retry strategy.
  */
 export type Budget = { 
@@ -214,6 +227,15 @@ usd_left: number | null,
  * Tokens left (0 once spent), when bounded.
  */
 tokens_left: number | null, };
+
+/**
+ * How a call ended.
+ */
+export type CallEnd = { "end": "answered" } | { "end": "upstream-failed" } | { "end": "client-gone" } | { "end": "over-budget", 
+/**
+ * Whose budget, its limit and the spend, in words.
+ */
+spent: string, } | { "end": "refused" } | { "end": "interrupted" };
 
 /**
  * A sub-project task's child run (one level: a child's own view shows its children).
@@ -909,7 +931,7 @@ task: TaskId | null,
 /**
  * What was replaced, by name.
  */
-redactions: Array<Redaction>, } | { "type": "run-forgotten" } & Forgotten;
+redactions: Array<Redaction>, } | { "type": "run-forgotten" } & Forgotten | { "type": "model-called" } & ModelCall;
 
 /**
  * What a run's tombstone keeps.
@@ -1017,6 +1039,94 @@ after: Array<TaskId>,
  * The tasks that replaced it.
  */
 replaced_by: Array<TaskId>, };
+
+/**
+ * The provider API a call spoke.
+ */
+export type ModelApi = "messages" | "count-tokens" | "chat-completions" | "responses" | "models";
+
+/**
+ * One model call (the `model-called` event's record).
+ */
+export type ModelCall = { 
+/**
+ * The task whose command made it (for the replanner, the task whose completion asked
+ * for it).
+ */
+task: TaskId, 
+/**
+ * The attempt.
+ */
+attempt: number, 
+/**
+ * Which of the attempt's commands.
+ */
+stage: UsageStage, 
+/**
+ * Its number among that command's calls, from 1.
+ */
+n: number, 
+/**
+ * The provider, as the workflow names it (`anthropic`, `openai`, or a `[providers]`
+ * table's name).
+ */
+provider: string, 
+/**
+ * The API it spoke.
+ */
+api: ModelApi, 
+/**
+ * The model: the one that answered, else the one asked for.
+ */
+model: string | null, 
+/**
+ * Whether the answer was streamed (server-sent events).
+ */
+streamed: boolean, 
+/**
+ * The HTTP status the command was given (0 when none was).
+ */
+status: number, 
+/**
+ * How it ended.
+ */
+end: CallEnd, 
+/**
+ * Milliseconds from the request to the provider's first byte, when one came.
+ */
+first_byte_ms: number | null, 
+/**
+ * Milliseconds from the request to the answer's last byte (or the end).
+ */
+duration_ms: number, 
+/**
+ * The usage the provider returned.
+ */
+tokens: Tokens, 
+/**
+ * The cost in USD: the provider's, or priced with the run's prices, or unknown.
+ */
+cost_usd: number | null, 
+/**
+ * Where the cost comes from.
+ */
+cost: CostSource, 
+/**
+ * The request as sent (secrets replaced).
+ */
+request: Body | null, 
+/**
+ * The answer as it came: for a stream, its events as they passed.
+ */
+response: Body | null, 
+/**
+ * For a stream, the message its events put together.
+ */
+assembled: Body | null, 
+/**
+ * What went wrong, when something did.
+ */
+error: string | null, };
 
 /**
  * A decision a person or an evaluator error made outside the gate, or secrets kept out of
