@@ -192,3 +192,128 @@ impl ModelCall {
         )
     }
 }
+
+/// What a provider's answer says of itself: the model that answered and the tokens it counted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Measured {
+    /// The model the answer names, when it names one.
+    pub model: Option<String>,
+    /// The tokens its usage objects count.
+    pub tokens: Tokens,
+}
+
+/// Reads the usage out of an answer as it came: one JSON object, or server-sent events whose
+/// `data:` lines are JSON. Each shape counts in its own objects (Anthropic's stream gives the
+/// input in `message_start` and the output so far in each `message_delta`; OpenAI's gives one
+/// `usage` at the end, Responses' in `response.completed`), so each count is the largest any
+/// usage object in the answer holds. An answer without usage counts nothing.
+pub fn measure(answer: &[u8], streamed: bool) -> Measured {
+    let text = String::from_utf8_lossy(answer);
+    let mut out = Measured::default();
+    let mut take = |object: &serde_json::Map<String, serde_json::Value>| {
+        for holder in [
+            Some(object),
+            nested(object, "message"),
+            nested(object, "response"),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if let Some(serde_json::Value::String(m)) = holder.get("model") {
+                if !m.trim().is_empty() {
+                    out.model = Some(m.trim().chars().take(200).collect());
+                }
+            }
+            if let Ok(r) = crate::usage::report(holder) {
+                out.tokens = largest(out.tokens, r.tokens);
+            }
+        }
+    };
+    if streamed {
+        for line in text.lines() {
+            let Some(data) = line.strip_prefix("data:") else {
+                continue;
+            };
+            if let Ok(serde_json::Value::Object(o)) = serde_json::from_str(data.trim()) {
+                take(&o);
+            }
+        }
+    } else if let Ok(serde_json::Value::Object(o)) = serde_json::from_str(text.trim()) {
+        take(&o);
+    }
+    out
+}
+
+fn nested<'a>(
+    o: &'a serde_json::Map<String, serde_json::Value>,
+    key: &str,
+) -> Option<&'a serde_json::Map<String, serde_json::Value>> {
+    o.get(key).and_then(serde_json::Value::as_object)
+}
+
+fn largest(a: Tokens, b: Tokens) -> Tokens {
+    Tokens {
+        input: a.input.max(b.input),
+        output: a.output.max(b.output),
+        cache_read: a.cache_read.max(b.cache_read),
+        cache_write: a.cache_write.max(b.cache_write),
+        reasoning: a.reasoning.max(b.reasoning),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{measure, Measured};
+    use crate::usage::Tokens;
+
+    fn tokens(input: u64, output: u64, cache_read: u64) -> Tokens {
+        Tokens {
+            input,
+            output,
+            cache_read,
+            ..Tokens::default()
+        }
+    }
+
+    #[test]
+    fn an_anthropic_stream_counts_its_input_at_the_start_and_its_output_at_the_end() {
+        let sse = "event: message_start\n\
+data: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-sonnet-4\",\"usage\":{\"input_tokens\":20,\"cache_read_input_tokens\":1000,\"output_tokens\":1}}}\n\n\
+event: content_block_delta\n\
+data: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n\
+event: message_delta\n\
+data: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":15}}\n\n\
+event: message_delta\n\
+data: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":42}}\n\n";
+        assert_eq!(
+            measure(sse.as_bytes(), true),
+            Measured {
+                model: Some("claude-sonnet-4".into()),
+                tokens: tokens(1020, 42, 1000),
+            }
+        );
+    }
+
+    #[test]
+    fn openai_answers_count_their_one_usage_object() {
+        let chat = r#"{"id":"c","model":"gpt-5","choices":[],"usage":{"prompt_tokens":300,"completion_tokens":20,"prompt_tokens_details":{"cached_tokens":100}}}"#;
+        assert_eq!(measure(chat.as_bytes(), false).tokens, tokens(300, 20, 100));
+        let responses = "data: {\"type\":\"response.created\",\"response\":{\"model\":\"gpt-5\",\"usage\":null}}\n\n\
+data: {\"type\":\"response.completed\",\"response\":{\"model\":\"gpt-5\",\"usage\":{\"input_tokens\":50,\"output_tokens\":7}}}\n\n";
+        let m = measure(responses.as_bytes(), true);
+        assert_eq!(
+            (m.model.as_deref(), m.tokens),
+            (Some("gpt-5"), tokens(50, 7, 0))
+        );
+    }
+
+    #[test]
+    fn an_answer_without_usage_counts_nothing() {
+        assert_eq!(measure(b"not json", false), Measured::default());
+        assert_eq!(measure(b"data: [DONE]\n\n", true), Measured::default());
+        assert_eq!(
+            measure(br#"{"error":{"type":"overloaded_error"}}"#, false),
+            Measured::default()
+        );
+    }
+}

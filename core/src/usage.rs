@@ -293,6 +293,20 @@ pub struct BudgetStop {
 }
 
 impl BudgetStop {
+    /// The command that raises it: `runlog budget RUN [TASK] --max-cost-usd USD`.
+    pub fn raise_command(&self, run: &str) -> String {
+        let task = self
+            .budget
+            .as_ref()
+            .map(|t| format!(" {t}"))
+            .unwrap_or_default();
+        let flag = match self.kind {
+            BudgetKind::CostUsd => "--max-cost-usd USD",
+            BudgetKind::Tokens => "--max-tokens N",
+        };
+        format!("runlog budget {run}{task} {flag}")
+    }
+
     /// In words: `the run's cost budget of $1.0000 is spent ($1.0200)`.
     pub fn describe(&self) -> String {
         let whose = match &self.budget {

@@ -80,6 +80,14 @@ impl Host {
         Redactor::new(secrets)
     }
 
+    /// The value the environment gave `name` (a provider's key), if any.
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.vars
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// How long a lease on the shared store lasts.
     pub fn lease(&self) -> Duration {
         self.lease

@@ -34,6 +34,7 @@ mod engine;
 mod error;
 mod exec_shim;
 pub mod finished;
+pub mod gateway;
 pub mod git;
 mod groups;
 mod history;

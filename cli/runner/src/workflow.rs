@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use crate::workflow_file::{
-    BudgetFile, Commands, FieldError, LimitsFile, MaxFile, PriceFile, RetryFile, SettingsFile,
-    TaskFile, WorkflowFile, WorkspaceMode,
+    BudgetFile, Commands, FieldError, GatewayMode, LimitsFile, MaxFile, PriceFile, ProviderFile,
+    RetryFile, SettingsFile, TaskFile, WorkflowFile, WorkspaceMode,
 };
 
 /// How the runner treats the workflow's processes. Read from the workflow file each time a run
@@ -38,6 +38,8 @@ pub struct RunnerSettings {
     pub redact_env: Vec<String>,
     /// The `redact_file`'s secrets.
     pub redact_listed: Vec<(String, String)>,
+    /// The model gateway's upstreams, when commands reach their models through it.
+    pub gateway: Option<Vec<crate::gateway::Provider>>,
 }
 
 /// The smallest `output_cap_bytes`: below it the head and tail could not hold an agent's report.
@@ -58,14 +60,17 @@ impl Default for RunnerSettings {
                 .map(|p| (*p).to_owned())
                 .collect(),
             redact_listed: Vec::new(),
+            gateway: None,
         }
     }
 }
 
 impl RunnerSettings {
-    fn of(s: &SettingsFile, listed: Vec<(String, String)>) -> Self {
+    fn of(file: &WorkflowFile, listed: Vec<(String, String)>) -> Self {
         let d = Self::default();
+        let s = &file.settings;
         Self {
+            gateway: gateway(file),
             redact_env: s.redact_env.clone().unwrap_or(d.redact_env),
             redact_listed: listed,
             replan: s.replan.clone(),
@@ -83,6 +88,33 @@ impl RunnerSettings {
             repo: s.repo.clone(),
         }
     }
+}
+
+/// The gateway's upstreams as the file names them, when the gateway is on: `gateway = "on"`,
+/// or a `[providers]` table without `gateway = "off"`.
+fn gateway(file: &WorkflowFile) -> Option<Vec<crate::gateway::Provider>> {
+    use crate::gateway::{Provider, ProviderKind};
+    let on = match file.settings.gateway {
+        Some(mode) => mode == GatewayMode::On,
+        None => !file.providers.is_empty(),
+    };
+    on.then(|| {
+        file.providers
+            .iter()
+            .map(|(name, p)| Provider {
+                name: name.clone(),
+                kind: p.kind,
+                base_url: p.base_url.trim().to_owned(),
+                api_key_env: p.api_key_env.clone().unwrap_or_else(|| {
+                    match p.kind {
+                        ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+                        ProviderKind::Openai => "OPENAI_API_KEY",
+                    }
+                    .to_owned()
+                }),
+            })
+            .collect()
+    })
 }
 
 /// A workflow ready to run.
@@ -256,7 +288,7 @@ impl Workflow {
             hash: Hash::of(text.as_bytes()),
             name: file.name.clone(),
             settings,
-            runner: RunnerSettings::of(&file.settings, redact_file(s, &dir, &path)?),
+            runner: RunnerSettings::of(file, redact_file(s, &dir, &path)?),
             tasks,
             discovered: Vec::new(),
             sub_projects: Vec::new(),

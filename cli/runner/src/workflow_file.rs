@@ -30,6 +30,9 @@ pub struct WorkflowFile {
     /// `[prices."MODEL"]`: what runlog prices usage reported without a cost with.
     #[serde(default)]
     pub prices: std::collections::BTreeMap<String, PriceFile>,
+    /// `[providers.NAME]`: the upstreams of the model gateway.
+    #[serde(default)]
+    pub providers: std::collections::BTreeMap<String, ProviderFile>,
 }
 
 /// `[prices."MODEL"]`, in USD per million tokens.
@@ -125,6 +128,33 @@ pub struct SettingsFile {
     /// A file of more secrets, one per line (`NAME=VALUE`, or a bare value), relative to the
     /// workflow's directory.
     pub redact_file: Option<String>,
+    /// Whether commands reach their models through the runner's gateway: `on` (the default
+    /// when the file has a `[providers]` table) or `off` (commands keep the runner's
+    /// environment as it is).
+    pub gateway: Option<GatewayMode>,
+}
+
+/// `[settings] gateway`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GatewayMode {
+    /// Every command's model calls go through the gateway and are recorded.
+    On,
+    /// Commands reach their providers as the runner's environment says.
+    Off,
+}
+
+/// `[providers.NAME]`: an upstream the gateway passes calls to.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderFile {
+    /// `anthropic` (Messages) or `openai` (Chat Completions, Responses).
+    pub kind: crate::gateway::ProviderKind,
+    /// Where it listens (`http://HOST:PORT`, with an optional path such as `/v1`).
+    pub base_url: String,
+    /// The variable of the runner's environment that holds its key (default
+    /// `ANTHROPIC_API_KEY` or `OPENAI_API_KEY`, by kind).
+    pub api_key_env: Option<String>,
 }
 
 /// Where a run's tasks work.

@@ -317,21 +317,13 @@ fn budget_pause(state: &RunState) -> Option<String> {
     }
     let (_, first) = stops.first()?;
     let run = state.run.as_ref().map_or("RUN", |r| r.id.as_str());
-    let task = first
-        .budget
-        .as_ref()
-        .map(|t| format!(" {t}"))
-        .unwrap_or_default();
-    let flag = match first.kind {
-        crate::usage::BudgetKind::CostUsd => "--max-cost-usd USD",
-        crate::usage::BudgetKind::Tokens => "--max-tokens N",
-    };
     let said: Vec<String> = stops
         .iter()
         .map(|(who, stop)| format!("{who}{}", stop.describe()))
         .collect();
     Some(format!(
-        "budget spent: {}; raise it (`runlog budget {run}{task} {flag}`), then `runlog resume {run}`",
-        said.join("; ")
+        "budget spent: {}; raise it (`{}`), then `runlog resume {run}`",
+        said.join("; "),
+        first.raise_command(run)
     ))
 }

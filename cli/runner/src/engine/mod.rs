@@ -5,6 +5,7 @@
 //! channel.
 
 mod git_workspace;
+mod model_calls;
 mod running;
 mod starting;
 mod stopping;
@@ -133,6 +134,8 @@ pub struct Engine {
     kill_point: KillPoint,
     /// Worktrees of ended tasks, handed on to tasks that start (outside a git workspace).
     spares: super::spare::Spares,
+    /// The model gateway, when the workflow turns it on (opened as driving starts).
+    calls: Option<model_calls::ModelCalls>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -172,6 +175,7 @@ impl Engine {
             planned: Vec::new(),
             kill_point,
             spares: super::spare::Spares::default(),
+            calls: None,
         }
     }
 
@@ -425,6 +429,7 @@ impl Engine {
         if self.state().status == RunStatus::Running {
             self.adopt_workspace()?;
         }
+        self.open_gateway().await?;
         let mut foreign = Foreign::watch(self.log.as_ref(), self.run());
         let crew = self.crew.is_some();
         // Without a git workspace, a step's decisions are appended together (among workers
@@ -446,6 +451,8 @@ impl Engine {
                 continue;
             }
             self.observer.step(self.session.state());
+            // Usage recorded, a budget raised: the gateway refuses calls by the budgets now.
+            self.refresh_budgets();
             if self.procs.busy.is_empty() && self.procs.replanning.is_none() {
                 let others = self
                     .crew
@@ -480,6 +487,10 @@ impl Engine {
                     while let Ok(done) = self.procs.rx.try_recv() {
                         self.handle(done)?;
                     }
+                }
+                Some(passed) = Self::next_call(&mut self.calls) => {
+                    self.record_call(passed)?;
+                    self.take_calls()?;
                 }
                 Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
                 () = stop.asked() => return self.interrupt(started).await,

@@ -233,6 +233,7 @@ impl Engine {
             .unwrap_or_default();
         tracing::debug!(run = self.session.run(), task = %id, ?job, dir = %dir.display(), "starting a command");
         let mut env = self.env_for(id, slot);
+        env.extend(self.gateway_env(id, crate::finished::Ran::of(job)));
         if let (Some(url), true) = (&self.ctx.shared, child_run) {
             // A sub-project's child run: the same shared store, and this host's files for it.
             env.push(("RUNLOG_STORE".into(), url.clone()));

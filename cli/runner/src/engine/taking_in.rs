@@ -34,6 +34,9 @@ impl Engine {
                     ms = out.duration.as_millis() as u64,
                     "a command ended"
                 );
+                // Its calls are recorded before its end, and its keys stop working.
+                self.withdraw_keys(&id);
+                self.take_calls()?;
                 let (out, redaction) = finished::redacted(&redactor, Some(&id), out);
                 self.carry_out(redaction.map(finished::record))?;
                 if !self.ended(&id, Ran::of(job), &out)? {

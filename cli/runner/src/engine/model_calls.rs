@@ -1,0 +1,165 @@
+//! The engine's side of the model gateway: the gateway opened as driving starts (when the
+//! workflow turns it on), each command given its own key and the gateway's address in place
+//! of the providers' keys, a command's keys withdrawn as it ends, and each call recorded
+//! (its bodies kept as blobs, secrets replaced first).
+
+use super::{Engine, Result};
+use crate::error::RunnerError;
+use crate::finished::{self, Ran};
+use crate::gateway::{Gateway, Passed};
+use runlog_core::model_call::Body;
+use runlog_core::redact::Counts;
+use runlog_core::{Hash, TaskId};
+use std::collections::HashMap;
+use tokio::sync::mpsc;
+
+/// An open gateway and the calls it hands over.
+pub(super) struct ModelCalls {
+    gateway: Gateway,
+    passed: mpsc::UnboundedReceiver<Passed>,
+}
+
+impl Engine {
+    /// Opens the gateway when the workflow turns it on, each provider's key read from the
+    /// runner's environment as the host gave it.
+    pub(super) async fn open_gateway(&mut self) -> Result<()> {
+        let Some(providers) = self.ctx.runner.gateway.clone() else {
+            return Ok(());
+        };
+        let keys: HashMap<String, String> = providers
+            .iter()
+            .filter_map(|p| {
+                Some((
+                    p.name.clone(),
+                    self.ctx.host.var(&p.api_key_env)?.to_owned(),
+                ))
+            })
+            .collect();
+        let (tx, passed) = mpsc::unbounded_channel();
+        let gateway = Gateway::start(providers, keys, tx)
+            .await
+            .map_err(RunnerError::Gateway)?;
+        self.calls = Some(ModelCalls { gateway, passed });
+        Ok(())
+    }
+
+    /// What a command of `id`'s current attempt gets to reach its models through the gateway:
+    /// the gateway's address under every name SDKs and CLIs read, and its own key in place of
+    /// each provider's.
+    pub(super) fn gateway_env(&self, id: &TaskId, ran: Ran) -> Vec<(String, String)> {
+        let (Some(calls), Some(task)) = (&self.calls, self.state().task(id)) else {
+            return Vec::new();
+        };
+        let key = calls.gateway.admit(id, task.attempt, ran.stage());
+        let url = calls.gateway.url().to_owned();
+        let mut env = vec![
+            ("RUNLOG_GATEWAY".to_owned(), url.clone()),
+            ("ANTHROPIC_BASE_URL".to_owned(), url.clone()),
+            ("OPENAI_BASE_URL".to_owned(), format!("{url}/v1")),
+            ("OPENAI_API_BASE".to_owned(), format!("{url}/v1")),
+            ("ANTHROPIC_API_KEY".to_owned(), key.clone()),
+            ("OPENAI_API_KEY".to_owned(), key.clone()),
+        ];
+        // A provider whose key has a name of its own: that name gets the command's key too.
+        for p in self.ctx.runner.gateway.iter().flatten() {
+            if !env.iter().any(|(name, _)| name == &p.api_key_env) {
+                env.push((p.api_key_env.clone(), key.clone()));
+            }
+        }
+        env
+    }
+
+    /// The keys of `id`'s command stop working: it ended.
+    pub(super) fn withdraw_keys(&self, id: &TaskId) {
+        if let Some(calls) = &self.calls {
+            calls.gateway.dismiss(id);
+        }
+    }
+
+    /// Records every call the gateway has handed over by now.
+    pub(super) fn take_calls(&mut self) -> Result<()> {
+        loop {
+            let Some(passed) = self.calls.as_mut().and_then(|c| c.passed.try_recv().ok()) else {
+                return Ok(());
+            };
+            self.record_call(passed)?;
+        }
+    }
+
+    /// The next call the gateway hands over (never, without a gateway).
+    pub(super) async fn next_call(calls: &mut Option<ModelCalls>) -> Option<Passed> {
+        match calls {
+            Some(c) => c.passed.recv().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    pub(super) fn record_call(&mut self, passed: Passed) -> Result<()> {
+        let Passed {
+            mut call,
+            request,
+            response,
+            recorded,
+        } = passed;
+        let mut counts = Counts::new();
+        let request = self.kept(&request, &mut counts)?;
+        let response = self.kept(&response, &mut counts)?;
+        if let Some(error) = &mut call.error {
+            self.ctx.redactor.redact_in_place(error, &mut counts);
+        }
+        call.request = request;
+        call.response = response;
+        let redaction = finished::redaction(Some(&call.task), counts).map(finished::record);
+        // What a person may not read is said first, as for a command's output.
+        self.carry_out(redaction.into_iter().chain([finished::model_call(call)]))?;
+        // Durable before the caller has the whole answer; the budgets it spent in force for
+        // the next call.
+        self.commit()?;
+        self.refresh_budgets();
+        if let Some(recorded) = recorded {
+            let _ = recorded.send(());
+        }
+        Ok(())
+    }
+
+    /// Tells the gateway which running tasks have spent their budget (or the run's).
+    pub(super) fn refresh_budgets(&self) {
+        let Some(calls) = &self.calls else {
+            return;
+        };
+        let state = self.state();
+        let run = self.session.run();
+        let spent = self
+            .procs
+            .busy
+            .keys()
+            .filter_map(|id| {
+                let stop = state.overspent(state.task(id)?)?;
+                let words = format!(
+                    "{}: runlog refused this call before it reached the provider; raise it with `{}`",
+                    stop.describe(),
+                    stop.raise_command(run)
+                );
+                Some((id.clone(), words))
+            })
+            .collect();
+        calls.gateway.set_spent(spent);
+    }
+
+    /// A body with secrets replaced, kept as a blob (none when it is empty).
+    fn kept(&self, bytes: &[u8], counts: &mut Counts) -> Result<Option<Body>> {
+        if bytes.is_empty() {
+            return Ok(None);
+        }
+        let mut text = String::from_utf8_lossy(bytes).into_owned();
+        self.ctx.redactor.redact_in_place(&mut text, counts);
+        let blob = self
+            .log
+            .put_blob(text.as_bytes())
+            .map_err(RunnerError::Output)?;
+        Ok(Some(Body {
+            blob: Hash(blob),
+            bytes: text.len() as u64,
+        }))
+    }
+}

@@ -1,0 +1,179 @@
+//! The model gateway: a listener on loopback that speaks the providers' own APIs (Anthropic
+//! Messages, OpenAI Chat Completions and Responses, the model lists), so agents reach their
+//! models through the runner without being changed. Each command is given a key of its own in
+//! place of the provider's (`admit`), which names its task, attempt and stage and is refused
+//! once the command has ended (`dismiss`); the real keys stay in the runner. Every call is
+//! passed on as it streams and handed to the engine to record (`Passed`), with the usage the
+//! provider's answer counted.
+
+mod providers;
+mod relay;
+
+pub use providers::{Provider, ProviderKind};
+
+use runlog_core::model_call::ModelCall;
+use runlog_core::usage::UsageStage;
+use runlog_core::TaskId;
+use std::collections::HashMap;
+use std::io::Read;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+/// The largest request body passed on (a coding agent's whole context is well below it).
+pub const MAX_REQUEST_BYTES: usize = 32 * 1024 * 1024;
+
+/// A call that went through (or was refused), for the engine to record: the call, and the
+/// request and answer as they passed (to be kept as blobs, secrets replaced).
+#[derive(Debug)]
+pub struct Passed {
+    /// The call, its bodies not yet kept.
+    pub call: ModelCall,
+    /// The request body.
+    pub request: Vec<u8>,
+    /// The answer's body as it came.
+    pub response: Vec<u8>,
+    /// Told once the call is recorded (durably) and the budgets it spent are known to the
+    /// gateway: the answer's last frame waits for it.
+    pub recorded: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+/// Who a key was given to.
+#[derive(Debug)]
+struct Caller {
+    task: TaskId,
+    attempt: u32,
+    stage: UsageStage,
+    /// Calls made so far with the key.
+    calls: AtomicU32,
+}
+
+/// What the listener's handlers share.
+#[derive(Debug)]
+struct Shared {
+    providers: Vec<Provider>,
+    /// Each provider's key, by provider name, as the runner's environment held it.
+    keys: HashMap<String, String>,
+    callers: Mutex<HashMap<String, Arc<Caller>>>,
+    /// Tasks whose budget (their own or the run's) is spent, with what a refused call is told.
+    spent: Mutex<HashMap<TaskId, String>>,
+    passed: mpsc::UnboundedSender<Passed>,
+}
+
+impl Shared {
+    fn caller(&self, key: &str) -> Option<Arc<Caller>> {
+        self.callers.lock().ok()?.get(key).cloned()
+    }
+
+    fn spent(&self, task: &TaskId) -> Option<String> {
+        self.spent.lock().ok()?.get(task).cloned()
+    }
+}
+
+/// A running gateway; stops listening when dropped.
+#[derive(Debug)]
+pub struct Gateway {
+    url: String,
+    shared: Arc<Shared>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Gateway {
+    /// Listens on a free port of 127.0.0.1 for calls to `providers`, whose keys are in `keys`
+    /// (by provider name); each call is handed to `passed`. Must be called within a tokio
+    /// runtime.
+    pub async fn start(
+        providers: Vec<Provider>,
+        keys: HashMap<String, String>,
+        passed: mpsc::UnboundedSender<Passed>,
+    ) -> std::io::Result<Gateway> {
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let shared = Arc::new(Shared {
+            providers,
+            keys,
+            callers: Mutex::new(HashMap::new()),
+            spent: Mutex::new(HashMap::new()),
+            passed,
+        });
+        let app = axum::Router::new()
+            .fallback(relay::relay)
+            .with_state(shared.clone());
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        tracing::debug!(%url, "model gateway listening");
+        Ok(Gateway {
+            url,
+            shared,
+            server,
+        })
+    }
+
+    /// Its base URL (`http://127.0.0.1:PORT`); the APIs' paths (`/v1/messages`...) follow it.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// A key for one command of `task`'s attempt `attempt`: good until [`Gateway::dismiss`].
+    pub fn admit(&self, task: &TaskId, attempt: u32, stage: UsageStage) -> String {
+        let key = format!("runlog-{}", fresh_hex());
+        let caller = Arc::new(Caller {
+            task: task.clone(),
+            attempt,
+            stage,
+            calls: AtomicU32::new(0),
+        });
+        if let Ok(mut callers) = self.shared.callers.lock() {
+            callers.insert(key.clone(), caller);
+        }
+        key
+    }
+
+    /// Every key given to `task`'s commands stops working (its command ended).
+    pub fn dismiss(&self, task: &TaskId) {
+        if let Ok(mut callers) = self.shared.callers.lock() {
+            callers.retain(|_, c| &c.task != task);
+        }
+    }
+}
+
+impl Gateway {
+    /// The tasks whose budget is spent now, each with what its refused calls are told: a call
+    /// of theirs is answered with an error and reaches no provider.
+    pub fn set_spent(&self, spent: HashMap<TaskId, String>) {
+        if let Ok(mut now) = self.shared.spent.lock() {
+            *now = spent;
+        }
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+impl Caller {
+    fn next_call(&self) -> u32 {
+        self.calls.fetch_add(1, Ordering::Relaxed).saturating_add(1)
+    }
+}
+
+/// 128 bits from the kernel's random source, as hex: a key no other process can guess.
+fn fresh_hex() -> String {
+    let mut bytes = [0u8; 16];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        // No random source: the time and the process still make a key nobody was given.
+        let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
+        bytes.copy_from_slice(
+            blake3::hash(seed.as_bytes())
+                .as_bytes()
+                .get(..16)
+                .unwrap_or(&[0; 16]),
+        );
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

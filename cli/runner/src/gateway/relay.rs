@@ -1,0 +1,330 @@
+//! One call through the gateway: who is calling (their key), which API and provider, the
+//! request passed on with the real key, the answer passed back frame by frame as it arrives
+//! (a stream is never held whole before the caller sees it), and the call handed to the
+//! engine before the answer's last frame goes out.
+
+use super::providers::{self, api_of, error_body, kind_of, Provider, ProviderKind};
+use super::{Caller, Passed, Shared, MAX_REQUEST_BYTES};
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use http_body_util::BodyExt;
+use runlog_core::model_call::{measure, CallEnd, ModelApi, ModelCall};
+use runlog_core::usage::CostSource;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::mpsc;
+
+/// The longest the last frame of an answer waits for the call's record.
+const RECORD_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Headers that belong to one connection, or carry the caller's key: never passed on.
+const NOT_PASSED: [&str; 7] = [
+    "host",
+    "connection",
+    "content-length",
+    "transfer-encoding",
+    "authorization",
+    "x-api-key",
+    "keep-alive",
+];
+
+pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let started = Instant::now();
+    let (parts, body) = request.into_parts();
+    let anthropic_caller =
+        parts.headers.contains_key("x-api-key") || parts.headers.contains_key("anthropic-version");
+    let Some(api) = api_of(parts.method.as_str(), parts.uri.path()) else {
+        let kind = if anthropic_caller {
+            ProviderKind::Anthropic
+        } else {
+            ProviderKind::Openai
+        };
+        let message = format!(
+            "runlog's gateway passes on POST /v1/messages, /v1/messages/count_tokens, \
+             /v1/chat/completions, /v1/responses and GET /v1/models, not {} {}",
+            parts.method,
+            parts.uri.path()
+        );
+        return answer(kind, StatusCode::NOT_FOUND, "not_found_error", &message);
+    };
+    let kind = kind_of(api, anthropic_caller);
+    let Some(caller) = key_of(&parts.headers).and_then(|k| shared.caller(&k)) else {
+        return answer(
+            kind,
+            StatusCode::UNAUTHORIZED,
+            "authentication_error",
+            "this key is not one runlog gave a running command: a command's key works while it runs, for its own run",
+        );
+    };
+    let mut call = Call {
+        shared: shared.clone(),
+        caller: caller.clone(),
+        api,
+        started,
+        n: caller.next_call(),
+        provider: String::new(),
+        model: None,
+        streamed: false,
+        request: Vec::new(),
+    };
+    let bytes = match axum::body::to_bytes(body, MAX_REQUEST_BYTES).await {
+        Ok(b) => b,
+        Err(_) => {
+            let why =
+                format!("the request is larger than {MAX_REQUEST_BYTES} bytes, or was cut off");
+            call.refused(CallEnd::Refused, &why);
+            return answer(
+                kind,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "request_too_large",
+                &why,
+            );
+        }
+    };
+    call.request = bytes.to_vec();
+    if let Ok(serde_json::Value::Object(o)) = serde_json::from_slice(&bytes) {
+        call.model = o
+            .get("model")
+            .and_then(|m| m.as_str())
+            .map(|m| m.chars().take(200).collect());
+        call.streamed = o.get("stream").and_then(serde_json::Value::as_bool) == Some(true);
+    }
+    let Some(provider) = Provider::for_kind(&shared.providers, kind).cloned() else {
+        let why = format!("the workflow names no provider that speaks {}", api.name());
+        call.provider = kind.name().to_owned();
+        call.refused(CallEnd::Refused, &why);
+        return answer(kind, StatusCode::BAD_GATEWAY, "api_error", &why);
+    };
+    call.provider = provider.name.clone();
+    if let Some(spent) = shared.spent(&caller.task) {
+        let (status, error_type) = providers::over_budget(kind);
+        call.refused(
+            CallEnd::OverBudget {
+                spent: spent.clone(),
+            },
+            &spent,
+        );
+        return answer(kind, status, error_type, &spent);
+    }
+    let Some(key) = shared.keys.get(&provider.name).cloned() else {
+        let why = format!(
+            "the runner's environment has no {} for provider {}",
+            provider.api_key_env, provider.name
+        );
+        call.refused(CallEnd::Refused, &why);
+        return answer(kind, StatusCode::BAD_GATEWAY, "api_error", &why);
+    };
+    let upstream = match send(&provider, &key, &parts, bytes).await {
+        Ok(r) => r,
+        Err(why) => {
+            let why = format!("provider {} could not be reached: {why}", provider.name);
+            call.refused(CallEnd::UpstreamFailed, &why);
+            return answer(kind, StatusCode::BAD_GATEWAY, "api_error", &why);
+        }
+    };
+    let first_byte_ms = millis(started);
+    let status = upstream.status();
+    let mut headers = HeaderMap::new();
+    for (name, value) in upstream.headers() {
+        if !NOT_PASSED.contains(&name.as_str()) {
+            headers.append(name.clone(), value.clone());
+        }
+    }
+    let (to_caller, from_upstream) = mpsc::channel::<Result<Bytes, std::io::Error>>(16);
+    tokio::spawn(call.pump(
+        upstream.into_body(),
+        to_caller,
+        status.as_u16(),
+        first_byte_ms,
+    ));
+    let stream = futures_util::stream::unfold(from_upstream, |mut rx| async move {
+        rx.recv().await.map(|frame| (frame, rx))
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    *response.status_mut() = status;
+    *response.headers_mut() = headers;
+    response
+}
+
+/// A call under way.
+struct Call {
+    shared: Arc<Shared>,
+    caller: Arc<Caller>,
+    api: ModelApi,
+    started: Instant,
+    n: u32,
+    provider: String,
+    model: Option<String>,
+    streamed: bool,
+    request: Vec<u8>,
+}
+
+impl Call {
+    /// Hands the call to the engine; what it returns is told once the call is recorded.
+    fn record(
+        self,
+        status: u16,
+        end: CallEnd,
+        first_byte_ms: Option<u64>,
+        response: Vec<u8>,
+        error: Option<String>,
+    ) -> tokio::sync::oneshot::Receiver<()> {
+        let measured = measure(&response, self.streamed);
+        let call = ModelCall {
+            task: self.caller.task.clone(),
+            attempt: self.caller.attempt,
+            stage: self.caller.stage,
+            n: self.n,
+            provider: self.provider,
+            api: self.api,
+            model: measured.model.or(self.model),
+            streamed: self.streamed,
+            status,
+            end,
+            first_byte_ms,
+            duration_ms: millis(self.started),
+            tokens: measured.tokens,
+            cost_usd: None,
+            cost: CostSource::Unpriced,
+            request: None,
+            response: None,
+            assembled: None,
+            error,
+        };
+        let (recorded, told) = tokio::sync::oneshot::channel();
+        let _ = self.shared.passed.send(Passed {
+            call,
+            request: self.request,
+            response,
+            recorded: Some(recorded),
+        });
+        told
+    }
+
+    /// A call that got no answer from the provider: what the command was told instead.
+    fn refused(self, end: CallEnd, why: &str) {
+        // Nothing of the answer waits for this record: the refusal is all there is.
+        drop(self.record(0, end, None, Vec::new(), Some(why.to_owned())));
+    }
+
+    /// Passes the answer on frame by frame, keeping a copy; the call is handed to the engine
+    /// before the last frame goes out, so an answered call is never missing from the log.
+    async fn pump(
+        self,
+        mut body: hyper::body::Incoming,
+        to_caller: mpsc::Sender<Result<Bytes, std::io::Error>>,
+        status: u16,
+        first_byte_ms: u64,
+    ) {
+        let mut kept = Vec::new();
+        let mut held: Option<Bytes> = None;
+        let end = loop {
+            match body.frame().await {
+                None => break (CallEnd::Answered, None),
+                Some(Err(e)) => break (CallEnd::UpstreamFailed, Some(e.to_string())),
+                Some(Ok(frame)) => {
+                    let Ok(data) = frame.into_data() else {
+                        continue;
+                    };
+                    kept.extend_from_slice(&data);
+                    // One frame is held back, so the last one leaves after the record.
+                    if let Some(previous) = held.replace(data) {
+                        if to_caller.send(Ok(previous)).await.is_err() {
+                            break (
+                                CallEnd::ClientGone,
+                                Some("the command hung up before the answer ended".into()),
+                            );
+                        }
+                    }
+                }
+            }
+        };
+        let failed = end.1.clone();
+        let recorded = self.record(status, end.0, Some(first_byte_ms), kept, end.1);
+        // The last frame leaves once the call is in the log (or the engine is gone), so an
+        // answered call is never missing after a crash, and the next call sees what it spent.
+        let _ = tokio::time::timeout(RECORD_WAIT, recorded).await;
+        if let Some(last) = held {
+            let _ = to_caller.send(Ok(last)).await;
+        }
+        if let Some(why) = failed {
+            let _ = to_caller.send(Err(std::io::Error::other(why))).await;
+        }
+    }
+}
+
+/// The caller's key: `x-api-key` (Anthropic's SDKs) or `Authorization: Bearer` (OpenAI's).
+fn key_of(headers: &HeaderMap) -> Option<String> {
+    if let Some(k) = headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
+        return Some(k.trim().to_owned());
+    }
+    let auth = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    auth.strip_prefix("Bearer ").map(|k| k.trim().to_owned())
+}
+
+/// The request passed on to `provider` with its real key.
+async fn send(
+    provider: &Provider,
+    key: &str,
+    parts: &axum::http::request::Parts,
+    body: Bytes,
+) -> Result<axum::http::Response<hyper::body::Incoming>, String> {
+    let rest = provider
+        .base_url
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("{} is not an http:// address", provider.base_url))?;
+    let (authority, prefix) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
+    let prefix = prefix.trim_end_matches('/');
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    // A base URL that already ends in /v1 (as the SDKs' are written) is not doubled.
+    let path = match prefix.strip_suffix("v1") {
+        Some(_) if path.starts_with("/v1") => {
+            format!("/{prefix}{}", path.trim_start_matches("/v1"))
+        }
+        _ if prefix.is_empty() => path.to_owned(),
+        _ => format!("/{prefix}{path}"),
+    };
+    let stream = tokio::net::TcpStream::connect(authority)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .map_err(|e| e.to_string())?;
+    tokio::spawn(connection);
+    let mut request = axum::http::Request::builder()
+        .method(parts.method.clone())
+        .uri(path)
+        .header(header::HOST, authority);
+    for (name, value) in &parts.headers {
+        if !NOT_PASSED.contains(&name.as_str()) {
+            request = request.header(name, value);
+        }
+    }
+    let (name, value) = provider.auth_header(key);
+    let value =
+        HeaderValue::from_str(&value).map_err(|_| "the key is not a header value".to_owned())?;
+    let request = request
+        .header(name, value)
+        .body(http_body_util::Full::new(body))
+        .map_err(|e| e.to_string())?;
+    sender
+        .send_request(request)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+fn answer(kind: ProviderKind, status: StatusCode, error_type: &str, message: &str) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        error_body(kind, error_type, message),
+    )
+        .into_response()
+}
+
+fn millis(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,238 @@
+//! The model gateway against a scripted provider on loopback: calls pass on with the real
+//! key and come back as they streamed; each is handed over with the usage its answer counted;
+//! a key works only while its command runs.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode};
+use http_body_util::{BodyExt, Full};
+use runlog_core::model_call::{CallEnd, ModelApi};
+use runlog_core::usage::UsageStage;
+use runlog_core::TaskId;
+use runlog_runner::gateway::{Gateway, Passed, Provider, ProviderKind};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+const REAL_KEY: &str = "sk-ant-real-key-never-given-out";
+
+const STREAM: &str = "event: message_start\n\
+data: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-scripted\",\"usage\":{\"input_tokens\":1200,\"output_tokens\":1}}}\n\n\
+event: content_block_delta\n\
+data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"done\"}}\n\n\
+event: message_delta\n\
+data: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":30}}\n\n\
+event: message_stop\n\
+data: {\"type\":\"message_stop\"}\n\n";
+
+const ANSWER: &str = r#"{"id":"msg_1","type":"message","model":"claude-scripted","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":100,"output_tokens":5}}"#;
+
+/// A provider speaking Anthropic Messages: streamed when asked, with the key it was given
+/// noted for the test.
+async fn scripted_provider(seen_keys: Arc<Mutex<Vec<String>>>) -> String {
+    let app = axum::Router::new().route(
+        "/v1/messages",
+        axum::routing::post(move |headers: HeaderMap, body: Bytes| {
+            let seen = seen_keys.clone();
+            async move {
+                let key = headers
+                    .get("x-api-key")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_owned();
+                seen.lock().unwrap().push(key);
+                let asked: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                if asked["stream"] == true {
+                    ([("content-type", "text/event-stream")], STREAM).into_response()
+                } else {
+                    ([("content-type", "application/json")], ANSWER).into_response()
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
+use axum::response::IntoResponse;
+
+/// A gateway to `provider`, and the calls it hands over, each acknowledged as recorded at once
+/// (as the engine does once the call is in the log).
+async fn gateway_to(provider: &str) -> (Gateway, mpsc::UnboundedReceiver<Passed>) {
+    let (tx, mut handed) = mpsc::unbounded_channel::<Passed>();
+    let (recorded, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(mut passed) = handed.recv().await {
+            if let Some(told) = passed.recorded.take() {
+                let _ = told.send(());
+            }
+            let _ = recorded.send(passed);
+        }
+    });
+    let providers = vec![Provider {
+        name: "anthropic".into(),
+        kind: ProviderKind::Anthropic,
+        base_url: provider.to_owned(),
+        api_key_env: "ANTHROPIC_API_KEY".into(),
+    }];
+    let keys = HashMap::from([("anthropic".to_owned(), REAL_KEY.to_owned())]);
+    (Gateway::start(providers, keys, tx).await.unwrap(), rx)
+}
+
+/// `POST {base}{path}` with `key` as an Anthropic SDK sends it: status and body.
+async fn post(base: &str, path: &str, key: &str, body: &str) -> (StatusCode, String) {
+    let authority = base.trim_start_matches("http://").to_owned();
+    let stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(conn);
+    let request = axum::http::Request::post(path)
+        .header("host", authority)
+        .header("x-api-key", key)
+        .header("anthropic-version", "2023-06-01")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body.to_owned())))
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    let status = response.status();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test]
+async fn a_call_passes_on_with_the_real_key_and_is_handed_over_with_its_usage() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let provider = scripted_provider(seen.clone()).await;
+    let (gateway, mut passed) = gateway_to(&provider).await;
+    let key = gateway.admit(&TaskId::from("build"), 2, UsageStage::Agent);
+    assert_ne!(key, REAL_KEY);
+
+    let (status, body) = post(
+        gateway.url(),
+        "/v1/messages",
+        &key,
+        r#"{"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}"#,
+    )
+    .await;
+    assert_eq!((status, body.as_str()), (StatusCode::OK, ANSWER));
+    let first = passed.recv().await.unwrap();
+    assert_eq!(first.call.task, TaskId::from("build"));
+    assert_eq!(
+        (first.call.attempt, first.call.stage, first.call.n),
+        (2, UsageStage::Agent, 1)
+    );
+    assert_eq!(
+        (first.call.api, first.call.end.clone(), first.call.status),
+        (ModelApi::Messages, CallEnd::Answered, 200)
+    );
+    assert_eq!(
+        first.call.model.as_deref(),
+        Some("claude-scripted"),
+        "the model that answered"
+    );
+    assert_eq!(
+        (first.call.tokens.input, first.call.tokens.output),
+        (100, 5)
+    );
+    assert!(!first.call.streamed);
+    assert!(String::from_utf8_lossy(&first.request).contains("\"claude-x\""));
+    assert_eq!(first.response, ANSWER.as_bytes());
+
+    // Streamed: the events come through as the provider sent them, and the usage is the
+    // stream's (input at the start, output at the end).
+    let (status, body) = post(
+        gateway.url(),
+        "/v1/messages?beta=true",
+        &key,
+        r#"{"model":"claude-x","max_tokens":10,"stream":true,"messages":[]}"#,
+    )
+    .await;
+    assert_eq!((status, body.as_str()), (StatusCode::OK, STREAM));
+    let second = passed.recv().await.unwrap();
+    assert_eq!(second.call.n, 2);
+    assert!(second.call.streamed);
+    assert_eq!(
+        (second.call.tokens.input, second.call.tokens.output),
+        (1200, 30)
+    );
+    assert!(second.call.first_byte_ms.is_some());
+
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![REAL_KEY.to_owned(), REAL_KEY.to_owned()],
+        "the provider saw the real key, never the command's"
+    );
+}
+
+#[tokio::test]
+async fn a_key_works_only_while_its_command_runs_and_a_refusal_is_in_the_providers_shape() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let provider = scripted_provider(seen.clone()).await;
+    let (gateway, mut passed) = gateway_to(&provider).await;
+    let task = TaskId::from("build");
+    let key = gateway.admit(&task, 1, UsageStage::Evaluator);
+    gateway.dismiss(&task);
+    for key in [key.as_str(), REAL_KEY, "made-up"] {
+        let (status, body) = post(gateway.url(), "/v1/messages", key, r#"{"model":"m"}"#).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{key}: {body}");
+        let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(error["type"], "error", "Anthropic's error shape: {body}");
+        assert_eq!(error["error"]["type"], "authentication_error", "{body}");
+    }
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "nothing reached the provider"
+    );
+    assert!(
+        passed.try_recv().is_err(),
+        "a call with no command's key is no command's call"
+    );
+}
+
+#[tokio::test]
+async fn a_call_over_budget_is_refused_in_the_providers_shape_and_reaches_no_provider() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let provider = scripted_provider(seen.clone()).await;
+    let (gateway, mut passed) = gateway_to(&provider).await;
+    let task = TaskId::from("build");
+    let key = gateway.admit(&task, 1, UsageStage::Agent);
+    let words = "the run's cost budget of $0.0100 is spent ($0.0120)".to_owned();
+    gateway.set_spent(HashMap::from([(task, words.clone())]));
+    let (status, body) = post(gateway.url(), "/v1/messages", &key, r#"{"model":"m"}"#).await;
+    assert_eq!(status, StatusCode::PAYMENT_REQUIRED, "{body}");
+    let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(error["error"]["type"], "billing_error", "{body}");
+    assert_eq!(error["error"]["message"], words.as_str());
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "nothing over budget reaches the provider"
+    );
+    let call = passed.recv().await.unwrap().call;
+    assert_eq!(call.end, CallEnd::OverBudget { spent: words });
+}
+
+#[tokio::test]
+async fn a_provider_that_is_down_is_said_to_the_command_and_recorded() {
+    // A port nobody listens on: bound, then closed.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    let (gateway, mut passed) = gateway_to(&closed).await;
+    let key = gateway.admit(&TaskId::from("a"), 1, UsageStage::Agent);
+    let (status, body) = post(gateway.url(), "/v1/messages", &key, r#"{"model":"m"}"#).await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    assert!(body.contains("could not be reached"), "{body}");
+    let call = passed.recv().await.unwrap().call;
+    assert_eq!((call.end, call.status), (CallEnd::UpstreamFailed, 0));
+    assert!(call.error.unwrap().contains("could not be reached"));
+}

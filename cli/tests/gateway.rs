@@ -1,0 +1,330 @@
+//! A run whose workflow names a provider: its agent reaches the model through the runner's
+//! gateway without being told anything but the environment every SDK reads, and each call is
+//! in the run's history with its usage, cost, request and answer. The provider is scripted
+//! here (no network); the runner, the agent (Python's standard library) and the store are real.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod common;
+use axum::body::Bytes;
+use axum::http::HeaderMap;
+use axum::response::IntoResponse;
+use common::{open, runlog, text, workflow};
+use std::sync::{Arc, Mutex};
+
+const REAL_KEY: &str = "sk-ant-api03-the-runners-own-key-0123456789";
+
+const ANSWER: &str = r#"{"id":"msg_1","type":"message","role":"assistant","model":"claude-scripted","content":[{"type":"text","text":"a plan"}],"stop_reason":"end_turn","usage":{"input_tokens":100,"output_tokens":5}}"#;
+
+const STREAM: &str = "event: message_start\n\
+data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_2\",\"model\":\"claude-scripted\",\"usage\":{\"input_tokens\":1200,\"output_tokens\":1}}}\n\n\
+event: content_block_delta\n\
+data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"written\"}}\n\n\
+event: message_delta\n\
+data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":30}}\n\n\
+event: message_stop\n\
+data: {\"type\":\"message_stop\"}\n\n";
+
+/// An agent written as people write them: the Anthropic API over HTTP with the base URL and
+/// key from the environment; it notes the environment it was given.
+const AGENT: &str = r#"
+import json, os, urllib.request
+with open("env-seen.txt", "w") as f:
+    f.write("\n".join(f"{k}={v}" for k, v in sorted(os.environ.items())))
+def call(body):
+    request = urllib.request.Request(
+        os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages",
+        data=json.dumps(body).encode(),
+        headers={"x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01",
+                 "content-type": "application/json"})
+    return urllib.request.urlopen(request).read().decode()
+print(json.loads(call({"model": "claude-x", "max_tokens": 64,
+                       "messages": [{"role": "user", "content": "plan the change"}]}))["content"][0]["text"])
+print(len(call({"model": "claude-x", "max_tokens": 64, "stream": True,
+                "messages": [{"role": "user", "content": "write it"}]})), "bytes streamed")
+"#;
+
+/// An agent that calls its model until it is refused, as an agent looping on a task does.
+const LOOPING_AGENT: &str = r#"
+import json, os, sys, urllib.error, urllib.request
+for n in range(1, 11):
+    request = urllib.request.Request(
+        os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages",
+        data=json.dumps({"model": "claude-x", "max_tokens": 64,
+                         "messages": [{"role": "user", "content": f"try {n}"}]}).encode(),
+        headers={"x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01",
+                 "content-type": "application/json"})
+    try:
+        urllib.request.urlopen(request).read()
+    except urllib.error.HTTPError as e:
+        print(f"call {n} refused: {e.code} {e.read().decode()}")
+        sys.exit(1)
+"#;
+
+/// The scripted provider on its own runtime: its address, and the keys it was called with.
+fn scripted_provider() -> (String, Arc<Mutex<Vec<String>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let keys = seen.clone();
+    let app = axum::Router::new().route(
+        "/v1/messages",
+        axum::routing::post(move |headers: HeaderMap, body: Bytes| {
+            let keys = keys.clone();
+            async move {
+                let key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+                keys.lock()
+                    .unwrap()
+                    .push(key.unwrap_or_default().to_owned());
+                let asked: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                if asked["stream"] == true {
+                    ([("content-type", "text/event-stream")], STREAM).into_response()
+                } else {
+                    ([("content-type", "application/json")], ANSWER).into_response()
+                }
+            }
+        }),
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    (url, seen)
+}
+
+/// Runs `agent` (Python) as the one task of workflow `name`, whose provider is the scripted
+/// one and whose `[settings]` add `settings`, with the real key in the runner's environment:
+/// the store, what `runlog run` did, and the keys the provider was called with.
+fn run_against_the_provider(
+    dir: &std::path::Path,
+    name: &str,
+    agent: &str,
+    settings: &str,
+    price: (f64, f64),
+) -> (
+    std::path::PathBuf,
+    std::process::Output,
+    Arc<Mutex<Vec<String>>>,
+) {
+    let store = dir.join("store");
+    let (provider, seen) = scripted_provider();
+    std::fs::write(dir.join("agent.py"), agent).unwrap();
+    let wf = workflow(
+        dir,
+        name,
+        &format!(
+            "name = \"{name}\"\n[settings]\nworkspace = \"none\"\n{settings}\
+             [[task]]\nid = \"{name}\"\nrun = \"python3 agent.py\"\nrequires_testing = false\n\
+             [providers.anthropic]\nkind = \"anthropic\"\nbase_url = \"{provider}\"\n\
+             [prices.\"claude-scripted\"]\ninput = {:?}\noutput = {:?}\n",
+            price.0, price.1
+        ),
+    );
+    let out = runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", name, "--quiet"])
+        .env("ANTHROPIC_API_KEY", REAL_KEY)
+        .output()
+        .unwrap();
+    (store, out, seen)
+}
+
+#[test]
+fn an_agents_model_calls_go_through_the_gateway_into_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, out, seen) = run_against_the_provider(dir.path(), "calls", AGENT, "", (3.0, 15.0));
+    assert!(out.status.success(), "{}", text(&out));
+
+    // Each call is in the history, in order, with the usage the answer counted, priced.
+    let log = runlog(&store)
+        .args(["--json", "log", "calls", "--kind", "model-called"])
+        .output()
+        .unwrap();
+    let calls: Vec<serde_json::Value> = String::from_utf8_lossy(&log.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["event"].clone())
+        .collect();
+    assert_eq!(calls.len(), 2, "{}", text(&log));
+    let (plain, streamed) = (&calls[0], &calls[1]);
+    assert_eq!(
+        (
+            &plain["task"],
+            &plain["attempt"],
+            &plain["stage"],
+            &plain["n"]
+        ),
+        (&"calls".into(), &1.into(), &"agent".into(), &1.into())
+    );
+    assert_eq!(
+        (&plain["provider"], &plain["api"]),
+        (&"anthropic".into(), &"messages".into())
+    );
+    assert_eq!(
+        (&plain["status"], &plain["end"]["end"]),
+        (&200.into(), &"answered".into())
+    );
+    assert_eq!(plain["model"], "claude-scripted", "the model that answered");
+    assert_eq!(
+        (&plain["tokens"]["input"], &plain["tokens"]["output"]),
+        (&100.into(), &5.into())
+    );
+    assert_eq!(plain["cost"], "priced");
+    assert_eq!(
+        (&streamed["n"], &streamed["streamed"]),
+        (&2.into(), &true.into())
+    );
+    assert_eq!(
+        (&streamed["tokens"]["input"], &streamed["tokens"]["output"]),
+        (&1200.into(), &30.into())
+    );
+    // 1,300 input tokens at $3 and 35 output at $15 a million.
+    let cost = plain["cost_usd"].as_f64().unwrap() + streamed["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.004_425).abs() < 1e-9, "{calls:?}");
+
+    // The request and the answer are kept, as they passed.
+    let log_store = open(&store);
+    let blob = |body: &serde_json::Value| {
+        let hash = runlog_core::Hash::from_hex(body["blob"].as_str().unwrap()).unwrap();
+        String::from_utf8(
+            runlog_store::EventLog::get_blob(&log_store, &hash.0)
+                .unwrap()
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    assert!(blob(&plain["request"]).contains("plan the change"));
+    assert_eq!(blob(&plain["response"]), ANSWER);
+    assert_eq!(
+        blob(&streamed["response"]),
+        STREAM,
+        "the stream's events as they passed"
+    );
+    drop(log_store);
+
+    // The agent was given the gateway and a key of its own; the provider saw only the real key.
+    let env = std::fs::read_to_string(dir.path().join("env-seen.txt")).unwrap();
+    assert!(
+        !env.contains(REAL_KEY),
+        "the real key reached the agent: {env}"
+    );
+    assert!(
+        env.contains("ANTHROPIC_BASE_URL=http://127.0.0.1:"),
+        "{env}"
+    );
+    assert!(env.contains("ANTHROPIC_API_KEY=runlog-"), "{env}");
+    assert!(env.contains("RUNLOG_GATEWAY=http://127.0.0.1:"), "{env}");
+    assert_eq!(*seen.lock().unwrap(), vec![REAL_KEY; 2]);
+
+    // The run's cost is the calls'.
+    let cost = runlog(&store)
+        .args(["--json", "cost", "calls"])
+        .output()
+        .unwrap();
+    assert!(cost.status.success(), "{}", text(&cost));
+    let cost: serde_json::Value = serde_json::from_str(
+        String::from_utf8_lossy(&cost.stdout)
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        (cost["total"]["cost_usd"].as_f64().unwrap() - 0.004_425).abs() < 1e-9,
+        "{cost}"
+    );
+}
+
+#[test]
+fn without_providers_the_environment_is_passed_through_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let wf = workflow(
+        dir.path(),
+        "plain",
+        "name = \"plain\"\n[settings]\nworkspace = \"none\"\n\
+         [[task]]\nid = \"a\"\nrun = \"env > env-seen.txt\"\nrequires_testing = false\n",
+    );
+    let out = runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", "plain", "--quiet"])
+        .env("ANTHROPIC_API_KEY", REAL_KEY)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let env = std::fs::read_to_string(dir.path().join("env-seen.txt")).unwrap();
+    assert!(
+        env.contains(&format!("ANTHROPIC_API_KEY={REAL_KEY}")),
+        "{env}"
+    );
+    assert!(!env.contains("RUNLOG_GATEWAY"), "{env}");
+}
+
+#[test]
+fn a_spent_budget_stops_the_call_that_would_spend_more_and_the_attempt_ends_there() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each answer counts 100 input and 5 output tokens: at $30 and $600 a million, $0.006.
+    let (store, out, seen) = run_against_the_provider(
+        dir.path(),
+        "looping",
+        LOOPING_AGENT,
+        "max_cost_usd = 0.01\n",
+        (30.0, 600.0),
+    );
+    assert!(!out.status.success(), "{}", text(&out));
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        2,
+        "the provider saw two calls, never the third"
+    );
+    let log = runlog(&store)
+        .args(["--json", "log", "looping"])
+        .output()
+        .unwrap();
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&log.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["event"].clone())
+        .collect();
+    let calls: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["type"] == "model-called")
+        .collect();
+    assert_eq!(calls.len(), 3, "{events:?}");
+    assert_eq!(calls[2]["end"]["end"], "over-budget", "{:?}", calls[2]);
+    assert!(
+        calls[2]["end"]["spent"]
+            .as_str()
+            .unwrap()
+            .contains("the run's cost budget of $0.0100 is spent"),
+        "{:?}",
+        calls[2]
+    );
+    // The agent was told, in Anthropic's shape, which budget and how to raise it.
+    let told = events
+        .iter()
+        .find(|e| e["type"] == "output-recorded" && e["stream"] == "agent.stdout")
+        .map(|e| e["text"].as_str().unwrap_or_default().to_owned())
+        .unwrap_or_default();
+    assert!(told.contains("call 3 refused: 402"), "{told}");
+    assert!(
+        told.contains("billing_error") && told.contains("runlog budget looping --max-cost-usd USD"),
+        "{told}"
+    );
+    // The attempt ended there, and the task as budget-spent.
+    let failed = events.iter().find(|e| e["type"] == "task-failed").unwrap();
+    assert!(
+        failed["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("budget-spent"),
+        "{failed}"
+    );
+}
