@@ -225,6 +225,43 @@ fn an_agents_model_calls_go_through_the_gateway_into_the_history() {
     assert!(env.contains("RUNLOG_GATEWAY=http://127.0.0.1:"), "{env}");
     assert_eq!(*seen.lock().unwrap(), vec![REAL_KEY; 2]);
 
+    // A person reads the conversation behind the task's work.
+    let show = runlog(&store)
+        .args(["show", "calls", "calls", "--calls"])
+        .output()
+        .unwrap();
+    assert!(show.status.success(), "{}", text(&show));
+    let show = String::from_utf8_lossy(&show.stdout);
+    for line in [
+        "task calls of run calls: 2 model calls, 1300 input and 35 output tokens, $0.0044",
+        "attempt 1 agent call 1: anthropic messages claude-scripted: answered 200 in",
+        "asked: plan the change",
+        "answered: a plan",
+        "attempt 1 agent call 2: anthropic messages claude-scripted, streamed: answered 200 in",
+        "asked: write it",
+        "answered: written",
+    ] {
+        assert!(show.contains(line), "{line:?} is not in:\n{show}");
+    }
+    let shown = runlog(&store)
+        .args([
+            "--json",
+            "show",
+            "calls",
+            "calls",
+            "--calls",
+            "--attempt",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let shown: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(
+        shown["calls"].as_array().unwrap().len(),
+        0,
+        "attempt 2 made none: {shown}"
+    );
+
     // The run's cost is the calls'.
     let cost = runlog(&store)
         .args(["--json", "cost", "calls"])

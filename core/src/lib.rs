@@ -43,6 +43,7 @@
 
 pub mod codec;
 mod command;
+pub mod conversation;
 mod decide;
 pub mod dispatch;
 mod error_type;

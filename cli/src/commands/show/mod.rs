@@ -1,4 +1,7 @@
-//! `runlog show RUN TASK`: one task's whole story.
+//! `runlog show RUN TASK`: one task's whole story; `--diff`, what it changed; `--calls`, its
+//! model calls.
+
+mod calls;
 
 use crate::ctx::Ctx;
 use crate::error::{CliError, Result};
@@ -13,6 +16,7 @@ use serde::Serialize;
 
 /// Arguments of `runlog show`.
 #[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("detail").args(["diff", "calls"])))]
 pub struct Args {
     /// The run.
     run: String,
@@ -22,9 +26,14 @@ pub struct Args {
     /// files and patch.
     #[arg(long)]
     diff: bool,
+    /// Each model call the task's commands made through the gateway: model, tokens, cost,
+    /// time, what was new in its request and what the model answered.
+    #[arg(long)]
+    calls: bool,
     /// With --diff: this attempt's changes alone [default: everything the task changed, from
-    /// where it started to its last commit (what its merge brought, once merged)].
-    #[arg(long, value_name = "N", requires = "diff")]
+    /// where it started to its last commit (what its merge brought, once merged)]. With
+    /// --calls: this attempt's calls alone [default: every attempt's].
+    #[arg(long, value_name = "N", requires = "detail")]
     attempt: Option<u32>,
 }
 
@@ -55,6 +64,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         })
         .map(|(_, e)| e.clone())
         .collect();
+    if a.calls {
+        return calls::print(&log, run, task, &story, a.attempt, ctx.json);
+    }
     if a.diff {
         if a.attempt.is_none() {
             if let Some(whole) = whole_task(&state, &id, &story) {

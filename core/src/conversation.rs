@@ -1,0 +1,317 @@
+//! What a model call said, in words: what was new in its request (the last turn: a person's
+//! or agent's message, or the results of tools) and what the model answered (text and tool
+//! calls), read from the bodies as the providers' APIs shape them, streamed or not. Short, for
+//! people reading a run's calls; the bodies themselves are kept whole.
+
+use crate::model_call::ModelApi;
+use serde_json::{Map, Value};
+
+/// The longest a piece of text is shown before it is cut.
+const SHOWN: usize = 200;
+
+/// The last turn of a request: its last message (or Responses' last input item), in words.
+pub fn asked(api: ModelApi, request: &[u8]) -> String {
+    let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(request) else {
+        return String::new();
+    };
+    let last = match api {
+        ModelApi::Responses => match o.get("input") {
+            Some(Value::String(s)) => return cut(s),
+            Some(Value::Array(items)) => items.last(),
+            _ => None,
+        },
+        _ => o
+            .get("messages")
+            .and_then(Value::as_array)
+            .and_then(|m| m.last()),
+    };
+    last.and_then(Value::as_object)
+        .map(message)
+        .unwrap_or_default()
+}
+
+/// What the model answered: its text and the tools it called, in words.
+pub fn answered(api: ModelApi, response: &[u8], streamed: bool) -> String {
+    let text = String::from_utf8_lossy(response);
+    let parts = if streamed {
+        streamed_parts(api, &text)
+    } else {
+        match serde_json::from_str::<Value>(text.trim()) {
+            Ok(Value::Object(o)) => whole_parts(&o),
+            _ => Vec::new(),
+        }
+    };
+    parts.join("; ")
+}
+
+/// A message (or input item) in words: its text, tool calls and tool results.
+fn message(m: &Map<String, Value>) -> String {
+    let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+    let mut parts = Vec::new();
+    match m.get("content") {
+        Some(Value::String(s)) => parts.push(cut(s)),
+        Some(Value::Array(blocks)) => {
+            parts.extend(blocks.iter().filter_map(Value::as_object).filter_map(block));
+        }
+        _ => {}
+    }
+    // OpenAI's tool results and calls stand beside the content.
+    if role == "tool" || m.get("type").and_then(Value::as_str) == Some("function_call_output") {
+        let output = m.get("output").and_then(Value::as_str).unwrap_or_default();
+        let result = if parts.is_empty() {
+            output.to_owned()
+        } else {
+            parts.join(" ")
+        };
+        return format!("tool result: {}", cut(&result));
+    }
+    parts.extend(tool_calls(m));
+    let said = parts.join("; ");
+    match role {
+        "" | "user" => said,
+        role => format!("{role}: {said}"),
+    }
+}
+
+/// One content block in words.
+fn block(b: &Map<String, Value>) -> Option<String> {
+    let text = |key: &str| b.get(key).and_then(Value::as_str).map(cut);
+    match b.get("type").and_then(Value::as_str)? {
+        "text" | "input_text" | "output_text" => text("text"),
+        "tool_use" => Some(format!(
+            "tool call {}({})",
+            b.get("name").and_then(Value::as_str).unwrap_or("?"),
+            cut(&b.get("input").map(Value::to_string).unwrap_or_default())
+        )),
+        "tool_result" => {
+            let content = match b.get("content") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Array(parts)) => parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => String::new(),
+            };
+            Some(format!("tool result: {}", cut(&content)))
+        }
+        other => Some(format!("[{other}]")),
+    }
+}
+
+/// OpenAI Chat's `tool_calls` of a message, in words.
+fn tool_calls(m: &Map<String, Value>) -> Vec<String> {
+    m.get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.get("function"))
+        .map(|f| {
+            format!(
+                "tool call {}({})",
+                f.get("name").and_then(Value::as_str).unwrap_or("?"),
+                cut(f
+                    .get("arguments")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default())
+            )
+        })
+        .collect()
+}
+
+/// An answer received whole: Anthropic's `content`, OpenAI Chat's first choice, Responses'
+/// `output`.
+fn whole_parts(o: &Map<String, Value>) -> Vec<String> {
+    if let Some(Value::Array(blocks)) = o.get("content") {
+        return blocks
+            .iter()
+            .filter_map(Value::as_object)
+            .filter_map(block)
+            .collect();
+    }
+    if let Some(m) = o
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .and_then(|c| c.get("message"))
+        .and_then(Value::as_object)
+    {
+        let mut parts: Vec<String> = m
+            .get("content")
+            .and_then(Value::as_str)
+            .map(cut)
+            .into_iter()
+            .collect();
+        parts.extend(tool_calls(m));
+        return parts;
+    }
+    if let Some(Value::Array(items)) = o.get("output") {
+        return items
+            .iter()
+            .filter_map(Value::as_object)
+            .flat_map(|item| match item.get("type").and_then(Value::as_str) {
+                Some("function_call") => vec![format!(
+                    "tool call {}({})",
+                    item.get("name").and_then(Value::as_str).unwrap_or("?"),
+                    cut(item
+                        .get("arguments")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default())
+                )],
+                _ => match item.get("content") {
+                    Some(Value::Array(blocks)) => blocks
+                        .iter()
+                        .filter_map(Value::as_object)
+                        .filter_map(block)
+                        .collect(),
+                    _ => Vec::new(),
+                },
+            })
+            .collect();
+    }
+    Vec::new()
+}
+
+/// A streamed answer put together from its events.
+fn streamed_parts(api: ModelApi, text: &str) -> Vec<String> {
+    let events = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| match serde_json::from_str::<Value>(d.trim()) {
+            Ok(Value::Object(o)) => Some(o),
+            _ => None,
+        });
+    let mut said = String::new();
+    let mut tools: Vec<(String, String)> = Vec::new();
+    for e in events {
+        let kind = e.get("type").and_then(Value::as_str).unwrap_or("");
+        // Responses: the finished response holds everything.
+        if kind == "response.completed" {
+            if let Some(Value::Object(r)) = e.get("response") {
+                return whole_parts(r);
+            }
+        }
+        match api {
+            ModelApi::Messages => match kind {
+                "content_block_start" => {
+                    if let Some(b) = e.get("content_block").and_then(Value::as_object) {
+                        if b.get("type").and_then(Value::as_str) == Some("tool_use") {
+                            let name = b.get("name").and_then(Value::as_str).unwrap_or("?");
+                            tools.push((name.to_owned(), String::new()));
+                        }
+                    }
+                }
+                "content_block_delta" => {
+                    let delta = e.get("delta");
+                    let piece = |key: &str| delta.and_then(|d| d.get(key)).and_then(Value::as_str);
+                    if let Some(t) = piece("text") {
+                        said.push_str(t);
+                    }
+                    if let (Some(j), Some(tool)) = (piece("partial_json"), tools.last_mut()) {
+                        tool.1.push_str(j);
+                    }
+                }
+                _ => {}
+            },
+            _ => {
+                let delta = e
+                    .get("choices")
+                    .and_then(Value::as_array)
+                    .and_then(|c| c.first())
+                    .and_then(|c| c.get("delta"));
+                if let Some(t) = delta.and_then(|d| d.get("content")).and_then(Value::as_str) {
+                    said.push_str(t);
+                }
+                for call in delta
+                    .and_then(|d| d.get("tool_calls"))
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let f = call.get("function");
+                    if let Some(name) = f.and_then(|f| f.get("name")).and_then(Value::as_str) {
+                        tools.push((name.to_owned(), String::new()));
+                    }
+                    let args = f.and_then(|f| f.get("arguments")).and_then(Value::as_str);
+                    if let (Some(a), Some(tool)) = (args, tools.last_mut()) {
+                        tool.1.push_str(a);
+                    }
+                }
+            }
+        }
+    }
+    let mut parts: Vec<String> = (!said.is_empty()).then(|| cut(&said)).into_iter().collect();
+    parts.extend(
+        tools
+            .into_iter()
+            .map(|(name, args)| format!("tool call {name}({})", cut(&args))),
+    );
+    parts
+}
+
+/// `text` on one line, cut to [`SHOWN`] characters.
+fn cut(text: &str) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= SHOWN {
+        return one_line;
+    }
+    let kept: String = one_line.chars().take(SHOWN).collect();
+    format!("{kept}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{answered, asked};
+    use crate::model_call::ModelApi;
+
+    #[test]
+    fn an_anthropic_turn_of_tool_results_and_a_streamed_tool_call_read_as_words() {
+        let request = br#"{"model":"m","messages":[
+            {"role":"user","content":"fix the test"},
+            {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"pytest"}}]},
+            {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"2 failed,\n 3 passed"}]}]}"#;
+        assert_eq!(
+            asked(ModelApi::Messages, request),
+            "tool result: 2 failed, 3 passed"
+        );
+        let stream = "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\
+data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Writing \"}}\n\
+data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"it.\"}}\n\
+data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"name\":\"Write\",\"input\":{}}}\n\
+data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"file_path\\\":\"}}\n\
+data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"\\\"a.py\\\"}\"}}\n";
+        assert_eq!(
+            answered(ModelApi::Messages, stream.as_bytes(), true),
+            "Writing it.; tool call Write({\"file_path\":\"a.py\"})"
+        );
+    }
+
+    #[test]
+    fn openai_chat_and_responses_read_as_words() {
+        let request = br#"{"messages":[{"role":"system","content":"be brief"},{"role":"tool","tool_call_id":"c","content":"ok"}]}"#;
+        assert_eq!(asked(ModelApi::ChatCompletions, request), "tool result: ok");
+        let answer = br#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"exec_command","arguments":"{\"cmd\":\"ls\"}"}}]}}]}"#;
+        assert_eq!(
+            answered(ModelApi::ChatCompletions, answer, false),
+            "tool call exec_command({\"cmd\":\"ls\"})"
+        );
+        let stream = "data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"lo\"}}]}\n\ndata: [DONE]\n\n";
+        assert_eq!(
+            answered(ModelApi::ChatCompletions, stream.as_bytes(), true),
+            "Hello"
+        );
+        assert_eq!(
+            asked(ModelApi::Responses, br#"{"input":"list the files"}"#),
+            "list the files"
+        );
+        let done = "data: {\"type\":\"response.completed\",\"response\":{\"output\":[{\"type\":\"message\",\"content\":[{\"type\":\"output_text\",\"text\":\"done\"}]}]}}\n\n";
+        assert_eq!(answered(ModelApi::Responses, done.as_bytes(), true), "done");
+    }
+
+    #[test]
+    fn bodies_that_are_not_the_apis_read_as_nothing() {
+        assert_eq!(asked(ModelApi::Messages, b"\xff not json"), "");
+        assert_eq!(answered(ModelApi::Messages, b"", true), "");
+        assert_eq!(answered(ModelApi::Responses, b"[1,2]", false), "");
+    }
+}
