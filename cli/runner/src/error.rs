@@ -19,9 +19,9 @@ pub enum RunnerError {
     /// The blob area failed while keeping a large output.
     #[error("cannot keep a command's output: {0}")]
     Output(StoreError),
-    /// The model gateway could not listen on loopback.
-    #[error("cannot open the model gateway on 127.0.0.1")]
-    Gateway(#[source] std::io::Error),
+    /// The model gateway could not be opened.
+    #[error("cannot open the model gateway")]
+    Gateway(#[source] crate::gateway::GatewayError),
     /// The runner proposed something the rules refuse: a defect in the runner.
     #[error("the runner issued a command the rules refused: {0}")]
     Refused(Box<Rejection>),

@@ -66,11 +66,11 @@ impl Default for RunnerSettings {
 }
 
 impl RunnerSettings {
-    fn of(file: &WorkflowFile, listed: Vec<(String, String)>) -> Self {
+    fn of(file: &WorkflowFile, dir: &Path, listed: Vec<(String, String)>) -> Self {
         let d = Self::default();
         let s = &file.settings;
         Self {
-            gateway: gateway(file),
+            gateway: gateway(file, dir),
             redact_env: s.redact_env.clone().unwrap_or(d.redact_env),
             redact_listed: listed,
             replan: s.replan.clone(),
@@ -92,7 +92,7 @@ impl RunnerSettings {
 
 /// The gateway's upstreams as the file names them, when the gateway is on: `gateway = "on"`,
 /// or a `[providers]` table without `gateway = "off"`.
-fn gateway(file: &WorkflowFile) -> Option<Vec<crate::gateway::Provider>> {
+fn gateway(file: &WorkflowFile, dir: &Path) -> Option<Vec<crate::gateway::Provider>> {
     use crate::gateway::{Provider, ProviderKind};
     let on = match file.settings.gateway {
         Some(mode) => mode == GatewayMode::On,
@@ -105,6 +105,7 @@ fn gateway(file: &WorkflowFile) -> Option<Vec<crate::gateway::Provider>> {
                 name: name.clone(),
                 kind: p.kind,
                 base_url: p.base_url.trim().to_owned(),
+                ca_file: p.ca_file.as_ref().map(|f| dir.join(f)),
                 api_key_env: p.api_key_env.clone().unwrap_or_else(|| {
                     match p.kind {
                         ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
@@ -288,7 +289,7 @@ impl Workflow {
             hash: Hash::of(text.as_bytes()),
             name: file.name.clone(),
             settings,
-            runner: RunnerSettings::of(file, redact_file(s, &dir, &path)?),
+            runner: RunnerSettings::of(file, &dir, redact_file(s, &dir, &path)?),
             tasks,
             discovered: Vec::new(),
             sub_projects: Vec::new(),

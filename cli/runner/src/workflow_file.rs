@@ -155,6 +155,9 @@ pub struct ProviderFile {
     /// The variable of the runner's environment that holds its key (default
     /// `ANTHROPIC_API_KEY` or `OPENAI_API_KEY`, by kind).
     pub api_key_env: Option<String>,
+    /// CA certificates (PEM, relative to the workflow's directory) an `https://` address is
+    /// also trusted by, beside the system's (a proxy in between).
+    pub ca_file: Option<String>,
 }
 
 /// Where a run's tasks work.

@@ -32,29 +32,46 @@ data: {\"type\":\"message_stop\"}\n\n";
 
 const ANSWER: &str = r#"{"id":"msg_1","type":"message","model":"claude-scripted","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":100,"output_tokens":5}}"#;
 
-/// A provider speaking Anthropic Messages: streamed when asked, with the key it was given
-/// noted for the test.
+const CHAT: &str = r#"{"id":"c1","object":"chat.completion","model":"gpt-scripted","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":40,"completion_tokens":2,"total_tokens":42}}"#;
+
+/// A provider speaking Anthropic Messages (streamed when asked) and OpenAI Chat Completions,
+/// with the key it was given noted for the test.
 async fn scripted_provider(seen_keys: Arc<Mutex<Vec<String>>>) -> String {
-    let app = axum::Router::new().route(
-        "/v1/messages",
-        axum::routing::post(move |headers: HeaderMap, body: Bytes| {
-            let seen = seen_keys.clone();
-            async move {
-                let key = headers
-                    .get("x-api-key")
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or_default()
-                    .to_owned();
-                seen.lock().unwrap().push(key);
-                let asked: serde_json::Value = serde_json::from_slice(&body).unwrap();
-                if asked["stream"] == true {
-                    ([("content-type", "text/event-stream")], STREAM).into_response()
-                } else {
-                    ([("content-type", "application/json")], ANSWER).into_response()
+    let bearers = seen_keys.clone();
+    let app = axum::Router::new()
+        .route(
+            "/v1/chat/completions",
+            axum::routing::post(move |headers: HeaderMap| {
+                let seen = bearers.clone();
+                async move {
+                    let auth = headers.get("authorization").and_then(|v| v.to_str().ok());
+                    seen.lock()
+                        .unwrap()
+                        .push(auth.unwrap_or_default().to_owned());
+                    ([("content-type", "application/json")], CHAT).into_response()
                 }
-            }
-        }),
-    );
+            }),
+        )
+        .route(
+            "/v1/messages",
+            axum::routing::post(move |headers: HeaderMap, body: Bytes| {
+                let seen = seen_keys.clone();
+                async move {
+                    let key = headers
+                        .get("x-api-key")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_owned();
+                    seen.lock().unwrap().push(key);
+                    let asked: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                    if asked["stream"] == true {
+                        ([("content-type", "text/event-stream")], STREAM).into_response()
+                    } else {
+                        ([("content-type", "application/json")], ANSWER).into_response()
+                    }
+                }
+            }),
+        );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -81,6 +98,7 @@ async fn gateway_to(provider: &str) -> (Gateway, mpsc::UnboundedReceiver<Passed>
         kind: ProviderKind::Anthropic,
         base_url: provider.to_owned(),
         api_key_env: "ANTHROPIC_API_KEY".into(),
+        ca_file: None,
     }];
     let keys = HashMap::from([("anthropic".to_owned(), REAL_KEY.to_owned())]);
     (Gateway::start(providers, keys, tx).await.unwrap(), rx)
@@ -199,6 +217,62 @@ async fn a_key_works_only_while_its_command_runs_and_a_refusal_is_in_the_provide
 }
 
 #[tokio::test]
+async fn an_openai_call_goes_to_the_openai_provider_with_its_key_as_a_bearer() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let provider = scripted_provider(seen.clone()).await;
+    let (tx, mut passed) = mpsc::unbounded_channel::<Passed>();
+    // A base URL written as the SDKs' are, ending in /v1: the path is not doubled.
+    let providers = vec![Provider {
+        name: "local".into(),
+        kind: ProviderKind::Openai,
+        base_url: format!("{provider}/v1"),
+        api_key_env: "LOCAL_KEY".into(),
+        ca_file: None,
+    }];
+    let keys = HashMap::from([("local".to_owned(), "sk-local-real".to_owned())]);
+    let gateway = Gateway::start(providers, keys, tx).await.unwrap();
+    let key = gateway.admit(&TaskId::from("t"), 1, UsageStage::Tests);
+    let authority = gateway.url().trim_start_matches("http://").to_owned();
+    let stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(conn);
+    let request = axum::http::Request::post("/v1/chat/completions")
+        .header("host", authority)
+        .header("authorization", format!("Bearer {key}"))
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from_static(
+            br#"{"model":"gpt-x","messages":[{"role":"user","content":"hi"}]}"#,
+        )))
+        .unwrap();
+    let answer = tokio::spawn(async move {
+        let response = sender.send_request(request).await.unwrap();
+        let status = response.status();
+        (
+            status,
+            response.into_body().collect().await.unwrap().to_bytes(),
+        )
+    });
+    let mut handed = passed.recv().await.unwrap();
+    handed.recorded.take().unwrap().send(()).unwrap();
+    let (status, body) = answer.await.unwrap();
+    assert_eq!((status, &body[..]), (StatusCode::OK, CHAT.as_bytes()));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec!["Bearer sk-local-real".to_owned()]
+    );
+    let call = handed.call;
+    assert_eq!(
+        (call.provider.as_str(), call.api),
+        ("local", ModelApi::ChatCompletions)
+    );
+    assert_eq!((call.tokens.input, call.tokens.output), (40, 2));
+    assert_eq!(call.stage, UsageStage::Tests);
+}
+
+#[tokio::test]
 async fn a_call_over_budget_is_refused_in_the_providers_shape_and_reaches_no_provider() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let provider = scripted_provider(seen.clone()).await;
@@ -235,4 +309,119 @@ async fn a_provider_that_is_down_is_said_to_the_command_and_recorded() {
     let call = passed.recv().await.unwrap().call;
     assert_eq!((call.end, call.status), (CallEnd::UpstreamFailed, 0));
     assert!(call.error.unwrap().contains("could not be reached"));
+}
+
+/// A provider on HTTPS with a certificate for `localhost` from a CA of the test's own: its
+/// address and the CA's file.
+async fn provider_over_tls(dir: &std::path::Path) -> (String, std::path::PathBuf) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name.push(DnType::CommonName, "test CA");
+    let ca_key = KeyPair::generate().unwrap();
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca_cert.pem()).unwrap();
+    let issuer = Issuer::new(ca, ca_key);
+    let leaf = CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let cert = leaf.signed_by(&key, &issuer).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![cert.der().clone()],
+        rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap(),
+    )
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        loop {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let service = hyper::service::service_fn(|_request| async {
+                    Ok::<_, std::convert::Infallible>(
+                        axum::http::Response::builder()
+                            .header("content-type", "application/json")
+                            .body(Full::new(Bytes::from_static(ANSWER.as_bytes())))
+                            .unwrap(),
+                    )
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                    .await;
+            });
+        }
+    });
+    (format!("https://localhost:{port}"), ca_file)
+}
+
+#[tokio::test]
+async fn a_provider_over_https_is_trusted_by_its_ca_file_and_refused_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, ca_file) = provider_over_tls(dir.path()).await;
+    for (ca, answered) in [(Some(ca_file), true), (None, false)] {
+        let (tx, mut handed) = mpsc::unbounded_channel::<Passed>();
+        let providers = vec![Provider {
+            name: "anthropic".into(),
+            kind: ProviderKind::Anthropic,
+            base_url: url.clone(),
+            api_key_env: "ANTHROPIC_API_KEY".into(),
+            ca_file: ca,
+        }];
+        let keys = HashMap::from([("anthropic".to_owned(), REAL_KEY.to_owned())]);
+        let gateway = Gateway::start(providers, keys, tx).await.unwrap();
+        let key = gateway.admit(&TaskId::from("a"), 1, UsageStage::Agent);
+        let url = gateway.url().to_owned();
+        let call =
+            tokio::spawn(async move { post(&url, "/v1/messages", &key, r#"{"model":"m"}"#).await });
+        let mut passed = handed.recv().await.unwrap();
+        if let Some(told) = passed.recorded.take() {
+            let _ = told.send(());
+        }
+        let (status, body) = call.await.unwrap();
+        if answered {
+            assert_eq!((status, body.as_str()), (StatusCode::OK, ANSWER));
+            assert_eq!(passed.call.end, CallEnd::Answered);
+        } else {
+            assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+            assert!(
+                body.contains("TLS"),
+                "an untrusted certificate is said: {body}"
+            );
+            assert_eq!(passed.call.end, CallEnd::UpstreamFailed);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_ca_file_that_is_not_one_stops_the_gateway_from_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("ca.pem");
+    std::fs::write(&bad, "not a certificate").unwrap();
+    let (tx, _rx) = mpsc::unbounded_channel::<Passed>();
+    let providers = vec![Provider {
+        name: "corp".into(),
+        kind: ProviderKind::Openai,
+        base_url: "https://proxy.example:8443/v1".into(),
+        api_key_env: "OPENAI_API_KEY".into(),
+        ca_file: Some(bad.clone()),
+    }];
+    let error = Gateway::start(providers, HashMap::new(), tx)
+        .await
+        .unwrap_err();
+    let said = error.to_string();
+    assert!(
+        said.contains("provider corp's ca_file") && said.contains("no certificate"),
+        "{said}"
+    );
 }

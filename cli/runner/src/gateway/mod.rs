@@ -8,8 +8,10 @@
 
 mod providers;
 mod relay;
+mod upstream;
 
 pub use providers::{Provider, ProviderKind};
+pub use upstream::GatewayError;
 
 use runlog_core::model_call::ModelCall;
 use runlog_core::usage::UsageStage;
@@ -59,6 +61,7 @@ struct Shared {
     /// Tasks whose budget (their own or the run's) is spent, with what a refused call is told.
     spent: Mutex<HashMap<TaskId, String>>,
     passed: mpsc::UnboundedSender<Passed>,
+    upstreams: upstream::Upstreams,
 }
 
 impl Shared {
@@ -87,15 +90,20 @@ impl Gateway {
         providers: Vec<Provider>,
         keys: HashMap<String, String>,
         passed: mpsc::UnboundedSender<Passed>,
-    ) -> std::io::Result<Gateway> {
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
-        let url = format!("http://{}", listener.local_addr()?);
+    ) -> Result<Gateway, GatewayError> {
+        let upstreams = upstream::Upstreams::of(&providers)?;
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .await
+            .map_err(GatewayError::Listen)?;
+        let address = listener.local_addr().map_err(GatewayError::Listen)?;
+        let url = format!("http://{address}");
         let shared = Arc::new(Shared {
             providers,
             keys,
             callers: Mutex::new(HashMap::new()),
             spent: Mutex::new(HashMap::new()),
             passed,
+            upstreams,
         });
         let app = axum::Router::new()
             .fallback(relay::relay)

@@ -26,6 +26,8 @@ pub struct Provider {
     pub base_url: String,
     /// The variable of the runner's environment holding its key.
     pub api_key_env: String,
+    /// CA certificates (PEM) its `https://` address is also trusted by, beside the system's.
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 impl ProviderKind {

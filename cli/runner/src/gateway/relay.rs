@@ -4,7 +4,7 @@
 //! engine before the answer's last frame goes out.
 
 use super::providers::{self, api_of, error_body, kind_of, Provider, ProviderKind};
-use super::{Caller, Passed, Shared, MAX_REQUEST_BYTES};
+use super::{upstream, Caller, Passed, Shared, MAX_REQUEST_BYTES};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -116,7 +116,7 @@ pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -
         call.refused(CallEnd::Refused, &why);
         return answer(kind, StatusCode::BAD_GATEWAY, "api_error", &why);
     };
-    let upstream = match send(&provider, &key, &parts, bytes).await {
+    let upstream = match send(&shared, &provider, &key, &parts, bytes).await {
         Ok(r) => r,
         Err(why) => {
             let why = format!("provider {} could not be reached: {why}", provider.name);
@@ -266,38 +266,14 @@ fn key_of(headers: &HeaderMap) -> Option<String> {
 
 /// The request passed on to `provider` with its real key.
 async fn send(
+    shared: &Shared,
     provider: &Provider,
     key: &str,
     parts: &axum::http::request::Parts,
     body: Bytes,
 ) -> Result<axum::http::Response<hyper::body::Incoming>, String> {
-    let rest = provider
-        .base_url
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("{} is not an http:// address", provider.base_url))?;
-    let (authority, prefix) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
-    let prefix = prefix.trim_end_matches('/');
-    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    // A base URL that already ends in /v1 (as the SDKs' are written) is not doubled.
-    let path = match prefix.strip_suffix("v1") {
-        Some(_) if path.starts_with("/v1") => {
-            format!("/{prefix}{}", path.trim_start_matches("/v1"))
-        }
-        _ if prefix.is_empty() => path.to_owned(),
-        _ => format!("/{prefix}{path}"),
-    };
-    let stream = tokio::net::TcpStream::connect(authority)
-        .await
-        .map_err(|e| e.to_string())?;
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-            .await
-            .map_err(|e| e.to_string())?;
-    tokio::spawn(connection);
-    let mut request = axum::http::Request::builder()
-        .method(parts.method.clone())
-        .uri(path)
-        .header(header::HOST, authority);
+    let api_path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let mut request = axum::http::Request::builder().method(parts.method.clone());
     for (name, value) in &parts.headers {
         if !NOT_PASSED.contains(&name.as_str()) {
             request = request.header(name, value);
@@ -306,14 +282,16 @@ async fn send(
     let (name, value) = provider.auth_header(key);
     let value =
         HeaderValue::from_str(&value).map_err(|_| "the key is not a header value".to_owned())?;
-    let request = request
-        .header(name, value)
-        .body(http_body_util::Full::new(body))
-        .map_err(|e| e.to_string())?;
-    sender
-        .send_request(request)
+    let request = request.header(name, value);
+    shared
+        .upstreams
+        .send(
+            provider,
+            request,
+            &upstream::path_at(provider, api_path),
+            body,
+        )
         .await
-        .map_err(|e| e.to_string())
 }
 
 fn answer(kind: ProviderKind, status: StatusCode, error_type: &str, message: &str) -> Response {
