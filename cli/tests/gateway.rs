@@ -46,6 +46,9 @@ print(json.loads(call({"model": "claude-x", "max_tokens": 64,
                        "messages": [{"role": "user", "content": "plan the change"}]}))["content"][0]["text"])
 print(len(call({"model": "claude-x", "max_tokens": 64, "stream": True,
                 "messages": [{"role": "user", "content": "write it"}]})), "bytes streamed")
+# As Claude Code closes: what it says the calls cost.
+print(json.dumps({"type": "result", "total_cost_usd": 0.5, "model": "claude-scripted",
+                  "usage": {"input_tokens": 1300, "output_tokens": 35}}))
 "#;
 
 /// An agent that calls its model until it is refused, as an agent looping on a task does.
@@ -260,6 +263,17 @@ fn an_agents_model_calls_go_through_the_gateway_into_the_history() {
         shown["calls"].as_array().unwrap().len(),
         0,
         "attempt 2 made none: {shown}"
+    );
+
+    // What the agent printed it used is its claim, beside the measure, not counted again.
+    let claimed = runlog(&store)
+        .args(["log", "calls", "--kind", "usage-claimed"])
+        .output()
+        .unwrap();
+    let claimed = String::from_utf8_lossy(&claimed.stdout);
+    assert!(
+        claimed.contains("calls attempt 1 agent says it used 1300 input and 35 output tokens on claude-scripted: $0.5000 (reported): its claim, beside the calls the gateway measured"),
+        "{claimed}"
     );
 
     // The run's cost is the calls'.

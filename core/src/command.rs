@@ -487,6 +487,16 @@ pub enum CommandKind {
         /// The call.
         call: Box<crate::model_call::ModelCall>,
     },
+    /// Record what a command reported it used for calls the gateway measured: its claim, kept
+    /// beside the measure and not counted.
+    RecordUsageClaim {
+        /// The task.
+        task: TaskId,
+        /// Which command.
+        stage: UsageStage,
+        /// The reports, normalised.
+        reports: Vec<UsageReport>,
+    },
 }
 
 /// What a run's usage is priced with and bounded by, as its workflow says.

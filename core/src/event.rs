@@ -584,6 +584,12 @@ pub enum EventKind {
     /// usage (measured, not as the command printed it) is the attempt's, priced as usage is.
     /// (Boxed: a call holds more than most events.)
     ModelCalled(Box<crate::model_call::ModelCall>),
+    /// What a command printed it used for calls the gateway measured: kept as its claim,
+    /// beside the measure, and never counted (the calls' own records are).
+    UsageClaimed {
+        /// The claim, as a usage record.
+        usage: crate::usage::UsageRecord,
+    },
 }
 
 /// What a run's tombstone keeps.
@@ -686,6 +692,7 @@ event_names! {
     SecretsRedacted => "secrets-redacted",
     RunForgotten => "run-forgotten",
     ModelCalled => "model-called",
+    UsageClaimed => "usage-claimed",
 }
 
 impl EventKind {
@@ -746,6 +753,7 @@ impl EventKind {
             | EventKind::BudgetSpent { task, .. } => Some(task),
             EventKind::UsageRecorded { usage } => Some(&usage.task),
             EventKind::ModelCalled(call) => Some(&call.task),
+            EventKind::UsageClaimed { usage } => Some(&usage.task),
             EventKind::MessagePosted { task, .. }
             | EventKind::BudgetSet { task, .. }
             | EventKind::SecretsRedacted { task, .. } => task.as_ref(),

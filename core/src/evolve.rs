@@ -356,6 +356,8 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
         }),
         EventKind::UsageRecorded { usage } => add_usage(state, usage.clone()),
         EventKind::ModelCalled(call) => add_usage(state, call.usage()),
+        // A claim is kept in the log beside the measure; only the measure counts.
+        EventKind::UsageClaimed { .. } => {}
         EventKind::PricesSet { prices } => state.prices = prices.clone(),
         EventKind::BudgetSet { task, limits, .. } => match task {
             Some(task) => with_task(state, task, |t| t.budget = *limits),

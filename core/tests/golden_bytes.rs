@@ -13,7 +13,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 54;
+const VARIANTS: usize = 55;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -73,6 +73,7 @@ fn index(k: &EventKind) -> usize {
         EventKind::SecretsRedacted { .. } => 51,
         EventKind::RunForgotten { .. } => 52,
         EventKind::ModelCalled { .. } => 53,
+        EventKind::UsageClaimed { .. } => 54,
     }
 }
 
@@ -463,6 +464,25 @@ fn samples() -> Vec<EventKind> {
             assembled: None,
             error: Some("overloaded".into()),
         })),
+        EventKind::UsageClaimed {
+            usage: usage::UsageRecord {
+                task: t("build"),
+                attempt: 2,
+                stage: usage::UsageStage::Evaluator,
+                model: Some("claude-sonnet-4".into()),
+                provider: Some("anthropic".into()),
+                tokens: usage::Tokens {
+                    input: 1200,
+                    output: 300,
+                    cache_read: 800,
+                    cache_write: 100,
+                    reasoning: 40,
+                },
+                cost_usd: Some(0.5),
+                cost: usage::CostSource::Reported,
+                reports: 1,
+            },
+        },
     ]
 }
 

@@ -270,8 +270,16 @@ pub fn leftovers(task: &TaskId, ran: Ran, out: &Outcome) -> Option<Step> {
 
 /// The usage a command reported on its stdout and in its `RUNLOG_USAGE` file (`appended`),
 /// recorded; a line runlog cannot read is noted with why, and never stops the run. A
-/// sub-project's agent reports nothing here: its child run records its own.
-pub fn usage(state: &RunState, task: &TaskId, ran: Ran, stdout: &str, appended: &str) -> Vec<Step> {
+/// sub-project's agent reports nothing here: its child run records its own. When the gateway
+/// `measured` the command's calls, what it reported is its claim: kept, never counted twice.
+pub fn usage(
+    state: &RunState,
+    task: &TaskId,
+    ran: Ran,
+    stdout: &str,
+    appended: &str,
+    measured: bool,
+) -> Vec<Step> {
     let stage = ran.stage();
     if state.child_run_of(task).is_some() && stage == UsageStage::Agent {
         return Vec::new();
@@ -288,12 +296,22 @@ pub fn usage(state: &RunState, task: &TaskId, ran: Ran, stdout: &str, appended: 
         .map(|p| note(task, format!("the {} command: {p}", stage.name())))
         .collect();
     if !reports.is_empty() {
-        steps.push(decide(
-            CommandKind::RecordUsage {
-                task: task.clone(),
+        let task_ = task.clone();
+        let kind = if measured {
+            CommandKind::RecordUsageClaim {
+                task: task_,
                 stage,
                 reports,
-            },
+            }
+        } else {
+            CommandKind::RecordUsage {
+                task: task_,
+                stage,
+                reports,
+            }
+        };
+        steps.push(decide(
+            kind,
             IfRefused::Note {
                 task: task.clone(),
                 about: format!("the {} command's usage was not recorded", stage.name()),

@@ -260,7 +260,7 @@ fn output_is_kept_per_stream_and_a_cut_stream_is_noted() {
 fn usage_from_stdout_and_the_usage_file_is_recorded_and_a_bad_line_is_noted() {
     let stdout = "{\"usage\": {\"input_tokens\": 3, \"output_tokens\": 4}, \"model\": \"m\"}\n";
     let appended = "{\"usage\": \"x\"}\n";
-    let steps = finished::usage(&running_a(), &id("a"), Ran::Eval, stdout, appended);
+    let steps = finished::usage(&running_a(), &id("a"), Ran::Eval, stdout, appended, false);
     let notes = notes(&steps);
     assert_eq!(notes.len(), 1);
     assert!(
@@ -270,6 +270,16 @@ fn usage_from_stdout_and_the_usage_file_is_recorded_and_a_bad_line_is_noted() {
     assert!(matches!(
         kinds(&steps).last(),
         Some(CommandKind::RecordUsage { stage: UsageStage::Evaluator, reports, .. }) if reports.len() == 1
+    ));
+}
+
+#[test]
+fn usage_a_command_printed_for_calls_the_gateway_measured_is_its_claim() {
+    let stdout = "{\"type\": \"result\", \"total_cost_usd\": 0.5, \"usage\": {\"input_tokens\": 3, \"output_tokens\": 4}}\n";
+    let steps = finished::usage(&running_a(), &id("a"), Ran::Agent, stdout, "", true);
+    assert!(matches!(
+        kinds(&steps)[..],
+        [CommandKind::RecordUsageClaim { stage: UsageStage::Agent, reports, .. }] if reports.len() == 1
     ));
 }
 

@@ -185,6 +185,12 @@ pub fn describe(e: &EventKind) -> String {
             usage.attempt,
             usage.describe()
         ),
+        EventKind::UsageClaimed { usage } => format!(
+            "{} attempt {} {}: its claim, beside the calls the gateway measured",
+            usage.task,
+            usage.attempt,
+            usage.describe().replacen(" used ", " says it used ", 1)
+        ),
         EventKind::ModelCalled(call) => format!(
             "{} attempt {} {}",
             call.task,

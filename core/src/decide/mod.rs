@@ -197,6 +197,11 @@ fn decide_kinds(
         } => budget::set_budget(state, task, max_cost_usd, max_tokens, by),
         CommandKind::StopForBudget { task } => budget::stop_for_budget(state, task),
         CommandKind::RecordModelCall { call } => budget::record_model_call(state, *call),
+        CommandKind::RecordUsageClaim {
+            task,
+            stage,
+            reports,
+        } => budget::record_usage_claim(state, task, stage, reports),
         CommandKind::RecordRedaction { task, redactions } => {
             control::record_redaction(state, task, redactions)
         }

@@ -9,14 +9,17 @@ use crate::finished::{self, Ran};
 use crate::gateway::{Gateway, Passed};
 use runlog_core::model_call::Body;
 use runlog_core::redact::Counts;
+use runlog_core::usage::UsageStage;
 use runlog_core::{Hash, TaskId};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use tokio::sync::mpsc;
 
 /// An open gateway and the calls it hands over.
 pub(super) struct ModelCalls {
     gateway: Gateway,
     passed: mpsc::UnboundedReceiver<Passed>,
+    /// The commands (task, attempt, stage) whose calls the gateway measured.
+    measured: HashSet<(TaskId, u32, UsageStage)>,
 }
 
 impl Engine {
@@ -39,7 +42,11 @@ impl Engine {
         let gateway = Gateway::start(providers, keys, tx)
             .await
             .map_err(RunnerError::Gateway)?;
-        self.calls = Some(ModelCalls { gateway, passed });
+        self.calls = Some(ModelCalls {
+            gateway,
+            passed,
+            measured: HashSet::new(),
+        });
         Ok(())
     }
 
@@ -67,6 +74,17 @@ impl Engine {
             }
         }
         env
+    }
+
+    /// Whether the gateway measured calls of `id`'s current attempt's `ran` command: then the
+    /// usage it printed is its claim.
+    pub(super) fn measured(&self, id: &TaskId, ran: Ran) -> bool {
+        let (Some(calls), Some(task)) = (&self.calls, self.state().task(id)) else {
+            return false;
+        };
+        calls
+            .measured
+            .contains(&(id.clone(), task.attempt, ran.stage()))
     }
 
     /// The keys of `id`'s command stop working: it ended.
@@ -109,6 +127,11 @@ impl Engine {
         }
         call.request = request;
         call.response = response;
+        if let Some(calls) = &mut self.calls {
+            calls
+                .measured
+                .insert((call.task.clone(), call.attempt, call.stage));
+        }
         let redaction = finished::redaction(Some(&call.task), counts).map(finished::record);
         // What a person may not read is said first, as for a command's output.
         self.carry_out(redaction.into_iter().chain([finished::model_call(call)]))?;

@@ -90,7 +90,8 @@ impl Engine {
         // command starts: removed, it made ext4 (without a journal) search past one more
         // recently deleted inode for every file the next tasks made.
         let appended = read_capped(&file, cap);
-        let steps = finished::usage(self.state(), id, ran, &out.stdout, &appended);
+        let measured = self.measured(id, ran);
+        let steps = finished::usage(self.state(), id, ran, &out.stdout, &appended, measured);
         self.carry_out(steps)
     }
 

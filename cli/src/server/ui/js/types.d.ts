@@ -931,7 +931,11 @@ task: TaskId | null,
 /**
  * What was replaced, by name.
  */
-redactions: Array<Redaction>, } | { "type": "run-forgotten" } & Forgotten | { "type": "model-called" } & ModelCall;
+redactions: Array<Redaction>, } | { "type": "run-forgotten" } & Forgotten | { "type": "model-called" } & ModelCall | { "type": "usage-claimed", 
+/**
+ * The claim, as a usage record.
+ */
+usage: UsageRecord, };
 
 /**
  * What a run's tombstone keeps.
