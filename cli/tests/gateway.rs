@@ -379,3 +379,57 @@ fn a_spent_budget_stops_the_call_that_would_spend_more_and_the_attempt_ends_ther
         "{failed}"
     );
 }
+
+#[test]
+fn the_replanners_calls_are_charged_to_the_task_that_asked_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let (provider, _) = scripted_provider();
+    // The replanner asks the model, then keeps the plan as it is.
+    let replan = r#"
+import json, os, sys, urllib.request
+board = sys.stdin.read()
+request = urllib.request.Request(
+    os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages",
+    data=json.dumps({"model": "claude-x", "max_tokens": 64,
+                     "messages": [{"role": "user", "content": "revise: " + board[:100]}]}).encode(),
+    headers={"x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01",
+             "content-type": "application/json"})
+urllib.request.urlopen(request).read()
+print(json.dumps({"cancel": [], "reason": "keep the plan"}))
+"#;
+    std::fs::write(dir.path().join("replan.py"), replan).unwrap();
+    // `d` is destructive and shares its file with `p`: its end asks for a replan.
+    let wf = workflow(
+        dir.path(),
+        "re",
+        &format!(
+            "name = \"re\"\n[settings]\nworkspace = \"none\"\nreplan = \"python3 replan.py\"\n\
+             [[task]]\nid = \"d\"\nrun = \"true\"\nfiles = [\"f.py\"]\ndestructive = true\nrequires_testing = false\n\
+             [[task]]\nid = \"p\"\nrun = \"true\"\nfiles = [\"f.py\"]\nafter = [\"d\"]\nrequires_testing = false\n\
+             [providers.anthropic]\nkind = \"anthropic\"\nbase_url = \"{provider}\"\n"
+        ),
+    );
+    let out = runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", "re", "--quiet"])
+        .env("ANTHROPIC_API_KEY", REAL_KEY)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let log = runlog(&store)
+        .args(["--json", "log", "re", "--kind", "model-called"])
+        .output()
+        .unwrap();
+    let calls: Vec<serde_json::Value> = String::from_utf8_lossy(&log.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["event"].clone())
+        .collect();
+    assert!(!calls.is_empty(), "{}", text(&log));
+    for call in &calls {
+        assert_eq!(
+            (&call["task"], &call["stage"]),
+            (&"d".into(), &"replanner".into()),
+            "{call}"
+        );
+    }
+}

@@ -277,10 +277,12 @@ impl Engine {
         let board = serde_json::to_string(&Board::of(self.state())).map_err(RunnerError::Board)?;
         let usage = self.ctx.layout.usage(None);
         crate::layout::empty_if_present(&usage);
-        let env = vec![
+        let mut env = vec![
             ("RUNLOG_RUN".to_owned(), self.run().to_owned()),
             ("RUNLOG_USAGE".to_owned(), usage.display().to_string()),
         ];
+        // Its calls are charged to the task whose completion asked for it.
+        env.extend(self.gateway_env(&after, crate::finished::Ran::Replan));
         let dir = self.ctx.dir.clone();
         let runner = self.ctx.runner.clone();
         let groups = self.ctx.layout.groups();

@@ -21,6 +21,8 @@ impl Engine {
                 let Some(Replanning { seen, after, .. }) = self.procs.replanning.take() else {
                     return Ok(());
                 };
+                self.withdraw_keys(&after);
+                self.take_calls()?;
                 self.took_output(&after, Ran::Replan, &out)?;
                 self.carry_out(finished::replan(&out, seen))
             }
