@@ -147,3 +147,59 @@ fn usage_lands_on_the_span_of_the_command_that_used_it() {
         Some(&AttrValue::Str("m".into()))
     );
 }
+
+#[test]
+fn a_model_call_is_an_llm_span_under_its_attempt_with_its_usage() {
+    let call = model_call::ModelCall {
+        task: "a".into(),
+        attempt: 1,
+        stage: usage::UsageStage::Agent,
+        n: 1,
+        provider: "anthropic".into(),
+        api: model_call::ModelApi::Messages,
+        model: Some("claude-scripted".into()),
+        streamed: true,
+        status: 200,
+        end: model_call::CallEnd::Answered,
+        first_byte_ms: Some(30),
+        duration_ms: 400,
+        tokens: usage::Tokens {
+            input: 1200,
+            output: 30,
+            ..usage::Tokens::default()
+        },
+        cost_usd: None,
+        cost: usage::CostSource::Unpriced,
+        request: None,
+        response: None,
+        assembled: None,
+        error: None,
+    };
+    let g = given_run(vec![task("a")])
+        .and(start("a"))
+        .and(CommandKind::RecordModelCall {
+            call: Box::new(call),
+        })
+        .and(submit("a"));
+    let spans = spans(&g.events, None);
+    let llm: Vec<&Span> = spans.iter().filter(|s| s.kind == SpanKind::Llm).collect();
+    assert_eq!(llm.len(), 1, "{spans:?}");
+    let attempt = spans.iter().find(|s| s.kind == SpanKind::Agent).unwrap();
+    assert_eq!(llm[0].parent, Some(attempt.span_id), "under its attempt");
+    assert_eq!(llm[0].name, "chat claude-scripted");
+    assert_eq!(SpanKind::Llm.name(), "LLM");
+    assert_eq!(
+        attr(llm[0], "gen_ai.usage.input_tokens"),
+        Some(&AttrValue::Int(1200))
+    );
+    assert_eq!(
+        attr(llm[0], "gen_ai.usage.output_tokens"),
+        Some(&AttrValue::Int(30))
+    );
+    assert_eq!(
+        llm[0].end.0 - llm[0].start.0,
+        400,
+        "from the request to the answer's end"
+    );
+    assert!(llm[0].error.is_none());
+}

@@ -23,6 +23,8 @@ pub enum SpanKind {
     Tool,
     /// A task's evaluator.
     Evaluator,
+    /// One call to a model, through the gateway.
+    Llm,
 }
 
 impl SpanKind {
@@ -33,6 +35,7 @@ impl SpanKind {
             SpanKind::Agent => "AGENT",
             SpanKind::Tool => "TOOL",
             SpanKind::Evaluator => "EVALUATOR",
+            SpanKind::Llm => "LLM",
         }
     }
 }
@@ -550,6 +553,7 @@ impl TraceBuilder {
                 if let Some(run) = self.run_span.as_mut() {
                     add_spend_attrs(&mut run.attributes, &state.spend);
                 }
+                ended.push(self.model_call(call, seq, at));
             }
             EventKind::UsageRecorded { usage } => {
                 self.add_usage(usage);
@@ -742,6 +746,53 @@ impl TraceBuilder {
             add_spend_attrs(&mut span.attributes, spend);
             add_model_attrs(&mut span.attributes, u);
         }
+    }
+
+    /// A call's span under its attempt: `chat {model}`, from the request to the answer's end,
+    /// with the usage the provider returned (message contents are not in it).
+    fn model_call(&self, call: &crate::model_call::ModelCall, seq: u64, at: Timestamp) -> Span {
+        let model = call.model.clone().unwrap_or_default();
+        let mut span = self.open(
+            &["call", call.task.as_str(), &seq.to_string()],
+            self.attempt_span_id(&call.task),
+            format!("chat {model}"),
+            SpanKind::Llm,
+            seq,
+            Timestamp(at.0.saturating_sub(call.duration_ms)),
+        );
+        span.end = at;
+        span.attributes.extend([
+            s("gen_ai.operation.name", "chat"),
+            s("gen_ai.provider.name", call.provider.clone()),
+            s("llm.provider", call.provider.clone()),
+            s("gen_ai.request.model", model.clone()),
+            s("llm.model_name", model),
+            s("runlog.task", call.task.0.clone()),
+            i("runlog.attempt", u64::from(call.attempt)),
+            s("runlog.stage", call.stage.name()),
+            i("runlog.call", u64::from(call.n)),
+            s("runlog.api", call.api.name()),
+            i("http.response.status_code", u64::from(call.status)),
+        ]);
+        let usage = call.usage();
+        add_spend_attrs(
+            &mut span.attributes,
+            &Spend {
+                tokens: usage.tokens,
+                cost_usd: usage.cost_usd.unwrap_or_default(),
+                unpriced: u32::from(usage.cost_usd.is_none()),
+            },
+        );
+        if call.end != crate::model_call::CallEnd::Answered || call.status >= 400 {
+            span.error = Some(format!(
+                "{}: {}",
+                call.end.name(),
+                call.error
+                    .clone()
+                    .unwrap_or_else(|| format!("status {}", call.status))
+            ));
+        }
+        span
     }
 
     /// Closes the spans whose part of the run is over in `state`.
