@@ -336,6 +336,28 @@ fn phoenix_stores_runs_from_history_and_live_as_runlog_exports_them() {
         .unwrap();
     assert_eq!(judge["attributes"]["llm.cost.total"], 0.0031);
 
+    // A model call: an LLM span under its attempt, with the usage the provider returned.
+    let out = common::emit(
+        &store,
+        "calls",
+        r#"{"command":"start-run","run":"calls","tasks":[{"id":"a","requires_testing":false}]}
+{"command":"start-task","task":"a","agent":null,"worktree":null}
+{"command":"record-model-call","call":{"task":"a","attempt":1,"stage":"agent","n":1,"provider":"anthropic","api":"messages","model":"claude-scripted","streamed":true,"status":200,"end":{"end":"answered"},"first_byte_ms":30,"duration_ms":400,"tokens":{"input":12000,"output":350,"cache_read":0,"cache_write":0,"reasoning":0},"cost_usd":null,"cost":"unpriced","request":null,"response":null,"assembled":null,"error":null}}
+"#,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    export_to(&store, "calls", &phoenix.url(), "calls");
+    let calls = phoenix.spans("calls", otlp_json(&store, "calls").len());
+    let llm = calls
+        .values()
+        .find(|s| s["span_kind"] == "LLM")
+        .unwrap_or_else(|| panic!("an LLM span: {calls:?}"));
+    let attempt = calls.values().find(|s| s["span_kind"] == "AGENT").unwrap();
+    assert_eq!(llm["parent_id"], attempt["context"]["span_id"]);
+    assert_eq!(llm["name"], "chat claude-scripted");
+    assert_eq!(llm["attributes"]["llm.token_count.prompt"], 12_000);
+    assert_eq!(llm["attributes"]["llm.model_name"], "claude-scripted");
+
     // Live: the spans go as the run works, the same ones an export from history gives.
     let live = fixed(&mut runlog(&store))
         .args([
