@@ -295,28 +295,51 @@ fn an_agents_model_calls_go_through_the_gateway_into_the_history() {
     );
 }
 
-#[test]
-fn without_providers_the_environment_is_passed_through_as_it_is() {
+/// The environment a one-task run's command was given, with `settings` in its workflow and
+/// `key` (if any) as the runner's `ANTHROPIC_API_KEY`.
+fn environment_given(settings: &str, key: Option<&str>) -> String {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     let wf = workflow(
         dir.path(),
         "plain",
-        "name = \"plain\"\n[settings]\nworkspace = \"none\"\n\
-         [[task]]\nid = \"a\"\nrun = \"env > env-seen.txt\"\nrequires_testing = false\n",
+        &format!(
+            "name = \"plain\"\n[settings]\nworkspace = \"none\"\n{settings}\
+             [[task]]\nid = \"a\"\nrun = \"env > env-seen.txt\"\nrequires_testing = false\n"
+        ),
     );
-    let out = runlog(&store)
-        .args(["run", wf.to_str().unwrap(), "--run-id", "plain", "--quiet"])
-        .env("ANTHROPIC_API_KEY", REAL_KEY)
-        .output()
-        .unwrap();
+    let mut run = runlog(&store);
+    run.args(["run", wf.to_str().unwrap(), "--run-id", "plain", "--quiet"])
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY");
+    if let Some(key) = key {
+        run.env("ANTHROPIC_API_KEY", key);
+    }
+    let out = run.output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    let env = std::fs::read_to_string(dir.path().join("env-seen.txt")).unwrap();
+    std::fs::read_to_string(dir.path().join("env-seen.txt")).unwrap()
+}
+
+#[test]
+fn a_providers_key_in_the_runners_environment_turns_the_gateway_on_unless_it_is_off() {
+    // Nothing said, a key held: on, to the public provider, the key kept in the runner.
+    let env = environment_given("", Some(REAL_KEY));
+    assert!(!env.contains(REAL_KEY), "{env}");
+    assert!(env.contains("ANTHROPIC_API_KEY=runlog-"), "{env}");
+    assert!(env.contains("RUNLOG_GATEWAY=http://127.0.0.1:"), "{env}");
+    // `gateway = "off"`: the environment as it is.
+    let env = environment_given("gateway = \"off\"\n", Some(REAL_KEY));
     assert!(
         env.contains(&format!("ANTHROPIC_API_KEY={REAL_KEY}")),
         "{env}"
     );
     assert!(!env.contains("RUNLOG_GATEWAY"), "{env}");
+    // No key and nothing said: nothing to guard, no gateway.
+    let env = environment_given("", None);
+    assert!(
+        !env.contains("RUNLOG_GATEWAY") && !env.contains("ANTHROPIC_API_KEY"),
+        "{env}"
+    );
 }
 
 #[test]

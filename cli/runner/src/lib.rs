@@ -66,4 +66,4 @@ pub use layout::Layout;
 pub use observer::{Observer, Unobserved};
 pub use revision::{added_specs, parse_revision, PlanError};
 pub use sub_project::is_child_of;
-pub use workflow::{RunnerSettings, Workflow};
+pub use workflow::{GatewayPlan, RunnerSettings, Workflow};

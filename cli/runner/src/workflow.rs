@@ -38,8 +38,8 @@ pub struct RunnerSettings {
     pub redact_env: Vec<String>,
     /// The `redact_file`'s secrets.
     pub redact_listed: Vec<(String, String)>,
-    /// The model gateway's upstreams, when commands reach their models through it.
-    pub gateway: Option<Vec<crate::gateway::Provider>>,
+    /// Whether commands reach their models through the gateway, and to which providers.
+    pub gateway: GatewayPlan,
 }
 
 /// The smallest `output_cap_bytes`: below it the head and tail could not hold an agent's report.
@@ -60,7 +60,7 @@ impl Default for RunnerSettings {
                 .map(|p| (*p).to_owned())
                 .collect(),
             redact_listed: Vec::new(),
-            gateway: None,
+            gateway: GatewayPlan::IfKeys,
         }
     }
 }
@@ -90,32 +90,50 @@ impl RunnerSettings {
     }
 }
 
-/// The gateway's upstreams as the file names them, when the gateway is on: `gateway = "on"`,
-/// or a `[providers]` table without `gateway = "off"`.
-fn gateway(file: &WorkflowFile, dir: &Path) -> Option<Vec<crate::gateway::Provider>> {
+/// When commands reach their models through the gateway, and to which providers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GatewayPlan {
+    /// `gateway = "off"`: commands keep the runner's environment as it is.
+    Off,
+    /// `gateway = "on"` or a `[providers]` table: to the file's providers, and the public
+    /// provider of a kind it names none of.
+    On(Vec<crate::gateway::Provider>),
+    /// Nothing said: on, to the public providers whose keys the runner's environment holds
+    /// (off when it holds none).
+    IfKeys,
+}
+
+/// The file's gateway plan: `gateway = "off"`, or on with its `[providers]`, or nothing said.
+fn gateway(file: &WorkflowFile, dir: &Path) -> GatewayPlan {
     use crate::gateway::{Provider, ProviderKind};
-    let on = match file.settings.gateway {
-        Some(mode) => mode == GatewayMode::On,
-        None => !file.providers.is_empty(),
-    };
-    on.then(|| {
-        file.providers
-            .iter()
-            .map(|(name, p)| Provider {
-                name: name.clone(),
-                kind: p.kind,
-                base_url: p.base_url.trim().to_owned(),
-                ca_file: p.ca_file.as_ref().map(|f| dir.join(f)),
-                api_key_env: p.api_key_env.clone().unwrap_or_else(|| {
-                    match p.kind {
-                        ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
-                        ProviderKind::Openai => "OPENAI_API_KEY",
-                    }
-                    .to_owned()
-                }),
-            })
-            .collect()
-    })
+    match file.settings.gateway {
+        Some(GatewayMode::Off) => return GatewayPlan::Off,
+        None if file.providers.is_empty() => return GatewayPlan::IfKeys,
+        _ => {}
+    }
+    let mut providers: Vec<Provider> = file
+        .providers
+        .iter()
+        .map(|(name, p)| Provider {
+            name: name.clone(),
+            kind: p.kind,
+            base_url: p.base_url.trim().to_owned(),
+            ca_file: p.ca_file.as_ref().map(|f| dir.join(f)),
+            api_key_env: p.api_key_env.clone().unwrap_or_else(|| {
+                match p.kind {
+                    ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+                    ProviderKind::Openai => "OPENAI_API_KEY",
+                }
+                .to_owned()
+            }),
+        })
+        .collect();
+    for kind in [ProviderKind::Anthropic, ProviderKind::Openai] {
+        if !providers.iter().any(|p| p.kind == kind) {
+            providers.push(Provider::public(kind));
+        }
+    }
+    GatewayPlan::On(providers)
 }
 
 /// A workflow ready to run.

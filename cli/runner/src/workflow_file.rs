@@ -129,8 +129,8 @@ pub struct SettingsFile {
     /// workflow's directory.
     pub redact_file: Option<String>,
     /// Whether commands reach their models through the runner's gateway: `on` (the default
-    /// when the file has a `[providers]` table) or `off` (commands keep the runner's
-    /// environment as it is).
+    /// with a `[providers]` table, or when the runner's environment holds `ANTHROPIC_API_KEY`
+    /// or `OPENAI_API_KEY`) or `off` (commands keep the runner's environment as it is).
     pub gateway: Option<GatewayMode>,
 }
 

@@ -6,7 +6,8 @@
 use super::{Engine, Result};
 use crate::error::RunnerError;
 use crate::finished::{self, Ran};
-use crate::gateway::{Gateway, Passed};
+use crate::gateway::{Gateway, Passed, Provider, ProviderKind};
+use crate::workflow::GatewayPlan;
 use runlog_core::model_call::Body;
 use runlog_core::redact::Counts;
 use runlog_core::usage::UsageStage;
@@ -20,15 +21,26 @@ pub(super) struct ModelCalls {
     passed: mpsc::UnboundedReceiver<Passed>,
     /// The commands (task, attempt, stage) whose calls the gateway measured.
     measured: HashSet<(TaskId, u32, UsageStage)>,
+    /// Its providers.
+    providers: Vec<Provider>,
 }
 
 impl Engine {
     /// Opens the gateway when the workflow turns it on, each provider's key read from the
     /// runner's environment as the host gave it.
     pub(super) async fn open_gateway(&mut self) -> Result<()> {
-        let Some(providers) = self.ctx.runner.gateway.clone() else {
-            return Ok(());
+        let providers = match &self.ctx.runner.gateway {
+            GatewayPlan::Off => return Ok(()),
+            GatewayPlan::On(providers) => providers.clone(),
+            GatewayPlan::IfKeys => [ProviderKind::Anthropic, ProviderKind::Openai]
+                .into_iter()
+                .map(Provider::public)
+                .filter(|p| self.ctx.host.var(&p.api_key_env).is_some())
+                .collect(),
         };
+        if providers.is_empty() {
+            return Ok(());
+        }
         let keys: HashMap<String, String> = providers
             .iter()
             .filter_map(|p| {
@@ -39,13 +51,14 @@ impl Engine {
             })
             .collect();
         let (tx, passed) = mpsc::unbounded_channel();
-        let gateway = Gateway::start(providers, keys, tx)
+        let gateway = Gateway::start(providers.clone(), keys, tx)
             .await
             .map_err(RunnerError::Gateway)?;
         self.calls = Some(ModelCalls {
             gateway,
             passed,
             measured: HashSet::new(),
+            providers,
         });
         Ok(())
     }
@@ -68,7 +81,7 @@ impl Engine {
             ("OPENAI_API_KEY".to_owned(), key.clone()),
         ];
         // A provider whose key has a name of its own: that name gets the command's key too.
-        for p in self.ctx.runner.gateway.iter().flatten() {
+        for p in &calls.providers {
             if !env.iter().any(|(name, _)| name == &p.api_key_env) {
                 env.push((p.api_key_env.clone(), key.clone()));
             }

@@ -41,6 +41,22 @@ impl ProviderKind {
 }
 
 impl Provider {
+    /// The public provider of `kind`: `api.anthropic.com` with `ANTHROPIC_API_KEY`, or
+    /// `api.openai.com/v1` with `OPENAI_API_KEY`.
+    pub fn public(kind: ProviderKind) -> Provider {
+        let (base_url, api_key_env) = match kind {
+            ProviderKind::Anthropic => ("https://api.anthropic.com", "ANTHROPIC_API_KEY"),
+            ProviderKind::Openai => ("https://api.openai.com/v1", "OPENAI_API_KEY"),
+        };
+        Provider {
+            name: kind.name().to_owned(),
+            kind,
+            base_url: base_url.to_owned(),
+            api_key_env: api_key_env.to_owned(),
+            ca_file: None,
+        }
+    }
+
     /// The upstream of `kind` among `providers`: the one named as the kind, else the first
     /// of that kind.
     pub fn for_kind(providers: &[Provider], kind: ProviderKind) -> Option<&Provider> {
