@@ -29,6 +29,20 @@ data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usa
 event: message_stop\n\
 data: {\"type\":\"message_stop\"}\n\n";
 
+/// The events of `run` (`filter`: `log`'s options), as `runlog --json log` prints them.
+fn events(store: &std::path::Path, run: &str, filter: &[&str]) -> Vec<serde_json::Value> {
+    let log = runlog(store)
+        .args(["--json", "log", run])
+        .args(filter)
+        .output()
+        .unwrap();
+    assert!(log.status.success(), "{}", text(&log));
+    String::from_utf8_lossy(&log.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["event"].clone())
+        .collect()
+}
+
 /// An agent written as people write them: the Anthropic API over HTTP with the base URL and
 /// key from the environment; it notes the environment it was given.
 const AGENT: &str = r#"
@@ -149,15 +163,8 @@ fn an_agents_model_calls_go_through_the_gateway_into_the_history() {
     assert!(out.status.success(), "{}", text(&out));
 
     // Each call is in the history, in order, with the usage the answer counted, priced.
-    let log = runlog(&store)
-        .args(["--json", "log", "calls", "--kind", "model-called"])
-        .output()
-        .unwrap();
-    let calls: Vec<serde_json::Value> = String::from_utf8_lossy(&log.stdout)
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["event"].clone())
-        .collect();
-    assert_eq!(calls.len(), 2, "{}", text(&log));
+    let calls = events(&store, "calls", &["--kind", "model-called"]);
+    assert_eq!(calls.len(), 2, "{calls:?}");
     let (plain, streamed) = (&calls[0], &calls[1]);
     assert_eq!(
         (
@@ -359,14 +366,7 @@ fn a_spent_budget_stops_the_call_that_would_spend_more_and_the_attempt_ends_ther
         2,
         "the provider saw two calls, never the third"
     );
-    let log = runlog(&store)
-        .args(["--json", "log", "looping"])
-        .output()
-        .unwrap();
-    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&log.stdout)
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["event"].clone())
-        .collect();
+    let events = events(&store, "looping", &[]);
     let calls: Vec<&serde_json::Value> = events
         .iter()
         .filter(|e| e["type"] == "model-called")
@@ -439,15 +439,8 @@ print(json.dumps({"cancel": [], "reason": "keep the plan"}))
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    let log = runlog(&store)
-        .args(["--json", "log", "re", "--kind", "model-called"])
-        .output()
-        .unwrap();
-    let calls: Vec<serde_json::Value> = String::from_utf8_lossy(&log.stdout)
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["event"].clone())
-        .collect();
-    assert!(!calls.is_empty(), "{}", text(&log));
+    let calls = events(&store, "re", &["--kind", "model-called"]);
+    assert!(!calls.is_empty(), "the replanner's call is recorded");
     for call in &calls {
         assert_eq!(
             (&call["task"], &call["stage"]),

@@ -10,43 +10,27 @@ use crate::rejection::Rejection;
 use crate::state::{RunState, TaskStatus};
 use crate::usage::{invalid_report, records, Limits, UsageReport, UsageStage};
 
+/// Reports of the task's current attempt, checked and priced: its usage, or (`claimed`) what
+/// it says it used for calls the gateway measured.
 pub(super) fn record_usage(
     state: &RunState,
     task: TaskId,
     stage: UsageStage,
     reports: Vec<UsageReport>,
+    claimed: bool,
 ) -> Result<Vec<EventKind>, Rejection> {
-    Ok(checked_records(state, task, stage, &reports)?
-        .into_iter()
-        .map(|usage| EventKind::UsageRecorded { usage })
-        .collect())
-}
-
-pub(super) fn record_usage_claim(
-    state: &RunState,
-    task: TaskId,
-    stage: UsageStage,
-    reports: Vec<UsageReport>,
-) -> Result<Vec<EventKind>, Rejection> {
-    Ok(checked_records(state, task, stage, &reports)?
-        .into_iter()
-        .map(|usage| EventKind::UsageClaimed { usage })
-        .collect())
-}
-
-/// Reports of the task's current attempt, checked and priced.
-fn checked_records(
-    state: &RunState,
-    task: TaskId,
-    stage: UsageStage,
-    reports: &[UsageReport],
-) -> Result<Vec<crate::usage::UsageRecord>, Rejection> {
     require_started(state)?;
     let attempt = find(state, &task)?.attempt;
     if let Some(reason) = reports.iter().find_map(invalid_report) {
         return Err(Rejection::InvalidUsage { task, reason });
     }
-    Ok(records(&task, attempt, stage, reports, &state.prices))
+    Ok(records(&task, attempt, stage, &reports, &state.prices)
+        .into_iter()
+        .map(|usage| match claimed {
+            true => EventKind::UsageClaimed { usage },
+            false => EventKind::UsageRecorded { usage },
+        })
+        .collect())
 }
 
 pub(super) fn record_model_call(

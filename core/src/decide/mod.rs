@@ -188,7 +188,7 @@ fn decide_kinds(
             task,
             stage,
             reports,
-        } => budget::record_usage(state, task, stage, reports),
+        } => budget::record_usage(state, task, stage, reports, false),
         CommandKind::SetBudget {
             task,
             max_cost_usd,
@@ -201,7 +201,7 @@ fn decide_kinds(
             task,
             stage,
             reports,
-        } => budget::record_usage_claim(state, task, stage, reports),
+        } => budget::record_usage(state, task, stage, reports, true),
         CommandKind::RecordRedaction { task, redactions } => {
             control::record_redaction(state, task, redactions)
         }
