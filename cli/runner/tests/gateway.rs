@@ -63,6 +63,12 @@ async fn scripted_provider(seen_keys: Arc<Mutex<Vec<String>>>) -> String {
                         .unwrap_or_default()
                         .to_owned();
                     seen.lock().unwrap().push(key);
+                    // An answer compressed for the caller could not be read for its usage.
+                    if headers.contains_key("accept-encoding") {
+                        seen.lock()
+                            .unwrap()
+                            .push("accept-encoding was passed on".into());
+                    }
                     let asked: serde_json::Value = serde_json::from_slice(&body).unwrap();
                     if asked["stream"] == true {
                         ([("content-type", "text/event-stream")], STREAM).into_response()
@@ -117,6 +123,7 @@ async fn post(base: &str, path: &str, key: &str, body: &str) -> (StatusCode, Str
         .header("host", authority)
         .header("x-api-key", key)
         .header("anthropic-version", "2023-06-01")
+        .header("accept-encoding", "gzip, deflate")
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from(body.to_owned())))
         .unwrap();

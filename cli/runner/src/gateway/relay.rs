@@ -19,8 +19,10 @@ use tokio::sync::mpsc;
 /// The longest the last frame of an answer waits for the call's record.
 const RECORD_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Headers that belong to one connection, or carry the caller's key: never passed on.
-const NOT_PASSED: [&str; 7] = [
+/// Headers that belong to one connection, or carry the caller's key: never passed on. Nor is
+/// `accept-encoding`: an answer compressed for the caller could not be read for its usage.
+const NOT_PASSED: [&str; 8] = [
+    "accept-encoding",
     "host",
     "connection",
     "content-length",
