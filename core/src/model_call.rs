@@ -148,6 +148,19 @@ impl ModelCall {
         }
     }
 
+    /// What went wrong, when the call got no good answer: how it ended and why.
+    pub fn failure(&self) -> Option<String> {
+        if self.end == CallEnd::Answered && self.status < 400 {
+            return None;
+        }
+        let why = self.error.clone();
+        Some(format!(
+            "{}: {}",
+            self.end.name(),
+            why.unwrap_or_else(|| format!("status {}", self.status))
+        ))
+    }
+
     /// Its usage as a report, to be checked and priced as every report is.
     pub fn report(&self) -> UsageReport {
         UsageReport {

@@ -774,24 +774,10 @@ impl TraceBuilder {
             s("runlog.api", call.api.name()),
             i("http.response.status_code", u64::from(call.status)),
         ]);
-        let usage = call.usage();
-        add_spend_attrs(
-            &mut span.attributes,
-            &Spend {
-                tokens: usage.tokens,
-                cost_usd: usage.cost_usd.unwrap_or_default(),
-                unpriced: u32::from(usage.cost_usd.is_none()),
-            },
-        );
-        if call.end != crate::model_call::CallEnd::Answered || call.status >= 400 {
-            span.error = Some(format!(
-                "{}: {}",
-                call.end.name(),
-                call.error
-                    .clone()
-                    .unwrap_or_else(|| format!("status {}", call.status))
-            ));
-        }
+        let mut spend = Spend::default();
+        spend.add(&call.tokens, call.cost_usd);
+        add_spend_attrs(&mut span.attributes, &spend);
+        span.error = call.failure();
         span
     }
 
