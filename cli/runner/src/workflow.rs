@@ -128,7 +128,7 @@ fn gateway(file: &WorkflowFile, dir: &Path) -> GatewayPlan {
             }),
         })
         .collect();
-    for kind in [ProviderKind::Anthropic, ProviderKind::Openai] {
+    for kind in ProviderKind::ALL {
         if !providers.iter().any(|p| p.kind == kind) {
             providers.push(Provider::public(kind));
         }

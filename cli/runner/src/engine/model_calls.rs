@@ -21,8 +21,6 @@ pub(super) struct ModelCalls {
     passed: mpsc::UnboundedReceiver<Passed>,
     /// The commands (task, attempt, stage) whose calls the gateway measured.
     measured: HashSet<(TaskId, u32, UsageStage)>,
-    /// Its providers.
-    providers: Vec<Provider>,
 }
 
 impl Engine {
@@ -32,7 +30,7 @@ impl Engine {
         let providers = match &self.ctx.runner.gateway {
             GatewayPlan::Off => return Ok(()),
             GatewayPlan::On(providers) => providers.clone(),
-            GatewayPlan::IfKeys => [ProviderKind::Anthropic, ProviderKind::Openai]
+            GatewayPlan::IfKeys => ProviderKind::ALL
                 .into_iter()
                 .map(Provider::public)
                 .filter(|p| self.ctx.host.var(&p.api_key_env).is_some())
@@ -51,14 +49,13 @@ impl Engine {
             })
             .collect();
         let (tx, passed) = mpsc::unbounded_channel();
-        let gateway = Gateway::start(providers.clone(), keys, tx)
+        let gateway = Gateway::start(providers, keys, tx)
             .await
             .map_err(RunnerError::Gateway)?;
         self.calls = Some(ModelCalls {
             gateway,
             passed,
             measured: HashSet::new(),
-            providers,
         });
         Ok(())
     }
@@ -81,7 +78,7 @@ impl Engine {
             ("OPENAI_API_KEY".to_owned(), key.clone()),
         ];
         // A provider whose key has a name of its own: that name gets the command's key too.
-        for p in &calls.providers {
+        for p in calls.gateway.providers() {
             if !env.iter().any(|(name, _)| name == &p.api_key_env) {
                 env.push((p.api_key_env.clone(), key.clone()));
             }

@@ -119,6 +119,11 @@ impl Gateway {
         })
     }
 
+    /// The providers it passes calls to.
+    pub fn providers(&self) -> &[Provider] {
+        &self.shared.providers
+    }
+
     /// Its base URL (`http://127.0.0.1:PORT`); the APIs' paths (`/v1/messages`...) follow it.
     pub fn url(&self) -> &str {
         &self.url

@@ -31,6 +31,9 @@ pub struct Provider {
 }
 
 impl ProviderKind {
+    /// Both kinds.
+    pub const ALL: [ProviderKind; 2] = [ProviderKind::Anthropic, ProviderKind::Openai];
+
     /// Its name in a workflow file.
     pub fn name(self) -> &'static str {
         match self {
