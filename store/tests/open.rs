@@ -199,3 +199,44 @@ fn a_snapshot_sled_was_killed_writing_does_not_stop_the_store_opening() {
     assert_eq!(records.len(), 2);
     assert!(!torn.exists(), "the unfinished snapshot is cleared away");
 }
+
+/// Many processes opening one new store at once: each opens it or is told it is locked; none
+/// reads a database another is still creating as corrupt (sled writes its settings file in
+/// place, not by a rename, at its first open).
+#[test]
+fn processes_opening_a_new_store_at_once_find_it_whole_or_locked() {
+    if let Ok(store) = std::env::var("RUNLOG_TEST_OPEN_ONCE") {
+        return match Log::open(std::path::Path::new(&store), Options::default()) {
+            Ok(_) => println!("opened"),
+            Err(StoreError::Locked { .. }) => println!("locked"),
+            Err(e) => println!("failed: {e}"),
+        };
+    }
+    let me = std::env::current_exe().unwrap();
+    for round in 0..60 {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("store");
+        let openers: Vec<_> = (0..12)
+            .map(|_| {
+                std::process::Command::new(&me)
+                    .args([
+                        "--exact",
+                        "processes_opening_a_new_store_at_once_find_it_whole_or_locked",
+                        "--nocapture",
+                    ])
+                    .env("RUNLOG_TEST_OPEN_ONCE", &store)
+                    .stdout(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for opener in openers {
+            let out = opener.wait_with_output().unwrap();
+            let said = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                said.lines().any(|l| l == "opened" || l == "locked"),
+                "round {round}: {said}"
+            );
+        }
+    }
+}

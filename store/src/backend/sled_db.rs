@@ -502,6 +502,7 @@ fn open_here() -> MutexGuard<'static, Vec<PathBuf>> {
 pub(crate) fn open_sled(dir: &Path, sled_path: &Path) -> Result<sled::Db> {
     let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    let _opening = opening_lock(dir)?;
     loop {
         clear_unfinished_snapshots(sled_path)?;
         let opened = sled::Config::new()
@@ -528,6 +529,26 @@ pub(crate) fn open_sled(dir: &Path, sled_path: &Path) -> Result<sled::Db> {
         }
     }
 }
+
+/// Held while sled opens the database: one process at a time. At its first open sled writes
+/// its settings file in place (not by a rename) before it takes its lock, and a second process
+/// reading the half-written file calls the new database corrupt.
+fn opening_lock(dir: &Path) -> Result<Flock<File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join(OPENING);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(layout::io("cannot open", &path))?;
+    Flock::lock(file, FlockArg::LockExclusive)
+        .map_err(|(_, errno)| layout::io("cannot lock", &path)(errno.into()))
+}
+
+/// The file `opening_lock` locks, in the store's directory.
+const OPENING: &str = "opening.lock";
 
 /// Removes the snapshots sled began and never finished, while nobody holds the database.
 ///
