@@ -13,6 +13,7 @@ mod common;
 use axum::body::Bytes;
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
+use common::provider::{logged as events, serve};
 use common::{open, runlog, text, workflow};
 use std::sync::{Arc, Mutex};
 
@@ -28,20 +29,6 @@ event: message_delta\n\
 data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":30}}\n\n\
 event: message_stop\n\
 data: {\"type\":\"message_stop\"}\n\n";
-
-/// The events of `run` (`filter`: `log`'s options), as `runlog --json log` prints them.
-fn events(store: &std::path::Path, run: &str, filter: &[&str]) -> Vec<serde_json::Value> {
-    let log = runlog(store)
-        .args(["--json", "log", run])
-        .args(filter)
-        .output()
-        .unwrap();
-    assert!(log.status.success(), "{}", text(&log));
-    String::from_utf8_lossy(&log.stdout)
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["event"].clone())
-        .collect()
-}
 
 /// An agent written as people write them: the Anthropic API over HTTP with the base URL and
 /// key from the environment; it notes the environment it was given.
@@ -104,19 +91,7 @@ fn scripted_provider() -> (String, Arc<Mutex<Vec<String>>>) {
             }
         }),
     );
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
+    let url = serve(app);
     (url, seen)
 }
 

@@ -12,6 +12,7 @@
 
 mod common;
 
+use common::git::git;
 use common::{finish_within, runlog, text, wait_for, workflow};
 use runlog_core::{Event, EventKind};
 use runlog_replay::Replay;
@@ -343,19 +344,6 @@ fn export_and_import_round_trip_between_sled_and_postgres() {
             .stdout
     };
     assert_eq!(board(shared), board(&sled));
-}
-
-/// `git ARGS` in `dir` (which must succeed), its trimmed output.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap_or_else(|e| panic!("git is needed (apt-get install git): {e}"));
-    assert!(out.status.success(), "git {args:?}: {}", text(&out));
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 /// A shared repository: each worker fetches a task's branch before an attempt and pushes it

@@ -11,51 +11,13 @@
 
 mod common;
 
+use common::git::{git, repository, DATE};
 use common::{copy_tree, events, finish_within, open, pytest_found, repo, runlog, text, wait_for};
 use runlog_core::EventKind;
 use runlog_store::EventLog;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
-
-/// Fixed commit dates: a run recorded twice makes the same commits.
-const DATE: &str = "2023-11-14T22:13:20Z";
-
-/// `git -C dir ARGS`, which must succeed; its trimmed output.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .env("GIT_AUTHOR_DATE", DATE)
-        .env("GIT_COMMITTER_DATE", DATE)
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap_or_else(|e| panic!("git is needed for these tests (apt-get install git): {e}"));
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
-/// A repository in `dir/repo` holding `files` (the workflow among them), committed on `main`.
-fn repository(dir: &Path, files: &[(&str, &str)]) -> PathBuf {
-    let repo = dir.join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["config", "user.name", "someone"]);
-    git(&repo, &["config", "user.email", "someone@example.invalid"]);
-    for (name, content) in files {
-        let path = repo.join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "start"]);
-    repo
-}
 
 fn run_in(store: &Path, repo: &Path, run: &str) -> std::process::Output {
     runlog(store)

@@ -3,7 +3,16 @@
 //!
 //! `RUNLOG_TEST_BIN=/path/to/runlog` runs the tests against another build (an older commit, to
 //! check that a test fails without the fix it comes with).
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+pub mod git;
+pub mod provider;
 
 use runlog_replay::Replay;
 use runlog_store::{EventLog, Log, Options};

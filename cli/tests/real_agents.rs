@@ -1,0 +1,477 @@
+//! Real agents through the gateway, as a user would wire them: the Claude Code and Codex CLIs
+//! (pinned; `.ci/run` installs them with npm) and the official `openai` and `anthropic` Python
+//! SDKs, each a task's agent. The model is scripted here (no network): it asks for one tool
+//! call (Claude Code's `Write`, Codex's `exec_command`) and, once given its result, says it is
+//! done. Everything else is real: the agents, their tools, the worktree, the runner, the store.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod common;
+use axum::body::Bytes;
+use axum::http::Uri;
+use axum::response::{IntoResponse, Response};
+use common::git::{git, repository};
+use common::provider::{logged, serve, sse};
+use common::{runlog, text};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+const ANTHROPIC_KEY: &str = "sk-ant-api03-the-runners-own-key-0123456789";
+const OPENAI_KEY: &str = "sk-proj-the-runners-own-openai-key-0123456789";
+
+/// Where the pinned CLIs are (`RUNLOG_AGENT_CLIS`, else the cache `.ci/run` fills); without
+/// them a test says SKIPPED and how to get them (a failure when `RUNLOG_REQUIRE_AGENTS` is set,
+/// as `.ci/run` sets it).
+fn agent_clis() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("RUNLOG_AGENT_CLIS").map(PathBuf::from),
+        std::env::var_os("HOME")
+            .map(|h| PathBuf::from(h).join(".cache/runlog-agents/node_modules/.bin")),
+    ];
+    let found = candidates
+        .into_iter()
+        .flatten()
+        .find(|d| d.join("claude").exists() && d.join("codex").exists());
+    if found.is_none() {
+        let why = "the real-agent tests need the Claude Code and Codex CLIs \
+                   (npm i -E --prefix ~/.cache/runlog-agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0; \
+                   bash .ci/run installs them; or point RUNLOG_AGENT_CLIS at their bin directory)";
+        assert!(std::env::var_os("RUNLOG_REQUIRE_AGENTS").is_none(), "{why}");
+        eprintln!("SKIPPED: {why}");
+    }
+    found
+}
+
+/// Whether `python3` imports the official SDKs (said as `agent_clis` says it).
+fn sdks_found() -> bool {
+    let found = Command::new("python3")
+        .args(["-c", "import openai, anthropic"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        let why = "the SDK test needs the openai and anthropic Python packages on python3 \
+                   (pip install openai==3.57.0 anthropic==2.14.0; bash .ci/run installs them)";
+        assert!(std::env::var_os("RUNLOG_REQUIRE_AGENTS").is_none(), "{why}");
+        eprintln!("SKIPPED: {why}");
+    }
+    found
+}
+
+/// What the scripted model was asked: each call's path and the key it came with.
+type Asked = Arc<Mutex<Vec<(String, String)>>>;
+
+/// The scripted model, speaking Messages, Responses and Chat Completions, streamed and not.
+fn scripted_model() -> (String, Asked) {
+    let asked: Asked = Arc::default();
+    let seen = asked.clone();
+    let app = axum::Router::new().fallback(
+        move |uri: Uri, headers: axum::http::HeaderMap, body: Bytes| {
+            let seen = seen.clone();
+            async move {
+                let key = ["x-api-key", "authorization"]
+                    .iter()
+                    .find_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()))
+                    .unwrap_or_default()
+                    .trim_start_matches("Bearer ")
+                    .to_owned();
+                seen.lock().unwrap().push((uri.path().to_owned(), key));
+                let asked: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                answer(uri.path(), &asked)
+            }
+        },
+    );
+    (serve(app), asked)
+}
+
+fn answer(path: &str, asked: &Value) -> Response {
+    let streamed = asked["stream"] == true;
+    match path {
+        "/v1/messages/count_tokens" => axum::Json(json!({"input_tokens": 10})).into_response(),
+        "/v1/messages" => messages(asked, streamed),
+        "/v1/responses" => responses(asked, streamed),
+        "/v1/chat/completions" => chat(streamed),
+        _ => (axum::http::StatusCode::NOT_FOUND, "not scripted").into_response(),
+    }
+}
+
+fn event_stream(body: String) -> Response {
+    ([("content-type", "text/event-stream")], body).into_response()
+}
+
+/// Asks for Claude Code's `Write` while it offers it and has no result of it; then says done.
+/// Each answer counts 1,000 input and 20 output tokens.
+fn messages(asked: &Value, streamed: bool) -> Response {
+    let offers_write = asked["tools"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|t| t["name"] == "Write"));
+    let has_result = asked["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_array())
+        .is_some_and(|c| c.iter().any(|c| c["type"] == "tool_result"));
+    let (block, delta, stop) = if offers_write && !has_result {
+        let input = json!({"file_path": "hello.txt", "content": "hello from the model\n"});
+        (
+            json!({"type": "tool_use", "id": "toolu_1", "name": "Write", "input": {}}),
+            json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+            "tool_use",
+        )
+    } else {
+        (
+            json!({"type": "text", "text": ""}),
+            json!({"type": "text_delta", "text": "done"}),
+            "end_turn",
+        )
+    };
+    let message = json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "model": "claude-scripted", "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 1000, "output_tokens": 1}});
+    if !streamed {
+        let mut whole = message;
+        whole["content"] = json!([{"type": "text", "text": "done"}]);
+        whole["stop_reason"] = json!(stop);
+        whole["usage"]["output_tokens"] = json!(20);
+        return axum::Json(whole).into_response();
+    }
+    event_stream(sse(&[
+        json!({"type": "message_start", "message": message}),
+        json!({"type": "content_block_start", "index": 0, "content_block": block}),
+        json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+               "usage": {"output_tokens": 20}}),
+        json!({"type": "message_stop"}),
+    ]))
+}
+
+/// Asks for Codex's `exec_command` while it offers it and has no output of it; then says done.
+/// Each answer counts 500 input and 10 output tokens.
+fn responses(asked: &Value, streamed: bool) -> Response {
+    let offers_exec = asked["tools"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|t| t["name"] == "exec_command"));
+    let has_output = asked["input"]
+        .as_array()
+        .is_some_and(|i| i.iter().any(|i| i["type"] == "function_call_output"));
+    let item = if offers_exec && !has_output {
+        json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "status": "completed",
+               "name": "exec_command", "arguments": json!({"cmd": "echo hello > hello.txt"}).to_string()})
+    } else {
+        json!({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+               "content": [{"type": "output_text", "text": "done", "annotations": []}]})
+    };
+    let response = json!({"id": "resp_1", "object": "response", "created_at": 1_700_000_000,
+        "model": "gpt-scripted", "status": "in_progress", "output": []});
+    let mut done = response.clone();
+    done["status"] = json!("completed");
+    done["output"] = json!([item]);
+    done["usage"] = json!({"input_tokens": 500, "output_tokens": 10, "total_tokens": 510,
+        "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}});
+    if !streamed {
+        return axum::Json(done).into_response();
+    }
+    event_stream(sse(&[
+        json!({"type": "response.created", "response": response}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        json!({"type": "response.completed", "response": done}),
+    ]))
+}
+
+/// Says done; 50 prompt and 5 completion tokens.
+fn chat(streamed: bool) -> Response {
+    let usage = json!({"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55});
+    let head = json!({"id": "chatcmpl-1", "created": 1_700_000_000, "model": "gpt-scripted"});
+    let with = |extra: Value| {
+        let mut v = head.clone();
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        v
+    };
+    if !streamed {
+        return axum::Json(with(json!({"object": "chat.completion", "usage": usage,
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "done"}}]})))
+        .into_response();
+    }
+    let chunks = [
+        with(
+            json!({"object": "chat.completion.chunk", "choices": [{"index": 0,
+            "delta": {"role": "assistant", "content": "done"}, "finish_reason": null}]}),
+        ),
+        with(
+            json!({"object": "chat.completion.chunk", "choices": [{"index": 0,
+            "delta": {}, "finish_reason": "stop"}]}),
+        ),
+        with(json!({"object": "chat.completion.chunk", "choices": [], "usage": usage})),
+    ];
+    let mut body: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    body.push_str("data: [DONE]\n\n");
+    event_stream(body)
+}
+
+/// `runlog run` of the repository's `wf.toml`, as run `run`, with the real keys in the
+/// runner's environment and the agents' CLIs on its PATH.
+fn run_in(dir: &Path, repo: &Path, run: &str, clis: Option<&Path>) -> std::process::Output {
+    let (home, codex_home) = (dir.join("home"), dir.join("codex-home"));
+    for d in [&home, &codex_home] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let mut path = std::env::var_os("PATH").unwrap_or_default();
+    if let Some(clis) = clis {
+        path = std::env::join_paths(
+            std::iter::once(clis.to_path_buf()).chain(std::env::split_paths(&path)),
+        )
+        .unwrap();
+    }
+    runlog(&dir.join("store"))
+        .args(["run", repo.join("wf.toml").to_str().unwrap()])
+        .args(["--run-id", run, "--quiet"])
+        .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .env("HOME", &home)
+        .env("CODEX_HOME", codex_home)
+        .env("PATH", path)
+        // Offline here: Claude Code's updates and reports have nowhere to go.
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .output()
+        .unwrap()
+}
+
+/// The workflow of one task running `command`, its model at `provider`.
+fn one_task(name: &str, command: &str, provider: &str) -> String {
+    format!(
+        "name = \"{name}\"\n[[task]]\nid = \"{name}\"\nrun = {command:?}\nrequires_testing = false\n\
+         [providers.anthropic]\nkind = \"anthropic\"\nbase_url = \"{provider}\"\n\
+         [providers.openai]\nkind = \"openai\"\nbase_url = \"{provider}\"\n\
+         [prices.\"claude-scripted\"]\ninput = 3.0\noutput = 15.0\n\
+         [prices.\"gpt-scripted\"]\ninput = 2.0\noutput = 8.0\n"
+    )
+}
+
+/// The run's total cost as `runlog --json cost` gives it.
+fn total_cost(store: &Path, run: &str) -> f64 {
+    let cost = runlog(store)
+        .args(["--json", "cost", run])
+        .output()
+        .unwrap();
+    assert!(cost.status.success(), "{}", text(&cost));
+    let last: Value = serde_json::from_str(
+        String::from_utf8_lossy(&cost.stdout)
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    last["total"]["cost_usd"].as_f64().unwrap()
+}
+
+/// What the run's commands printed, to show beside a failure.
+fn printed(store: &Path, run: &str) -> String {
+    logged(store, run, &["--kind", "output-recorded"])
+        .iter()
+        .filter_map(|e| e["text"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn blob(store: &Path, body: &Value) -> String {
+    let log = common::open(store);
+    let hash = runlog_core::Hash::from_hex(body["blob"].as_str().unwrap()).unwrap();
+    let bytes = runlog_store::EventLog::get_blob(&log, &hash.0)
+        .unwrap()
+        .unwrap();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[test]
+fn claude_code_writes_a_file_through_the_gateway_and_every_call_is_recorded() {
+    let Some(clis) = agent_clis() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (provider, asked) = scripted_model();
+    let env_seen = dir.path().join("env-seen.txt");
+    let command = format!(
+        "env > {}; claude -p 'write hello.txt' --output-format json --allowedTools Write",
+        env_seen.display()
+    );
+    let repo = repository(
+        dir.path(),
+        &[("wf.toml", &one_task("claude", &command, &provider))],
+    );
+    let out = run_in(dir.path(), &repo, "claude", Some(&clis));
+    let store = dir.path().join("store");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out),
+        printed(&store, "claude")
+    );
+
+    // Its tool call wrote the file in the task's worktree, and the run merged it.
+    assert_eq!(
+        git(&repo, &["show", "runlog/claude:hello.txt"]),
+        "hello from the model"
+    );
+
+    // Both calls are recorded, streamed, with the request sent and the events received.
+    let calls = logged(&store, "claude", &["--kind", "model-called"]);
+    let messages: Vec<&Value> = calls.iter().filter(|c| c["api"] == "messages").collect();
+    assert_eq!(messages.len(), 2, "{calls:?}");
+    for call in &messages {
+        assert_eq!(
+            (&call["status"], &call["streamed"], &call["model"]),
+            (&json!(200), &json!(true), &json!("claude-scripted")),
+            "{call}"
+        );
+    }
+    assert!(blob(&store, &messages[0]["request"]).contains("write hello.txt"));
+    assert!(blob(&store, &messages[0]["response"]).contains("\"name\":\"Write\""));
+    assert!(blob(&store, &messages[1]["request"]).contains("tool_result"));
+
+    // Measured: 2,000 input tokens at $3 and 40 output at $15 a million. Claude Code's own
+    // closing line is kept as its claim, beside the measure, never added to it.
+    assert!((total_cost(&store, "claude") - 0.0066).abs() < 1e-9);
+    let claims = logged(&store, "claude", &["--kind", "usage-claimed"]);
+    assert_eq!(claims.len(), 1, "Claude Code's closing line: {claims:?}");
+
+    // The agent held a key of its own; the scripted model saw only the runner's.
+    let env = std::fs::read_to_string(&env_seen).unwrap();
+    assert!(
+        !env.contains(ANTHROPIC_KEY) && !env.contains(OPENAI_KEY),
+        "{env}"
+    );
+    let keys: Vec<String> = asked
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, k)| k.clone())
+        .collect();
+    assert!(
+        !keys.is_empty() && keys.iter().all(|k| k == ANTHROPIC_KEY),
+        "{keys:?}"
+    );
+}
+
+/// Codex reads its model's address from its provider configuration, not the environment: the
+/// wiring docs/agents.md gives, `RUNLOG_GATEWAY` in a `-c model_providers...` override.
+const CODEX: &str = r#"codex exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox -m gpt-scripted -c model_provider=runlog -c "model_providers.runlog={name=\"runlog\", base_url=\"$RUNLOG_GATEWAY/v1\", env_key=\"OPENAI_API_KEY\", wire_api=\"responses\"}" 'write hello.txt'"#;
+
+#[test]
+fn codex_runs_its_tool_call_through_the_gateway_and_every_call_is_recorded() {
+    let Some(clis) = agent_clis() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (provider, asked) = scripted_model();
+    let repo = repository(
+        dir.path(),
+        &[("wf.toml", &one_task("codex", CODEX, &provider))],
+    );
+    let out = run_in(dir.path(), &repo, "codex", Some(&clis));
+    let store = dir.path().join("store");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out),
+        printed(&store, "codex")
+    );
+
+    // The command it was asked to run ran in the task's worktree, and the run merged its file.
+    assert_eq!(git(&repo, &["show", "runlog/codex:hello.txt"]), "hello");
+
+    let calls = logged(&store, "codex", &["--kind", "model-called"]);
+    let turns: Vec<&Value> = calls.iter().filter(|c| c["api"] == "responses").collect();
+    assert_eq!(turns.len(), 2, "{calls:?}");
+    for call in &turns {
+        assert_eq!(
+            (&call["tokens"]["input"], &call["tokens"]["output"]),
+            (&json!(500), &json!(10)),
+            "{call}"
+        );
+    }
+    assert!(blob(&store, &turns[1]["request"]).contains("function_call_output"));
+    // 1,000 input tokens at $2 and 20 output at $8 a million.
+    assert!((total_cost(&store, "codex") - 0.00216).abs() < 1e-9);
+    assert!(asked.lock().unwrap().iter().all(|(_, k)| k == OPENAI_KEY));
+}
+
+/// An agent written with the official SDKs, given nothing but the environment they read.
+const SDK_AGENT: &str = r#"
+import anthropic, openai
+ask = [{"role": "user", "content": "plan it"}]
+a = anthropic.Anthropic()
+print("anthropic:", a.messages.create(model="claude-x", max_tokens=64, messages=ask).content[0].text)
+with a.messages.stream(model="claude-x", max_tokens=64, messages=ask) as s:
+    print("anthropic streamed:", s.get_final_text())
+o = openai.OpenAI()
+print("openai:", o.chat.completions.create(model="gpt-x", messages=ask).choices[0].message.content)
+chunks = o.chat.completions.create(model="gpt-x", messages=ask, stream=True,
+                                   stream_options={"include_usage": True})
+print("openai streamed:", "".join(c.choices[0].delta.content or "" for c in chunks if c.choices))
+print("openai responses:", o.responses.create(model="gpt-x", input="plan it").output_text)
+"#;
+
+#[test]
+fn the_official_sdks_reach_the_model_through_the_gateway_streamed_and_not() {
+    if !sdks_found() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (provider, _) = scripted_model();
+    let repo = repository(
+        dir.path(),
+        &[
+            ("agent.py", SDK_AGENT),
+            ("wf.toml", &one_task("sdks", "python3 agent.py", &provider)),
+        ],
+    );
+    let out = run_in(dir.path(), &repo, "sdks", None);
+    let store = dir.path().join("store");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out),
+        printed(&store, "sdks")
+    );
+
+    let said = printed(&store, "sdks");
+    for line in [
+        "anthropic: done",
+        "anthropic streamed: done",
+        "openai: done",
+        "openai streamed: done",
+        "openai responses: done",
+    ] {
+        assert!(said.contains(line), "{line:?} not in {said}");
+    }
+    let calls = logged(&store, "sdks", &["--kind", "model-called"]);
+    let shape: Vec<(String, bool, u64, u64)> = calls
+        .iter()
+        .map(|c| {
+            (
+                c["api"].as_str().unwrap().to_owned(),
+                c["streamed"] == true,
+                c["tokens"]["input"].as_u64().unwrap_or(0),
+                c["tokens"]["output"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ("messages".into(), false, 1000, 20),
+            ("messages".into(), true, 1000, 20),
+            ("chat-completions".into(), false, 50, 5),
+            ("chat-completions".into(), true, 50, 5),
+            ("responses".into(), false, 500, 10),
+        ],
+        "{calls:?}"
+    );
+}
