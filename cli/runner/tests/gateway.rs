@@ -432,3 +432,167 @@ async fn a_ca_file_that_is_not_one_stops_the_gateway_from_opening() {
         "{said}"
     );
 }
+
+/// A provider that answers as it is told by the call's `x-script` header: `429` (rate limited,
+/// with a `retry-after`), `529` (overloaded), or `slow` (a stream whose first event comes at
+/// once and the rest never: it is cancelled when its answer is dropped). Its calls are counted;
+/// `cancelled` hears when a slow stream was dropped.
+async fn faulty_provider() -> (String, Arc<Mutex<u32>>, mpsc::UnboundedReceiver<()>) {
+    let calls = Arc::new(Mutex::new(0));
+    let (cancel_tx, cancelled) = mpsc::unbounded_channel();
+    let counted = calls.clone();
+    let app = axum::Router::new().route(
+        "/v1/messages",
+        axum::routing::post(move |headers: HeaderMap| {
+            let (counted, cancel_tx) = (counted.clone(), cancel_tx.clone());
+            async move {
+                *counted.lock().unwrap() += 1;
+                let script = headers.get("x-script").and_then(|v| v.to_str().ok());
+                match script.unwrap_or_default() {
+                    "429" => (
+                        StatusCode::TOO_MANY_REQUESTS,
+                        [("retry-after", "7"), ("content-type", "application/json")],
+                        r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#,
+                    )
+                        .into_response(),
+                    "529" => (
+                        StatusCode::from_u16(529).unwrap(),
+                        [("retry-after", "1"), ("content-type", "application/json")],
+                        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+                    )
+                        .into_response(),
+                    _ => {
+                        /// Tells the test when the stream is dropped.
+                        struct Dropped(mpsc::UnboundedSender<()>);
+                        impl Drop for Dropped {
+                            fn drop(&mut self) {
+                                let _ = self.0.send(());
+                            }
+                        }
+                        let guard = Dropped(cancel_tx);
+                        let first = futures_util::stream::once(async {
+                            Ok::<_, std::io::Error>(Bytes::from(
+                                "event: message_start\ndata: {\"type\":\"message_start\"}\n\n",
+                            ))
+                        });
+                        let never = futures_util::stream::once(async move {
+                            let _guard = guard;
+                            std::future::pending::<()>().await;
+                            Ok(Bytes::new())
+                        });
+                        (
+                            [("content-type", "text/event-stream")],
+                            axum::body::Body::from_stream(
+                                futures_util::StreamExt::chain(first, never),
+                            ),
+                        )
+                            .into_response()
+                    }
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, calls, cancelled)
+}
+
+/// `POST /v1/messages` with `key` and the provider's `script`: the response as it came.
+async fn scripted_call(
+    base: &str,
+    key: &str,
+    script: &str,
+) -> axum::http::Response<hyper::body::Incoming> {
+    let authority = base.trim_start_matches("http://").to_owned();
+    let stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(conn);
+    let request = axum::http::Request::post("/v1/messages")
+        .header("host", authority)
+        .header("x-api-key", key)
+        .header("x-script", script)
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(r#"{"model":"m","stream":true}"#)))
+        .unwrap();
+    sender.send_request(request).await.unwrap()
+}
+
+#[tokio::test]
+async fn a_providers_429_and_529_reach_the_command_as_they_were_and_runlog_does_not_retry() {
+    let (provider, calls, _) = faulty_provider().await;
+    let (gateway, mut passed) = gateway_to(&provider).await;
+    let key = gateway.admit(&TaskId::from("a"), 1, UsageStage::Agent);
+    for (script, status, error) in [
+        ("429", 429, "rate_limit_error"),
+        ("529", 529, "overloaded_error"),
+    ] {
+        let response = scripted_call(gateway.url(), &key, script).await;
+        assert_eq!(response.status().as_u16(), status);
+        let retry_after = response.headers().get("retry-after").cloned();
+        assert!(
+            retry_after.is_some(),
+            "the provider's retry-after is passed on"
+        );
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        assert!(String::from_utf8_lossy(&body).contains(error));
+        let call = passed.recv().await.unwrap();
+        assert_eq!(
+            (call.call.status, call.call.end),
+            (status, CallEnd::Answered),
+            "recorded as the provider answered"
+        );
+        assert_eq!(call.response, body.to_vec());
+    }
+    assert_eq!(
+        *calls.lock().unwrap(),
+        2,
+        "one call each: runlog adds no retries"
+    );
+}
+
+#[tokio::test]
+async fn a_command_that_hangs_up_mid_stream_cancels_the_providers_call() {
+    let (provider, _, mut cancelled) = faulty_provider().await;
+    let (gateway, mut passed) = gateway_to(&provider).await;
+    let key = gateway.admit(&TaskId::from("a"), 1, UsageStage::Agent);
+    let response = scripted_call(gateway.url(), &key, "slow").await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("message_start"));
+    // The command goes away with the answer half read.
+    drop(body);
+    tokio::time::timeout(std::time::Duration::from_secs(10), cancelled.recv())
+        .await
+        .expect("the provider's stream was not cancelled")
+        .unwrap();
+    let call = passed.recv().await.unwrap();
+    assert_eq!(call.call.end, CallEnd::ClientGone);
+    assert!(String::from_utf8_lossy(&call.response).contains("message_start"));
+}
+
+#[tokio::test]
+async fn a_request_over_the_cap_is_refused_in_the_providers_shape_and_not_passed_on() {
+    let (provider, calls, _) = faulty_provider().await;
+    let (gateway, mut passed) = gateway_to(&provider).await;
+    let key = gateway.admit(&TaskId::from("a"), 1, UsageStage::Agent);
+    let huge = format!(
+        r#"{{"model":"m","messages":[{{"role":"user","content":"{}"}}]}}"#,
+        "x".repeat(runlog_runner::gateway::MAX_REQUEST_BYTES)
+    );
+    let (status, body) = post(gateway.url(), "/v1/messages", &key, &huge).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+    let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (&error["type"], &error["error"]["type"]),
+        (&"error".into(), &"request_too_large".into()),
+        "Anthropic's error shape: {body}"
+    );
+    let call = passed.recv().await.unwrap().call;
+    assert_eq!(call.end, CallEnd::Refused);
+    assert_eq!(*calls.lock().unwrap(), 0, "nothing reached the provider");
+}

@@ -1,7 +1,9 @@
 //! One call through the gateway: who is calling (their key), which API and provider, the
-//! request passed on with the real key, the answer passed back frame by frame as it arrives
-//! (a stream is never held whole before the caller sees it), and the call handed to the
-//! engine before the answer's last frame goes out.
+//! request passed on with the real key, the answer passed back piece by piece as it arrives
+//! (a stream is never held, whole or in part, before the caller sees it), and the call handed
+//! to the engine before the answer's end goes out: the piece that closes a stream (its closing
+//! event, or the last piece of a body whose end is known) waits for the record, and the end of
+//! every answer does.
 
 use super::providers::{self, api_of, error_body, kind_of, Provider, ProviderKind};
 use super::{upstream, Caller, Passed, Shared, MAX_REQUEST_BYTES};
@@ -10,7 +12,7 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
-use runlog_core::model_call::{measure, CallEnd, ModelApi, ModelCall};
+use runlog_core::model_call::{closes_stream, measure, CallEnd, ModelApi, ModelCall};
 use runlog_core::usage::CostSource;
 use std::sync::Arc;
 use std::time::Instant;
@@ -211,8 +213,9 @@ impl Call {
         drop(self.record(0, end, None, Vec::new(), Some(why.to_owned())));
     }
 
-    /// Passes the answer on frame by frame, keeping a copy; the call is handed to the engine
-    /// before the last frame goes out, so an answered call is never missing from the log.
+    /// Passes the answer on piece by piece as it arrives, keeping a copy; the call is handed to
+    /// the engine before the closing piece and the end go out, so an answered call is never
+    /// missing from the log.
     async fn pump(
         self,
         mut body: hyper::body::Incoming,
@@ -222,8 +225,20 @@ impl Call {
     ) {
         let mut kept = Vec::new();
         let mut held: Option<Bytes> = None;
+        let gone = || {
+            (
+                CallEnd::ClientGone,
+                Some("the command hung up before the answer ended".to_owned()),
+            )
+        };
         let end = loop {
-            match body.frame().await {
+            // A command that hangs up cancels the call at once (dropping the provider's
+            // answer closes its connection), not when the provider next sends something.
+            let next = tokio::select! {
+                next = body.frame() => next,
+                () = to_caller.closed() => break gone(),
+            };
+            match next {
                 None => break (CallEnd::Answered, None),
                 Some(Err(e)) => break (CallEnd::UpstreamFailed, Some(e.to_string())),
                 Some(Ok(frame)) => {
@@ -231,14 +246,17 @@ impl Call {
                         continue;
                     };
                     kept.extend_from_slice(&data);
-                    // One frame is held back, so the last one leaves after the record.
-                    if let Some(previous) = held.replace(data) {
+                    // A piece held as the last that was not: it goes now.
+                    if let Some(previous) = held.take() {
                         if to_caller.send(Ok(previous)).await.is_err() {
-                            break (
-                                CallEnd::ClientGone,
-                                Some("the command hung up before the answer ended".into()),
-                            );
+                            break gone();
                         }
+                    }
+                    // The last piece leaves after the record; every other at once.
+                    if hyper::body::Body::is_end_stream(&body) || closes_stream(&data) {
+                        held = Some(data);
+                    } else if to_caller.send(Ok(data)).await.is_err() {
+                        break gone();
                     }
                 }
             }
