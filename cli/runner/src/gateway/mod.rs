@@ -108,6 +108,10 @@ impl Gateway {
         let app = axum::Router::new()
             .fallback(relay::relay)
             .with_state(shared.clone());
+        // Without TCP_NODELAY an answer's pieces wait on delayed acknowledgements (40 ms).
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let server = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });

@@ -115,6 +115,9 @@ impl Upstreams {
         let tcp = tokio::net::TcpStream::connect(&address)
             .await
             .map_err(|e| e.to_string())?;
+        // A request's head and body are written apart: without this the body waits on the
+        // provider's delayed acknowledgement.
+        tcp.set_nodelay(true).map_err(|e| e.to_string())?;
         if !secure {
             return exchange(tcp, request).await;
         }
