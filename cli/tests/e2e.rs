@@ -790,6 +790,7 @@ fn bad_workflow_files_are_refused_with_exit_2_and_nothing_runs() {
         ("name = \"x\"\n[[task]]\nid = \"a\"\nrun = \"true\"\nretry = { max = \"forever\" }\n", "allowed: a number or \"unlimited\""),
         ("name = \"x\"\n[settings]\neval_threshold = 3.0\n", "eval_threshold"),
         ("name = \"x\"\n[settings]\nworkspace = \"gti\"\n[[task]]\nid = \"a\"\nrun = \"true\"\n", "unknown variant `gti`, expected `git` or `none`"),
+        ("name = \"x\"\n[[task]]\nid = \"a\"\nrun = \"true\"\n[providers.corp]\nkind = \"openai\"\nbase_url = \"https://proxy.example/v1\"\nca_file = \"missing-ca.pem\"\n", "[providers.corp], field ca_file: "),
     ];
     for (body, expected) in cases {
         let (out, dir) = bad_workflow(body);

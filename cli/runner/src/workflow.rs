@@ -315,6 +315,21 @@ impl Workflow {
             dir,
             path,
         };
+        if let GatewayPlan::On(providers) = &wf.runner.gateway {
+            if let Err(crate::gateway::GatewayError::Ca {
+                provider,
+                path: ca,
+                why,
+            }) = crate::gateway::check(providers)
+            {
+                return Err(WorkflowError::Field {
+                    path: wf.path,
+                    place: format!("[providers.{provider}], "),
+                    field: "ca_file",
+                    message: format!("{}: {why}", ca.display()),
+                });
+            }
+        }
         // The plan rules (ids, dependencies, cycles, depth, settings) are the engine's own:
         // ask `decide` now, before anything runs.
         if let Err(r) = decide(

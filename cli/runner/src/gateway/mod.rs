@@ -82,6 +82,17 @@ pub struct Gateway {
     server: tokio::task::JoinHandle<()>,
 }
 
+/// What the gateway would not open with (a provider's `ca_file` that is not one), found when
+/// the workflow loads rather than when its run starts.
+pub fn check(providers: &[Provider]) -> Result<(), GatewayError> {
+    let with_ca: Vec<Provider> = providers
+        .iter()
+        .filter(|p| p.ca_file.is_some())
+        .cloned()
+        .collect();
+    upstream::Upstreams::of(&with_ca).map(|_| ())
+}
+
 impl Gateway {
     /// Listens on a free port of 127.0.0.1 for calls to `providers`, whose keys are in `keys`
     /// (by provider name); each call is handed to `passed`. Must be called within a tokio
