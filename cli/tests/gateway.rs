@@ -424,3 +424,66 @@ print(json.dumps({"cancel": [], "reason": "keep the plan"}))
         );
     }
 }
+
+/// An agent that makes one call, says it has the answer, and waits to be killed.
+const ANSWERED_THEN_WAITS: &str = r#"
+import json, os, time, urllib.request
+request = urllib.request.Request(
+    os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages",
+    data=json.dumps({"model": "claude-x", "max_tokens": 64,
+                     "messages": [{"role": "user", "content": "before the crash"}]}).encode(),
+    headers={"x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01",
+             "content-type": "application/json"})
+answer = urllib.request.urlopen(request).read().decode()
+with open("../agent.pid", "w") as f:
+    f.write(str(os.getpid()))
+with open("../answered.txt", "w") as f:
+    f.write(answer)
+time.sleep(60)
+"#;
+
+#[test]
+fn a_call_the_agent_was_answered_is_in_the_log_after_a_kill_9_of_the_runner() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let store = dir.path().join("store");
+    let (provider, _) = scripted_provider();
+    std::fs::write(work.join("agent.py"), ANSWERED_THEN_WAITS).unwrap();
+    let wf = workflow(
+        &work,
+        "crash",
+        &format!(
+            "name = \"crash\"\n[settings]\nworkspace = \"none\"\n\
+             [[task]]\nid = \"a\"\nrun = \"python3 agent.py\"\nrequires_testing = false\n\
+             [providers.anthropic]\nkind = \"anthropic\"\nbase_url = \"{provider}\"\n"
+        ),
+    );
+    let mut runner = runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", "crash", "--quiet"])
+        .env("ANTHROPIC_API_KEY", REAL_KEY)
+        .current_dir(&work)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    common::wait_for(|| dir.path().join("answered.txt").exists());
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    if let Ok(pid) = std::fs::read_to_string(dir.path().join("agent.pid")) {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid.trim()])
+            .status();
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("answered.txt")).unwrap(),
+        ANSWER,
+        "the agent had the whole answer"
+    );
+    let calls = events(&store, "crash", &["--kind", "model-called"]);
+    assert_eq!(calls.len(), 1, "the answered call is in the log: {calls:?}");
+    assert_eq!(
+        (&calls[0]["status"], &calls[0]["end"]["end"]),
+        (&200.into(), &"answered".into())
+    );
+}
