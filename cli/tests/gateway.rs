@@ -487,3 +487,26 @@ fn a_call_the_agent_was_answered_is_in_the_log_after_a_kill_9_of_the_runner() {
         (&200.into(), &"answered".into())
     );
 }
+
+#[test]
+fn a_forgotten_run_takes_its_conversations_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, out, _) = run_against_the_provider(dir.path(), "calls", AGENT, "", (3.0, 15.0));
+    assert!(out.status.success(), "{}", text(&out));
+    let holding = |needle: &str| runlog_store::testkit::files_holding(&store, needle.as_bytes());
+    // The request's words and the answer's are in the store, in blobs of their own.
+    assert!(!holding("plan the change").is_empty());
+    assert!(!holding("\"text\":\"a plan\"").is_empty());
+    let forgot = runlog(&store)
+        .args(["forget", "calls", "--reason", "a test"])
+        .output()
+        .unwrap();
+    assert!(forgot.status.success(), "{}", text(&forgot));
+    for needle in ["plan the change", "\"text\":\"a plan\"", "write it"] {
+        assert_eq!(
+            holding(needle),
+            Vec::<std::path::PathBuf>::new(),
+            "{needle}"
+        );
+    }
+}

@@ -696,6 +696,22 @@ event_names! {
 }
 
 impl EventKind {
+    /// The blobs the event names: an output or a patch larger than an event holds, a model
+    /// call's request, answer and assembled message. What `du` counts, `forget` removes and
+    /// `export` carries.
+    pub fn blobs_named(&self) -> Vec<Hash> {
+        match self {
+            EventKind::OutputRecorded { blob: Some(h), .. }
+            | EventKind::ChangesRecorded { blob: Some(h), .. } => vec![*h],
+            EventKind::ModelCalled(call) => [call.request, call.response, call.assembled]
+                .into_iter()
+                .flatten()
+                .map(|b| b.blob)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The budget a `budget-spent` event records as spent.
     pub fn budget_stop(&self) -> Option<crate::usage::BudgetStop> {
         match self {

@@ -5,7 +5,7 @@
 //! disk gives them (allocated blocks, as `du` says), not their length.
 
 use runlog_core::codec::decode_event;
-use runlog_core::{EventKind, Hash};
+use runlog_core::Hash;
 use runlog_replay::Result;
 use runlog_store::EventLog;
 use serde::{Deserialize, Serialize};
@@ -139,7 +139,7 @@ impl Counted {
             self.hash = Hash(*r.hash);
             self.events += 1;
             self.event_bytes += r.body.len() as u64;
-            self.blobs.extend(blob_named(r.body).map(Hash));
+            self.blobs.extend(blobs_named(r.body).into_iter().map(Hash));
             Ok(true)
         })?;
         Ok(())
@@ -167,13 +167,11 @@ fn history(log: &dyn EventLog, store_dir: &Path, run: &str) -> Result<RunSpace> 
     Ok(space)
 }
 
-/// The blob an event's body points to (an output or a patch larger than an event holds).
-pub fn blob_named(body: &[u8]) -> Option<[u8; 32]> {
-    match decode_event(body).ok()?.kind {
-        EventKind::OutputRecorded { blob: Some(h), .. }
-        | EventKind::ChangesRecorded { blob: Some(h), .. } => Some(h.0),
-        _ => None,
-    }
+/// The blobs an event's body names (see `EventKind::blobs_named`).
+pub fn blobs_named(body: &[u8]) -> Vec<[u8; 32]> {
+    decode_event(body)
+        .map(|e| e.kind.blobs_named().into_iter().map(|h| h.0).collect())
+        .unwrap_or_default()
 }
 
 /// Where a directory store keeps a blob (`blobs/ab/cdef…`).

@@ -6,7 +6,7 @@
 //! forked from it (a fork replays from its parent's state), and it is no sub-project child of
 //! a run that stays and has not finished (the parent would resume it).
 
-use crate::queries::du::blob_named;
+use crate::queries::du::blobs_named;
 use crate::queries::runs::{rows, Row};
 use runlog_core::codec::encode_event;
 use runlog_core::{Event, EventKind, Forgotten, Hash, RunId, Timestamp, FORGOTTEN_RUNS};
@@ -175,7 +175,7 @@ pub fn unshared_blobs(log: &dyn EventLog, doomed: &[Doomed]) -> Result<Vec<[u8; 
             &mut kept
         };
         log.scan(&meta.run, 1, u64::MAX, &mut |r| {
-            into.extend(blob_named(r.body));
+            into.extend(blobs_named(r.body));
             Ok(true)
         })?;
     }
