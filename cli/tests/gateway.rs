@@ -510,3 +510,68 @@ fn a_forgotten_run_takes_its_conversations_with_it() {
         );
     }
 }
+
+#[test]
+fn an_exported_run_carries_its_conversations_to_another_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, out, _) = run_against_the_provider(dir.path(), "calls", AGENT, "", (3.0, 15.0));
+    assert!(out.status.success(), "{}", text(&out));
+    let export = dir.path().join("calls.jsonl");
+    let exported = runlog(&store)
+        .args(["export", "calls", "-o", export.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(exported.status.success(), "{}", text(&exported));
+
+    let elsewhere = dir.path().join("elsewhere");
+    let imported = runlog(&elsewhere)
+        .args(["import", export.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(imported.status.success(), "{}", text(&imported));
+    assert!(
+        text(&imported).contains("same as the export"),
+        "{}",
+        text(&imported)
+    );
+    let show = runlog(&elsewhere)
+        .args(["show", "calls", "calls", "--calls"])
+        .output()
+        .unwrap();
+    let show = String::from_utf8_lossy(&show.stdout);
+    for line in [
+        "asked: plan the change",
+        "answered: a plan",
+        "answered: written",
+    ] {
+        assert!(show.contains(line), "{line:?} is not in:\n{show}");
+    }
+
+    // A blob changed in the file is refused, and nothing is imported.
+    let text_of = std::fs::read_to_string(&export).unwrap();
+    let changed: String = text_of
+        .lines()
+        .map(|l| {
+            if l.starts_with("{\"blob\"") {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["base64"] = "YW5vdGhlciBwcm9tcHQ=".into();
+                v.to_string()
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&export, changed).unwrap();
+    let third = dir.path().join("third");
+    let refused = runlog(&third)
+        .args(["import", export.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("does not match its hash"),
+        "{}",
+        text(&refused)
+    );
+}

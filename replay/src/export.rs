@@ -4,6 +4,7 @@
 //! {"runlog_export":2,"run":"r","events":N,"head_seq":N,"head_hash":"…"}
 //! {"seq":1,"hash":"…","event":{"at":…,"kind":{"type":"run-started",…}}}
 //! …
+//! {"blob":"…","base64":"…"}
 //! ```
 //!
 //! Import re-encodes every event exactly as the store holds it and recomputes the chain, so a
@@ -11,6 +12,10 @@
 //! hash. The chain starts from the run id: an import under another id gets another chain.
 //! The format's number is the run's chain's: 1 for a run of the per-record chain, 2 for the
 //! blocked chain (see `runlog_store::blocks`); an import keeps the run on the chain it had.
+//!
+//! After the events come the blobs they name (a model call's request and answer, an output or
+//! a patch too large for an event), one a line, so a run imported elsewhere keeps them; each is
+//! checked against its hash. A run that names none exports as it always did.
 
 use crate::error::{ReplayError, Result};
 use crate::events;
@@ -43,6 +48,21 @@ struct Line {
     event: Event,
 }
 
+/// A blob the run's events name: its hash (hex) and its bytes.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BlobLine {
+    blob: String,
+    base64: String,
+}
+
+/// An export's content: the header, the events' bodies, and the blobs they name.
+struct Read {
+    header: Header,
+    bodies: Vec<Vec<u8>>,
+    blobs: Vec<Vec<u8>>,
+}
+
 /// Writes a run as JSON lines; returns the header written.
 pub fn export(log: &dyn EventLog, run: &str, out: &mut dyn Write) -> Result<Header> {
     let head = events::head(log, run)?;
@@ -61,7 +81,13 @@ pub fn export(log: &dyn EventLog, run: &str, out: &mut dyn Write) -> Result<Head
     serde_json::to_writer(&mut *out, &header).map_err(|e| io(e.into()))?;
     out.write_all(b"\n").map_err(io)?;
     let mut failed = None;
+    let mut named: Vec<Hash> = Vec::new();
     events::for_each_hashed(log, run, 1, head.seq, &mut |seq, hash, event| {
+        for blob in event.kind.blobs_named() {
+            if !named.contains(&blob) {
+                named.push(blob);
+            }
+        }
         let line = Line {
             seq,
             hash: Hash(*hash).to_hex(),
@@ -76,10 +102,23 @@ pub fn export(log: &dyn EventLog, run: &str, out: &mut dyn Write) -> Result<Head
         }
         Ok(true)
     })?;
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(header),
+    if let Some(e) = failed {
+        return Err(e);
     }
+    for hash in named {
+        // A blob the store no longer has (lost to a damaged disk) is left out: the events
+        // still say it was there.
+        let Some(bytes) = log.get_blob(&hash.0)? else {
+            continue;
+        };
+        let line = BlobLine {
+            blob: hash.to_hex(),
+            base64: base64::Engine::encode(&base64::engine::general_purpose::STANDARD, bytes),
+        };
+        serde_json::to_writer(&mut *out, &line).map_err(|e| io(e.into()))?;
+        out.write_all(b"\n").map_err(io)?;
+    }
+    Ok(header)
 }
 
 /// What an import did.
@@ -98,7 +137,7 @@ pub struct Imported {
 /// The digest of an export's history, once every line checks out against the chain (what
 /// `runlog digest --export` compares with the store or a forgotten run's tombstone).
 pub fn digest_of(input: &mut dyn BufRead) -> Result<crate::digest::Digest> {
-    let (header, _) = read(input)?;
+    let Read { header, .. } = read(input)?;
     Ok(crate::digest::Digest {
         run: header.run,
         head_seq: header.head_seq,
@@ -113,12 +152,20 @@ pub fn import(
     input: &mut dyn BufRead,
     as_run: Option<&str>,
 ) -> Result<Imported> {
-    let (header, bodies) = read(input)?;
+    let Read {
+        header,
+        bodies,
+        blobs,
+    } = read(input)?;
     let chain = chain_of(&header).unwrap_or(Chain::Blocked);
     let run = as_run.unwrap_or(&header.run).to_owned();
     runlog_core::check_name("run", &run)?;
     if log.head(&run)?.is_some() {
         return Err(ReplayError::RunExists { run });
+    }
+    // The blobs first: an event is never in the store before what it names.
+    for blob in &blobs {
+        log.put_blob(blob)?;
     }
     let count = bodies.len() as u64;
     let mut head = 0;
@@ -143,8 +190,9 @@ pub fn import(
     })
 }
 
-/// An export's header and its events' bodies, each line checked against the chain.
-fn read(input: &mut dyn BufRead) -> Result<(Header, Vec<Vec<u8>>)> {
+/// An export's header, its events' bodies, each line checked against the chain, and its
+/// blobs, each checked against its hash.
+fn read(input: &mut dyn BufRead) -> Result<Read> {
     let bad = |line: usize, reason: String| ReplayError::Import { line, reason };
     let mut lines = input.lines().enumerate();
     let header: Header = match lines.next() {
@@ -164,10 +212,15 @@ fn read(input: &mut dyn BufRead) -> Result<(Header, Vec<Vec<u8>>)> {
     };
     let mut linker = Linker::genesis(chain, &header.run);
     let mut bodies = Vec::new();
+    let mut blobs = Vec::new();
     for (i, text) in lines {
         let n = i + 1;
         let text = text.map_err(|e| bad(n, e.to_string()))?;
         if text.trim().is_empty() {
+            continue;
+        }
+        if let Ok(blob) = serde_json::from_str::<BlobLine>(&text) {
+            blobs.push(blob_of(&blob).map_err(|reason| bad(n, reason))?);
             continue;
         }
         let line: Line =
@@ -203,7 +256,26 @@ fn read(input: &mut dyn BufRead) -> Result<(Header, Vec<Vec<u8>>)> {
             ),
         ));
     }
-    Ok((header, bodies))
+    Ok(Read {
+        header,
+        bodies,
+        blobs,
+    })
+}
+
+/// A blob line's bytes, once they match its hash.
+fn blob_of(line: &BlobLine) -> std::result::Result<Vec<u8>, String> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&line.base64)
+        .map_err(|e| format!("blob {} is not base64: {e}", line.blob))?;
+    if Hash(*blake3::hash(&bytes).as_bytes()).to_hex() != line.blob {
+        return Err(format!(
+            "blob {} does not match its hash: the export was changed",
+            line.blob
+        ));
+    }
+    Ok(bytes)
 }
 
 /// The chain an export's lines are linked by: its format's number.
