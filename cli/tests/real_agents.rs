@@ -245,6 +245,20 @@ fn run_in(dir: &Path, repo: &Path, run: &str, clis: Option<&Path>) -> std::proce
         .unwrap()
 }
 
+/// `run_in`, which must succeed (else what the run's commands printed is said): the store.
+fn ran(dir: &Path, repo: &Path, run: &str, clis: Option<&Path>) -> PathBuf {
+    let out = run_in(dir, repo, run, clis);
+    let store = dir.join("store");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out),
+        printed(&store, run)
+    );
+    store
+}
+
 /// The workflow of one task running `command`, its model at `provider`.
 fn one_task(name: &str, command: &str, provider: &str) -> String {
     format!(
@@ -304,15 +318,7 @@ fn claude_code_writes_a_file_through_the_gateway_and_every_call_is_recorded() {
         dir.path(),
         &[("wf.toml", &one_task("claude", &command, &provider))],
     );
-    let out = run_in(dir.path(), &repo, "claude", Some(&clis));
-    let store = dir.path().join("store");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        text(&out),
-        printed(&store, "claude")
-    );
+    let store = ran(dir.path(), &repo, "claude", Some(&clis));
 
     // Its tool call wrote the file in the task's worktree, and the run merged it.
     assert_eq!(
@@ -372,15 +378,7 @@ fn codex_runs_its_tool_call_through_the_gateway_and_every_call_is_recorded() {
         dir.path(),
         &[("wf.toml", &one_task("codex", CODEX, &provider))],
     );
-    let out = run_in(dir.path(), &repo, "codex", Some(&clis));
-    let store = dir.path().join("store");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        text(&out),
-        printed(&store, "codex")
-    );
+    let store = ran(dir.path(), &repo, "codex", Some(&clis));
 
     // The command it was asked to run ran in the task's worktree, and the run merged its file.
     assert_eq!(git(&repo, &["show", "runlog/codex:hello.txt"]), "hello");
@@ -431,15 +429,7 @@ fn the_official_sdks_reach_the_model_through_the_gateway_streamed_and_not() {
             ("wf.toml", &one_task("sdks", "python3 agent.py", &provider)),
         ],
     );
-    let out = run_in(dir.path(), &repo, "sdks", None);
-    let store = dir.path().join("store");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        text(&out),
-        printed(&store, "sdks")
-    );
+    let store = ran(dir.path(), &repo, "sdks", None);
 
     let said = printed(&store, "sdks");
     for line in [

@@ -74,4 +74,5 @@ recorded! {
     sub_project_child_replays_to_its_snapshot => "sub-project.buffer",
     workspace_replays_to_its_snapshot => "fix-the-test",
     agent_costs_replay_to_their_snapshot => "agent-costs",
+    model_calls_replay_to_their_snapshot => "release-notes",
 }

@@ -110,15 +110,21 @@ async fn gateway_to(provider: &str) -> (Gateway, mpsc::UnboundedReceiver<Passed>
     (Gateway::start(providers, keys, tx).await.unwrap(), rx)
 }
 
-/// `POST {base}{path}` with `key` as an Anthropic SDK sends it: status and body.
-async fn post(base: &str, path: &str, key: &str, body: &str) -> (StatusCode, String) {
-    let authority = base.trim_start_matches("http://").to_owned();
-    let stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
-    let (mut sender, conn) =
+/// A client connection to `authority` (`HOST:PORT`).
+async fn connect(authority: &str) -> hyper::client::conn::http1::SendRequest<Full<Bytes>> {
+    let stream = tokio::net::TcpStream::connect(authority).await.unwrap();
+    let (sender, conn) =
         hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
             .await
             .unwrap();
     tokio::spawn(conn);
+    sender
+}
+
+/// `POST {base}{path}` with `key` as an Anthropic SDK sends it: status and body.
+async fn post(base: &str, path: &str, key: &str, body: &str) -> (StatusCode, String) {
+    let authority = base.trim_start_matches("http://").to_owned();
+    let mut sender = connect(&authority).await;
     let request = axum::http::Request::post(path)
         .header("host", authority)
         .header("x-api-key", key)
@@ -240,12 +246,7 @@ async fn an_openai_call_goes_to_the_openai_provider_with_its_key_as_a_bearer() {
     let gateway = Gateway::start(providers, keys, tx).await.unwrap();
     let key = gateway.admit(&TaskId::from("t"), 1, UsageStage::Tests);
     let authority = gateway.url().trim_start_matches("http://").to_owned();
-    let stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
-    let (mut sender, conn) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-            .await
-            .unwrap();
-    tokio::spawn(conn);
+    let mut sender = connect(&authority).await;
     let request = axum::http::Request::post("/v1/chat/completions")
         .header("host", authority)
         .header("authorization", format!("Bearer {key}"))
@@ -505,12 +506,7 @@ async fn scripted_call(
     script: &str,
 ) -> axum::http::Response<hyper::body::Incoming> {
     let authority = base.trim_start_matches("http://").to_owned();
-    let stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
-    let (mut sender, conn) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-            .await
-            .unwrap();
-    tokio::spawn(conn);
+    let mut sender = connect(&authority).await;
     let request = axum::http::Request::post("/v1/messages")
         .header("host", authority)
         .header("x-api-key", key)
