@@ -194,6 +194,20 @@ fn an_agents_model_calls_go_through_the_gateway_into_the_history() {
         STREAM,
         "the stream's events as they passed"
     );
+    let whole: serde_json::Value = serde_json::from_str(&blob(&streamed["assembled"])).unwrap();
+    assert_eq!(
+        (&whole["id"], &whole["content"], &whole["stop_reason"]),
+        (
+            &"msg_2".into(),
+            &serde_json::json!([{"type": "text", "text": "written"}]),
+            &"end_turn".into()
+        ),
+        "the message the stream adds up to: {whole}"
+    );
+    assert!(
+        plain["assembled"].is_null(),
+        "an answer received whole is kept once"
+    );
     drop(log_store);
 
     // The agent was given the gateway and a key of its own; the provider saw only the real key.

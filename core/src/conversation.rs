@@ -32,16 +32,15 @@ pub fn asked(api: ModelApi, request: &[u8]) -> String {
 
 /// What the model answered: its text and the tools it called, in words.
 pub fn answered(api: ModelApi, response: &[u8], streamed: bool) -> String {
-    let text = String::from_utf8_lossy(response);
-    let parts = if streamed {
-        streamed_parts(api, &text)
+    let whole = if streamed {
+        crate::assembled::assembled(api, response)
     } else {
-        match serde_json::from_str::<Value>(text.trim()) {
-            Ok(Value::Object(o)) => whole_parts(&o),
-            _ => Vec::new(),
-        }
+        serde_json::from_str::<Value>(String::from_utf8_lossy(response).trim()).ok()
     };
-    parts.join("; ")
+    match whole {
+        Some(Value::Object(o)) => whole_parts(&o).join("; "),
+        _ => String::new(),
+    }
 }
 
 /// A message (or input item) in words: its text, tool calls and tool results.
@@ -170,83 +169,6 @@ fn whole_parts(o: &Map<String, Value>) -> Vec<String> {
             .collect();
     }
     Vec::new()
-}
-
-/// A streamed answer put together from its events.
-fn streamed_parts(api: ModelApi, text: &str) -> Vec<String> {
-    let events = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| match serde_json::from_str::<Value>(d.trim()) {
-            Ok(Value::Object(o)) => Some(o),
-            _ => None,
-        });
-    let mut said = String::new();
-    let mut tools: Vec<(String, String)> = Vec::new();
-    for e in events {
-        let kind = e.get("type").and_then(Value::as_str).unwrap_or("");
-        // Responses: the finished response holds everything.
-        if kind == "response.completed" {
-            if let Some(Value::Object(r)) = e.get("response") {
-                return whole_parts(r);
-            }
-        }
-        match api {
-            ModelApi::Messages => match kind {
-                "content_block_start" => {
-                    if let Some(b) = e.get("content_block").and_then(Value::as_object) {
-                        if b.get("type").and_then(Value::as_str) == Some("tool_use") {
-                            let name = b.get("name").and_then(Value::as_str).unwrap_or("?");
-                            tools.push((name.to_owned(), String::new()));
-                        }
-                    }
-                }
-                "content_block_delta" => {
-                    let delta = e.get("delta");
-                    let piece = |key: &str| delta.and_then(|d| d.get(key)).and_then(Value::as_str);
-                    if let Some(t) = piece("text") {
-                        said.push_str(t);
-                    }
-                    if let (Some(j), Some(tool)) = (piece("partial_json"), tools.last_mut()) {
-                        tool.1.push_str(j);
-                    }
-                }
-                _ => {}
-            },
-            _ => {
-                let delta = e
-                    .get("choices")
-                    .and_then(Value::as_array)
-                    .and_then(|c| c.first())
-                    .and_then(|c| c.get("delta"));
-                if let Some(t) = delta.and_then(|d| d.get("content")).and_then(Value::as_str) {
-                    said.push_str(t);
-                }
-                for call in delta
-                    .and_then(|d| d.get("tool_calls"))
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    let f = call.get("function");
-                    if let Some(name) = f.and_then(|f| f.get("name")).and_then(Value::as_str) {
-                        tools.push((name.to_owned(), String::new()));
-                    }
-                    let args = f.and_then(|f| f.get("arguments")).and_then(Value::as_str);
-                    if let (Some(a), Some(tool)) = (args, tools.last_mut()) {
-                        tool.1.push_str(a);
-                    }
-                }
-            }
-        }
-    }
-    let mut parts: Vec<String> = (!said.is_empty()).then(|| cut(&said)).into_iter().collect();
-    parts.extend(
-        tools
-            .into_iter()
-            .map(|(name, args)| format!("tool call {name}({})", cut(&args))),
-    );
-    parts
 }
 
 /// `text` on one line, cut to [`SHOWN`] characters.

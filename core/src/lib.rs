@@ -41,6 +41,7 @@
 //! assert!(decide(&fold(&events), again).is_err());
 //! ```
 
+pub mod assembled;
 pub mod codec;
 mod command;
 pub mod conversation;

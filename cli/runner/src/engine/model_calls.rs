@@ -131,7 +131,17 @@ impl Engine {
         } = passed;
         let mut counts = Counts::new();
         let request = self.kept(&request, &mut counts)?;
+        // A stream is kept as its events came and as the message they add up to.
+        let assembled = call
+            .streamed
+            .then(|| runlog_core::assembled::assembled(call.api, &response))
+            .flatten()
+            .map(|whole| whole.to_string());
         let response = self.kept(&response, &mut counts)?;
+        call.assembled = match assembled {
+            Some(whole) => self.kept(whole.as_bytes(), &mut counts)?,
+            None => None,
+        };
         if let Some(error) = &mut call.error {
             self.ctx.redactor.redact_in_place(error, &mut counts);
         }
