@@ -797,3 +797,51 @@ fn the_board_shows_each_tasks_cost_and_the_budget_left_as_the_cli_does() {
     });
     stop(server);
 }
+
+#[test]
+fn a_tasks_panel_shows_its_model_calls_as_the_cli_does() {
+    let Some(parts) = browser_parts() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    import(&store, "release-notes");
+    let cli = runlog(&store)
+        .args(["show", "release-notes", "notes", "--calls"])
+        .output()
+        .unwrap();
+    let cli = text(&cli);
+    let (server, base) = serve(&store);
+    let d = driver(parts);
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let c = browse(&d).await;
+        c.goto(&run_url(&base, "release-notes", None)).await.unwrap();
+        wait_css(&c, "main[data-state=ready] #board").await;
+        click_css(&c, "#graph [data-task='notes']").await;
+        wait_css(&c, "#calls li.call").await;
+        let shown = js(
+            &c,
+            "return [...document.querySelectorAll('#calls li.call')].map(l => [...l.querySelectorAll('div')].map(d => d.textContent));",
+        )
+        .await;
+        let calls = shown.as_array().unwrap();
+        assert_eq!(calls.len(), 2, "{shown}");
+        // Each line the page shows is a line `runlog show --calls` prints.
+        for line in calls.iter().flat_map(|c| c.as_array().unwrap().iter().skip(1)) {
+            let line = line.as_str().unwrap();
+            assert!(cli.contains(line), "{line:?} is not in:\n{cli}");
+        }
+        for (call, asked) in calls.iter().zip([
+            "asked: Which file holds the release notes?",
+            "asked: Write one line for CHANGELOG.md about the model gateway",
+        ]) {
+            assert!(call.as_array().unwrap().iter().any(|l| l == asked), "{call}");
+            let head = call[0].as_str().unwrap();
+            let headline = head.split(": ").skip(1).collect::<Vec<_>>().join(": ");
+            assert!(cli.contains(&headline), "{headline:?} is not in:\n{cli}");
+        }
+        let title = wait_css(&c, "#calls h2").await.text().await.unwrap();
+        assert_eq!(title, "Model calls (2, $0.0005)");
+        screenshot(&c, "model-calls").await;
+        c.close().await.unwrap();
+    });
+    stop(server);
+}

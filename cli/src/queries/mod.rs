@@ -3,6 +3,7 @@
 //! errors of the libraries; each interface words its own hints.
 
 pub mod board;
+pub mod calls;
 pub mod cost;
 pub mod diff;
 pub mod du;

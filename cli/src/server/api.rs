@@ -56,6 +56,7 @@ const EXPORT: &str = "/v1/runs/{run}/export";
 const DIFF: &str = "/v1/diff";
 const FORK: &str = "/v1/runs/{run}/fork";
 const BLOB: &str = "/v1/blobs/{hash}";
+const CALLS: &str = "/v1/runs/{run}/tasks/{task}/calls";
 
 /// Declares each route once, in two groups: `bounded` ones answer within [`REQUEST_TIME`],
 /// `open` ones (the event stream) last as long as their client. Makes the routers and
@@ -105,6 +106,7 @@ routes! {
         COMMANDS => { post(Steer): command }
         FORK => { post(Steer): fork }
         BLOB => { get(Read): blob }
+        CALLS => { get(Read): calls }
     }
     open {
         STREAM => { get(Read): stream_events }
@@ -472,6 +474,32 @@ async fn audit(State(api): State<Api>, P(run): P<String>) -> Result<impl IntoRes
         let p = Replay::new(s).project(&run, None, None)?;
         let audit = crate::render::WordedAudit::of(p.audit);
         Ok(serde_json::json!({"run": run, "audit": audit, "summary": p.summary}))
+    })
+    .await?;
+    Ok(Json(body))
+}
+
+/// A task's model calls, each with what was new in its request and the model's answer in
+/// words (`runlog show RUN TASK --calls --json`).
+async fn calls(
+    State(api): State<Api>,
+    P((run, task)): P<(String, String)>,
+) -> Result<impl IntoResponse, ApiError> {
+    let body = blocking(&api, move |s| {
+        let replay = Replay::new(s);
+        let state = replay.head_state(&run)?;
+        let id = runlog_core::TaskId::from(task.as_str());
+        if state.task(&id).is_none() {
+            return Err(ApiError::not_found(
+                format!("run {run} has no task {task}"),
+                format!("GET /v1/runs/{run} lists its tasks"),
+            ));
+        }
+        let events = replay.events(&run, 1, state.seq)?;
+        let story = crate::queries::calls::story_of(&events, &id);
+        Ok(crate::queries::calls::CallsView::of(
+            s, &run, &task, &story, None,
+        ))
     })
     .await?;
     Ok(Json(body))

@@ -52,18 +52,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let board = Board::of(&state);
     let head = state.seq;
     let events = replay.events(run, 1, head)?;
-    // The task's events, each with the `Attributed` event that says who recorded it.
-    let story: Vec<(u64, Event)> = events
-        .iter()
-        .enumerate()
-        .filter(|(i, (_, e))| match &e.kind {
-            EventKind::Attributed { .. } => events
-                .get(i + 1)
-                .is_some_and(|(_, next)| next.kind.task() == Some(&id)),
-            kind => kind.task() == Some(&id),
-        })
-        .map(|(_, e)| e.clone())
-        .collect();
+    let story = crate::queries::calls::story_of(&events, &id);
     if a.calls {
         return calls::print(&log, run, task, &story, a.attempt, ctx.json);
     }

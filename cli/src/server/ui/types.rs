@@ -35,7 +35,8 @@ impl TypeVisitor for Declarations {
     }
 }
 
-/// The declarations file: the board, an event with its words, the audit with its words, and
+/// The declarations file: the board, an event with its words, the audit with its words, a
+/// task's model calls, and
 /// every type they hold. JSON numbers are `number` (seqs and times stay far below 2^53).
 pub fn declarations() -> String {
     let mut all = Declarations {
@@ -45,6 +46,7 @@ pub fn declarations() -> String {
     all.visit::<crate::queries::board::BoardView>();
     all.visit::<crate::render::event::Worded<'static>>();
     all.visit::<crate::render::WordedAudit>();
+    all.visit::<crate::queries::calls::CallsView>();
     let mut out = String::from(HEADER);
     for text in all.by_name.values() {
         out.push('\n');

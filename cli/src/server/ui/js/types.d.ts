@@ -238,6 +238,126 @@ export type CallEnd = { "end": "answered" } | { "end": "upstream-failed" } | { "
 spent: string, } | { "end": "refused" } | { "end": "interrupted" };
 
 /**
+ * One call with its conversation in words.
+ */
+export type CallShown = { 
+/**
+ * The seq of its `model-called` event.
+ */
+seq: number, 
+/**
+ * Its provider, API, model, end, time, tokens and cost on one line.
+ */
+headline: string, 
+/**
+ * What was new in its request, in words.
+ */
+asked: string, 
+/**
+ * What the model answered, in words.
+ */
+answered: string, 
+/**
+ * The task whose command made it (for the replanner, the task whose completion asked
+ * for it).
+ */
+task: TaskId, 
+/**
+ * The attempt.
+ */
+attempt: number, 
+/**
+ * Which of the attempt's commands.
+ */
+stage: UsageStage, 
+/**
+ * Its number among that command's calls, from 1.
+ */
+n: number, 
+/**
+ * The provider, as the workflow names it (`anthropic`, `openai`, or a `[providers]`
+ * table's name).
+ */
+provider: string, 
+/**
+ * The API it spoke.
+ */
+api: ModelApi, 
+/**
+ * The model: the one that answered, else the one asked for.
+ */
+model: string | null, 
+/**
+ * Whether the answer was streamed (server-sent events).
+ */
+streamed: boolean, 
+/**
+ * The HTTP status the command was given (0 when none was).
+ */
+status: number, 
+/**
+ * How it ended.
+ */
+end: CallEnd, 
+/**
+ * Milliseconds from the request to the provider's first byte, when one came.
+ */
+first_byte_ms: number | null, 
+/**
+ * Milliseconds from the request to the answer's last byte (or the end).
+ */
+duration_ms: number, 
+/**
+ * The usage the provider returned.
+ */
+tokens: Tokens, 
+/**
+ * The cost in USD: the provider's, or priced with the run's prices, or unknown.
+ */
+cost_usd: number | null, 
+/**
+ * Where the cost comes from.
+ */
+cost: CostSource, 
+/**
+ * The request as sent (secrets replaced).
+ */
+request: Body | null, 
+/**
+ * The answer as it came: for a stream, its events as they passed.
+ */
+response: Body | null, 
+/**
+ * For a stream, the message its events put together.
+ */
+assembled: Body | null, 
+/**
+ * What went wrong, when something did.
+ */
+error: string | null, };
+
+/**
+ * A task's model calls and what they spent together.
+ */
+export type CallsView = { 
+/**
+ * The run.
+ */
+run: string, 
+/**
+ * The task.
+ */
+task: string, 
+/**
+ * Its calls, in the order they were recorded.
+ */
+calls: Array<CallShown>, 
+/**
+ * What they used and cost.
+ */
+total: Spend, };
+
+/**
  * A sub-project task's child run (one level: a child's own view shows its children).
  */
 export type Child = { 

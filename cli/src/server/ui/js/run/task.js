@@ -47,11 +47,13 @@ export async function drawTask(V, focus) {
     ["note", r.note || ""],
   ].filter(([, v]) => v !== "" && v !== null);
   const story = el("ol", { class: "story", id: "story" }, el("li", { class: "muted" }, "loading its events…"));
+  const calls = el("section", { id: "calls", hidden: true });
   panel.replaceChildren(
     ...[el("p", { class: "buttons" }, el("button", { onclick: V.closeTask, "aria-label": "close the task's story" }, "Close (Esc)")),
     el("h2", {}, `Task ${id}`),
     el("dl", {}, facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])),
     controls(V, r),
+    calls,
     el("h2", {}, "Story"),
     story,
   ].filter(Boolean));
@@ -61,6 +63,27 @@ export async function drawTask(V, focus) {
   if (asked !== storyAsked) return;
   story.replaceChildren(...page.events.map((/** @type {import("../types").Worded} */ ev) => storyItem(V, ev)));
   if (page.next) story.append(el("li", { class: "muted" }, `more events from seq ${page.next}: \`runlog show ${V.run} ${id}\``));
+  /** @type {import("../types").CallsView} */
+  const made = await api(`/v1/runs/${enc(V.run)}/tasks/${enc(id)}/calls`);
+  if (asked !== storyAsked || !made.calls.length) return;
+  calls.replaceChildren(
+    el("h2", {}, `Model calls (${made.calls.length}, ${costCell(made.total)})`),
+    el("ol", { class: "story" }, made.calls.map(callItem)),
+  );
+  calls.hidden = false;
+}
+
+/**
+ * One model call: what it was, what was new in its request and what the model answered.
+ * @param {import("../types").CallShown} c
+ */
+function callItem(c) {
+  const li = el("li", { "data-seq": c.seq, class: "call" },
+    el("div", {}, el("b", {}, `${c.seq} `), `attempt ${c.attempt} ${c.stage} call ${c.n}: `, el("span", { class: "muted" }, c.headline)));
+  if (c.asked) li.append(el("div", { class: "asked" }, `asked: ${c.asked}`));
+  if (c.answered) li.append(el("div", { class: "answered" }, `answered: ${c.answered}`));
+  if (c.error) li.append(el("div", { class: "conflict" }, `error: ${c.error}`));
+  return li;
 }
 
 /**
