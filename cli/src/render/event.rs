@@ -53,7 +53,12 @@ pub fn describe(e: &EventKind) -> String {
             retry_count,
             result,
         } => {
-            format!("stage {stage} ({task}) completed in {duration_ms} ms after {retry_count} retries: {}", serde_json::to_string(result).unwrap_or_default())
+            let said = match result {
+                // A command that printed no result: nothing to say after the colon.
+                runlog_core::Value::Null => String::new(),
+                r => format!(": {}", serde_json::to_string(r).unwrap_or_default()),
+            };
+            format!("stage {stage} ({task}) completed in {duration_ms} ms after {retry_count} retries{said}")
         }
         EventKind::StageFailed {
             stage,
