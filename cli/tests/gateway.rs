@@ -289,6 +289,19 @@ fn an_agents_model_calls_go_through_the_gateway_into_the_history() {
         (cost["total"]["cost_usd"].as_f64().unwrap() - 0.004_425).abs() < 1e-9,
         "{cost}"
     );
+    // Call by call: the streamed one cost the most.
+    let by_call = runlog(&store)
+        .args(["cost", "calls", "--by", "call"])
+        .output()
+        .unwrap();
+    let by_call = String::from_utf8_lossy(&by_call.stdout);
+    for row in ["calls#1 agent call 1", "calls#1 agent call 2"] {
+        assert!(by_call.contains(row), "{row:?} is not in:\n{by_call}");
+    }
+    assert!(
+        by_call.contains("$0.0004") && by_call.contains("$0.0040"),
+        "{by_call}"
+    );
 }
 
 /// The environment a one-task run's command was given, with `settings` in its workflow and

@@ -1,4 +1,4 @@
-//! `runlog cost RUN… [--by task|model|stage|attempt]`: what a run's agents, tests, evaluators
+//! `runlog cost RUN… [--by task|model|stage|attempt|call]`: what a run's agents, tests, evaluators
 //! and replanner used and cost, beside its budgets; several runs side by side.
 
 use crate::ctx::Ctx;
@@ -14,7 +14,8 @@ pub struct Args {
     /// The runs (several: compared side by side).
     #[arg(required = true)]
     runs: Vec<String>,
-    /// One row per task, model, stage (agent, tests, evaluator, replanner) or attempt.
+    /// One row per task, model, stage (agent, tests, evaluator, replanner), attempt, or model
+    /// call (each call through the gateway; where a command reported its own usage, each report).
     #[arg(long, default_value = "task", value_parser = parse_by)]
     by: CostBy,
     /// The cost as it was after this seq (one run).

@@ -1,5 +1,5 @@
 //! What a run cost: its usage records (as the run stands: a rollback takes back what it
-//! undid) summed by task, model, stage or attempt, beside its budgets and what is left.
+//! undid) summed by task, model, stage, attempt or call, beside its budgets and what is left.
 
 use crate::state::RunState;
 use crate::usage::{spend_by, Limits, Spend, UsageRecord};
@@ -19,11 +19,20 @@ pub enum CostBy {
     Stage,
     /// One row per task attempt (`TASK#N`).
     Attempt,
+    /// One row per model call (`TASK#N STAGE call K`): each call through the gateway, or,
+    /// where a command reported its own usage, each report.
+    Call,
 }
 
 impl CostBy {
     /// Every grouping, for parsing and help.
-    pub const ALL: [CostBy; 4] = [CostBy::Task, CostBy::Model, CostBy::Stage, CostBy::Attempt];
+    pub const ALL: [CostBy; 5] = [
+        CostBy::Task,
+        CostBy::Model,
+        CostBy::Stage,
+        CostBy::Attempt,
+        CostBy::Call,
+    ];
 
     /// The kebab-case name.
     pub fn name(self) -> &'static str {
@@ -32,6 +41,7 @@ impl CostBy {
             CostBy::Model => "model",
             CostBy::Stage => "stage",
             CostBy::Attempt => "attempt",
+            CostBy::Call => "call",
         }
     }
 
@@ -42,6 +52,8 @@ impl CostBy {
             CostBy::Model => r.model.clone().unwrap_or_else(|| "unknown".into()),
             CostBy::Stage => r.stage.name().into(),
             CostBy::Attempt => format!("{}#{}", r.task, r.attempt),
+            // The command's; `CostReport::of` numbers its calls.
+            CostBy::Call => format!("{}#{} {}", r.task, r.attempt, r.stage.name()),
         }
     }
 }
@@ -115,10 +127,31 @@ pub struct CostReport {
 impl CostReport {
     /// The report of `state`, rows grouped `by`.
     pub fn of(state: &RunState, by: CostBy) -> Self {
-        let rows = spend_by(&state.usage, |r| by.key(r))
-            .into_iter()
-            .map(|(key, spend)| CostRow { key, spend })
-            .collect();
+        let rows = match by {
+            CostBy::Call => {
+                let mut made: std::collections::HashMap<String, u32> =
+                    std::collections::HashMap::new();
+                state
+                    .usage
+                    .iter()
+                    .map(|r| {
+                        let command = by.key(r);
+                        let n = made.entry(command.clone()).or_default();
+                        *n += 1;
+                        let mut spend = Spend::default();
+                        spend.add(&r.tokens, r.cost_usd);
+                        CostRow {
+                            key: format!("{command} call {n}"),
+                            spend,
+                        }
+                    })
+                    .collect()
+            }
+            _ => spend_by(&state.usage, |r| by.key(r))
+                .into_iter()
+                .map(|(key, spend)| CostRow { key, spend })
+                .collect(),
+        };
         Self {
             total: state.spend,
             by,
