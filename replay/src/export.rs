@@ -81,13 +81,17 @@ pub fn export(log: &dyn EventLog, run: &str, out: &mut dyn Write) -> Result<Head
     serde_json::to_writer(&mut *out, &header).map_err(|e| io(e.into()))?;
     out.write_all(b"\n").map_err(io)?;
     let mut failed = None;
+    // Each blob once, in the order the events first name it.
     let mut named: Vec<Hash> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     events::for_each_hashed(log, run, 1, head.seq, &mut |seq, hash, event| {
-        for blob in event.kind.blobs_named() {
-            if !named.contains(&blob) {
-                named.push(blob);
-            }
-        }
+        named.extend(
+            event
+                .kind
+                .blobs_named()
+                .into_iter()
+                .filter(|b| seen.insert(b.0)),
+        );
         let line = Line {
             seq,
             hash: Hash(*hash).to_hex(),

@@ -119,13 +119,10 @@ fn gateway(file: &WorkflowFile, dir: &Path) -> GatewayPlan {
             kind: p.kind,
             base_url: p.base_url.trim().to_owned(),
             ca_file: p.ca_file.as_ref().map(|f| dir.join(f)),
-            api_key_env: p.api_key_env.clone().unwrap_or_else(|| {
-                match p.kind {
-                    ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
-                    ProviderKind::Openai => "OPENAI_API_KEY",
-                }
-                .to_owned()
-            }),
+            api_key_env: p
+                .api_key_env
+                .clone()
+                .unwrap_or_else(|| p.kind.key_env().to_owned()),
         })
         .collect();
     for kind in ProviderKind::ALL {

@@ -5,7 +5,7 @@
 use runlog_core::conversation::{answered, asked};
 use runlog_core::model_call::{Body, ModelCall};
 use runlog_core::usage::{usd, Spend};
-use runlog_core::{Event, EventKind, TaskId};
+use runlog_core::{Event, EventKind};
 use runlog_store::EventLog;
 use serde::Serialize;
 
@@ -81,22 +81,6 @@ impl CallsView {
             total,
         }
     }
-}
-
-/// A task's events: those that name it, each with the `attributed` event before it that says
-/// who recorded it.
-pub fn story_of(events: &[(u64, Event)], task: &TaskId) -> Vec<(u64, Event)> {
-    events
-        .iter()
-        .enumerate()
-        .filter(|(i, (_, e))| match &e.kind {
-            EventKind::Attributed { .. } => events
-                .get(i + 1)
-                .is_some_and(|(_, next)| next.kind.task() == Some(task)),
-            kind => kind.task() == Some(task),
-        })
-        .map(|(_, e)| e.clone())
-        .collect()
 }
 
 /// `anthropic messages claude-sonnet-4, streamed: 200 in 1840 ms, 1200/30 tokens, $0.0041`.

@@ -12,4 +12,5 @@ pub mod fork;
 pub mod runs;
 pub mod secrets;
 pub mod stack;
+pub mod story;
 pub mod verify;

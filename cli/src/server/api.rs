@@ -496,7 +496,7 @@ async fn calls(
             ));
         }
         let events = replay.events(&run, 1, state.seq)?;
-        let story = crate::queries::calls::story_of(&events, &id);
+        let story = crate::queries::story::story_of(&events, &id);
         Ok(crate::queries::calls::CallsView::of(
             s, &run, &task, &story, None,
         ))

@@ -74,9 +74,12 @@ impl Engine {
             ("ANTHROPIC_BASE_URL".to_owned(), url.clone()),
             ("OPENAI_BASE_URL".to_owned(), format!("{url}/v1")),
             ("OPENAI_API_BASE".to_owned(), format!("{url}/v1")),
-            ("ANTHROPIC_API_KEY".to_owned(), key.clone()),
-            ("OPENAI_API_KEY".to_owned(), key.clone()),
         ];
+        env.extend(
+            ProviderKind::ALL
+                .into_iter()
+                .map(|k| (k.key_env().to_owned(), key.clone())),
+        );
         // A provider whose key has a name of its own: that name gets the command's key too.
         for p in calls.gateway.providers() {
             if !env.iter().any(|(name, _)| name == &p.api_key_env) {

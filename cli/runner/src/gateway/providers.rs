@@ -41,21 +41,29 @@ impl ProviderKind {
             ProviderKind::Openai => "openai",
         }
     }
+
+    /// The variable its SDKs read their key from: a provider's key unless it names another.
+    pub fn key_env(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+            ProviderKind::Openai => "OPENAI_API_KEY",
+        }
+    }
 }
 
 impl Provider {
     /// The public provider of `kind`: `api.anthropic.com` with `ANTHROPIC_API_KEY`, or
     /// `api.openai.com/v1` with `OPENAI_API_KEY`.
     pub fn public(kind: ProviderKind) -> Provider {
-        let (base_url, api_key_env) = match kind {
-            ProviderKind::Anthropic => ("https://api.anthropic.com", "ANTHROPIC_API_KEY"),
-            ProviderKind::Openai => ("https://api.openai.com/v1", "OPENAI_API_KEY"),
+        let base_url = match kind {
+            ProviderKind::Anthropic => "https://api.anthropic.com",
+            ProviderKind::Openai => "https://api.openai.com/v1",
         };
         Provider {
             name: kind.name().to_owned(),
             kind,
             base_url: base_url.to_owned(),
-            api_key_env: api_key_env.to_owned(),
+            api_key_env: kind.key_env().to_owned(),
             ca_file: None,
         }
     }

@@ -52,7 +52,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let board = Board::of(&state);
     let head = state.seq;
     let events = replay.events(run, 1, head)?;
-    let story = crate::queries::calls::story_of(&events, &id);
+    let story = crate::queries::story::story_of(&events, &id);
     if a.calls {
         return calls::print(&log, run, task, &story, a.attempt, ctx.json);
     }
