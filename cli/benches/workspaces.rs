@@ -164,25 +164,13 @@ fn floor(repo: &Path, tasks: usize) -> Duration {
 
 /// Bytes under `dir` (apparent sizes) and the checkouts (directories with `.git`) in it.
 fn left_behind(dir: &Path) -> (u64, usize) {
-    fn walk(dir: &Path) -> u64 {
-        std::fs::read_dir(dir).map_or(0, |entries| {
-            entries
-                .flatten()
-                .map(|e| match e.file_type() {
-                    Ok(t) if t.is_dir() => walk(&e.path()),
-                    Ok(_) => e.metadata().map_or(0, |m| m.len()),
-                    Err(_) => 0,
-                })
-                .sum()
-        })
-    }
     let checkouts = std::fs::read_dir(dir).map_or(0, |entries| {
         entries
             .flatten()
             .filter(|e| e.path().join(".git").exists())
             .count()
     });
-    (walk(dir), checkouts)
+    (common::apparent_bytes(dir), checkouts)
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {

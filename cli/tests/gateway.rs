@@ -521,14 +521,32 @@ fn a_forgotten_run_takes_its_conversations_with_it() {
     let (store, out, _) = run_against_the_provider(dir.path(), "calls", AGENT, "", (3.0, 15.0));
     assert!(out.status.success(), "{}", text(&out));
     let holding = |needle: &str| runlog_store::testkit::files_holding(&store, needle.as_bytes());
-    // The request's words and the answer's are in the store, in blobs of their own.
-    assert!(!holding("plan the change").is_empty());
-    assert!(!holding("\"text\":\"a plan\"").is_empty());
+    // Each call's request and answer are in the store, in blobs of their own.
+    let blob_area = runlog_store::layout::BlobDir::new(&store);
+    let bodies: Vec<[u8; 32]> = events(&store, "calls", &["--kind", "model-called"])
+        .iter()
+        .flat_map(|call| ["request", "response"].map(|b| call[b]["blob"].clone()))
+        .map(|hex| {
+            let hex = hex.as_str().unwrap().to_owned();
+            let bytes: Vec<u8> = (0..64)
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect();
+            bytes.try_into().unwrap()
+        })
+        .collect();
+    assert_eq!(bodies.len(), 4);
+    for hash in &bodies {
+        assert!(blob_area.file(hash).is_some());
+    }
     let forgot = runlog(&store)
         .args(["forget", "calls", "--reason", "a test"])
         .output()
         .unwrap();
     assert!(forgot.status.success(), "{}", text(&forgot));
+    for hash in &bodies {
+        assert_eq!(blob_area.file(hash), None);
+    }
     for needle in ["plan the change", "\"text\":\"a plan\"", "write it"] {
         assert_eq!(
             holding(needle),

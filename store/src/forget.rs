@@ -19,10 +19,11 @@ use crate::backend::sled_db::{
     closed_here, each_entry, make_sled_files_durable, open_sled, sled_lock, SledBackend,
     FRAMES_TREE, RUNS_TREE,
 };
+use crate::blob_dir::unhex32;
 use crate::error::{Result, StoreError};
 use crate::frame::{self, Stored};
 use crate::heads::Heads;
-use crate::layout::{self, io, sync_dir, BlobDir, CacheDir};
+use crate::layout::{self, hex, io, sync_dir, BlobDir, CacheDir};
 use crate::wal::Entry;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -115,18 +116,6 @@ impl Journal {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex32(text: &str) -> Option<[u8; 32]> {
-    let bytes: Option<Vec<u8>> = (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect();
-    bytes?.try_into().ok()
-}
-
 /// Removes `runs` from the sled store in `dir` (see the module's documentation). `blobs` are
 /// blobs the caller found named only by the forgotten runs' records; they are deleted unless a
 /// kept record spilled into one of them. The store must not be open anywhere (as for
@@ -199,11 +188,7 @@ fn carry_out(dir: &Path, mut journal: Journal) -> Result<Forgot> {
         }
     }
     let blob_dir = BlobDir::new(dir);
-    for blob in &journal.blobs {
-        if blob_dir.remove(blob)? {
-            forgot.blobs += 1;
-        }
-    }
+    forgot.blobs += blob_dir.remove_all(&journal.blobs)?;
     let cache = CacheDir::new(dir);
     for run in &journal.runs {
         let prefix = snapshot_prefix(run);

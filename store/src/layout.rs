@@ -5,6 +5,7 @@
 //! DIR/owner          pid and command of the process that opened it last
 //! DIR/db/            the sled database
 //! DIR/blobs/ab/cd…   content-addressed blobs (blake3), each fsynced before use
+//! DIR/blobs/ab/cd….z a blob kept packed (see `packed`)
 //! DIR/cache/…        the snapshot cache: one checksummed file per entry, never trusted
 //! ```
 
@@ -224,16 +225,6 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
         .map_err(io("cannot sync directory", dir))
 }
 
-/// The blob area of a store.
-#[derive(Debug)]
-pub struct BlobDir {
-    root: PathBuf,
-    /// Fan-out directories whose entry in `root` (and `root`'s in the store) this process has
-    /// made durable: a blob acknowledged in a directory another thread just created must not
-    /// depend on that thread's directory sync.
-    durable: std::sync::Mutex<std::collections::HashSet<PathBuf>>,
-}
-
 /// Distinguishes temp files of concurrent writers in one process.
 static TEMP_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -243,93 +234,11 @@ pub fn temp_name() -> String {
     format!(".tmp-{}-{n}", std::process::id())
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-impl BlobDir {
-    /// The blob area under `dir`.
-    pub fn new(dir: &Path) -> Self {
-        Self {
-            root: dir.join("blobs"),
-            durable: std::sync::Mutex::new(std::collections::HashSet::new()),
-        }
-    }
-
-    fn path(&self, hash: &[u8; 32]) -> PathBuf {
-        let h = hex(hash);
-        let (a, b) = h.split_at(2);
-        self.root.join(a).join(b)
-    }
-
-    /// Stores bytes under their hash: temp file, fdatasync, rename, fsync of the directory.
-    pub fn put(&self, hash: &[u8; 32], bytes: &[u8]) -> Result<()> {
-        let path = self.path(hash);
-        let parent = path.parent().unwrap_or(&self.root).to_path_buf();
-        if path.exists() {
-            // Maybe just renamed into place by another writer that has not synced yet.
-            sync_dir(&parent)?;
-            return self.make_durable(&parent);
-        }
-        fs::create_dir_all(&parent).map_err(io("cannot create blob directory", &parent))?;
-        let tmp = parent.join(temp_name());
-        write_synced(&tmp, bytes)?;
-        if let Err(e) = fs::rename(&tmp, &path) {
-            let _ = fs::remove_file(&tmp);
-            return Err(io("cannot move blob into place", &path)(e));
-        }
-        sync_dir(&parent)?;
-        self.make_durable(&parent)
-    }
-
-    /// Makes `parent`'s entry in the blob area, and the blob area's in the store, durable once
-    /// per process (whoever created them).
-    fn make_durable(&self, parent: &Path) -> Result<()> {
-        let known = |d: &Path| {
-            self.durable
-                .lock()
-                .map(|set| set.contains(d))
-                .unwrap_or(false)
-        };
-        if known(parent) {
-            return Ok(());
-        }
-        sync_dir(&self.root)?;
-        if !known(&self.root) {
-            if let Some(store) = self.root.parent() {
-                sync_dir(store)?;
-            }
-        }
-        if let Ok(mut set) = self.durable.lock() {
-            set.insert(self.root.clone());
-            set.insert(parent.to_path_buf());
-        }
-        Ok(())
-    }
-
-    /// Deletes a blob, and its directory's entry durably; whether it was there.
-    pub fn remove(&self, hash: &[u8; 32]) -> Result<bool> {
-        let path = self.path(hash);
-        match fs::remove_file(&path) {
-            Ok(()) => {
-                sync_dir(path.parent().unwrap_or(&self.root))?;
-                Ok(true)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(io("cannot remove blob", &path)(e)),
-        }
-    }
-
-    /// Reads a blob.
-    pub fn get(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>> {
-        let path = self.path(hash);
-        match fs::read(&path) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io("cannot read blob", &path)(e)),
-        }
-    }
-}
+pub use crate::blob_dir::BlobDir;
 
 /// The snapshot cache of a store: one file per entry, outside sled. sled writes pages over
 /// ~128 KiB as files it never fsyncs, and after a power cut an empty one makes it drop the rest

@@ -26,6 +26,7 @@
 
 pub mod archive;
 pub mod backend;
+mod blob_dir;
 pub mod blocks;
 mod chain;
 mod error;
@@ -34,6 +35,7 @@ pub mod frame;
 pub mod heads;
 pub mod layout;
 mod log;
+mod packed;
 pub mod postgres;
 pub mod remote;
 mod repair;

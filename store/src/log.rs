@@ -63,6 +63,13 @@ pub trait EventLog: Send + Sync + std::fmt::Debug {
     fn sync(&self) -> Result<()>;
     /// Stores bytes in the content-addressed blob area; returns their blake3 hash.
     fn put_blob(&self, bytes: &[u8]) -> Result<[u8; 32]>;
+    /// Stores bytes as `put_blob` does, where the store can keeping only what they add to
+    /// `like` (an earlier blob's hash and bytes they likely share most of theirs with: a
+    /// conversation's previous request) and compressed. Read back whole by `get_blob`.
+    fn put_blob_like(&self, bytes: &[u8], like: Option<(&[u8; 32], &[u8])>) -> Result<[u8; 32]> {
+        let _ = like;
+        self.put_blob(bytes)
+    }
     /// Reads a blob by hash.
     fn get_blob(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>>;
     /// Stores a cache entry beside the log (snapshots). Never trusted by readers.
@@ -426,6 +433,12 @@ impl EventLog for Log {
     fn put_blob(&self, bytes: &[u8]) -> Result<[u8; 32]> {
         let hash = *blake3::hash(bytes).as_bytes();
         self.shared.backend.put_blob(&hash, bytes)?;
+        Ok(hash)
+    }
+
+    fn put_blob_like(&self, bytes: &[u8], like: Option<(&[u8; 32], &[u8])>) -> Result<[u8; 32]> {
+        let hash = *blake3::hash(bytes).as_bytes();
+        self.shared.backend.put_blob_packed(&hash, bytes, like)?;
         Ok(hash)
     }
 

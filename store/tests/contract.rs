@@ -350,6 +350,24 @@ mod cases {
         assert_eq!(log.get_blob(&[0u8; 32]).unwrap(), None);
     }
 
+    pub fn a_blob_put_like_another_reads_back_whole(log: &dyn EventLog) {
+        let first = b"{\"messages\":[{\"role\":\"user\",\"content\":\"fix the test\"}]}".to_vec();
+        let h1 = log.put_blob_like(&first, None).unwrap();
+        let mut second = first.clone();
+        second.extend_from_slice(b" and the next turn");
+        let h2 = log.put_blob_like(&second, Some((&h1, &first))).unwrap();
+        assert_eq!(h2, *blake3::hash(&second).as_bytes());
+        assert_eq!(log.get_blob(&h2).unwrap().unwrap(), second);
+        assert_eq!(log.get_blob(&h1).unwrap().unwrap(), first);
+        // Put again, by either way, it is the same blob.
+        assert_eq!(log.put_blob(&second).unwrap(), h2);
+        // A base the store never held is no base.
+        let h3 = log
+            .put_blob_like(b"third", Some((&[7u8; 32], b"never stored")))
+            .unwrap();
+        assert_eq!(log.get_blob(&h3).unwrap().unwrap(), b"third");
+    }
+
     pub fn concurrent_producers_are_all_acknowledged_gaplessly(log: &dyn EventLog) {
         std::thread::scope(|s| {
             for t in 0..8 {
@@ -510,6 +528,7 @@ macro_rules! contract {
                 an_intact_log_verifies,
                 large_bodies_round_trip_through_the_blob_area,
                 blobs_are_content_addressed,
+                a_blob_put_like_another_reads_back_whole,
                 concurrent_producers_are_all_acknowledged_gaplessly,
                 an_acknowledged_append_is_readable_at_once,
                 invalid_appends_are_refused,

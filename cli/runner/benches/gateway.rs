@@ -99,8 +99,9 @@ async fn gateway(provider: &str, recording: Recording, store: &std::path::Path) 
                 let log = log.clone();
                 let (request, response) = (passed.request.clone(), passed.response.clone());
                 tokio::task::spawn_blocking(move || {
-                    log.put_blob(&request).unwrap();
-                    log.put_blob(&response).unwrap();
+                    // Packed, as the engine keeps a call's bodies.
+                    log.put_blob_like(&request, None).unwrap();
+                    log.put_blob_like(&response, None).unwrap();
                     let head = log.head("bench").unwrap().map(|h| h.seq);
                     log.append("bench", Some(head.unwrap_or(0)), vec![vec![0u8; 300]])
                         .unwrap();

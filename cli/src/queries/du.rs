@@ -155,8 +155,9 @@ fn history(log: &dyn EventLog, store_dir: &Path, run: &str) -> Result<RunSpace> 
         event_bytes: counted.event_bytes,
         ..RunSpace::default()
     };
+    let blob_area = runlog_store::layout::BlobDir::new(store_dir);
     for Hash(hash) in &counted.blobs {
-        let on_disk = blob_file(store_dir, hash).and_then(|p| std::fs::metadata(p).ok());
+        let on_disk = blob_area.file(hash).and_then(|p| std::fs::metadata(p).ok());
         let bytes = match on_disk {
             Some(m) => allocated(&m),
             None => log.get_blob(hash)?.map_or(0, |b| b.len() as u64),
@@ -172,14 +173,6 @@ pub fn blobs_named(body: &[u8]) -> Vec<[u8; 32]> {
     decode_event(body)
         .map(|e| e.kind.blobs_named().into_iter().map(|h| h.0).collect())
         .unwrap_or_default()
-}
-
-/// Where a directory store keeps a blob (`blobs/ab/cdef…`).
-fn blob_file(store_dir: &Path, hash: &[u8; 32]) -> Option<std::path::PathBuf> {
-    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    let (a, b) = hex.split_at(2);
-    let path = store_dir.join("blobs").join(a).join(b);
-    path.exists().then_some(path)
 }
 
 /// The store directory's files by kind; `event_bytes` is what all its runs' events take, for

@@ -342,3 +342,17 @@ pub fn serve_http(store: &Path, args: &[&std::ffi::OsStr]) -> (std::process::Chi
     let url = std::fs::read_to_string(store.join("view.url")).unwrap();
     (child, url.trim().trim_end_matches('/').to_owned())
 }
+
+/// Bytes of the files under `dir` (apparent sizes).
+pub fn apparent_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .flatten()
+            .map(|e| match e.file_type() {
+                Ok(t) if t.is_dir() => apparent_bytes(&e.path()),
+                Ok(_) => e.metadata().map_or(0, |m| m.len()),
+                Err(_) => 0,
+            })
+            .sum()
+    })
+}

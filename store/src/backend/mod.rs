@@ -40,6 +40,16 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn sync(&self) -> Result<()>;
     /// Stores a blob under its hash (idempotent, durable before returning).
     fn put_blob(&self, hash: &[u8; 32], bytes: &[u8]) -> Result<()>;
+    /// Stores a blob under its hash packed, against `like` (an earlier blob's hash and bytes
+    /// it likely shares most of its own with) where the backend can; as `put_blob` otherwise.
+    fn put_blob_packed(
+        &self,
+        hash: &[u8; 32],
+        bytes: &[u8],
+        _like: Option<(&[u8; 32], &[u8])>,
+    ) -> Result<()> {
+        self.put_blob(hash, bytes)
+    }
     /// Reads a blob.
     fn get_blob(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>>;
     /// A key-value cache beside the log (snapshots); never trusted, may be dropped.

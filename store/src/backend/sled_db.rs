@@ -708,6 +708,15 @@ impl Backend for SledBackend {
         self.blobs.put(hash, bytes)
     }
 
+    fn put_blob_packed(
+        &self,
+        hash: &[u8; 32],
+        bytes: &[u8],
+        like: Option<(&[u8; 32], &[u8])>,
+    ) -> Result<()> {
+        self.blobs.put_packed(hash, bytes, like)
+    }
+
     fn get_blob(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>> {
         self.blobs.get(hash)
     }

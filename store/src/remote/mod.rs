@@ -350,6 +350,10 @@ impl EventLog for Store {
         self.with(|l| l.put_blob(bytes))
     }
 
+    fn put_blob_like(&self, bytes: &[u8], like: Option<(&[u8; 32], &[u8])>) -> Result<[u8; 32]> {
+        self.with(|l| l.put_blob_like(bytes, like))
+    }
+
     fn get_blob(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>> {
         self.with(|l| l.get_blob(hash))
     }

@@ -21,7 +21,13 @@ pub(super) struct ModelCalls {
     passed: mpsc::UnboundedReceiver<Passed>,
     /// The commands (task, attempt, stage) whose calls the gateway measured.
     measured: HashSet<(TaskId, u32, UsageStage)>,
+    /// Each running command's last request to each model, as kept: the next one is stored
+    /// against it (a conversation sends all of itself again on every turn).
+    last_request: HashMap<Conversation, (Hash, Vec<u8>)>,
 }
+
+/// A command's conversation with one model: task, attempt, stage and model.
+type Conversation = (TaskId, u32, UsageStage, Option<String>);
 
 impl Engine {
     /// Opens the gateway when the workflow turns it on, each provider's key read from the
@@ -56,6 +62,7 @@ impl Engine {
             gateway,
             passed,
             measured: HashSet::new(),
+            last_request: HashMap::new(),
         });
         Ok(())
     }
@@ -101,9 +108,10 @@ impl Engine {
     }
 
     /// The keys of `id`'s command stop working: it ended.
-    pub(super) fn withdraw_keys(&self, id: &TaskId) {
-        if let Some(calls) = &self.calls {
+    pub(super) fn withdraw_keys(&mut self, id: &TaskId) {
+        if let Some(calls) = &mut self.calls {
             calls.gateway.dismiss(id);
+            calls.last_request.retain(|(task, ..), _| task != id);
         }
     }
 
@@ -133,7 +141,23 @@ impl Engine {
             recorded,
         } = passed;
         let mut counts = Counts::new();
-        let request = self.kept(&request, &mut counts)?;
+        let conversation: Conversation = (
+            call.task.clone(),
+            call.attempt,
+            call.stage,
+            call.model.clone(),
+        );
+        let previous = self
+            .calls
+            .as_mut()
+            .and_then(|c| c.last_request.remove(&conversation));
+        let like = previous
+            .as_ref()
+            .map(|(Hash(h), bytes)| (h, bytes.as_slice()));
+        let (request, text) = self.kept_like(&request, like, &mut counts)?;
+        if let (Some(calls), Some(body)) = (&mut self.calls, &request) {
+            calls.last_request.insert(conversation, (body.blob, text));
+        }
         // A stream is kept as its events came and as the message they add up to.
         let assembled = call
             .streamed
@@ -192,20 +216,32 @@ impl Engine {
         calls.gateway.set_spent(spent);
     }
 
-    /// A body with secrets replaced, kept as a blob (none when it is empty).
+    /// A body with secrets replaced, kept as a blob (none when it is empty), compressed.
     fn kept(&self, bytes: &[u8], counts: &mut Counts) -> Result<Option<Body>> {
+        Ok(self.kept_like(bytes, None, counts)?.0)
+    }
+
+    /// A body with secrets replaced, kept as a blob (none when it is empty) against `like`
+    /// (an earlier body it likely repeats most of), and the bytes kept.
+    fn kept_like(
+        &self,
+        bytes: &[u8],
+        like: Option<(&[u8; 32], &[u8])>,
+        counts: &mut Counts,
+    ) -> Result<(Option<Body>, Vec<u8>)> {
         if bytes.is_empty() {
-            return Ok(None);
+            return Ok((None, Vec::new()));
         }
         let mut text = String::from_utf8_lossy(bytes).into_owned();
         self.ctx.redactor.redact_in_place(&mut text, counts);
         let blob = self
             .log
-            .put_blob(text.as_bytes())
+            .put_blob_like(text.as_bytes(), like)
             .map_err(RunnerError::Output)?;
-        Ok(Some(Body {
+        let body = Body {
             blob: Hash(blob),
             bytes: text.len() as u64,
-        }))
+        };
+        Ok((Some(body), text.into_bytes()))
     }
 }
