@@ -38,8 +38,14 @@ fn import(store: &Path, fixture: &str) {
 
 /// The trace of `run` as `export --format otlp-json` writes it: its spans.
 fn otlp_json(store: &Path, run: &str) -> Vec<Value> {
+    otlp_json_with(store, run, &[])
+}
+
+/// The same, exported with `extra` arguments.
+fn otlp_json_with(store: &Path, run: &str, extra: &[&str]) -> Vec<Value> {
     let out = runlog(store)
         .args(["export", run, "--format", "otlp-json"])
+        .args(extra)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
@@ -56,6 +62,76 @@ fn attr<'a>(span: &'a Value, key: &str) -> Option<&'a Value> {
         .iter()
         .find(|a| a["key"] == key)
         .map(|a| &a["value"])
+}
+
+/// The LLM spans of `run`'s trace, exported with `extra` arguments.
+fn llm_spans(store: &Path, run: &str, extra: &[&str]) -> Vec<Value> {
+    otlp_json_with(store, run, extra)
+        .into_iter()
+        .filter(|s| attr(s, "openinference.span.kind").unwrap()["stringValue"] == "LLM")
+        .collect()
+}
+
+fn text_attr(span: &Value, key: &str) -> String {
+    attr(span, key).map_or_else(String::new, |v| {
+        v["stringValue"].as_str().unwrap_or_default().to_owned()
+    })
+}
+
+#[test]
+fn a_model_calls_messages_are_on_its_span_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    import(&store, "release-notes");
+    let plain = llm_spans(&store, "release-notes", &[]);
+    assert_eq!(plain.len(), 2);
+    for span in &plain {
+        for key in [
+            "input.value",
+            "output.value",
+            "llm.input_messages.0.message.content",
+        ] {
+            assert_eq!(attr(span, key), None, "{key} without --content");
+        }
+    }
+    let with = llm_spans(&store, "release-notes", &["--content"]);
+    let (first, second) = (&with[0], &with[1]);
+    assert!(text_attr(first, "input.value").contains("\"Which file holds the release notes?\""));
+    assert_eq!(text_attr(first, "input.mime_type"), "application/json");
+    assert_eq!(
+        text_attr(first, "llm.input_messages.0.message.role"),
+        "user"
+    );
+    assert_eq!(
+        text_attr(first, "llm.input_messages.0.message.content"),
+        "Which file holds the release notes?"
+    );
+    assert_eq!(
+        text_attr(first, "llm.output_messages.0.message.content"),
+        "CHANGELOG.md"
+    );
+    // A streamed answer, as the message it adds up to.
+    let answer: Value = serde_json::from_str(&text_attr(second, "output.value")).unwrap();
+    assert_eq!(
+        answer["content"][0]["text"],
+        "Every model call an agent makes is now in the run's history."
+    );
+    let said: Value = serde_json::from_str(&text_attr(second, "gen_ai.input.messages")).unwrap();
+    assert_eq!(
+        said[0]["parts"][0]["content"],
+        "Write one line for CHANGELOG.md about the model gateway"
+    );
+    // Asked of a JSON-lines export, which carries the bodies already: refused, saying how.
+    let out = runlog(&store)
+        .args(["export", "release-notes", "--content"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("--format otlp-json --content"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
@@ -357,6 +433,33 @@ fn phoenix_stores_runs_from_history_and_live_as_runlog_exports_them() {
     assert_eq!(llm["name"], "chat claude-scripted");
     assert_eq!(llm["attributes"]["llm.token_count.prompt"], 12_000);
     assert_eq!(llm["attributes"]["llm.model_name"], "claude-scripted");
+
+    // What the calls said, when asked: Phoenix shows the conversation of each.
+    import(&store, "release-notes");
+    let out = runlog(&store)
+        .args(["export", "release-notes", "--otlp", &phoenix.url()])
+        .args(["--project", "content", "--content"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let spans = phoenix.spans("content", otlp_json(&store, "release-notes").len());
+    let asked: Vec<&Value> = spans.values().filter(|s| s["span_kind"] == "LLM").collect();
+    assert_eq!(asked.len(), 2);
+    let first = asked
+        .iter()
+        .find(|s| s["name"] == "chat claude-sonnet-4-5" && s["attributes"]["runlog.call"] == 1)
+        .unwrap_or_else(|| panic!("{asked:?}"));
+    assert!(
+        first["attributes"]["input.value"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Which file holds the release notes?"),
+        "{first}"
+    );
+    let out_text = first["attributes"]["output.value"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(out_text.contains("CHANGELOG.md"), "{first}");
 
     // Live: the spans go as the run works, the same ones an export from history gives.
     let live = fixed(&mut runlog(&store))

@@ -16,7 +16,7 @@ pub fn asked(api: ModelApi, request: &[u8]) -> String {
     };
     let last = match api {
         ModelApi::Responses => match o.get("input") {
-            Some(Value::String(s)) => return cut(s),
+            Some(Value::String(s)) => return cut(s, SHOWN),
             Some(Value::Array(items)) => items.last(),
             _ => None,
         },
@@ -26,31 +26,99 @@ pub fn asked(api: ModelApi, request: &[u8]) -> String {
             .and_then(|m| m.last()),
     };
     last.and_then(Value::as_object)
-        .map(message)
+        .map(|m| message(m, SHOWN))
         .unwrap_or_default()
 }
 
 /// What the model answered: its text and the tools it called, in words.
 pub fn answered(api: ModelApi, response: &[u8], streamed: bool) -> String {
+    reply_cut(api, response, streamed, SHOWN)
+}
+
+/// Every message of a request in order, each as its role and all it said in words (uncut): the
+/// system prompt first when there is one (Anthropic's `system`, Responses' `instructions`).
+pub fn messages(api: ModelApi, request: &[u8]) -> Vec<(String, String)> {
+    let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(request) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let system = match o.get("system").or_else(|| o.get("instructions")) {
+        Some(Value::String(s)) => cut(s, usize::MAX),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(Value::as_object)
+            .filter_map(|b| block(b, usize::MAX))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    if !system.is_empty() {
+        out.push(("system".to_owned(), system));
+    }
+    let items = match (api, o.get("input")) {
+        (ModelApi::Responses, Some(Value::String(s))) => {
+            out.push(("user".to_owned(), cut(s, usize::MAX)));
+            return out;
+        }
+        (ModelApi::Responses, Some(Value::Array(items))) => items,
+        _ => match o.get("messages") {
+            Some(Value::Array(m)) => m,
+            _ => return out,
+        },
+    };
+    out.extend(items.iter().filter_map(Value::as_object).map(|m| {
+        let (role, said) = said(m, usize::MAX);
+        let role = match (role.as_str(), m.get("type").and_then(Value::as_str)) {
+            ("", Some("function_call_output")) => "tool".to_owned(),
+            ("", Some(_)) => "assistant".to_owned(),
+            ("", None) => "user".to_owned(),
+            _ => role,
+        };
+        (role, said)
+    }));
+    out
+}
+
+/// What the model answered, in words (uncut).
+pub fn reply(api: ModelApi, response: &[u8], streamed: bool) -> String {
+    reply_cut(api, response, streamed, usize::MAX)
+}
+
+fn reply_cut(api: ModelApi, response: &[u8], streamed: bool, max: usize) -> String {
     let whole = if streamed {
         crate::assembled::assembled(api, response)
     } else {
         serde_json::from_str::<Value>(String::from_utf8_lossy(response).trim()).ok()
     };
     match whole {
-        Some(Value::Object(o)) => whole_parts(&o).join("; "),
+        Some(Value::Object(o)) => whole_parts(&o, max).join("; "),
         _ => String::new(),
     }
 }
 
 /// A message (or input item) in words: its text, tool calls and tool results.
-fn message(m: &Map<String, Value>) -> String {
+fn message(m: &Map<String, Value>, max: usize) -> String {
+    let (role, said) = said(m, max);
+    match role.as_str() {
+        // A tool's result says so itself.
+        "" | "user" | "tool" => said,
+        role => format!("{role}: {said}"),
+    }
+}
+
+/// A message's role and what it said: its text, tool calls and tool results.
+fn said(m: &Map<String, Value>, max: usize) -> (String, String) {
     let role = m.get("role").and_then(Value::as_str).unwrap_or("");
     let mut parts = Vec::new();
     match m.get("content") {
-        Some(Value::String(s)) => parts.push(cut(s)),
+        Some(Value::String(s)) => parts.push(cut(s, max)),
         Some(Value::Array(blocks)) => {
-            parts.extend(blocks.iter().filter_map(Value::as_object).filter_map(block));
+            parts.extend(
+                blocks
+                    .iter()
+                    .filter_map(Value::as_object)
+                    .filter_map(|b| block(b, max)),
+            );
         }
         _ => {}
     }
@@ -62,25 +130,27 @@ fn message(m: &Map<String, Value>) -> String {
         } else {
             parts.join(" ")
         };
-        return format!("tool result: {}", cut(&result));
+        return (
+            role.to_owned(),
+            format!("tool result: {}", cut(&result, max)),
+        );
     }
-    parts.extend(tool_calls(m));
-    let said = parts.join("; ");
-    match role {
-        "" | "user" => said,
-        role => format!("{role}: {said}"),
-    }
+    parts.extend(tool_calls(m, max));
+    (role.to_owned(), parts.join("; "))
 }
 
 /// One content block in words.
-fn block(b: &Map<String, Value>) -> Option<String> {
-    let text = |key: &str| b.get(key).and_then(Value::as_str).map(cut);
+fn block(b: &Map<String, Value>, max: usize) -> Option<String> {
+    let text = |key: &str| b.get(key).and_then(Value::as_str).map(|t| cut(t, max));
     match b.get("type").and_then(Value::as_str)? {
         "text" | "input_text" | "output_text" => text("text"),
         "tool_use" => Some(format!(
             "tool call {}({})",
             b.get("name").and_then(Value::as_str).unwrap_or("?"),
-            cut(&b.get("input").map(Value::to_string).unwrap_or_default())
+            cut(
+                &b.get("input").map(Value::to_string).unwrap_or_default(),
+                max
+            )
         )),
         "tool_result" => {
             let content = match b.get("content") {
@@ -92,14 +162,14 @@ fn block(b: &Map<String, Value>) -> Option<String> {
                     .join(" "),
                 _ => String::new(),
             };
-            Some(format!("tool result: {}", cut(&content)))
+            Some(format!("tool result: {}", cut(&content, max)))
         }
         other => Some(format!("[{other}]")),
     }
 }
 
 /// OpenAI Chat's `tool_calls` of a message, in words.
-fn tool_calls(m: &Map<String, Value>) -> Vec<String> {
+fn tool_calls(m: &Map<String, Value>, max: usize) -> Vec<String> {
     m.get("tool_calls")
         .and_then(Value::as_array)
         .into_iter()
@@ -109,10 +179,12 @@ fn tool_calls(m: &Map<String, Value>) -> Vec<String> {
             format!(
                 "tool call {}({})",
                 f.get("name").and_then(Value::as_str).unwrap_or("?"),
-                cut(f
-                    .get("arguments")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default())
+                cut(
+                    f.get("arguments")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                    max
+                )
             )
         })
         .collect()
@@ -120,12 +192,12 @@ fn tool_calls(m: &Map<String, Value>) -> Vec<String> {
 
 /// An answer received whole: Anthropic's `content`, OpenAI Chat's first choice, Responses'
 /// `output`.
-fn whole_parts(o: &Map<String, Value>) -> Vec<String> {
+fn whole_parts(o: &Map<String, Value>, max: usize) -> Vec<String> {
     if let Some(Value::Array(blocks)) = o.get("content") {
         return blocks
             .iter()
             .filter_map(Value::as_object)
-            .filter_map(block)
+            .filter_map(|b| block(b, max))
             .collect();
     }
     if let Some(m) = o
@@ -138,10 +210,10 @@ fn whole_parts(o: &Map<String, Value>) -> Vec<String> {
         let mut parts: Vec<String> = m
             .get("content")
             .and_then(Value::as_str)
-            .map(cut)
+            .map(|t| cut(t, max))
             .into_iter()
             .collect();
-        parts.extend(tool_calls(m));
+        parts.extend(tool_calls(m, max));
         return parts;
     }
     if let Some(Value::Array(items)) = o.get("output") {
@@ -152,16 +224,18 @@ fn whole_parts(o: &Map<String, Value>) -> Vec<String> {
                 Some("function_call") => vec![format!(
                     "tool call {}({})",
                     item.get("name").and_then(Value::as_str).unwrap_or("?"),
-                    cut(item
-                        .get("arguments")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default())
+                    cut(
+                        item.get("arguments")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default(),
+                        max
+                    )
                 )],
                 _ => match item.get("content") {
                     Some(Value::Array(blocks)) => blocks
                         .iter()
                         .filter_map(Value::as_object)
-                        .filter_map(block)
+                        .filter_map(|b| block(b, max))
                         .collect(),
                     _ => Vec::new(),
                 },
@@ -171,19 +245,19 @@ fn whole_parts(o: &Map<String, Value>) -> Vec<String> {
     Vec::new()
 }
 
-/// `text` on one line, cut to [`SHOWN`] characters.
-fn cut(text: &str) -> String {
+/// `text` on one line, cut to `max` characters.
+fn cut(text: &str, max: usize) -> String {
     let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= SHOWN {
+    if one_line.chars().count() <= max {
         return one_line;
     }
-    let kept: String = one_line.chars().take(SHOWN).collect();
+    let kept: String = one_line.chars().take(max).collect();
     format!("{kept}…")
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{answered, asked};
+    use super::{answered, asked, messages, reply};
     use crate::model_call::ModelApi;
 
     #[test]
@@ -228,6 +302,34 @@ data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_
         );
         let done = "data: {\"type\":\"response.completed\",\"response\":{\"output\":[{\"type\":\"message\",\"content\":[{\"type\":\"output_text\",\"text\":\"done\"}]}]}}\n\n";
         assert_eq!(answered(ModelApi::Responses, done.as_bytes(), true), "done");
+    }
+
+    #[test]
+    fn a_request_s_messages_come_whole_with_their_roles_and_the_system_prompt_first() {
+        let long = "word ".repeat(100);
+        let request = format!(
+            r#"{{"system":[{{"type":"text","text":"be careful"}}],"messages":[
+            {{"role":"user","content":"{long}"}},
+            {{"role":"assistant","content":[{{"type":"tool_use","id":"t1","name":"Bash","input":{{"command":"ls"}}}}]}},
+            {{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t1","content":"a.py"}}]}}]}}"#
+        );
+        let said = messages(ModelApi::Messages, request.as_bytes());
+        let roles: Vec<&str> = said.iter().map(|(r, _)| r.as_str()).collect();
+        assert_eq!(roles, ["system", "user", "assistant", "user"]);
+        assert_eq!(said[1].1, long.trim(), "uncut");
+        assert_eq!(said[2].1, "tool call Bash({\"command\":\"ls\"})");
+        assert_eq!(said[3].1, "tool result: a.py");
+        let responses = br#"{"instructions":"be brief","input":[{"role":"user","content":"hi"},{"type":"function_call_output","call_id":"c","output":"done"}]}"#;
+        assert_eq!(
+            messages(ModelApi::Responses, responses),
+            [
+                ("system".to_owned(), "be brief".to_owned()),
+                ("user".to_owned(), "hi".to_owned()),
+                ("tool".to_owned(), "tool result: done".to_owned())
+            ]
+        );
+        let answer = br#"{"content":[{"type":"text","text":"all done"}]}"#;
+        assert_eq!(reply(ModelApi::Messages, answer, false), "all done");
     }
 
     #[test]

@@ -30,6 +30,11 @@ pub struct Args {
     /// The project the receiver files the trace under (Phoenix's project) [default: runlog]
     #[arg(long, value_name = "NAME", default_value = "runlog")]
     project: String,
+    /// Put what each model call said on its span: the request and the answer whole, each
+    /// message by role (as Phoenix shows a conversation). Left out unless asked: prompts and
+    /// replies hold a task's code and data, and a trace often goes where they should not
+    #[arg(long)]
+    content: bool,
 }
 
 /// What `export` writes.
@@ -50,7 +55,10 @@ const SPANS_PER_REQUEST: usize = 512;
 fn export_trace(a: &Args, ctx: &Ctx) -> Result<()> {
     let log = ctx.open()?;
     let replay = runlog_replay::Replay::new(&log);
-    let trace = otlp::spans_of(&replay, &a.run)?;
+    let mut trace = otlp::spans_of(&replay, &a.run)?;
+    if a.content {
+        otlp::content::add(&log, &a.run, &mut trace.spans)?;
+    }
     let trace_id: String = trace
         .ids
         .trace_id
@@ -123,6 +131,15 @@ pub fn run(mut a: Args, ctx: &Ctx) -> Result<()> {
     }
     if a.format != Format::Jsonl {
         return export_trace(&a, ctx);
+    }
+    if a.content {
+        return Err(CliError::input(
+            "--content puts what model calls said on a trace's spans: a JSON-lines export carries the calls' bodies already",
+        )
+        .with_hint(format!(
+            "runlog export {} --format otlp-json --content, or --otlp URL --content",
+            a.run
+        )));
     }
     let log = ctx.open()?;
     let run = a.run.as_str();
