@@ -63,6 +63,23 @@ fn sdks_found() -> bool {
     found
 }
 
+/// aider (`RUNLOG_AIDER`, else the venv `.ci/run` fills), said as `agent_clis` says it.
+fn aider() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("RUNLOG_AIDER").map(PathBuf::from),
+        std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/runlog-aider/bin/aider")),
+    ];
+    let found = candidates.into_iter().flatten().find(|p| p.exists());
+    if found.is_none() {
+        let why = "the aider test needs aider \
+                   (python3 -m venv ~/.cache/runlog-aider && ~/.cache/runlog-aider/bin/pip install aider-chat==0.86.2; \
+                   bash .ci/run installs it; or point RUNLOG_AIDER at its `aider` command)";
+        assert!(std::env::var_os("RUNLOG_REQUIRE_AGENTS").is_none(), "{why}");
+        eprintln!("SKIPPED: {why}");
+    }
+    found
+}
+
 /// What the scripted model was asked: each call's path and the key it came with.
 type Asked = Arc<Mutex<Vec<(String, String)>>>;
 
@@ -95,7 +112,7 @@ fn answer(path: &str, asked: &Value) -> Response {
         "/v1/messages/count_tokens" => axum::Json(json!({"input_tokens": 10})).into_response(),
         "/v1/messages" => messages(asked, streamed),
         "/v1/responses" => responses(asked, streamed),
-        "/v1/chat/completions" => chat(streamed),
+        "/v1/chat/completions" => chat(asked, streamed),
         _ => (axum::http::StatusCode::NOT_FOUND, "not scripted").into_response(),
     }
 }
@@ -185,7 +202,14 @@ fn responses(asked: &Value, streamed: bool) -> Response {
 }
 
 /// Says done; 50 prompt and 5 completion tokens.
-fn chat(streamed: bool) -> Response {
+/// Says done; asked to write hello.txt (aider), gives the file whole, as aider's `whole` edit
+/// format reads it. Each answer counts 50 input and 5 output tokens.
+fn chat(asked: &Value, streamed: bool) -> Response {
+    let content = if asked["messages"].to_string().contains("write hello.txt") {
+        "hello.txt\n```\nhello from aider\n```\n"
+    } else {
+        "done"
+    };
     let usage = json!({"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55});
     let head = json!({"id": "chatcmpl-1", "created": 1_700_000_000, "model": "gpt-scripted"});
     let with = |extra: Value| {
@@ -198,13 +222,13 @@ fn chat(streamed: bool) -> Response {
     if !streamed {
         return axum::Json(with(json!({"object": "chat.completion", "usage": usage,
             "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": "done"}}]})))
+                         "message": {"role": "assistant", "content": content}}]})))
         .into_response();
     }
     let chunks = [
         with(
             json!({"object": "chat.completion.chunk", "choices": [{"index": 0,
-            "delta": {"role": "assistant", "content": "done"}, "finish_reason": null}]}),
+            "delta": {"role": "assistant", "content": content}, "finish_reason": null}]}),
         ),
         with(
             json!({"object": "chat.completion.chunk", "choices": [{"index": 0,
@@ -396,6 +420,50 @@ fn codex_runs_its_tool_call_through_the_gateway_and_every_call_is_recorded() {
     assert!(blob(&store, &turns[1]["request"]).contains("function_call_output"));
     // 1,000 input tokens at $2 and 20 output at $8 a million.
     assert!((total_cost(&store, "codex") - 0.00216).abs() < 1e-9);
+    assert!(asked.lock().unwrap().iter().all(|(_, k)| k == OPENAI_KEY));
+}
+
+/// aider off the network: litellm's price list from its own copy, no update check, no
+/// analytics, no questions, its histories out of the worktree, and no commits of its own
+/// (runlog records the attempt's changes).
+const AIDER: &str = "LITELLM_LOCAL_MODEL_COST_MAP=True aider --model openai/gpt-scripted --edit-format whole \
+    --no-check-update --analytics-disable --no-show-release-notes --no-show-model-warnings --yes-always \
+    --no-auto-commits --no-gitignore --map-tokens 0 \
+    --chat-history-file \"$HOME/aider.chat.md\" --input-history-file \"$HOME/aider.input\" \
+    --message 'write hello.txt' hello.txt";
+
+#[test]
+fn aider_edits_a_file_through_the_gateway_and_its_call_is_recorded() {
+    let Some(aider) = aider() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (provider, asked) = scripted_model();
+    let repo = repository(
+        dir.path(),
+        &[("wf.toml", &one_task("aider", AIDER, &provider))],
+    );
+    let store = ran(dir.path(), &repo, "aider", aider.parent());
+
+    // Its edit landed in the task's worktree, and the run merged it.
+    assert_eq!(
+        git(&repo, &["show", "runlog/aider:hello.txt"]),
+        "hello from aider"
+    );
+    let calls = logged(&store, "aider", &["--kind", "model-called"]);
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    let call = &calls[0];
+    assert_eq!(
+        (&call["api"], &call["streamed"], &call["status"]),
+        (&json!("chat-completions"), &json!(true), &json!(200)),
+        "{call}"
+    );
+    assert_eq!(
+        (&call["tokens"]["input"], &call["tokens"]["output"]),
+        (&json!(50), &json!(5)),
+        "{call}"
+    );
+    assert!(blob(&store, &call["request"]).contains("write hello.txt"));
+    // 50 input tokens at $2 and 5 output at $8 a million.
+    assert!((total_cost(&store, "aider") - 0.00014).abs() < 1e-9);
     assert!(asked.lock().unwrap().iter().all(|(_, k)| k == OPENAI_KEY));
 }
 
