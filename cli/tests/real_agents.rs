@@ -533,3 +533,64 @@ fn the_official_sdks_reach_the_model_through_the_gateway_streamed_and_not() {
         "{calls:?}"
     );
 }
+
+/// An agent looping on the Anthropic SDK until it raises.
+const LOOPING_SDK_AGENT: &str = r#"
+import anthropic, sys
+client = anthropic.Anthropic()
+for n in range(1, 11):
+    try:
+        client.messages.create(model="claude-x", max_tokens=64,
+                               messages=[{"role": "user", "content": f"try {n}"}])
+        print(f"call {n} answered")
+    except anthropic.APIStatusError as e:
+        print(f"call {n} raised {type(e).__name__} {e.status_code}: {e.message}")
+        sys.exit(1)
+"#;
+
+#[test]
+fn a_spent_budget_makes_the_sdk_raise_on_the_call_that_would_spend_more() {
+    if !sdks_found() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (provider, asked) = scripted_model();
+    // Each answer: 1,000 input tokens at $3 and 20 output at $15 a million, $0.0033; the
+    // budget is spent after two.
+    let wf = format!(
+        "{}[settings]\nmax_cost_usd = 0.005\n",
+        one_task("looping", "python3 agent.py", &provider)
+    );
+    let repo = repository(
+        dir.path(),
+        &[("agent.py", LOOPING_SDK_AGENT), ("wf.toml", &wf)],
+    );
+    let out = run_in(dir.path(), &repo, "looping", None);
+    let store = dir.path().join("store");
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    let said = printed(&store, "looping");
+    assert!(said.contains("call 2 answered"), "{said}");
+    assert!(said.contains("call 3 raised"), "{said}");
+    assert!(
+        said.contains(" 402: ") && said.contains("runlog budget looping --max-cost-usd USD"),
+        "{said}"
+    );
+    let messages = asked
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(path, _)| path == "/v1/messages")
+        .count();
+    assert_eq!(messages, 2, "the provider saw two calls, never the third");
+    let calls = logged(&store, "looping", &["--kind", "model-called"]);
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert_eq!(calls[2]["end"]["end"], "over-budget", "{:?}", calls[2]);
+    let failed = logged(&store, "looping", &["--kind", "task-failed"]);
+    assert!(
+        failed[0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("budget-spent"),
+        "{failed:?}"
+    );
+}
