@@ -522,7 +522,7 @@ fn a_forgotten_run_takes_its_conversations_with_it() {
     assert!(out.status.success(), "{}", text(&out));
     let holding = |needle: &str| runlog_store::testkit::files_holding(&store, needle.as_bytes());
     // Each call's request and answer are in the store, in blobs of their own.
-    let blob_area = runlog_store::layout::BlobDir::new(&store);
+    let blob_area = runlog_store::blob_dir::BlobDir::new(&store);
     let bodies: Vec<[u8; 32]> = events(&store, "calls", &["--kind", "model-called"])
         .iter()
         .flat_map(|call| ["request", "response"].map(|b| call[b]["blob"].clone()))

@@ -26,7 +26,7 @@
 
 pub mod archive;
 pub mod backend;
-mod blob_dir;
+pub mod blob_dir;
 pub mod blocks;
 mod chain;
 mod error;

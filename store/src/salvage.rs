@@ -14,12 +14,13 @@
 //! sled's own recovery zeroes its log from the first bad byte when it opens the file, so a
 //! salvage finds most in a file no runlog has opened since the damage (or in a copy of it).
 
+use crate::blob_dir::BlobDir;
 use crate::blocks::{Blocks, Chain};
 use crate::chain::{blocked_bodies, ChainWalker};
 use crate::error::{Result, StoreError};
 use crate::frame::{self, ChainHash};
 use crate::heads::Heads;
-use crate::layout::{io, BlobDir};
+use crate::layout::io;
 use crate::log::{EventLog, Log, Options};
 use crate::types::Head;
 use std::collections::{HashMap, HashSet};

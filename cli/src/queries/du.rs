@@ -155,7 +155,7 @@ fn history(log: &dyn EventLog, store_dir: &Path, run: &str) -> Result<RunSpace> 
         event_bytes: counted.event_bytes,
         ..RunSpace::default()
     };
-    let blob_area = runlog_store::layout::BlobDir::new(store_dir);
+    let blob_area = runlog_store::blob_dir::BlobDir::new(store_dir);
     for Hash(hash) in &counted.blobs {
         let on_disk = blob_area.file(hash).and_then(|p| std::fs::metadata(p).ok());
         let bytes = match on_disk {

@@ -8,9 +8,10 @@
 
 use super::{frame_key, key_seq, Backend, RunSlot};
 use crate::archive::Archive;
+use crate::blob_dir::BlobDir;
 use crate::error::{Damage, Result, StoreError};
 use crate::heads::{self, Heads, Manifest, Remembered};
-use crate::layout::{self, BlobDir, CacheDir};
+use crate::layout::{self, CacheDir};
 use crate::wal::{Entry, Wal};
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
