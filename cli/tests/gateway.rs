@@ -527,12 +527,9 @@ fn a_forgotten_run_takes_its_conversations_with_it() {
         .iter()
         .flat_map(|call| ["request", "response"].map(|b| call[b]["blob"].clone()))
         .map(|hex| {
-            let hex = hex.as_str().unwrap().to_owned();
-            let bytes: Vec<u8> = (0..64)
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-                .collect();
-            bytes.try_into().unwrap()
+            runlog_core::Hash::from_hex(hex.as_str().unwrap())
+                .unwrap()
+                .0
         })
         .collect();
     assert_eq!(bodies.len(), 4);

@@ -4,7 +4,7 @@
 //! [`crate::packed`]); whoever reads it gets its bytes either way.
 
 use crate::error::{Result, StoreError};
-use crate::layout::{hex, io, sync_dir, temp_name, write_synced};
+use crate::layout::{hex, io, sync_dir, temp_name, unhex32, write_synced};
 use crate::packed::{self, Header, Like};
 use std::collections::BTreeSet;
 use std::fs;
@@ -121,8 +121,7 @@ impl BlobDir {
         if self.path(hash).exists() {
             return Ok(Some(0));
         }
-        let path = self.packed_path(hash);
-        Ok(read(&path)?.and_then(|file| Header::read(&file).ok().map(|(h, _)| h.depth)))
+        Ok(header(&self.packed_path(hash))?.map(|h| h.depth))
     }
 
     /// Makes `parent`'s entry in the blob area, and the blob area's in the store, durable once
@@ -173,10 +172,8 @@ impl BlobDir {
             if hashes.contains(&hash) {
                 continue;
             }
-            let Some(file) = read(&path)? else { continue };
-            let based_on_gone = Header::read(&file)
-                .ok()
-                .and_then(|(h, _)| h.base)
+            let based_on_gone = header(&path)?
+                .and_then(|h| h.base)
                 .is_some_and(|base| hashes.contains(&base));
             if !based_on_gone {
                 continue;
@@ -275,18 +272,24 @@ fn read(path: &Path) -> Result<Option<Vec<u8>>> {
     }
 }
 
+/// A packed file's header, read alone (none when the file is not there or not packed).
+fn header(path: &Path) -> Result<Option<Header>> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(packed::MAX_HEADER);
+    match fs::File::open(path) {
+        Ok(f) => f
+            .take(packed::MAX_HEADER as u64)
+            .read_to_end(&mut head)
+            .map_err(io("cannot read blob", path))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io("cannot read blob", path)(e)),
+    };
+    Ok(Header::read(&head).ok().map(|(h, _)| h))
+}
+
 fn damaged(path: &Path, why: &str) -> StoreError {
     io("cannot read blob", path)(std::io::Error::new(
         std::io::ErrorKind::InvalidData,
         why.to_owned(),
     ))
-}
-
-/// The 32 bytes written as 64 hex digits.
-pub(crate) fn unhex32(text: &str) -> Option<[u8; 32]> {
-    let bytes: Option<Vec<u8>> = (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect();
-    bytes?.try_into().ok()
 }

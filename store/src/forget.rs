@@ -19,11 +19,11 @@ use crate::backend::sled_db::{
     closed_here, each_entry, make_sled_files_durable, open_sled, sled_lock, SledBackend,
     FRAMES_TREE, RUNS_TREE,
 };
-use crate::blob_dir::{unhex32, BlobDir};
+use crate::blob_dir::BlobDir;
 use crate::error::{Result, StoreError};
 use crate::frame::{self, Stored};
 use crate::heads::Heads;
-use crate::layout::{self, hex, io, sync_dir, CacheDir};
+use crate::layout::{self, hex, io, sync_dir, unhex32, CacheDir};
 use crate::wal::Entry;
 use std::collections::BTreeSet;
 use std::path::Path;

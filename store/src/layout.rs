@@ -238,6 +238,11 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The 32 bytes written as 64 hex digits.
+pub(crate) fn unhex32(text: &str) -> Option<[u8; 32]> {
+    unhex(text)?.try_into().ok()
+}
+
 /// The snapshot cache of a store: one file per entry, outside sled. sled writes pages over
 /// ~128 KiB as files it never fsyncs, and after a power cut an empty one makes it drop the rest
 /// of its log; snapshots are the values that grow that large, so none goes into sled. A cache

@@ -27,6 +27,8 @@ const WHOLE: u8 = 0;
 const BASED: u8 = 1;
 /// Bytes before the frame of a whole blob.
 const WHOLE_HEADER: usize = 4 + 1 + 1 + 8;
+/// The most bytes a header takes (a based blob's, with its base's hash).
+pub const MAX_HEADER: usize = WHOLE_HEADER + 32;
 
 /// What a packed file's header says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +69,7 @@ impl Header {
             )),
             BASED => {
                 let base = file
-                    .get(WHOLE_HEADER..WHOLE_HEADER + 32)
+                    .get(WHOLE_HEADER..MAX_HEADER)
                     .and_then(|b| <[u8; 32]>::try_from(b).ok())
                     .ok_or_else(|| damaged("a based blob without its base"))?;
                 Ok((
@@ -76,7 +78,7 @@ impl Header {
                         depth,
                         len,
                     },
-                    WHOLE_HEADER + 32,
+                    MAX_HEADER,
                 ))
             }
             _ => Err(damaged("an unknown kind of packed blob")),
@@ -108,7 +110,7 @@ pub fn pack(bytes: &[u8], like: Option<Like<'_>>) -> Result<Option<Vec<u8>>, Err
     compressor.include_checksum(false)?;
     compressor.include_dictid(false)?;
     let frame = compressor.compress(bytes)?;
-    let mut out = Vec::with_capacity(WHOLE_HEADER + 32 + frame.len());
+    let mut out = Vec::with_capacity(MAX_HEADER + frame.len());
     out.extend_from_slice(&MAGIC);
     match like {
         Some(l) => {
