@@ -497,6 +497,16 @@ pub enum CommandKind {
         /// The reports, normalised.
         reports: Vec<UsageReport>,
     },
+    /// Make this fork a rerun of the run it was forked from (`runlog rerun`).
+    StartRerun {
+        /// What the rerun is.
+        rerun: Box<crate::rerun::Rerun>,
+    },
+    /// Record that a rerun's call asked something the recording did not.
+    RecordDivergence {
+        /// Which call, and how.
+        divergence: Box<crate::rerun::Divergence>,
+    },
 }
 
 /// What a run's usage is priced with and bounded by, as its workflow says.

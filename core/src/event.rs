@@ -590,6 +590,11 @@ pub enum EventKind {
         /// The claim, as a usage record.
         usage: crate::usage::UsageRecord,
     },
+    /// This run is a rerun of a recorded one (right after its fork): where its model calls'
+    /// answers come from, the tasks it runs again, the specs a workflow file changed.
+    RerunStarted(Box<crate::rerun::Rerun>),
+    /// A call of a rerun asked something the recording did not: recorded before the call.
+    CallDiverged(Box<crate::rerun::Divergence>),
 }
 
 /// What a run's tombstone keeps.
@@ -693,6 +698,8 @@ event_names! {
     RunForgotten => "run-forgotten",
     ModelCalled => "model-called",
     UsageClaimed => "usage-claimed",
+    RerunStarted => "rerun-started",
+    CallDiverged => "call-diverged",
 }
 
 impl EventKind {
@@ -770,6 +777,7 @@ impl EventKind {
             EventKind::UsageRecorded { usage } => Some(&usage.task),
             EventKind::ModelCalled(call) => Some(&call.task),
             EventKind::UsageClaimed { usage } => Some(&usage.task),
+            EventKind::CallDiverged(d) => Some(&d.task),
             EventKind::MessagePosted { task, .. }
             | EventKind::BudgetSet { task, .. }
             | EventKind::SecretsRedacted { task, .. } => task.as_ref(),
@@ -788,7 +796,8 @@ impl EventKind {
             | EventKind::ParentLinked { .. }
             | EventKind::WorkspaceOpened { .. }
             | EventKind::PricesSet { .. }
-            | EventKind::RunForgotten { .. } => None,
+            | EventKind::RunForgotten { .. }
+            | EventKind::RerunStarted(_) => None,
         }
     }
 }

@@ -358,6 +358,9 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
         EventKind::ModelCalled(call) => add_usage(state, call.usage()),
         // A claim is kept in the log beside the measure; only the measure counts.
         EventKind::UsageClaimed { .. } => {}
+        EventKind::RerunStarted(rerun) => start_rerun(state, rerun),
+        // Said for people and `diff`; the call's own record follows.
+        EventKind::CallDiverged(_) => {}
         EventKind::PricesSet { prices } => state.prices = prices.clone(),
         EventKind::BudgetSet { task, limits, .. } => match task {
             Some(task) => with_task(state, task, |t| t.budget = *limits),
@@ -492,6 +495,30 @@ fn reopen_task(t: &mut TaskState) {
     t.reason = None;
     t.eval_error = None;
     t.last_gate = None;
+}
+
+/// The rerun's specs in force, its tasks back where they stood at its point, and the run
+/// stopped, to be resumed.
+fn start_rerun(state: &mut RunState, rerun: &crate::rerun::Rerun) {
+    for spec in &rerun.specs {
+        with_task(state, &spec.id, |t| t.spec = spec.clone());
+    }
+    for again in &rerun.tasks {
+        with_task(state, &again.task, |t| {
+            reopen_task(t);
+            t.code = crate::state::TaskCode {
+                commit: again.commit.clone(),
+                merged: None,
+                conflict: None,
+            };
+        });
+    }
+    // Driven by `resume`, as a run that stopped: the attempts running at its point are run
+    // again (listed above), never taken for running.
+    if state.status != RunStatus::NotStarted {
+        state.status = RunStatus::Interrupted;
+        stop_all_attempts(state);
+    }
 }
 
 fn stop_all_attempts(state: &mut RunState) {

@@ -59,6 +59,7 @@ mod plan;
 pub mod projections;
 pub mod redact;
 mod rejection;
+pub mod rerun;
 #[cfg(feature = "testkit")]
 pub mod scenarios;
 #[cfg(feature = "testkit")]

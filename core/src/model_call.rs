@@ -60,6 +60,15 @@ pub enum CallEnd {
     Refused,
     /// The runner stopped (a kill -9) while the call was in flight: recorded on resume.
     Interrupted,
+    /// A rerun answered it from the recording: the recorded run's call at `seq` asked the
+    /// same, and its answer was given again. No provider was reached.
+    Replayed {
+        /// The seq of the recorded call, in the run rerun.
+        seq: u64,
+    },
+    /// A rerun with recorded answers refused it: it asked something the recording did not
+    /// (the `call-diverged` event before it says how).
+    Diverged,
 }
 
 impl CallEnd {
@@ -72,6 +81,8 @@ impl CallEnd {
             CallEnd::OverBudget { .. } => "over-budget",
             CallEnd::Refused => "refused",
             CallEnd::Interrupted => "interrupted",
+            CallEnd::Replayed { .. } => "replayed",
+            CallEnd::Diverged => "diverged",
         }
     }
 }
@@ -183,6 +194,10 @@ impl ModelCall {
         let how = match &self.end {
             CallEnd::Answered => format!("{} in {} ms{first}", self.status, self.duration_ms),
             CallEnd::OverBudget { spent } => format!("refused: {spent}"),
+            CallEnd::Replayed { seq } => format!(
+                "{} from the recording (seq {seq}) in {} ms",
+                self.status, self.duration_ms
+            ),
             other => format!("{} after {} ms", other.name(), self.duration_ms),
         };
         let cost = match self.cost_usd {

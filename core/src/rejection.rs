@@ -312,6 +312,12 @@ pub enum Rejection {
         /// What is wrong.
         reason: String,
     },
+    /// A rerun that does not fit the run it was forked from.
+    #[error("not a rerun of this run: {reason}")]
+    InvalidRerun {
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 fn join(ids: &[TaskId]) -> String {
@@ -387,6 +393,9 @@ impl Rejection {
             }
             Rejection::InvalidRedaction { .. } => {
                 "name each secret replaced and how many times, at least once".into()
+            }
+            Rejection::InvalidRerun { .. } => {
+                "a rerun names the run's own tasks, each spec with the dependencies it had".into()
             }
         }
     }

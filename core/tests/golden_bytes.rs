@@ -13,7 +13,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 55;
+const VARIANTS: usize = 57;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -74,6 +74,8 @@ fn index(k: &EventKind) -> usize {
         EventKind::RunForgotten { .. } => 52,
         EventKind::ModelCalled { .. } => 53,
         EventKind::UsageClaimed { .. } => 54,
+        EventKind::RerunStarted(_) => 55,
+        EventKind::CallDiverged(_) => 56,
     }
 }
 
@@ -483,6 +485,26 @@ fn samples() -> Vec<EventKind> {
                 reports: 1,
             },
         },
+        EventKind::RerunStarted(Box::new(runlog_core::rerun::Rerun {
+            from_run: RunId::from("nightly-3"),
+            from_seq: 14,
+            answers: runlog_core::rerun::Answers::RecordedThenLive,
+            tasks: vec![runlog_core::rerun::RerunTask {
+                task: t("build"),
+                commit: Some("3f2a1c9e".into()),
+                attempts_ahead: 1,
+            }],
+            specs: vec![TaskSpec::new("review", "review it")],
+        })),
+        EventKind::CallDiverged(Box::new(runlog_core::rerun::Divergence {
+            task: t("build"),
+            attempt: 2,
+            stage: usage::UsageStage::Agent,
+            n: 7,
+            recorded_seq: Some(88),
+            why: "the tool result (message 4) differs: now \"2 failed\", was \"0 failed\"".into(),
+            live: false,
+        })),
     ]
 }
 

@@ -88,6 +88,17 @@ fn record(mut session: Session<'_>, cmd: Command) -> Result<Head> {
     events::head(session.replay().log(), session.run())
 }
 
+/// What a rerun is, read from the events right after its fork; `None` for any other run.
+pub fn rerun_of(log: &dyn EventLog, run: &str) -> Result<Option<runlog_core::rerun::Rerun>> {
+    // `runlog rerun` records it second, after the fork; a run begun otherwise has none there.
+    Ok(events::read(log, run, 2, 2)?
+        .into_iter()
+        .find_map(|(_, e)| match e.kind {
+            EventKind::RerunStarted(rerun) => Some(*rerun),
+            _ => None,
+        }))
+}
+
 /// A fork's origin, read from its first event.
 pub fn fork_origin(log: &dyn EventLog, run: &str) -> Result<Option<Origin>> {
     Ok(events::read(log, run, 1, 1)?

@@ -1,4 +1,5 @@
-//! `runlog audit RUN`: every eval decision with the threshold in force and its flags.
+//! `runlog audit RUN`: every eval decision with the threshold in force and its flags; with
+//! `--against OTHER`, two runs' verdicts side by side (a run and its rerun).
 
 use crate::ctx::Ctx;
 use crate::error::Result;
@@ -10,6 +11,10 @@ use runlog_replay::Replay;
 pub struct Args {
     /// The run.
     run: String,
+    /// Another run (a rerun of it, a fork): each task's verdicts beside the run's, attempt
+    /// by attempt.
+    #[arg(long, value_name = "OTHER")]
+    against: Option<String>,
 }
 
 /// Prints each eval decision, then the decisions taken outside the gate.
@@ -18,6 +23,14 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let log = ctx.open()?;
     let p =
         Replay::new(&log).project(run, None, Some(&mut render::replay_progress("replaying")))?;
+    if let Some(other) = &a.against {
+        let q = Replay::new(&log).project(
+            other,
+            None,
+            Some(&mut render::replay_progress("replaying the other")),
+        )?;
+        return side_by_side((run, &p.audit.entries), (other, &q.audit.entries), ctx.json);
+    }
     if ctx.json {
         p.audit.entries.iter().try_for_each(render::json)?;
         p.audit.out_of_gate.iter().try_for_each(render::json)?;
@@ -141,6 +154,65 @@ fn flag_claim(
             "          ⚑ claimed to be {by}, but recorded by {} ({})",
             p.name,
             p.via
+        );
+    }
+    Ok(())
+}
+
+/// Each task's eval verdicts in two runs, attempt by attempt (the left run's order, then what
+/// only the right has).
+fn side_by_side(
+    (left, l): (&str, &[runlog_core::projections::audit::AuditEntry]),
+    (right, r): (&str, &[runlog_core::projections::audit::AuditEntry]),
+    json: bool,
+) -> Result<()> {
+    let key = |e: &runlog_core::projections::audit::AuditEntry| (e.task.clone(), e.attempt);
+    let mut rows: Vec<(runlog_core::TaskId, u32)> = Vec::new();
+    for e in l.iter().chain(r) {
+        if !rows.contains(&key(e)) {
+            rows.push(key(e));
+        }
+    }
+    let verdict = |side: &[runlog_core::projections::audit::AuditEntry],
+                   row: &(runlog_core::TaskId, u32)| {
+        side.iter()
+            .rev()
+            .find(|e| &key(e) == row)
+            .map(|e| (e.score, render::AuditWords::of(e).decision))
+    };
+    if !json {
+        outln!("eval verdicts: {left} | {right}");
+    }
+    for row in &rows {
+        let (a, b) = (verdict(l, row), verdict(r, row));
+        if json {
+            let side = |v: &Option<(f64, String)>| {
+                v.as_ref().map(
+                    |(score, decision)| serde_json::json!({"score": score, "decision": decision}),
+                )
+            };
+            render::json(&serde_json::json!({
+                "task": row.0, "attempt": row.1, left: side(&a), right: side(&b),
+            }))?;
+            continue;
+        }
+        let words = |v: &Option<(f64, String)>| {
+            v.as_ref().map_or_else(
+                || "-".to_owned(),
+                |(score, decision)| format!("{score} {decision}"),
+            )
+        };
+        let changed = if a.as_ref().map(|v| &v.1) != b.as_ref().map(|v| &v.1) {
+            "  ⚑ changed"
+        } else {
+            ""
+        };
+        outln!(
+            "  {:<18} attempt {}: {} | {}{changed}",
+            row.0.as_str(),
+            row.1,
+            words(&a),
+            words(&b)
         );
     }
     Ok(())

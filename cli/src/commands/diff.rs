@@ -19,8 +19,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let log = ctx.open()?;
     let (ra, rb) = (side(&a.left).0, side(&a.right).0);
     let (pa, pb, d) = compare(&log, &a.left, &a.right, true)?;
+    let (body, rerun) = crate::queries::diff::body(&log, &a.left, &a.right, &d)?;
     if ctx.json {
-        render::json(&d)?;
+        render::json(&body)?;
         return Ok(());
     }
     outln!("diff {ra}@{} → {rb}@{}", pa.state.seq, pb.state.seq);
@@ -41,6 +42,12 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                 .as_ref()
                 .map_or("-".into(), |v| serde_json::to_string(v).unwrap_or_default())
         );
+    }
+    if let Some((run, calls)) = rerun {
+        outln!("  {run}'s model calls: {}", calls.describe());
+        for d in &calls.divergences {
+            outln!("  diverged: {d}");
+        }
     }
     Ok(())
 }

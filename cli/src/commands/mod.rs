@@ -25,6 +25,7 @@ mod reopen;
 mod repair;
 mod replan;
 mod replay;
+mod rerun;
 mod resume;
 mod rollback;
 pub(crate) mod run;
@@ -141,6 +142,15 @@ pub enum Command {
     ///
     /// Example: runlog fork quickstart-1 --at 20 --as quickstart-retry
     Fork(fork::Args),
+    /// Run a recorded run again: a fork that re-executes its agents, tests and evaluators,
+    /// each model call answered from the recording (no provider is reached, nothing is
+    /// paid) while it asks what the recorded call asked. The first call that asks something
+    /// else is named in words; with --answers recorded-then-live it and its command's later
+    /// calls go to the provider. --workflow FILE replaces the run's commands, tests or
+    /// evaluators (same tasks); --task T reruns T alone and carries the others over as done.
+    ///
+    /// Example: runlog rerun quickstart-1 --workflow stricter.toml --answers recorded-then-live
+    Rerun(rerun::Args),
     /// Compare two runs, or two points of one run (RUN@SEQ), by task.
     ///
     /// Example: runlog diff quickstart-1@20 quickstart-1
@@ -314,6 +324,7 @@ impl Command {
             Command::Init(a) => done(init::run(a, ctx)),
             Command::Run(a) => run::run(a, ctx),
             Command::Resume(a) => resume::run(a, ctx),
+            Command::Rerun(a) => rerun::run(a, ctx),
             Command::Runs(a) => done(runs::run(a, ctx)),
             Command::Du(a) => done(du::run(a, ctx)),
             Command::Forget(a) => done(forget::run(a, ctx)),

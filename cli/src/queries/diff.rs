@@ -1,6 +1,7 @@
 //! Two runs, or two points of one run (`RUN@SEQ`), replayed and compared by task (`runlog diff`,
 //! `GET /v1/diff`).
 
+use crate::queries::rerun::Answered;
 use runlog_core::projections::Projections;
 use runlog_replay::diff::{diff as diff_sides, Diff, Side};
 use runlog_replay::{Replay, Result};
@@ -42,4 +43,23 @@ pub fn compare(
         },
     );
     Ok((pa, pb, d))
+}
+
+/// The diff as its JSON body (the CLI's `--json` and the API's), with `rerun`: how the rerun's
+/// calls were answered, when one side is a rerun of the other; and that too, for the words.
+pub fn body(
+    log: &dyn runlog_store::EventLog,
+    left: &str,
+    right: &str,
+    d: &Diff,
+) -> Result<(serde_json::Value, Option<(String, Answered)>)> {
+    let mut body = serde_json::to_value(d).unwrap_or_default();
+    let rerun = crate::queries::rerun::between(log, &side(left).0, &side(right).0)?;
+    if let (Some((run, calls)), Some(o)) = (&rerun, body.as_object_mut()) {
+        o.insert(
+            "rerun".into(),
+            serde_json::json!({"run": run, "calls": calls}),
+        );
+    }
+    Ok((body, rerun))
 }

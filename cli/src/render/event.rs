@@ -202,6 +202,12 @@ pub fn describe(e: &EventKind) -> String {
             call.attempt,
             call.describe()
         ),
+        EventKind::RerunStarted(r) => rerun_words(r),
+        EventKind::CallDiverged(d) => format!(
+            "{} ({})",
+            d.describe(),
+            if d.live { "sent to the provider" } else { "refused: the attempt stops" }
+        ),
         EventKind::PricesSet { prices } => format!(
             "prices set for {}",
             prices.keys().cloned().collect::<Vec<_>>().join(", ")
@@ -472,4 +478,30 @@ pub fn redaction_words(redactions: &[runlog_core::redact::Redaction]) -> String 
         .map(|r| format!("{} ×{}", r.name, r.count))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `rerun of RUN from seq 12, answers recorded; again: implement (from 3f2a1c9); specs changed: review`.
+fn rerun_words(r: &runlog_core::rerun::Rerun) -> String {
+    let mut words = format!(
+        "rerun of {} from seq {}, answers {}",
+        r.from_run,
+        r.from_seq,
+        r.answers.name()
+    );
+    if !r.tasks.is_empty() {
+        let again: Vec<String> = r
+            .tasks
+            .iter()
+            .map(|t| match &t.commit {
+                Some(c) => format!("{} (from {})", t.task, c.get(..7).unwrap_or(c)),
+                None => t.task.to_string(),
+            })
+            .collect();
+        words.push_str(&format!("; again: {}", again.join(", ")));
+    }
+    if !r.specs.is_empty() {
+        let ids: Vec<&str> = r.specs.iter().map(|s| s.id.as_str()).collect();
+        words.push_str(&format!("; specs changed: {}", ids.join(", ")));
+    }
+    words
 }

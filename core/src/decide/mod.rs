@@ -5,6 +5,7 @@ mod budget;
 pub(crate) mod control;
 mod gate;
 mod replan;
+mod rerun;
 mod sub_project;
 mod supervisor;
 mod task;
@@ -204,6 +205,10 @@ fn decide_kinds(
         } => budget::record_usage(state, task, stage, reports, true),
         CommandKind::RecordRedaction { task, redactions } => {
             control::record_redaction(state, task, redactions)
+        }
+        CommandKind::StartRerun { rerun } => rerun::start_rerun(state, *rerun),
+        CommandKind::RecordDivergence { divergence } => {
+            rerun::record_divergence(state, *divergence)
         }
     }
 }

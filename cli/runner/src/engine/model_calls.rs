@@ -6,11 +6,13 @@
 use super::{Engine, Result};
 use crate::error::RunnerError;
 use crate::finished::{self, Ran};
-use crate::gateway::{Gateway, Passed, Provider, ProviderKind};
+use crate::gateway::{Book, Gateway, Passed, Provider, ProviderKind};
 use crate::workflow::GatewayPlan;
 use runlog_core::model_call::Body;
 use runlog_core::redact::Counts;
+use runlog_core::rerun::Answers;
 use runlog_core::usage::UsageStage;
+use runlog_core::CommandKind;
 use runlog_core::{Hash, TaskId};
 use std::collections::{HashMap, HashSet};
 use tokio::sync::mpsc;
@@ -33,13 +35,16 @@ impl Engine {
     /// Opens the gateway when the workflow turns it on, each provider's key read from the
     /// runner's environment as the host gave it.
     pub(super) async fn open_gateway(&mut self) -> Result<()> {
+        let book = self.rerun_book()?;
+        // A rerun answered from the recording needs no key: every provider is there to match.
+        let replaying = book.is_some();
         let providers = match &self.ctx.runner.gateway {
-            GatewayPlan::Off => return Ok(()),
             GatewayPlan::On(providers) => providers.clone(),
-            GatewayPlan::IfKeys => ProviderKind::ALL
+            GatewayPlan::Off if !replaying => return Ok(()),
+            GatewayPlan::Off | GatewayPlan::IfKeys => ProviderKind::ALL
                 .into_iter()
                 .map(Provider::public)
-                .filter(|p| self.ctx.host.var(&p.api_key_env).is_some())
+                .filter(|p| replaying || self.ctx.host.var(&p.api_key_env).is_some())
                 .collect(),
         };
         if providers.is_empty() {
@@ -55,7 +60,7 @@ impl Engine {
             })
             .collect();
         let (tx, passed) = mpsc::unbounded_channel();
-        let gateway = Gateway::start(providers, keys, tx)
+        let gateway = Gateway::start(providers, keys, tx, book)
             .await
             .map_err(RunnerError::Gateway)?;
         self.calls = Some(ModelCalls {
@@ -65,6 +70,20 @@ impl Engine {
             last_request: HashMap::new(),
         });
         Ok(())
+    }
+
+    /// In a rerun whose answers come from the recording, the recording (read from the run it
+    /// reruns, named by the rerun's record).
+    fn rerun_book(&self) -> Result<Option<Book>> {
+        let Some(rerun) = runlog_replay::control::rerun_of(self.log.as_ref(), self.run())? else {
+            return Ok(None);
+        };
+        if rerun.answers == Answers::Live {
+            return Ok(None);
+        }
+        Book::load(self.log.clone(), self.run(), rerun)
+            .map(Some)
+            .map_err(RunnerError::Recording)
     }
 
     /// What a command of `id`'s current attempt gets to reach its models through the gateway:
@@ -139,7 +158,21 @@ impl Engine {
             request,
             response,
             recorded,
+            diverged,
         } = passed;
+        if let Some(divergence) = diverged {
+            let stops = !divergence.live;
+            let task = divergence.task.clone();
+            self.carry_out([finished::record(CommandKind::RecordDivergence {
+                divergence: Box::new(divergence),
+            })])?;
+            // With recorded answers, the attempt stops at its first divergence.
+            if stops {
+                if let Some(running) = self.procs.busy.get(&task) {
+                    running.stop();
+                }
+            }
+        }
         let mut counts = Counts::new();
         let conversation: Conversation = (
             call.task.clone(),

@@ -7,8 +7,11 @@
 //! provider's answer counted.
 
 mod providers;
+mod recorded;
 mod relay;
 mod upstream;
+
+pub use recorded::{Book, RecordingError};
 
 pub use providers::{Provider, ProviderKind};
 pub use upstream::GatewayError;
@@ -39,6 +42,8 @@ pub struct Passed {
     /// Told once the call is recorded (durably) and the budgets it spent are known to the
     /// gateway: the answer's last frame waits for it.
     pub recorded: Option<tokio::sync::oneshot::Sender<()>>,
+    /// In a rerun, how the call differs from the recording's (recorded before the call).
+    pub diverged: Option<runlog_core::rerun::Divergence>,
 }
 
 /// Who a key was given to.
@@ -49,6 +54,10 @@ struct Caller {
     stage: UsageStage,
     /// Calls made so far with the key.
     calls: AtomicU32,
+    /// In a rerun: the command's calls go to the provider now (one diverged).
+    live: std::sync::atomic::AtomicBool,
+    /// In a rerun with recorded answers: why the command's calls are refused (one diverged).
+    diverged: Mutex<Option<String>>,
 }
 
 /// What the listener's handlers share.
@@ -62,6 +71,8 @@ struct Shared {
     spent: Mutex<HashMap<TaskId, String>>,
     passed: mpsc::UnboundedSender<Passed>,
     upstreams: upstream::Upstreams,
+    /// In a rerun, the recording that answers calls.
+    book: Option<Book>,
 }
 
 impl Shared {
@@ -95,12 +106,13 @@ pub fn check(providers: &[Provider]) -> Result<(), GatewayError> {
 
 impl Gateway {
     /// Listens on a free port of 127.0.0.1 for calls to `providers`, whose keys are in `keys`
-    /// (by provider name); each call is handed to `passed`. Must be called within a tokio
-    /// runtime.
+    /// (by provider name); each call is handed to `passed`; in a rerun, answered from `book`
+    /// as its answers say. Must be called within a tokio runtime.
     pub async fn start(
         providers: Vec<Provider>,
         keys: HashMap<String, String>,
         passed: mpsc::UnboundedSender<Passed>,
+        book: Option<Book>,
     ) -> Result<Gateway, GatewayError> {
         let upstreams = upstream::Upstreams::of(&providers)?;
         let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
@@ -115,6 +127,7 @@ impl Gateway {
             spent: Mutex::new(HashMap::new()),
             passed,
             upstreams,
+            book,
         });
         let app = axum::Router::new()
             .fallback(relay::relay)
@@ -152,6 +165,8 @@ impl Gateway {
             attempt,
             stage,
             calls: AtomicU32::new(0),
+            live: std::sync::atomic::AtomicBool::new(false),
+            diverged: Mutex::new(None),
         });
         if let Ok(mut callers) = self.shared.callers.lock() {
             callers.insert(key.clone(), caller);

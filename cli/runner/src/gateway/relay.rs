@@ -6,6 +6,7 @@
 //! every answer does.
 
 use super::providers::{self, api_of, error_body, kind_of, Provider, ProviderKind};
+use super::recorded::Found;
 use super::{upstream, Caller, Passed, Shared, MAX_REQUEST_BYTES};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -13,6 +14,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 use runlog_core::model_call::{closes_stream, measure, CallEnd, ModelApi, ModelCall};
+use runlog_core::rerun::{Answers, Divergence};
 use runlog_core::usage::CostSource;
 use std::sync::Arc;
 use std::time::Instant;
@@ -72,6 +74,7 @@ pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -
         model: None,
         streamed: false,
         request: Vec::new(),
+        diverged: None,
     };
     let bytes = match axum::body::to_bytes(body, MAX_REQUEST_BYTES).await {
         Ok(b) => b,
@@ -102,6 +105,54 @@ pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -
         return answer(kind, StatusCode::BAD_GATEWAY, "api_error", &why);
     };
     call.provider = provider.name.clone();
+    if let Some(book) = shared.book.as_ref().filter(|b| b.answers != Answers::Live) {
+        if !caller.live.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Some(why) = caller.diverged.lock().ok().and_then(|d| d.clone()) {
+                call.refused(CallEnd::Diverged, &why);
+                return answer(kind, StatusCode::BAD_REQUEST, "invalid_request_error", &why);
+            }
+            let command = (&caller.task, caller.attempt, caller.stage);
+            match book.find(command, call.n, (&provider.name, api), &bytes) {
+                Found::Served {
+                    seq,
+                    call: recorded,
+                    response,
+                } => return call.replayed(seq, &recorded, response).await,
+                Found::Differs { seq, why } => {
+                    let live = book.answers == Answers::RecordedThenLive;
+                    call.diverged = Some(Divergence {
+                        task: caller.task.clone(),
+                        attempt: caller.attempt,
+                        stage: caller.stage,
+                        n: call.n,
+                        recorded_seq: seq,
+                        why: why.clone(),
+                        live,
+                    });
+                    if live {
+                        caller
+                            .live
+                            .store(true, std::sync::atomic::Ordering::Relaxed);
+                    } else {
+                        let words = format!(
+                            "runlog rerun: this call differs from the recorded run's: {why}; \
+                             its attempt stops here (rerun with --answers recorded-then-live to send it to the provider)"
+                        );
+                        if let Ok(mut d) = caller.diverged.lock() {
+                            *d = Some(words.clone());
+                        }
+                        call.refused(CallEnd::Diverged, &words);
+                        return answer(
+                            kind,
+                            StatusCode::BAD_REQUEST,
+                            "invalid_request_error",
+                            &words,
+                        );
+                    }
+                }
+            }
+        }
+    }
     if let Some(spent) = shared.spent(&caller.task) {
         let (status, error_type) = providers::over_budget(kind);
         call.refused(
@@ -163,6 +214,8 @@ struct Call {
     model: Option<String>,
     streamed: bool,
     request: Vec<u8>,
+    /// In a rerun, how it differs from the recording.
+    diverged: Option<Divergence>,
 }
 
 impl Call {
@@ -175,7 +228,13 @@ impl Call {
         response: Vec<u8>,
         error: Option<String>,
     ) -> tokio::sync::oneshot::Receiver<()> {
-        let measured = measure(&response, self.streamed);
+        // A call answered from the recording used no tokens and cost nothing.
+        let replayed = matches!(end, CallEnd::Replayed { .. });
+        let measured = if replayed {
+            Default::default()
+        } else {
+            measure(&response, self.streamed)
+        };
         let call = ModelCall {
             task: self.caller.task.clone(),
             attempt: self.caller.attempt,
@@ -190,7 +249,7 @@ impl Call {
             first_byte_ms,
             duration_ms: millis(self.started),
             tokens: measured.tokens,
-            cost_usd: None,
+            cost_usd: replayed.then_some(0.0),
             cost: CostSource::Unpriced,
             request: None,
             response: None,
@@ -203,8 +262,32 @@ impl Call {
             request: self.request,
             response,
             recorded: Some(recorded),
+            diverged: self.diverged,
         });
         told
+    }
+
+    /// Answers with the recorded call at `seq` (`recorded`, whose answer is `response`), once
+    /// the call is recorded.
+    async fn replayed(mut self, seq: u64, recorded: &ModelCall, response: Vec<u8>) -> Response {
+        self.streamed = recorded.streamed;
+        self.model = recorded.model.clone();
+        let status = StatusCode::from_u16(recorded.status).unwrap_or(StatusCode::OK);
+        let content_type = if recorded.streamed {
+            "text/event-stream"
+        } else {
+            "application/json"
+        };
+        let first_byte_ms = millis(self.started);
+        let told = self.record(
+            recorded.status,
+            CallEnd::Replayed { seq },
+            Some(first_byte_ms),
+            response.clone(),
+            None,
+        );
+        let _ = tokio::time::timeout(RECORD_WAIT, told).await;
+        (status, [(header::CONTENT_TYPE, content_type)], response).into_response()
     }
 
     /// A call that got no answer from the provider: what the command was told instead.

@@ -1,0 +1,113 @@
+//! `runlog rerun RUN`: run a recorded run again, its model calls answered from the recording.
+
+use super::run::drive_to_end;
+use crate::ctx::Ctx;
+use crate::error::{ExitKind, Result};
+use crate::queries::rerun::{answered, start, Asked};
+use crate::render;
+use runlog_core::rerun::Answers;
+use runlog_runner::{Launcher, RunOptions, Workflow};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where a rerun's model calls are answered from.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum AnswersArg {
+    /// Every call from the recording; the first that asks something else stops its attempt.
+    Recorded,
+    /// Every call from the provider.
+    Live,
+    /// From the recording until a call asks something else; it and its command's later
+    /// calls go to the provider.
+    RecordedThenLive,
+}
+
+/// Arguments of `runlog rerun`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The recorded run.
+    run: String,
+    /// The seq to re-execute from [default: before its first attempt]
+    #[arg(long, value_name = "SEQ")]
+    at: Option<u64>,
+    /// Run only this task again (repeatable); the others are carried over as done, with
+    /// their recorded work
+    #[arg(long = "task", value_name = "TASK")]
+    tasks: Vec<String>,
+    /// A workflow file with the same tasks whose commands, tests or evaluators replace the
+    /// run's (a what-if)
+    #[arg(long, value_name = "FILE")]
+    workflow: Option<PathBuf>,
+    /// Where model calls are answered from
+    #[arg(long, value_enum, default_value = "recorded")]
+    answers: AnswersArg,
+    /// The new run's id [default: RUN-rerun-N]
+    #[arg(long = "as", value_name = "NEW")]
+    new: Option<String>,
+    /// Tasks at once [default: the run's settings.jobs]
+    #[arg(long)]
+    jobs: Option<u32>,
+    /// Plain lines, no live view.
+    #[arg(long)]
+    quiet: bool,
+    /// Live export of the run's trace.
+    #[command(flatten)]
+    trace: crate::otlp::TraceArgs,
+}
+
+/// Forks the run as a rerun, drives it, and says how its calls were answered.
+pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
+    let opts = RunOptions::with_jobs(a.jobs).map_err(super::run::jobs_refused)?;
+    let workflow = match &a.workflow {
+        Some(path) => {
+            let wf = Workflow::load(path)?;
+            Some((path.display().to_string(), wf.tasks))
+        }
+        None => None,
+    };
+    let answers = match a.answers {
+        AnswersArg::Recorded => Answers::Recorded,
+        AnswersArg::Live => Answers::Live,
+        AnswersArg::RecordedThenLive => Answers::RecordedThenLive,
+    };
+    let asked = Asked {
+        run: a.run,
+        at: a.at,
+        tasks: a.tasks,
+        answers,
+        workflow,
+        new: a.new,
+    };
+    let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store, &ctx.host);
+    let log = launcher.log().as_ref();
+    let started = start(log, asked, ctx.host.clock().now())?;
+    let new = started.run.clone();
+    if ctx.json {
+        render::json(&serde_json::json!({"rerun": started}))?;
+    } else {
+        eprintln!(
+            "rerunning {}@{} as {} (answers {}): {}",
+            started.from_run,
+            started.at_seq,
+            new,
+            started.answers,
+            started.tasks.join(", ")
+        );
+    }
+    let (engine, notes) = launcher.resume(&new, opts)?;
+    for note in notes {
+        eprintln!("note: {note}");
+    }
+    let exit = drive_to_end(&launcher, ctx, engine, a.quiet, &a.trace);
+    let calls = answered(log, &new)?;
+    if ctx.json {
+        render::json(&serde_json::json!({"answered": calls}))?;
+    } else {
+        outln!("model calls: {}", calls.describe());
+        for d in &calls.divergences {
+            outln!("diverged: {d}");
+        }
+        outln!("compare: runlog diff {} {new}", started.from_run);
+    }
+    exit
+}

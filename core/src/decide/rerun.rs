@@ -1,0 +1,35 @@
+//! A rerun recorded on its fork, and the calls of it that diverge from the recording.
+
+use super::{find, require_started};
+use crate::event::EventKind;
+use crate::rejection::Rejection;
+use crate::rerun::{Divergence, Rerun};
+use crate::state::RunState;
+
+pub(super) fn start_rerun(state: &RunState, rerun: Rerun) -> Result<Vec<EventKind>, Rejection> {
+    require_started(state)?;
+    let invalid = |reason: String| Rejection::InvalidRerun { reason };
+    for t in &rerun.tasks {
+        find(state, &t.task)?;
+    }
+    for spec in &rerun.specs {
+        let task = find(state, &spec.id)?;
+        // What waits on what stays as recorded: the rerun is of the same plan.
+        if task.spec.after != spec.after || task.spec.parent != spec.parent {
+            return Err(invalid(format!(
+                "task {} would change what it waits for",
+                spec.id
+            )));
+        }
+    }
+    Ok(vec![EventKind::RerunStarted(Box::new(rerun))])
+}
+
+pub(super) fn record_divergence(
+    state: &RunState,
+    divergence: Divergence,
+) -> Result<Vec<EventKind>, Rejection> {
+    require_started(state)?;
+    find(state, &divergence.task)?;
+    Ok(vec![EventKind::CallDiverged(Box::new(divergence))])
+}
