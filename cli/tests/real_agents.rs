@@ -244,6 +244,16 @@ fn chat(asked: &Value, streamed: bool) -> Response {
 /// `runlog run` of the repository's `wf.toml`, as run `run`, with the real keys in the
 /// runner's environment and the agents' CLIs on its PATH.
 fn run_in(dir: &Path, repo: &Path, run: &str, clis: Option<&Path>) -> std::process::Output {
+    runlog_for_agents(dir, clis)
+        .args(["run", repo.join("wf.toml").to_str().unwrap()])
+        .args(["--run-id", run, "--quiet"])
+        .output()
+        .unwrap()
+}
+
+/// `runlog` on the store in `dir`, with the real keys in the runner's environment and the
+/// agents' CLIs on its PATH.
+fn runlog_for_agents(dir: &Path, clis: Option<&Path>) -> Command {
     let (home, codex_home) = (dir.join("home"), dir.join("codex-home"));
     for d in [&home, &codex_home] {
         std::fs::create_dir_all(d).unwrap();
@@ -255,18 +265,16 @@ fn run_in(dir: &Path, repo: &Path, run: &str, clis: Option<&Path>) -> std::proce
         )
         .unwrap();
     }
-    runlog(&dir.join("store"))
-        .args(["run", repo.join("wf.toml").to_str().unwrap()])
-        .args(["--run-id", run, "--quiet"])
+    let mut command = runlog(&dir.join("store"));
+    command
         .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
         .env("OPENAI_API_KEY", OPENAI_KEY)
         .env("HOME", &home)
         .env("CODEX_HOME", codex_home)
         .env("PATH", path)
         // Offline here: Claude Code's updates and reports have nowhere to go.
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .output()
-        .unwrap()
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    command
 }
 
 /// `run_in`, which must succeed (else what the run's commands printed is said): the store.
@@ -387,6 +395,59 @@ fn claude_code_writes_a_file_through_the_gateway_and_every_call_is_recorded() {
         !keys.is_empty() && keys.iter().all(|k| k == ANTHROPIC_KEY),
         "{keys:?}"
     );
+}
+
+#[test]
+fn a_strict_rerun_of_claude_code_reaches_no_provider_and_makes_the_same_tree_twice() {
+    let Some(clis) = agent_clis() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (provider, asked) = scripted_model();
+    let command = "claude -p 'write hello.txt' --output-format json --allowedTools Write";
+    let repo = repository(
+        dir.path(),
+        &[("wf.toml", &one_task("claude", command, &provider))],
+    );
+    let store = ran(dir.path(), &repo, "claude", Some(&clis));
+    let called = asked.lock().unwrap().len();
+    let tree = |branch: &str| git(&repo, &["rev-parse", &format!("{branch}^{{tree}}")]);
+    let kinds = |run: &str, from: u64| -> Vec<String> {
+        logged(&store, run, &["--from", &(from + 1).to_string()])
+            .iter()
+            .map(|e| format!("{} {}", e["type"], e["task"]))
+            // What a rerun records of itself: its fork, its record, its resume, and the
+            // integration branch of its own that it opens.
+            .filter(|k| {
+                !["forked", "rerun-started", "run-resumed", "workspace-opened"]
+                    .iter()
+                    .any(|own| k.starts_with(&format!("\"{own}\"")))
+            })
+            .collect()
+    };
+
+    for again in ["claude-again-1", "claude-again-2"] {
+        let out = runlog_for_agents(dir.path(), Some(&clis))
+            .args(["rerun", "claude", "--as", again, "--quiet"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}\n{}",
+            text(&out),
+            printed(&store, again)
+        );
+        assert_eq!(asked.lock().unwrap().len(), called, "no call reached the provider");
+        assert_eq!(tree(&format!("runlog/{again}")), tree("runlog/claude"), "the same tree");
+        let calls = logged(&store, again, &["--kind", "model-called"]);
+        assert!(
+            !calls.is_empty() && calls.iter().all(|c| c["end"]["end"] == "replayed"),
+            "{calls:?}"
+        );
+        let from = logged(&store, again, &["--kind", "rerun-started"])[0]["from_seq"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(kinds(again, 0), kinds("claude", from), "the same events");
+    }
 }
 
 /// Codex reads its model's address from its provider configuration, not the environment: the

@@ -7,6 +7,11 @@
 export type AgentId = string;
 
 /**
+ * Where a rerun's model calls are answered from.
+ */
+export type Answers = "recorded" | "live" | "recorded-then-live";
+
+/**
  * Why an audit entry deserves a second look.
  */
 export type AuditFlag = { "flag": "near-threshold", 
@@ -235,7 +240,11 @@ export type CallEnd = { "end": "answered" } | { "end": "upstream-failed" } | { "
 /**
  * Whose budget, its limit and the spend, in words.
  */
-spent: string, } | { "end": "refused" } | { "end": "interrupted" };
+spent: string, } | { "end": "refused" } | { "end": "interrupted" } | { "end": "replayed", 
+/**
+ * The seq of the recorded call, in the run rerun.
+ */
+seq: number, } | { "end": "diverged" };
 
 /**
  * One call with its conversation in words.
@@ -420,6 +429,41 @@ at_seq: number, };
  * Where a recorded cost comes from.
  */
 export type CostSource = "reported" | "priced" | "unpriced";
+
+/**
+ * A call of a rerun that did not ask what the recording asked (the `call-diverged` event's
+ * record): which call, which recorded call it was compared with, and how it differs.
+ */
+export type Divergence = { 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The rerun's attempt.
+ */
+attempt: number, 
+/**
+ * Which command.
+ */
+stage: UsageStage, 
+/**
+ * The call's number among the command's calls, from 1.
+ */
+n: number, 
+/**
+ * The seq of the recorded call it was compared with, in the run rerun (none when the
+ * recording has no call that far).
+ */
+recorded_seq: number | null, 
+/**
+ * How it differs, in words.
+ */
+why: string, 
+/**
+ * Whether the call went to the provider (`recorded-then-live`) or was refused.
+ */
+live: boolean, };
 
 /**
  * A stage failure's class.
@@ -1055,7 +1099,7 @@ redactions: Array<Redaction>, } | { "type": "run-forgotten" } & Forgotten | { "t
 /**
  * The claim, as a usage record.
  */
-usage: UsageRecord, };
+usage: UsageRecord, } | { "type": "rerun-started" } & Rerun | { "type": "call-diverged" } & Divergence;
 
 /**
  * What a run's tombstone keeps.
@@ -1432,6 +1476,52 @@ old: TaskId,
  * The task that replaces it.
  */
 new: TaskId, };
+
+/**
+ * A rerun (the `rerun-started` event's record), recorded right after its fork.
+ */
+export type Rerun = { 
+/**
+ * The recorded run whose calls answer this one's.
+ */
+from_run: RunId, 
+/**
+ * The seq of that run it re-executes from.
+ */
+from_seq: number, 
+/**
+ * Where answers come from.
+ */
+answers: Answers, 
+/**
+ * Tasks run again from `from_seq` though the fork holds them further on (`--task`, or
+ * running at `from_seq`).
+ */
+tasks: Array<RerunTask>, 
+/**
+ * Tasks whose spec a workflow file given to the rerun changes (same ids, same order of
+ * work): their commands, tests and evaluators from then on.
+ */
+specs: Array<TaskSpec>, };
+
+/**
+ * A task the rerun runs again from where it stood at the rerun's point, though the run it
+ * was forked from went on past it.
+ */
+export type RerunTask = { 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The commit its code starts from (in a git workspace).
+ */
+commit: string | null, 
+/**
+ * How many attempts the rerun's numbering is ahead of the recording's: its next attempt
+ * is answered by the recorded attempt that many below it.
+ */
+attempts_ahead: number, };
 
 /**
  * How many times a failing stage is retried.
