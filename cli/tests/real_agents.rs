@@ -436,8 +436,16 @@ fn a_strict_rerun_of_claude_code_reaches_no_provider_and_makes_the_same_tree_twi
             text(&out),
             printed(&store, again)
         );
-        assert_eq!(asked.lock().unwrap().len(), called, "no call reached the provider");
-        assert_eq!(tree(&format!("runlog/{again}")), tree("runlog/claude"), "the same tree");
+        assert_eq!(
+            asked.lock().unwrap().len(),
+            called,
+            "no call reached the provider"
+        );
+        assert_eq!(
+            tree(&format!("runlog/{again}")),
+            tree("runlog/claude"),
+            "the same tree"
+        );
         let calls = logged(&store, again, &["--kind", "model-called"]);
         assert!(
             !calls.is_empty() && calls.iter().all(|c| c["end"]["end"] == "replayed"),

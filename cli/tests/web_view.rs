@@ -845,3 +845,46 @@ fn a_tasks_panel_shows_its_model_calls_as_the_cli_does() {
     });
     stop(server);
 }
+
+#[test]
+fn rerun_from_here_executes_the_run_again_with_its_recorded_answers() {
+    let Some(parts) = browser_parts() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    import(&store, "release-notes");
+    // The server runs where the recorded workflow's path leads: a copy of the fixtures.
+    common::copy_tree(&repo().join("fixtures"), &dir.path().join("fixtures"));
+    let _ = std::fs::remove_file(store.join("view.url"));
+    let server = runlog(&store)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(|| store.join("view.url").exists());
+    let base = std::fs::read_to_string(store.join("view.url")).unwrap();
+    let base = base.trim().trim_end_matches('/').to_owned();
+    let d = driver(parts);
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let c = browse(&d).await;
+        c.goto(&run_url(&base, "release-notes", Some(3)))
+            .await
+            .unwrap();
+        wait_css(&c, "main[data-seq='3'] #board").await;
+        click_css(&c, "#rerun").await;
+        wait_css(&c, "#confirm[open] #confirm-answers").await;
+        screenshot(&c, "rerun-dialog").await;
+        click_css(&c, "#confirm-ok").await;
+        // The page of the new run, which the server executes to its end.
+        wait_css(&c, "main[data-state=ready] #board").await;
+        let url = c.current_url().await.unwrap();
+        assert!(url.path().ends_with("/runs/release-notes-rerun-1"), "{url}");
+        c.close().await.unwrap();
+    });
+    wait_for(|| json_log(&store, "release-notes-rerun-1").contains("\"run-finished\""));
+    let log = json_log(&store, "release-notes-rerun-1");
+    assert_eq!(log.matches("\"end\":\"replayed\"").count(), 2, "{log}");
+    assert!(log.contains("\"outcome\":\"succeeded\""), "{log}");
+    stop(server);
+}

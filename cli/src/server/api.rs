@@ -55,6 +55,7 @@ const DIGEST: &str = "/v1/runs/{run}/digest";
 const EXPORT: &str = "/v1/runs/{run}/export";
 const DIFF: &str = "/v1/diff";
 const FORK: &str = "/v1/runs/{run}/fork";
+const RERUN: &str = "/v1/runs/{run}/rerun";
 const BLOB: &str = "/v1/blobs/{hash}";
 const CALLS: &str = "/v1/runs/{run}/tasks/{task}/calls";
 
@@ -105,6 +106,7 @@ routes! {
         DIFF => { get(Read): diff }
         COMMANDS => { post(Steer): command }
         FORK => { post(Steer): fork }
+        RERUN => { post(Run): rerun }
         BLOB => { get(Read): blob }
         CALLS => { get(Read): calls }
     }
@@ -764,6 +766,59 @@ async fn fork(
     })
     .await?;
     Ok((StatusCode::CREATED, Json(body)))
+}
+
+/// What a rerun asks for (`runlog rerun`'s options).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RerunFrom {
+    at: Option<u64>,
+    #[serde(default)]
+    tasks: Vec<String>,
+    workflow: Option<std::path::PathBuf>,
+    answers: Option<runlog_core::rerun::Answers>,
+    #[serde(rename = "as")]
+    new: Option<String>,
+}
+
+async fn rerun(
+    State(api): State<Api>,
+    P(run): P<String>,
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<impl IntoResponse, ApiError> {
+    const HINT: &str = "send {} to rerun from the start with recorded answers, or any of {\"at\": SEQ, \"tasks\": [\"TASK\"], \"workflow\": \"FILE\", \"answers\": \"recorded\"|\"live\"|\"recorded-then-live\", \"as\": \"NEW-RUN\"}";
+    let body = body.map_err(|e| ApiError::with_status(e.status(), e.body_text(), HINT))?;
+    let from: RerunFrom = if body.iter().all(u8::is_ascii_whitespace) {
+        RerunFrom::default()
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| ApiError::bad(format!("not a rerun request: {e}"), HINT))?
+    };
+    let workflow = match from.workflow {
+        Some(path) => {
+            let wf = runlog_runner::Workflow::load(&path)?;
+            Some((path.display().to_string(), wf.tasks))
+        }
+        None => None,
+    };
+    let asked = crate::queries::rerun::Asked {
+        run: run.clone(),
+        at: from.at,
+        tasks: from.tasks,
+        answers: from
+            .answers
+            .unwrap_or(runlog_core::rerun::Answers::Recorded),
+        workflow,
+        new: from.new,
+    };
+    let new = api
+        .hosted
+        .rerun(api.store.clone(), api.dir.clone(), asked)
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(serde_json::json!({"run": new, "from_run": run, "executing": true})),
+    ))
 }
 
 #[derive(Debug, Deserialize)]

@@ -211,6 +211,27 @@ impl From<ReplayError> for ApiError {
     }
 }
 
+impl From<crate::queries::rerun::RerunError> for ApiError {
+    fn from(e: crate::queries::rerun::RerunError) -> Self {
+        use crate::queries::rerun::RerunError;
+        match e {
+            RerunError::Replay(r) => r.into(),
+            RerunError::NoCalls { .. } => Self::bad(
+                e.to_string(),
+                "a run's calls are recorded when its workflow turns the gateway on; send {\"answers\": \"live\"} to run it again against the providers",
+            ),
+            RerunError::UnknownTask { ref run, .. } => {
+                let hint = format!("GET /v1/runs/{run} lists its tasks");
+                Self::bad(e.to_string(), hint)
+            }
+            RerunError::OtherTasks { .. } | RerunError::OtherOrder { .. } => Self::bad(
+                e.to_string(),
+                "give a copy of the run's workflow with only commands, tests or evaluators changed",
+            ),
+        }
+    }
+}
+
 impl From<WorkflowError> for ApiError {
     fn from(e: WorkflowError) -> Self {
         let hint = match &e {

@@ -80,6 +80,38 @@ impl Hosted {
         dir: PathBuf,
         start: Start,
     ) -> Result<String, ApiError> {
+        self.execute(store, dir, move |launcher| {
+            let wf = Workflow::load(&start.workflow)?;
+            let opts = RunOptions::with_jobs(start.jobs)?;
+            Ok(launcher.start(&wf, start.run, opts)?)
+        })
+        .await
+    }
+
+    /// Records a rerun of a run (`runlog rerun`'s) and returns its id; it then runs on its own.
+    pub async fn rerun(
+        self: &Arc<Self>,
+        store: Arc<Store>,
+        dir: PathBuf,
+        asked: crate::queries::rerun::Asked,
+    ) -> Result<String, ApiError> {
+        let now = self.host.clock().now();
+        self.execute(store, dir, move |launcher| {
+            let started = crate::queries::rerun::start(launcher.log().as_ref(), asked, now)?;
+            let (engine, _notes) = launcher.resume(&started.run, RunOptions::default())?;
+            Ok(engine)
+        })
+        .await
+    }
+
+    /// Executes the run whose engine `prepare` makes (recording what starts it), once there
+    /// is a place for it; its id once it is recorded.
+    async fn execute(
+        self: &Arc<Self>,
+        store: Arc<Store>,
+        dir: PathBuf,
+        prepare: impl FnOnce(&Launcher) -> Result<runlog_runner::Engine, ApiError> + Send + 'static,
+    ) -> Result<String, ApiError> {
         let place = self.places.clone().try_acquire_owned().map_err(|_| {
             ApiError::with_status(
                 axum::http::StatusCode::TOO_MANY_REQUESTS,
@@ -95,13 +127,7 @@ impl Hosted {
             async move {
                 // Given back when the run's task ends, however it ends.
                 let _place = place;
-                let prepared = Workflow::load(&start.workflow)
-                    .map_err(ApiError::from)
-                    .and_then(|wf| {
-                        let opts = RunOptions::with_jobs(start.jobs)?;
-                        Ok(Launcher::new(store.clone(), &dir, &hosted.host)
-                            .start(&wf, start.run, opts)?)
-                    });
+                let prepared = prepare(&Launcher::new(store.clone(), &dir, &hosted.host));
                 let engine = match prepared {
                     Ok(engine) => engine,
                     Err(e) => {

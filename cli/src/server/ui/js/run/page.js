@@ -10,7 +10,7 @@ import { drawAudit } from "./audit.js";
 import { drawBoard } from "./board.js";
 import { drawDiff } from "./diff.js";
 import { drawSupervisor } from "./supervisor.js";
-import { drawTask, fork, rollback } from "./task.js";
+import { drawTask, fork, rerun, rollback } from "./task.js";
 
 const ROW = 24; // a timeline row, px (the CSS's --row)
 const OVERSCAN = 30; // rows drawn beyond the visible ones
@@ -108,6 +108,7 @@ export function runPage(run) {
     seqText = el("output", { id: "seq", for: "scrubber" });
     rollbackButton = el("button", { id: "rollback", onclick: () => rollback(V), title: "append a rollback to the state after this seq" }, "Roll back to here…");
     const forkButton = el("button", { id: "fork", onclick: () => fork(V), title: "start a new run from the state after this seq" }, "Fork from here…");
+    const rerunButton = el("button", { id: "rerun", onclick: () => rerun(V), title: "execute the run again from this seq, its model calls answered from the recording" }, "Rerun from here…");
     const lineage = el("span", {},
       S.meta.fork_of ? el("span", {}, "fork of ", el("a", { href: `/runs/${enc(S.meta.fork_of)}?at=${S.meta.fork_at}` }, `${S.meta.fork_of}@${S.meta.fork_at}`)) : null,
       S.meta.sub_project_of ? el("span", { id: "parent-link" }, " sub-project of ", el("a", { href: `/runs/${enc(S.meta.sub_project_of.split("/")[0])}` }, S.meta.sub_project_of)) : null,
@@ -133,7 +134,7 @@ export function runPage(run) {
         range,
         el("button", { onclick: () => setSeq(S.seq + 1), "aria-label": "next event" }, "→"),
         el("button", { onclick: () => setSeq(S.head), id: "to-head" }, "Head"),
-        seqText, rollbackButton, forkButton,
+        seqText, rollbackButton, forkButton, rerunButton,
       ),
       el("div", { class: "layout" },
         el("div", {}, graphBox, el("div", { class: "tabs", role: "tablist" }, tabs), tabBody),

@@ -183,8 +183,8 @@ function controls(V, r) {
 /**
  * @param {string} title
  * @param {string} text
- * @param {{ reason?: boolean, reasonValue?: string, name?: string }} [fields]
- * @returns {Promise<{ by: string, reason: string | null, name: string | null } | null>}
+ * @param {{ reason?: boolean, reasonValue?: string, name?: string, namePlaceholder?: string, answers?: boolean }} [fields]
+ * @returns {Promise<{ by: string, reason: string | null, name: string | null, answers: string | null } | null>}
  */
 function confirmWith(title, text, fields = {}) {
   const dialog = $("#confirm");
@@ -199,15 +199,25 @@ function confirmWith(title, text, fields = {}) {
   }
   let name = null;
   if (fields.name !== undefined) {
-    name = el("input", { id: "confirm-name", value: fields.name, placeholder: "default: RUN-fork-N" });
+    name = el("input", { id: "confirm-name", value: fields.name, placeholder: fields.namePlaceholder || "default: RUN-fork-N" });
     inputs.push(el("label", {}, "New run id ", name));
+  }
+  /** @type {HTMLSelectElement | null} */
+  let answers = null;
+  if (fields.answers) {
+    answers = /** @type {HTMLSelectElement} */ (el("select", { id: "confirm-answers" },
+      el("option", { value: "recorded" }, "recorded: every call from the recording"),
+      el("option", { value: "recorded-then-live" }, "recorded, then live from the first call that differs"),
+      el("option", { value: "live" }, "live: every call from the provider"),
+    ));
+    inputs.push(el("label", {}, "Model answers ", answers));
   }
   $("#confirm-fields").replaceChildren(...inputs);
   return new Promise((resolve) => {
     dialog.addEventListener("close", () => {
       if (dialog.returnValue !== "ok") return resolve(null);
       localStorage.setItem("runlog-by", by.value.trim());
-      resolve({ by: by.value.trim() || "web", reason: reason ? reason.value.trim() : null, name: name ? name.value.trim() : null });
+      resolve({ by: by.value.trim() || "web", reason: reason ? reason.value.trim() : null, name: name ? name.value.trim() : null, answers: answers ? answers.value : null });
     }, { once: true });
     dialog.returnValue = "";
     dialog.showModal();
@@ -280,6 +290,30 @@ export async function fork(V) {
   try {
     const body = answer.name ? { at, as: answer.name } : { at };
     const made = await api(`/v1/runs/${enc(V.run)}/fork`, { method: "POST", body: JSON.stringify(body) });
+    location.href = `/runs/${enc(made.run)}`;
+  } catch (e) {
+    showError(e);
+  }
+}
+
+/**
+ * Asks for a rerun from the seq shown (its model calls answered from the recording), and
+ * opens the new run, which the server executes.
+ * @param {RunView} V
+ */
+export async function rerun(V) {
+  const at = V.S.seq;
+  const answer = await confirmWith(
+    `Rerun ${V.run} from seq ${at}?`,
+    `Records a new run, forked from ${V.run} after seq ${at}, that the server executes again: agents, tests and evaluators run for real, and each model call is answered from ${V.run}'s recording while it asks what the recorded call asked (nothing is paid). The first call that asks something else is named; with recorded answers its attempt stops there.`,
+    { name: "", namePlaceholder: "default: RUN-rerun-N", answers: true },
+  );
+  if (!answer) return;
+  try {
+    /** @type {{ at: number, answers: string | null, as?: string }} */
+    const body = { at, answers: answer.answers };
+    if (answer.name) body.as = answer.name;
+    const made = await api(`/v1/runs/${enc(V.run)}/rerun`, { method: "POST", body: JSON.stringify(body) });
     location.href = `/runs/${enc(made.run)}`;
   } catch (e) {
     showError(e);
