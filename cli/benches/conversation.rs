@@ -4,6 +4,9 @@
 //! scripted provider here; the run's blobs (`runlog du RUN --json`) against the bytes of the
 //! requests and answers as they went over the wire (`runlog show RUN TASK --calls --json`).
 //!
+//! Then the run is rerun with its answers from the recording (`runlog rerun`): how long that
+//! takes beside the run, and that the provider was not called again.
+//!
 //! `cargo bench -p runlog-cli --bench conversation` (under a minute); `RUNLOG_BENCH_TURNS` (40).
 //! Prints its goal: at most 0.25 of the raw bytes stored. Asserts nothing about time.
 #![allow(
@@ -21,6 +24,9 @@ use axum::body::Bytes;
 use axum::response::IntoResponse;
 use serde_json::{json, Value};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
 
 /// The answer to a turn: a sentence streamed in pieces, then a tool call to read a file, as
 /// Claude's streams come (ping, usage with the prompt cache, the tool's input in pieces).
@@ -56,11 +62,12 @@ fn answer(turn: usize) -> String {
         .collect()
 }
 
-/// The scripted provider on loopback; its base URL.
-fn provider(runtime: &tokio::runtime::Runtime) -> String {
+/// The scripted provider on loopback, counting its calls; its base URL.
+fn provider(runtime: &tokio::runtime::Runtime, called: Arc<AtomicUsize>) -> String {
     let app = axum::Router::new().route(
         "/v1/messages",
         axum::routing::post(|body: Bytes| async move {
+            called.fetch_add(1, Ordering::SeqCst);
             let asked: Value = serde_json::from_slice(&body).unwrap();
             let turn = asked["messages"].as_array().map_or(0, |m| m.len() / 2);
             ([("content-type", "text/event-stream")], answer(turn)).into_response()
@@ -88,7 +95,8 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(40);
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let upstream = provider(&runtime);
+    let called = Arc::new(AtomicUsize::new(0));
+    let upstream = provider(&runtime, called.clone());
     let dir = tempfile::tempdir().unwrap();
     let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/conversation_agent.py");
     let wf = common::workflow(
@@ -102,11 +110,21 @@ fn main() {
         ),
     );
     let store = dir.path().join("store");
+    let live = Instant::now();
     let out = common::runlog(&store)
         .args(["run", wf.to_str().unwrap(), "--quiet", "--run-id", "talk"])
         .env("ANTHROPIC_API_KEY", "sk-scripted")
         .output()
         .unwrap();
+    let live = live.elapsed();
+    assert!(out.status.success(), "{}", common::text(&out));
+    let called_live = called.load(Ordering::SeqCst);
+    let again = Instant::now();
+    let out = common::runlog(&store)
+        .args(["rerun", "talk", "--as", "talk-again", "--quiet"])
+        .output()
+        .unwrap();
+    let again = again.elapsed();
     assert!(out.status.success(), "{}", common::text(&out));
 
     let calls = json_of(&store, &["show", "talk", "fix", "--calls", "--json"]);
@@ -138,5 +156,15 @@ fn main() {
         stored / turns as u64,
         apparent / 1024,
         if ratio <= 0.25 { "met" } else { "NOT MET" }
+    );
+    let replayed = json_of(&store, &["show", "talk-again", "fix", "--calls", "--json"]);
+    let replayed = replayed["calls"].as_array().map_or(0, Vec::len);
+    println!(
+        "rerun from the recording: {replayed} of {turns} calls answered in {:.2} s ({:.1} ms a call), \
+         the run itself {:.2} s; the provider called {} times by the rerun (goal 0)",
+        again.as_secs_f64(),
+        again.as_secs_f64() * 1000.0 / turns as f64,
+        live.as_secs_f64(),
+        called.load(Ordering::SeqCst) - called_live,
     );
 }

@@ -219,27 +219,6 @@ impl From<ReplayError> for CliError {
     }
 }
 
-impl From<crate::queries::rerun::RerunError> for CliError {
-    fn from(e: crate::queries::rerun::RerunError) -> Self {
-        use crate::queries::rerun::RerunError;
-        let e = match e {
-            RerunError::Replay(r) => return Self::from(r),
-            other => other,
-        };
-        let hint = match &e {
-            RerunError::Replay(_) => String::new(),
-            RerunError::NoCalls { run } => format!(
-                "a run's calls are recorded when its workflow turns the gateway on ([providers], or a provider's key in the runner's environment); `runlog rerun {run} --answers live` runs it again against the providers"
-            ),
-            RerunError::UnknownTask { run, .. } => format!("`runlog status {run}` lists its tasks"),
-            RerunError::OtherTasks { .. } | RerunError::OtherOrder { .. } => {
-                "give a copy of the run's workflow with only commands, tests or evaluators changed".into()
-            }
-        };
-        Self::wrap(ExitKind::Input, Some(hint), e)
-    }
-}
-
 impl From<Rejection> for CliError {
     fn from(r: Rejection) -> Self {
         Self::wrap(ExitKind::Input, Some(rejection_hint(&r)), r)

@@ -880,9 +880,23 @@ fn rerun_from_here_executes_the_run_again_with_its_recorded_answers() {
         wait_css(&c, "main[data-state=ready] #board").await;
         let url = c.current_url().await.unwrap();
         assert!(url.path().ends_with("/runs/release-notes-rerun-1"), "{url}");
+        wait_for(|| json_log(&store, "release-notes-rerun-1").contains("\"run-finished\""));
+        // The diff tab of the rerun against the run says how its calls were answered.
+        click_css(&c, "#tab-diff").await;
+        let left = wait_css(&c, "#diff-left").await;
+        left.clear().await.unwrap();
+        left.send_keys("release-notes").await.unwrap();
+        click_css(&c, "#diff-go").await;
+        let said = wait_css(&c, "#diff-rerun").await.text().await.unwrap();
+        assert!(
+            said.contains(
+                "release-notes-rerun-1's model calls: 2 calls from the recording ($0.00), 0 live"
+            ),
+            "{said}"
+        );
+        screenshot(&c, "rerun-diff").await;
         c.close().await.unwrap();
     });
-    wait_for(|| json_log(&store, "release-notes-rerun-1").contains("\"run-finished\""));
     let log = json_log(&store, "release-notes-rerun-1");
     assert_eq!(log.matches("\"end\":\"replayed\"").count(), 2, "{log}");
     assert!(log.contains("\"outcome\":\"succeeded\""), "{log}");

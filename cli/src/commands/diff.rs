@@ -19,7 +19,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let log = ctx.open()?;
     let (ra, rb) = (side(&a.left).0, side(&a.right).0);
     let (pa, pb, d) = compare(&log, &a.left, &a.right, true)?;
-    let (body, rerun) = crate::queries::diff::body(&log, &a.left, &a.right, &d)?;
+    let body = crate::queries::diff::body(&log, &a.left, &a.right, &d)?;
     if ctx.json {
         render::json(&body)?;
         return Ok(());
@@ -43,9 +43,9 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
                 .map_or("-".into(), |v| serde_json::to_string(v).unwrap_or_default())
         );
     }
-    if let Some((run, calls)) = rerun {
-        outln!("  {run}'s model calls: {}", calls.describe());
-        for d in &calls.divergences {
+    if let Some(r) = body.rerun {
+        outln!("  {}'s model calls: {}", r.run, r.said);
+        for d in &r.calls.divergences {
             outln!("  diverged: {d}");
         }
     }

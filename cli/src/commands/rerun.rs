@@ -2,8 +2,8 @@
 
 use super::run::drive_to_end;
 use crate::ctx::Ctx;
-use crate::error::{ExitKind, Result};
-use crate::queries::rerun::{answered, start, Asked};
+use crate::error::{CliError, ExitKind, Result};
+use crate::queries::rerun::{answered, start, Asked, RerunError};
 use crate::render;
 use runlog_core::rerun::Answers;
 use runlog_runner::{Launcher, RunOptions, Workflow};
@@ -80,7 +80,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     };
     let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store, &ctx.host);
     let log = launcher.log().as_ref();
-    let started = start(log, asked, ctx.host.clock().now())?;
+    let started = start(log, asked, ctx.host.clock().now()).map_err(refused)?;
     let new = started.run.clone();
     if ctx.json {
         render::json(&serde_json::json!({"rerun": started}))?;
@@ -110,4 +110,23 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         outln!("compare: runlog diff {} {new}", started.from_run);
     }
     exit
+}
+
+/// A refused rerun in the command line's words: bad input (exit 2) with what to do instead.
+fn refused(e: RerunError) -> CliError {
+    let hint = match &e {
+        RerunError::Replay(_) => None,
+        RerunError::NoCalls { run } => Some(format!(
+            "a run's calls are recorded when its workflow turns the gateway on ([providers], or a provider's key in the runner's environment); `runlog rerun {run} --answers live` runs it again against the providers"
+        )),
+        RerunError::UnknownTask { run, .. } => Some(format!("`runlog status {run}` lists its tasks")),
+        RerunError::OtherTasks { .. } | RerunError::OtherOrder { .. } => Some(
+            "give a copy of the run's workflow with only commands, tests or evaluators changed".into(),
+        ),
+    };
+    match (e, hint) {
+        (RerunError::Replay(r), _) => r.into(),
+        (e, Some(hint)) => CliError::input(e.to_string()).with_hint(hint),
+        (e, None) => CliError::input(e.to_string()),
+    }
 }

@@ -45,21 +45,43 @@ pub fn compare(
     Ok((pa, pb, d))
 }
 
-/// The diff as its JSON body (the CLI's `--json` and the API's), with `rerun`: how the rerun's
-/// calls were answered, when one side is a rerun of the other; and that too, for the words.
-pub fn body(
+/// The diff as its JSON body (the CLI's `--json` and the API's): the diff, and `rerun` when one
+/// side is a rerun of the other.
+#[derive(Debug, serde::Serialize)]
+pub struct Body<'a> {
+    /// What differs.
+    #[serde(flatten)]
+    pub diff: &'a Diff,
+    /// How the rerun's calls were answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<RerunCalls>,
+}
+
+/// A rerun's calls, beside a diff of it and the run it reruns.
+#[derive(Debug, serde::Serialize)]
+pub struct RerunCalls {
+    /// The rerun.
+    pub run: String,
+    /// How its calls were answered.
+    pub calls: Answered,
+    /// The same in words.
+    pub said: String,
+}
+
+/// `d`'s body, the rerun's calls found when one side reruns the other.
+pub fn body<'a>(
     log: &dyn runlog_store::EventLog,
     left: &str,
     right: &str,
-    d: &Diff,
-) -> Result<(serde_json::Value, Option<(String, Answered)>)> {
-    let mut body = serde_json::to_value(d).unwrap_or_default();
-    let rerun = crate::queries::rerun::between(log, &side(left).0, &side(right).0)?;
-    if let (Some((run, calls)), Some(o)) = (&rerun, body.as_object_mut()) {
-        o.insert(
-            "rerun".into(),
-            serde_json::json!({"run": run, "calls": calls}),
-        );
-    }
-    Ok((body, rerun))
+    d: &'a Diff,
+) -> Result<Body<'a>> {
+    let rerun =
+        crate::queries::rerun::between(log, &side(left).0, &side(right).0)?.map(|(run, calls)| {
+            RerunCalls {
+                run,
+                said: calls.describe(),
+                calls,
+            }
+        });
+    Ok(Body { diff: d, rerun })
 }

@@ -326,10 +326,8 @@ pub fn answered(log: &dyn EventLog, run: &str) -> Result<Answered, ReplayError> 
                     out.live_cost_usd += call.cost_usd.unwrap_or(0.0);
                 }
             },
-            EventKind::CallDiverged(d) => {
-                if seen.insert((d.task.clone(), d.attempt)) {
-                    out.divergences.push(d.describe());
-                }
+            EventKind::CallDiverged(d) if seen.insert((d.task.clone(), d.attempt)) => {
+                out.divergences.push(d.describe());
             }
             _ => {}
         }

@@ -831,8 +831,8 @@ struct Sides {
 async fn diff(State(api): State<Api>, Q(q): Q<Sides>) -> Result<impl IntoResponse, ApiError> {
     let body = blocking(&api, move |s| {
         let (_, _, d) = crate::queries::diff::compare(s, &q.left, &q.right, false)?;
-        let (body, _) = crate::queries::diff::body(s, &q.left, &q.right, &d)?;
-        Ok(body)
+        let body = crate::queries::diff::body(s, &q.left, &q.right, &d)?;
+        Ok(serde_json::to_value(body).unwrap_or_default())
     })
     .await?;
     Ok(Json(body))

@@ -28,6 +28,11 @@ export function drawDiff(V) {
             ),
           )))
         : el("p", { class: "muted" }, "no task differs"),
+      d.rerun
+        ? el("div", { id: "diff-rerun" },
+          el("p", {}, `${d.rerun.run}'s model calls: ${d.rerun.said}`),
+          el("ul", {}, d.rerun.calls.divergences.map((/** @type {string} */ w) => el("li", {}, `diverged: ${w}`))))
+        : null,
     );
   }
   const parent = V.S.meta.fork_of
