@@ -200,6 +200,32 @@ fn a_strict_rerun_reaches_no_provider_and_writes_what_the_run_wrote_twice() {
             "{calls:?}"
         );
     }
+    // From a seq inside the attempt (after its first call): the attempt runs again from its
+    // start, as the rerun's attempt 2, answered by the recording's attempt 1.
+    let first_call = runlog(&store)
+        .args(["--json", "log", "fix", "--kind", "model-called"])
+        .output()
+        .unwrap();
+    let first_call: Value = serde_json::from_str(
+        String::from_utf8_lossy(&first_call.stdout)
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let at = first_call["seq"].as_u64().unwrap().to_string();
+    let out = rerun(&store, &["fix", "--at", &at, "--as", "fix-inside"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        3,
+        "the provider was not called again"
+    );
+    let started = logged(&store, "fix-inside", &["--kind", "task-started"]);
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert_eq!(started[0]["attempt"], 2, "{started:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("3 calls from the recording"));
+
     // The rerun's lineage is kept: a fork of the run, from before its first attempt.
     let forked = logged(&store, "fix-again", &["--kind", "forked"]);
     assert_eq!(forked[0]["from_run"], "fix", "{forked:?}");
@@ -437,4 +463,76 @@ fn a_rerun_that_cannot_be_answered_or_does_not_fit_is_refused_and_nothing_is_rec
     let runs = runlog(&store).args(["--json", "runs"]).output().unwrap();
     let said = String::from_utf8_lossy(&runs.stdout);
     assert!(!said.contains("rerun"), "nothing recorded: {said}");
+}
+
+/// Asks two questions, in the order the file `order` gives (as an agent's background calls
+/// may come in either order).
+const TWO_QUESTIONS: &str = r#"
+import json, os, sys, urllib.request
+def ask(content):
+    body = json.dumps({"model": "gpt-scripted", "messages": [{"role": "user", "content": content}]}).encode()
+    request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body,
+        headers={"authorization": "Bearer " + os.environ["OPENAI_API_KEY"], "content-type": "application/json"})
+    return json.load(urllib.request.urlopen(request))["choices"][0]["message"]["content"]
+for question in open(sys.argv[1]).read().split():
+    print(question, ask(question))
+"#;
+
+#[test]
+fn calls_asked_in_another_order_are_each_answered_by_the_call_that_asked_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let (provider, asked) = scripted_model();
+    let d = dir.path();
+    std::fs::write(d.join("two.py"), TWO_QUESTIONS).unwrap();
+    std::fs::write(d.join("order"), "title summary").unwrap();
+    let wf = d.join("two.toml");
+    std::fs::write(
+        &wf,
+        format!(
+            "name = \"two\"\n[settings]\nworkspace = \"none\"\n\
+             [providers.openai]\nkind = \"openai\"\nbase_url = \"{provider}\"\n\
+             [[task]]\nid = \"t\"\nrun = \"python3 {0}/two.py {0}/order\"\nrequires_testing = false\n",
+            d.display()
+        ),
+    )
+    .unwrap();
+    let store = original(d, &wf, "two");
+    std::fs::write(d.join("order"), "summary title").unwrap();
+
+    let out = rerun(&store, &["two", "--as", "two-again"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        2,
+        "no call reached the provider"
+    );
+    let seqs: Vec<u64> = calls_of(&store, "two-again")
+        .iter()
+        .map(|c| c["end"]["seq"].as_u64().unwrap())
+        .collect();
+    let recorded: Vec<u64> = runlog(&store)
+        .args(["--json", "log", "two", "--kind", "model-called"])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(|l| {
+                    serde_json::from_str::<Value>(l).unwrap()["seq"]
+                        .as_u64()
+                        .unwrap()
+                })
+                .collect()
+        })
+        .unwrap();
+    assert_eq!(
+        seqs,
+        [recorded[1], recorded[0]],
+        "each by the call that asked the same"
+    );
+    let printed = logged(&store, "two-again", &["--kind", "output-recorded"]);
+    let printed = printed[0]["text"].as_str().unwrap_or_default();
+    assert!(
+        printed.contains("summary answer 2") && printed.contains("title answer 1"),
+        "{printed}"
+    );
 }
