@@ -1,12 +1,11 @@
 //! `runlog rerun RUN`: run a recorded run again, its model calls answered from the recording.
 
-use super::run::drive_to_end;
 use crate::ctx::Ctx;
 use crate::error::{CliError, ExitKind, Result};
 use crate::queries::rerun::{answered, start, Asked, RerunError};
 use crate::render;
 use runlog_core::rerun::Answers;
-use runlog_runner::{Launcher, RunOptions, Workflow};
+use runlog_runner::{Launcher, Workflow};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -44,20 +43,13 @@ pub struct Args {
     /// The new run's id [default: RUN-rerun-N]
     #[arg(long = "as", value_name = "NEW")]
     new: Option<String>,
-    /// Tasks at once [default: the run's settings.jobs]
-    #[arg(long)]
-    jobs: Option<u32>,
-    /// Plain lines, no live view.
-    #[arg(long)]
-    quiet: bool,
-    /// Live export of the run's trace.
     #[command(flatten)]
-    trace: crate::otlp::TraceArgs,
+    driving: super::resume::Driving,
 }
 
 /// Forks the run as a rerun, drives it, and says how its calls were answered.
 pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
-    let opts = RunOptions::with_jobs(a.jobs).map_err(super::run::jobs_refused)?;
+    let opts = a.driving.options()?;
     let workflow = match &a.workflow {
         Some(path) => {
             let wf = Workflow::load(path)?;
@@ -98,7 +90,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     for note in notes {
         eprintln!("note: {note}");
     }
-    let exit = drive_to_end(&launcher, ctx, engine, a.quiet, &a.trace);
+    let exit = a.driving.drive(&launcher, ctx, engine);
     let calls = answered(log, &new)?;
     if ctx.json {
         render::json(&serde_json::json!({"answered": calls}))?;

@@ -11,6 +11,13 @@ use std::sync::Arc;
 pub struct Args {
     /// The run.
     run: String,
+    #[command(flatten)]
+    driving: Driving,
+}
+
+/// How a recorded run is driven on (`resume`, `rerun`).
+#[derive(Debug, clap::Args)]
+pub(super) struct Driving {
     /// Tasks at once [default: the run's settings.jobs]
     #[arg(long)]
     jobs: Option<u32>,
@@ -22,10 +29,27 @@ pub struct Args {
     trace: crate::otlp::TraceArgs,
 }
 
+impl Driving {
+    /// The options, checked.
+    pub(super) fn options(&self) -> Result<RunOptions> {
+        RunOptions::with_jobs(self.jobs).map_err(super::run::jobs_refused)
+    }
+
+    /// Drives `engine` to its end in this process.
+    pub(super) fn drive(
+        &self,
+        launcher: &Launcher,
+        ctx: &Ctx,
+        engine: runlog_runner::Engine,
+    ) -> Result<Option<ExitKind>> {
+        drive_to_end(launcher, ctx, engine, self.quiet, &self.trace)
+    }
+}
+
 /// Replays the run, records how the last runner stopped if nothing did, and drives it on.
 pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     let run = a.run.as_str();
-    let opts = RunOptions::with_jobs(a.jobs).map_err(super::run::jobs_refused)?;
+    let opts = a.driving.options()?;
     let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store, &ctx.host);
     let (engine, notes) = launcher.resume(run, opts)?;
     for note in notes {
@@ -42,5 +66,5 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     for note in notes {
         eprintln!("note: {note}");
     }
-    drive_to_end(&launcher, ctx, engine, a.quiet, &a.trace)
+    a.driving.drive(&launcher, ctx, engine)
 }

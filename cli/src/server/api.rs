@@ -737,6 +737,20 @@ async fn blob(State(api): State<Api>, P(hash): P<String>) -> Result<impl IntoRes
     ))
 }
 
+/// A request body whose every field is optional: none at all (or only blanks) is the default.
+fn optional_body<T: Default + serde::de::DeserializeOwned>(
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    what: &str,
+    hint: &str,
+) -> Result<T, ApiError> {
+    let body = body.map_err(|e| ApiError::with_status(e.status(), e.body_text(), hint))?;
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad(format!("not a {what} request: {e}"), hint))
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ForkFrom {
@@ -752,13 +766,7 @@ async fn fork(
 ) -> Result<impl IntoResponse, ApiError> {
     const HINT: &str =
         "send {\"at\": SEQ} and optionally {\"as\": \"NEW-RUN\"}; {} forks at the head";
-    let body = body.map_err(|e| ApiError::with_status(e.status(), e.body_text(), HINT))?;
-    let from: ForkFrom = if body.iter().all(u8::is_ascii_whitespace) {
-        ForkFrom::default()
-    } else {
-        serde_json::from_slice(&body)
-            .map_err(|e| ApiError::bad(format!("not a fork request: {e}"), HINT))?
-    };
+    let from: ForkFrom = optional_body(body, "fork", HINT)?;
     let now = api.hosted.host().clock().now();
     let body = blocking(&api, move |s| {
         let f = crate::queries::fork::fork(s, &run, from.at, from.new, now)?;
@@ -787,13 +795,7 @@ async fn rerun(
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<impl IntoResponse, ApiError> {
     const HINT: &str = "send {} to rerun from the start with recorded answers, or any of {\"at\": SEQ, \"tasks\": [\"TASK\"], \"workflow\": \"FILE\", \"answers\": \"recorded\"|\"live\"|\"recorded-then-live\", \"as\": \"NEW-RUN\"}";
-    let body = body.map_err(|e| ApiError::with_status(e.status(), e.body_text(), HINT))?;
-    let from: RerunFrom = if body.iter().all(u8::is_ascii_whitespace) {
-        RerunFrom::default()
-    } else {
-        serde_json::from_slice(&body)
-            .map_err(|e| ApiError::bad(format!("not a rerun request: {e}"), HINT))?
-    };
+    let from: RerunFrom = optional_body(body, "rerun", HINT)?;
     let workflow = match from.workflow {
         Some(path) => {
             let wf = runlog_runner::Workflow::load(&path)?;
