@@ -603,8 +603,8 @@ fn an_agent_printing_200_mb_keeps_the_head_and_tail_and_its_report_and_says_so()
     );
 }
 
-/// Every attempt's agent reads its task's whole story so far in `$RUNLOG_HISTORY` (seed 003's
-/// progressive context): the first attempt's large output whole, its failed tests, the retry
+/// Every attempt's agent reads its task's whole story so far in `$RUNLOG_HISTORY` (the
+/// progressive context of a loop that never gives up): the first attempt's large output whole, its failed tests, the retry
 /// itself. With a small `history_cap_bytes` the newest events are kept and the file says how
 /// many older ones were left out.
 #[test]

@@ -369,13 +369,13 @@ fn a_recorded_run_in_the_browser_matches_the_cli_at_every_seq_it_is_scrubbed_to(
         assert!(row.contains("pass at threshold"), "{row}");
         screenshot(&c, "audit").await;
 
-        // A replan's replacement: seed 000's cancelled `volume` links to what replaced it.
+        // A replan's replacement: the re-evaluation fixture's cancelled `volume` links to what replaced it.
         c.goto(&run_url(&base, "seed-000-reevaluation", None)).await.unwrap();
         wait_css(&c, "main[data-state=ready] #graph [data-task='volume'][data-status='cancelled']").await;
         let replaced = js(&c, "return document.querySelectorAll('#graph path.edge.replaced').length;").await;
         assert_eq!(replaced, json!(1), "one dashed link from volume to volume2");
 
-        // The supervisor: seed 002's deploy stage has its circuit open.
+        // The supervisor: the supervised pipeline's deploy stage has its circuit open.
         c.goto(&run_url(&base, "seed-002-supervisor", None)).await.unwrap();
         wait_css(&c, "main[data-state=ready] #board").await;
         c.find(Locator::Css("#tab-supervisor")).await.unwrap().click().await.unwrap();

@@ -16,7 +16,7 @@ fn gated_pair() -> Given {
     given_run(vec![task("a").evaluated(), task("b").after(&["a"])])
 }
 
-// --- the six validation tests seed 001 names, in runlog's words ---
+// --- the eval gate's six validation rules, in runlog's words ---
 
 #[test]
 fn submit_of_an_evaluated_task_waits_in_pending_eval_not_done() {

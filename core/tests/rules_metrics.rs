@@ -1,6 +1,6 @@
-//! The seeds' success metrics, from history: seed 004's final test pass rate, recovery from
-//! test failures without a person, no task done with failing tests; seed 001's first-try
-//! passes and rescues; every human decision and who made it; time in each state.
+//! The success metrics, from history: the verification loop's final test pass rate, recovery
+//! from test failures without a person, no task done with failing tests; the eval gate's
+//! first-try passes and rescues; every human decision and who made it; time in each state.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -127,7 +127,7 @@ fn consecutive_failures_open_the_circuit_and_stop_the_stage() {
 #[test]
 fn a_task_of_a_stage_whose_circuit_is_open_shows_as_blocked_not_ready() {
     // Given b of stage dev, with nothing to wait for, and a's three failures opening dev's
-    // circuit (seed 002's notify after deploy).
+    // circuit (a notify stage after deploy).
     let s = RetryStrategy {
         delay_ms: 0,
         circuit_after: 3,
