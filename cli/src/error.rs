@@ -79,6 +79,20 @@ impl CliError {
         }
     }
 
+    /// Something sent elsewhere that failed (exit 1), with the typed error as its cause.
+    pub fn sending(
+        message: impl Into<String>,
+        e: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        // The error's own words follow the message; its causes follow in the chain.
+        Self {
+            kind: ExitKind::Failed,
+            message: format!("{}: {e}", message.into()),
+            hint: None,
+            source: Some(Box::new(e)),
+        }
+    }
+
     /// A write to standard output that failed (a full disk behind a redirection).
     pub fn stdout(e: std::io::Error) -> Self {
         Self::failed(format!("cannot write to standard output: {e}"))

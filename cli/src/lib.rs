@@ -104,7 +104,15 @@ pub fn main() -> ExitCode {
     if let Some(code) = runlog_runner::process::trampoline() {
         return code;
     }
-    let cli = Cli::parse();
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let cli =
+        <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // What the store's owner note says of this process: the command, never its arguments
+    // (an OTLP header, a token file's path...).
+    runlog_store::layout::name_owner(format!(
+        "runlog {}",
+        matches.subcommand_name().unwrap_or_default()
+    ));
     logging::start(cli.debug, cli.log.as_deref());
     if cli.command.only_reads() {
         quiet_on_broken_pipe();

@@ -457,11 +457,12 @@ fn errors_name_what_was_wrong_and_what_to_do() {
         b"{\"command\":\"finish\"}\n",
     )
     .unwrap();
-    // Wait until the holder has the store (it records itself as the owner once it does).
+    // Wait until the holder has the store (it records itself as the owner once it does: its
+    // command, never its arguments).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !std::fs::read_to_string(st.join("owner"))
         .unwrap_or_default()
-        .contains("emit held")
+        .contains("runlog emit")
     {
         assert!(
             std::time::Instant::now() < deadline,

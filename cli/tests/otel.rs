@@ -6,7 +6,11 @@
 //! - a recorded run with usage: token counts and costs on the spans;
 //! - a live run exported while it runs;
 //! - Phoenix stopped in the middle of a live run: the run finishes, its summary says what was
-//!   missed, and `export --otlp` fills it in.
+//!   missed, and `export --otlp` fills it in;
+//! - Phoenix as a hosted receiver is: HTTPS with a CA made here, a client certificate asked
+//!   for (mutual TLS) and authentication on, an API key made through its own API: the trace
+//!   arrives whole, gzipped or not, and a missing key, a wrong CA or no client certificate are
+//!   each refused in words that name the fix; the key is in no output and no file of the store.
 //!
 //! Without Phoenix the receiver tests say SKIPPED and how to run them; `RUNLOG_REQUIRE_PHOENIX=1`
 //! (set by `.ci/run`) makes that a failure. The trace's shape from `--format otlp-json` is
@@ -262,6 +266,13 @@ fn get(port: u16, path: &str) -> Option<(u16, String)> {
 
 impl Phoenix {
     fn start(bin: &Path) -> Self {
+        let p = Self::spawn(bin, &[]);
+        p.wait_up(|port| get(port, "/healthz").is_some_and(|(s, _)| s == 200));
+        p
+    }
+
+    /// Phoenix started with `env` beside its port and directory.
+    fn spawn(bin: &Path, env: &[(&str, String)]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         let grpc = free_port();
@@ -273,24 +284,29 @@ impl Phoenix {
             .env("PHOENIX_GRPC_PORT", grpc.to_string())
             .env("PHOENIX_HOST", "127.0.0.1")
             .env("PHOENIX_TELEMETRY_ENABLED", "false")
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let p = Phoenix {
+        Phoenix {
             child,
             port,
             _dir: dir,
-        };
+        }
+    }
+
+    /// Waits for `up(port)`, at most three minutes.
+    fn wait_up(&self, up: impl Fn(u16) -> bool) {
+        let port = self.port;
         let deadline = Instant::now() + Duration::from_secs(180);
-        while get(port, "/healthz").is_none_or(|(s, _)| s != 200) {
+        while !up(port) {
             assert!(
                 Instant::now() < deadline,
                 "Phoenix did not come up on port {port}"
             );
             std::thread::sleep(Duration::from_millis(500));
         }
-        p
     }
 
     fn url(&self) -> String {
@@ -544,4 +560,262 @@ fn slow_workflow(dir: &Path) -> PathBuf {
     std::fs::write(&path, toml).unwrap();
     wait_for(|| path.exists());
     path
+}
+
+/// Phoenix as a hosted receiver: HTTPS, a client certificate asked for, authentication on.
+struct Hosted {
+    phoenix: Phoenix,
+    ca: PathBuf,
+    client: (PathBuf, PathBuf),
+    /// An API key made through Phoenix's own API.
+    key: String,
+    _files: tempfile::TempDir,
+}
+
+/// curl over HTTPS to Phoenix with the client certificate: (status, body).
+fn curl(h: &Hosted, args: &[&str], path: &str) -> (u16, String) {
+    let url = format!("https://127.0.0.1:{}{path}", h.phoenix.port);
+    let out = Command::new("curl")
+        .args(["-sS", "--max-time", "20", "-w", "\n%{http_code}"])
+        .arg("--cacert")
+        .arg(&h.ca)
+        .arg("--cert")
+        .arg(&h.client.0)
+        .arg("--key")
+        .arg(&h.client.1)
+        .args(args)
+        .arg(url)
+        .output()
+        .expect("curl (apt-get install -y curl)");
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, status) = said.rsplit_once('\n').unwrap_or(("", "0"));
+    (status.trim().parse().unwrap_or(0), body.to_owned())
+}
+
+impl Hosted {
+    fn start(bin: &Path) -> Self {
+        let files = tempfile::tempdir().unwrap();
+        let ca = common::tls::ca(files.path(), "phoenix-ca");
+        let (cert, key) = common::tls::signed(&ca, files.path(), "phoenix", &["127.0.0.1"]);
+        let client = common::tls::signed(&ca, files.path(), "client", &["runlog-client"]);
+        let admin = "admin-secret-made-by-the-test-0123456789abcdef".to_owned();
+        let path = |p: &Path| p.display().to_string();
+        let phoenix = Phoenix::spawn(
+            bin,
+            &[
+                ("PHOENIX_TLS_ENABLED", "true".into()),
+                ("PHOENIX_TLS_CERT_FILE", path(&cert)),
+                ("PHOENIX_TLS_KEY_FILE", path(&key)),
+                ("PHOENIX_TLS_CA_FILE", path(&ca.cert)),
+                ("PHOENIX_TLS_VERIFY_CLIENT", "true".into()),
+                ("PHOENIX_ENABLE_AUTH", "true".into()),
+                (
+                    "PHOENIX_SECRET",
+                    "a-jwt-secret-made-by-the-test-0123456789abcdef".into(),
+                ),
+                ("PHOENIX_ADMIN_SECRET", admin.clone()),
+            ],
+        );
+        let mut h = Hosted {
+            phoenix,
+            ca: ca.cert.clone(),
+            client,
+            key: String::new(),
+            _files: files,
+        };
+        h.phoenix.wait_up(|_| curl(&h, &[], "/healthz").0 == 200);
+        // An API key, made as a person would: through Phoenix's API, as its admin.
+        let bearer = format!("authorization: Bearer {admin}");
+        let query =
+            r#"{"query":"mutation { createSystemApiKey(input: {name: \"runlog\"}) { jwt } }"}"#;
+        let (status, body) = curl(
+            &h,
+            &[
+                "-H",
+                &bearer,
+                "-H",
+                "content-type: application/json",
+                "-d",
+                query,
+            ],
+            "/graphql",
+        );
+        assert_eq!(status, 200, "{body}");
+        let made: Value = serde_json::from_str(&body).unwrap();
+        h.key = made["data"]["createSystemApiKey"]["jwt"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{body}"))
+            .to_owned();
+        h
+    }
+
+    fn url(&self) -> String {
+        format!("https://127.0.0.1:{}", self.phoenix.port)
+    }
+
+    /// How many spans Phoenix holds for `project` (waits for `want`, at most a minute).
+    fn spans(&self, project: &str, want: usize) -> usize {
+        let bearer = format!("authorization: Bearer {}", self.key);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let path = format!("/v1/projects/{project}/spans?limit=1000");
+            let (status, body) = curl(self, &["-H", &bearer], &path);
+            let n = match status {
+                200 => serde_json::from_str::<Value>(&body).unwrap()["data"]
+                    .as_array()
+                    .map_or(0, Vec::len),
+                _ => 0,
+            };
+            if n >= want || Instant::now() > deadline {
+                return n;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}
+
+/// Every file under `dir`, read whole.
+fn every_file(dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            every_file(&path, out);
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            out.push((path, bytes));
+        }
+    }
+}
+
+#[test]
+fn a_hosted_receiver_over_https_with_a_key_and_a_client_certificate_gets_the_trace() {
+    let Some(bin) = phoenix_bin() else { return };
+    let h = Hosted::start(&bin);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    import(&store, "quickstart");
+    let expected = otlp_json(&store, "quickstart").len();
+    let header = format!("authorization=Bearer {}", h.key);
+    let ca = h.ca.display().to_string();
+    let mut said = String::new();
+    let export = |project: &str, extra: &[&str]| {
+        let out = runlog(&store)
+            .args([
+                "export",
+                "quickstart",
+                "--otlp",
+                &h.url(),
+                "--project",
+                project,
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        out
+    };
+
+    // The CA and the key given as flags; the client certificate as the standard variables say.
+    let out = runlog(&store)
+        .args([
+            "export",
+            "quickstart",
+            "--otlp",
+            &h.url(),
+            "--project",
+            "plain",
+        ])
+        .args(["--otlp-ca", &ca, "--otlp-header", &header])
+        .env("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", &h.client.0)
+        .env("OTEL_EXPORTER_OTLP_CLIENT_KEY", &h.client.1)
+        .output()
+        .unwrap();
+    said.push_str(&text(&out));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        h.spans("plain", expected),
+        expected,
+        "the whole trace arrived"
+    );
+
+    // Gzipped, the client certificate as flags: another run (Phoenix keeps a span once, by
+    // its id, whatever the project).
+    import(&store, "release-notes");
+    let notes = otlp_json(&store, "release-notes").len();
+    let (cert, key) = (
+        h.client.0.display().to_string(),
+        h.client.1.display().to_string(),
+    );
+    let client = [
+        "--otlp-client-cert",
+        cert.as_str(),
+        "--otlp-client-key",
+        key.as_str(),
+    ];
+    let out = runlog(&store)
+        .args([
+            "export",
+            "release-notes",
+            "--otlp",
+            &h.url(),
+            "--project",
+            "gzipped",
+        ])
+        .args([
+            "--otlp-ca",
+            &ca,
+            "--otlp-header",
+            &header,
+            "--otlp-compression",
+            "gzip",
+        ])
+        .args(client)
+        .output()
+        .unwrap();
+    said.push_str(&text(&out));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(h.spans("gzipped", notes), notes, "gzipped, whole");
+
+    // No key: the 401, and the header to give.
+    let out = export("refused", &[&["--otlp-ca", &ca][..], &client[..]].concat());
+    let words = text(&out);
+    said.push_str(&words);
+    assert_eq!(out.status.code(), Some(1), "{words}");
+    assert!(
+        words.contains("answered 401") && words.contains("--otlp-header"),
+        "{words}"
+    );
+
+    // Another CA: the certificate, and --otlp-ca.
+    let other = common::tls::ca(dir.path(), "another-ca");
+    let other = other.cert.display().to_string();
+    let out = export(
+        "refused",
+        &[
+            &["--otlp-ca", &other, "--otlp-header", &header][..],
+            &client[..],
+        ]
+        .concat(),
+    );
+    let words = text(&out);
+    said.push_str(&words);
+    assert_eq!(out.status.code(), Some(1), "{words}");
+    assert!(
+        words.contains("invalid peer certificate") && words.contains("--otlp-ca"),
+        "{words}"
+    );
+
+    // No client certificate: refused by the receiver, and the flags to give.
+    let out = export("refused", &["--otlp-ca", &ca, "--otlp-header", &header]);
+    let words = text(&out);
+    said.push_str(&words);
+    assert_eq!(out.status.code(), Some(1), "{words}");
+    assert!(words.contains("--otlp-client-cert"), "{words}");
+
+    // The key is a secret: in no output, no file of the store.
+    assert!(!said.contains(&h.key), "the key was printed:\n{said}");
+    let mut files = Vec::new();
+    every_file(&store, &mut files);
+    for (path, bytes) in files {
+        let found = bytes.windows(h.key.len()).any(|w| w == h.key.as_bytes());
+        assert!(!found, "the key is in {}", path.display());
+    }
 }

@@ -195,10 +195,29 @@ pub fn keep_out_of_git(dir: &Path) {
     }
 }
 
+/// What this process is called in the owner note, once set (`runlog export`).
+static OWNER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Names this process in the owner note (the binary's command, set once as it starts). Its
+/// arguments are never written there: they may hold secrets (a header, a key's path).
+pub fn name_owner(name: String) {
+    let _ = OWNER.set(name);
+}
+
 /// Records who has the store open, for the "locked by" message of the next process.
 pub fn write_owner(dir: &Path) {
-    let args: Vec<String> = std::env::args().collect();
-    let text = format!("pid {}: {}\n", std::process::id(), args.join(" "));
+    let name = OWNER.get().cloned().unwrap_or_else(|| {
+        // Unnamed (a library's caller): the program's file name alone.
+        std::env::args()
+            .next()
+            .map(|p| {
+                Path::new(&p)
+                    .file_name()
+                    .map_or(p.clone(), |f| f.to_string_lossy().into_owned())
+            })
+            .unwrap_or_default()
+    });
+    let text = format!("pid {}: {name}\n", std::process::id());
     // Best effort: the owner note only improves an error message.
     let _ = fs::write(dir.join("owner"), text);
 }

@@ -39,6 +39,7 @@ pub mod git;
 mod groups;
 mod history;
 mod host;
+pub mod http;
 mod launch;
 mod layout;
 pub mod lease;

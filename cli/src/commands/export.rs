@@ -19,14 +19,14 @@ pub struct Args {
     /// What to write: the run's events as JSON lines, or its trace as OTLP JSON.
     #[arg(long, value_enum, default_value = "jsonl")]
     format: Format,
-    /// Send the run's trace to this OTLP/HTTP endpoint (protobuf), e.g. Arize Phoenix at
-    /// http://127.0.0.1:6006 or a Collector at http://127.0.0.1:4318 [env: RUNLOG_OTLP_ENDPOINT,
-    /// then OTEL_EXPORTER_OTLP_ENDPOINT, when --format otlp is given without it]
+    /// Send the run's trace to this OTLP/HTTP(S) endpoint (protobuf), e.g. Arize Phoenix at
+    /// http://127.0.0.1:6006, Langfuse Cloud at https://cloud.langfuse.com/api/public/otel or a
+    /// Collector at http://127.0.0.1:4318 [env: RUNLOG_OTLP_ENDPOINT, then
+    /// OTEL_EXPORTER_OTLP_ENDPOINT, when --format otlp is given without it]
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
-    /// A header sent with each OTLP request (repeatable), beside OTEL_EXPORTER_OTLP_HEADERS.
-    #[arg(long = "header", value_name = "K=V")]
-    headers: Vec<String>,
+    #[command(flatten)]
+    delivery: otlp::Delivery,
     /// The project the receiver files the trace under (Phoenix's project) [default: runlog]
     #[arg(long, value_name = "NAME", default_value = "runlog")]
     project: String,
@@ -35,6 +35,14 @@ pub struct Args {
     /// replies hold a task's code and data, and a trace often goes where they should not
     #[arg(long)]
     content: bool,
+}
+
+impl Args {
+    /// Whether the trace is sent to a receiver (a socket the receiver may close, where a
+    /// broken pipe is an error to report, not a reader gone).
+    pub fn sends(&self) -> bool {
+        self.otlp.is_some() || self.format == Format::Otlp
+    }
 }
 
 /// What `export` writes.
@@ -88,7 +96,7 @@ fn export_trace(a: &Args, ctx: &Ctx) -> Result<()> {
         }
         return Ok(());
     }
-    let Some(endpoint) = otlp::Endpoint::from_flag_or_env(a.otlp.as_deref(), &a.headers)? else {
+    let Some(endpoint) = otlp::Endpoint::from_flag_or_env(a.otlp.as_deref(), &a.delivery)? else {
         return Err(
             CliError::input("--format otlp sends the trace: give --otlp URL")
                 .with_hint("or set RUNLOG_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT"),
@@ -100,8 +108,9 @@ fn export_trace(a: &Args, ctx: &Ctx) -> Result<()> {
         let body =
             prost::Message::encode_to_vec(&otlp::request(trace.ids, &a.run, &a.project, chunk));
         rt.block_on(otlp::post(&endpoint, body)).map_err(|e| {
-            CliError::failed(format!("sending the trace of {}: {e}", a.run)).with_hint(format!(
-                "{sent} of {} spans were sent; sending again gives the same ids: runlog export {} --otlp {}",
+            let fix = e.fix(&endpoint);
+            CliError::sending(format!("sending the trace of {}", a.run), e).with_hint(format!(
+                "{fix}; {sent} of {} spans were sent, and sending again gives the same ids: runlog export {} --otlp {}",
                 trace.spans.len(),
                 a.run,
                 endpoint.url()

@@ -310,11 +310,10 @@ impl Command {
                 | Command::Diff(_)
                 | Command::Verify(_)
                 | Command::Digest(_)
-                | Command::Export(_)
                 | Command::Cost(_)
                 | Command::Viz(_)
                 | Command::Completions(_)
-        )
+        ) || matches!(self, Command::Export(a) if !a.sends())
     }
 
     /// Runs the command. `Ok(Some(kind))` ends with that exit code without an error message.

@@ -258,7 +258,11 @@ fn send_loop(
                 }
                 Err(e) => {
                     let retry = e.retryable();
-                    outcome = Err(e.to_string());
+                    outcome = Err(format!(
+                        "{}; {}",
+                        runlog_runner::http::in_one_line(&e),
+                        e.fix(endpoint)
+                    ));
                     if !retry {
                         break;
                     }

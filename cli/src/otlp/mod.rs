@@ -11,7 +11,7 @@ mod live;
 mod send;
 
 pub use convert::request;
-pub use endpoint::Endpoint;
+pub use endpoint::{Delivery, Endpoint};
 pub use history::spans_of;
 pub use live::{start as start_live, Exporting, Traced};
 pub use send::post;
@@ -28,15 +28,15 @@ pub struct Target {
 /// Live export of a run's trace (`run`, `resume`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct TraceArgs {
-    /// Send the run's trace, each span when its part of the run ends, to this OTLP/HTTP
-    /// endpoint (Arize Phoenix: http://127.0.0.1:6006; a Collector: http://127.0.0.1:4318). A
+    /// Send the run's trace, each span when its part of the run ends, to this OTLP/HTTP(S)
+    /// endpoint (Arize Phoenix: http://127.0.0.1:6006; Langfuse Cloud:
+    /// https://cloud.langfuse.com/api/public/otel; a Collector: http://127.0.0.1:4318). A
     /// receiver that is down or slow never holds the run up; the summary says what was missed
     /// [env: RUNLOG_OTLP_ENDPOINT, then OTEL_EXPORTER_OTLP_ENDPOINT]
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
-    /// A header sent with each OTLP request (repeatable), beside OTEL_EXPORTER_OTLP_HEADERS.
-    #[arg(long = "otlp-header", value_name = "K=V")]
-    otlp_headers: Vec<String>,
+    #[command(flatten)]
+    delivery: Delivery,
     /// The project the receiver files the trace under.
     #[arg(long = "otlp-project", value_name = "NAME", default_value = "runlog")]
     otlp_project: String,
@@ -46,7 +46,7 @@ impl TraceArgs {
     /// Where to export, from the flags or the environment; none when neither says.
     pub fn target(&self) -> crate::error::Result<Option<Target>> {
         Ok(
-            Endpoint::from_flag_or_env(self.otlp.as_deref(), &self.otlp_headers)?.map(|endpoint| {
+            Endpoint::from_flag_or_env(self.otlp.as_deref(), &self.delivery)?.map(|endpoint| {
                 Target {
                     endpoint,
                     project: self.otlp_project.clone(),

@@ -1,20 +1,31 @@
-//! One OTLP/HTTP request with protobuf, as every receiver accepts it.
+//! One OTLP/HTTP request with protobuf, as every receiver accepts it, through runlog's one HTTP
+//! client (`runlog_runner::http`, the model gateway's): over TLS for `https://`, gzipped when
+//! asked, with the endpoint's headers (never shown).
 
 use super::Endpoint;
 use axum::body::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
+use runlog_runner::http::Unanswered;
+use std::io::Write;
 use std::time::Duration;
 
 /// Why a request was not accepted.
 #[derive(Debug, thiserror::Error)]
 pub enum SendError {
     /// Could not connect or talk to it.
-    #[error("{url}: {why}")]
+    #[error("{url} cannot be reached")]
     Unreachable {
         /// The endpoint.
         url: String,
         /// Why.
-        why: String,
+        #[source]
+        why: Unanswered,
+    },
+    /// No answer in time.
+    #[error("{url} gave no answer within {} s", TIMEOUT.as_secs())]
+    Slow {
+        /// The endpoint.
+        url: String,
     },
     /// It answered with an error status.
     #[error("{url} answered {status}: {body}")]
@@ -33,8 +44,44 @@ impl SendError {
     /// of 429, 502, 503 and 504.
     pub fn retryable(&self) -> bool {
         match self {
-            SendError::Unreachable { .. } => true,
+            SendError::Unreachable { why, .. } => !why.is_certificate(),
+            SendError::Slow { .. } => true,
             SendError::Refused { status, .. } => matches!(status, 429 | 502 | 503 | 504),
+        }
+    }
+
+    /// What to do about it, naming the flags (and the headers by name, never their values).
+    pub fn fix(&self, endpoint: &Endpoint) -> String {
+        match self {
+            SendError::Unreachable { why, .. } if why.is_certificate() => {
+                "the receiver's certificate does not verify against the system's roots: give the CA that signed it with --otlp-ca FILE (or OTEL_EXPORTER_OTLP_CERTIFICATE)".into()
+            }
+            SendError::Unreachable { why, .. } if why.wants_client_certificate() => {
+                "the receiver wants a client certificate it trusts (mutual TLS): give --otlp-client-cert FILE and --otlp-client-key FILE (or OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _CLIENT_KEY)".into()
+            }
+            // TLS 1.3 settles the client's certificate after the handshake: a receiver that
+            // wants one and got none closes the connection as the request goes.
+            SendError::Unreachable {
+                why: Unanswered::Http(_),
+                ..
+            } if endpoint.target.secure && !endpoint.client_certificate => {
+                "the receiver closed the connection as the request went: if it asks for a client certificate (mutual TLS), give --otlp-client-cert FILE and --otlp-client-key FILE (or OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _CLIENT_KEY)".into()
+            }
+            SendError::Unreachable { .. } | SendError::Slow { .. } => format!(
+                "is the receiver up at {}? check the URL's host, port and scheme",
+                endpoint.target.authority
+            ),
+            SendError::Refused { status: 401 | 403, .. } => match endpoint.header_names() {
+                names if names.is_empty() => "the receiver wants credentials: give its header with --otlp-header NAME=VALUE (or OTEL_EXPORTER_OTLP_HEADERS), e.g. authorization=\"Bearer KEY\"".into(),
+                names => format!(
+                    "the receiver refused the credentials sent in the header(s) {}: check the key and the header's name",
+                    names.join(", ")
+                ),
+            },
+            SendError::Refused { status: 404, .. } => {
+                "the receiver has no traces endpoint at this path: give its OTLP/HTTP base URL or the whole traces URL".into()
+            }
+            SendError::Refused { .. } => "see the receiver's answer above".into(),
         }
     }
 }
@@ -45,32 +92,27 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 /// Sends `body` (an encoded `ExportTraceServiceRequest`) to `endpoint`.
 pub async fn post(endpoint: &Endpoint, body: Vec<u8>) -> Result<(), SendError> {
     let url = endpoint.url();
-    let unreachable = |why: &dyn std::fmt::Display| SendError::Unreachable {
+    let unreachable = |why: Unanswered| SendError::Unreachable {
         url: url.clone(),
-        why: why.to_string(),
+        why,
     };
     let exchange = async {
-        let stream = tokio::net::TcpStream::connect(&endpoint.authority)
-            .await
-            .map_err(|e| unreachable(&e))?;
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .map_err(|e| unreachable(&e))?;
-        tokio::spawn(connection);
-        let mut request = axum::http::Request::post(endpoint.path.as_str())
-            .header(axum::http::header::HOST, endpoint.authority.as_str())
+        let mut request = axum::http::Request::post(endpoint.target.path.as_str())
             .header(axum::http::header::CONTENT_TYPE, "application/x-protobuf");
+        let body = if endpoint.gzip {
+            request = request.header(axum::http::header::CONTENT_ENCODING, "gzip");
+            gzipped(&body)
+        } else {
+            body
+        };
         for (k, v) in &endpoint.headers {
             request = request.header(k.as_str(), v.as_str());
         }
-        let request = request
-            .body(Full::new(Bytes::from(body)))
-            .map_err(|e| unreachable(&e))?;
-        let response = sender
-            .send_request(request)
+        let response = endpoint
+            .client
+            .send(&endpoint.target, request, Bytes::from(body))
             .await
-            .map_err(|e| unreachable(&e))?;
+            .map_err(unreachable)?;
         let status = response.status().as_u16();
         let answer = response
             .into_body()
@@ -90,9 +132,13 @@ pub async fn post(endpoint: &Endpoint, body: Vec<u8>) -> Result<(), SendError> {
     };
     match tokio::time::timeout(TIMEOUT, exchange).await {
         Ok(result) => result,
-        Err(_) => Err(unreachable(&format!(
-            "no answer within {} s",
-            TIMEOUT.as_secs()
-        ))),
+        Err(_) => Err(SendError::Slow { url: url.clone() }),
     }
+}
+
+fn gzipped(body: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    // Writing to a Vec cannot fail.
+    let _ = gz.write_all(body);
+    gz.finish().unwrap_or_default()
 }

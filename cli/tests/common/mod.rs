@@ -13,6 +13,7 @@
 
 pub mod git;
 pub mod provider;
+pub mod tls;
 
 use runlog_replay::Replay;
 use runlog_store::{EventLog, Log, Options};

@@ -1,0 +1,343 @@
+//! The one HTTP client runlog uses to reach services outside it: the model gateway's calls to
+//! providers and the traces sent to OTLP receivers. `http://` as it is; `https://` through
+//! rustls with the system's roots, a CA file beside them (a private CA, a proxy in between),
+//! and a client certificate for mutual TLS; one HTTP/1.1 connection a request.
+
+use axum::body::Bytes;
+use hyper::body::Incoming;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// What TLS trusts and shows, beside the system's roots.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// PEM CA certificates trusted beside the system's.
+    pub ca_file: Option<PathBuf>,
+    /// A PEM certificate (chain) and its key, shown to a server that asks (mutual TLS).
+    pub client: Option<(PathBuf, PathBuf)>,
+}
+
+/// Why a client's TLS cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A CA file is not one.
+    #[error("the CA file {}: {why}", path.display())]
+    Ca {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A client certificate or key is not one, or they do not go together.
+    #[error("the client certificate {} with key {}: {why}", cert.display(), key.display())]
+    Client {
+        /// The certificate file.
+        cert: PathBuf,
+        /// The key file.
+        key: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+/// Why a request got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum Unanswered {
+    /// Not an `http://` or `https://` URL.
+    #[error("{0} is not an http:// or https:// address")]
+    NotHttp(String),
+    /// No connection could be made.
+    #[error("cannot connect to {address}")]
+    Connect {
+        /// Host and port.
+        address: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The TLS handshake failed: most often a certificate that does not verify.
+    #[error("TLS with {host} failed")]
+    Tls {
+        /// The host.
+        host: String,
+        /// Why (rustls' words: an unknown issuer, a name mismatch, an expired certificate...).
+        #[source]
+        source: std::io::Error,
+    },
+    /// The request could not be made or its answer read.
+    #[error("HTTP")]
+    Http(#[source] hyper::Error),
+    /// The request itself is not one (a header value that is not one).
+    #[error("the request cannot be made: {0}")]
+    Request(String),
+}
+
+impl Unanswered {
+    /// Whether the certificate the server showed is what failed (it does not verify).
+    pub fn is_certificate(&self) -> bool {
+        // rustls' words for a server certificate it refused.
+        self.tls_words()
+            .is_some_and(|w| w.contains("invalid peer certificate"))
+    }
+
+    /// Whether the server wanted a client certificate this client did not show, or refused
+    /// the one it showed.
+    pub fn wants_client_certificate(&self) -> bool {
+        self.tls_words().is_some_and(|w| {
+            w.contains("CertificateRequired")
+                || w.contains("BadCertificate")
+                || w.contains("UnknownCA")
+                || w.contains("HandshakeFailure")
+        })
+    }
+
+    fn tls_words(&self) -> Option<String> {
+        match self {
+            Unanswered::Tls { source, .. } => Some(source.to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// A client: its TLS set up once, for every request it sends.
+#[derive(Clone)]
+pub struct Client {
+    /// None for a client of `http://` only.
+    tls: Option<tokio_rustls::TlsConnector>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").finish_non_exhaustive()
+    }
+}
+
+/// Where a URL's requests go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// `https://`.
+    pub secure: bool,
+    /// Host and port as the URL gives them (the `Host` header).
+    pub authority: String,
+    /// The URL's path, without a trailing `/` (empty for none).
+    pub path: String,
+}
+
+impl Target {
+    /// The target of `url` (`http://HOST[:PORT][/PATH]` or `https://...`).
+    pub fn of(url: &str) -> Result<Target, Unanswered> {
+        let (secure, rest) = match url.split_once("://") {
+            Some(("https", rest)) => (true, rest),
+            Some(("http", rest)) => (false, rest),
+            _ => return Err(Unanswered::NotHttp(url.to_owned())),
+        };
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        if authority.is_empty() {
+            return Err(Unanswered::NotHttp(url.to_owned()));
+        }
+        let path = path.trim_end_matches('/');
+        Ok(Target {
+            secure,
+            authority: authority.to_owned(),
+            path: if path.is_empty() {
+                String::new()
+            } else {
+                format!("/{path}")
+            },
+        })
+    }
+
+    /// The URL again (`https://HOST:PORT/PATH`).
+    pub fn url(&self) -> String {
+        let scheme = if self.secure { "https" } else { "http" };
+        format!("{scheme}://{}{}", self.authority, self.path)
+    }
+
+    fn host(&self) -> &str {
+        // `[::1]:443` and `host:443`: the port is after the last colon outside brackets.
+        match self.authority.rsplit_once(':') {
+            Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+            _ => &self.authority,
+        }
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+    }
+
+    fn address(&self) -> String {
+        let has_port = self
+            .authority
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        if has_port {
+            self.authority.clone()
+        } else {
+            format!("{}:{}", self.authority, if self.secure { 443 } else { 80 })
+        }
+    }
+}
+
+impl Client {
+    /// A client trusting the system's roots and `files`' CA, showing `files`' certificate.
+    pub fn new(files: &TlsFiles) -> Result<Client, TlsError> {
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in rustls_native_certs::load_native_certs().certs {
+            let _ = roots.add(cert);
+        }
+        if let Some(path) = &files.ca_file {
+            let ca = |why: String| TlsError::Ca {
+                path: path.clone(),
+                why,
+            };
+            for cert in certificates(path).map_err(ca)? {
+                roots.add(cert).map_err(|e| ca(e.to_string()))?;
+            }
+        }
+        let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TlsError::Ca {
+            path: files.ca_file.clone().unwrap_or_default(),
+            why: e.to_string(),
+        })?
+        .with_root_certificates(roots);
+        let config = match &files.client {
+            None => builder.with_no_client_auth(),
+            Some((cert, key)) => {
+                let client = |why: String| TlsError::Client {
+                    cert: cert.clone(),
+                    key: key.clone(),
+                    why,
+                };
+                let chain = certificates(cert).map_err(client)?;
+                let private = PrivateKeyDer::from_pem_file(key)
+                    .map_err(|e| client(format!("the key is not a PEM private key: {e}")))?;
+                builder
+                    .with_client_auth_cert(chain, private)
+                    .map_err(|e| client(e.to_string()))?
+            }
+        };
+        Ok(Client {
+            tls: Some(tokio_rustls::TlsConnector::from(Arc::new(config))),
+        })
+    }
+
+    /// A client of `http://` only (no TLS set up: an `https://` target is refused).
+    pub fn plain() -> Client {
+        Client { tls: None }
+    }
+
+    /// Sends `request` (its URI the path and query) to `target`; the answer's head, its body
+    /// to be read as it comes.
+    pub async fn send(
+        &self,
+        target: &Target,
+        request: axum::http::request::Builder,
+        body: Bytes,
+    ) -> Result<axum::http::Response<Incoming>, Unanswered> {
+        let request = request
+            .header(axum::http::header::HOST, target.authority.as_str())
+            .body(http_body_util::Full::new(body))
+            .map_err(|e| Unanswered::Request(e.to_string()))?;
+        let address = target.address();
+        let tcp = tokio::net::TcpStream::connect(&address)
+            .await
+            .map_err(|source| Unanswered::Connect {
+                address: address.clone(),
+                source,
+            })?;
+        // A request's head and body are written apart: without this the body waits on the
+        // server's delayed acknowledgement.
+        tcp.set_nodelay(true)
+            .map_err(|source| Unanswered::Connect { address, source })?;
+        if !target.secure {
+            return exchange(tcp, request).await;
+        }
+        let host = target.host().to_owned();
+        let name = ServerName::try_from(host.clone()).map_err(|e| Unanswered::Tls {
+            host: host.clone(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+        let Some(connector) = &self.tls else {
+            return Err(Unanswered::Tls {
+                host,
+                source: std::io::Error::other("no TLS was set up for this address"),
+            });
+        };
+        let tls = connector
+            .connect(name, tcp)
+            .await
+            .map_err(|source| Unanswered::Tls { host, source })?;
+        exchange(tls, request).await
+    }
+}
+
+async fn exchange<S>(
+    stream: S,
+    request: axum::http::Request<http_body_util::Full<Bytes>>,
+) -> Result<axum::http::Response<Incoming>, Unanswered>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .map_err(Unanswered::Http)?;
+    tokio::spawn(connection);
+    sender.send_request(request).await.map_err(Unanswered::Http)
+}
+
+/// An error and each cause behind it, in one line (`TLS with HOST failed: invalid peer
+/// certificate: UnknownIssuer`).
+pub fn in_one_line(e: &dyn std::error::Error) -> String {
+    let mut words = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        words.push_str(": ");
+        words.push_str(&c.to_string());
+        cause = c.source();
+    }
+    words
+}
+
+fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let certs = CertificateDer::pem_file_iter(path)
+        .map_err(|e| format!("cannot read: {e}"))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("not PEM certificates: {e}"))?;
+    if certs.is_empty() {
+        return Err("holds no certificate (a PEM `BEGIN CERTIFICATE` block)".into());
+    }
+    Ok(certs)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_url_is_its_scheme_authority_and_path() {
+        let t = Target::of("https://cloud.langfuse.com/api/public/otel/").unwrap();
+        assert_eq!(
+            (t.secure, t.authority.as_str(), t.path.as_str()),
+            (true, "cloud.langfuse.com", "/api/public/otel")
+        );
+        assert_eq!(
+            (t.host(), t.address().as_str()),
+            ("cloud.langfuse.com", "cloud.langfuse.com:443")
+        );
+        let t = Target::of("http://127.0.0.1:6006").unwrap();
+        assert_eq!(
+            (t.path.as_str(), t.address().as_str()),
+            ("", "127.0.0.1:6006")
+        );
+        let t = Target::of("https://[::1]:4318/v1/traces").unwrap();
+        assert_eq!(t.host(), "::1");
+        assert!(Target::of("ftp://x").is_err());
+        assert!(Target::of("https:///x").is_err());
+    }
+}
