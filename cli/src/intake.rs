@@ -27,8 +27,8 @@ pub fn user(uid: nix::unistd::Uid, via: Via) -> Principal {
     Principal { name, via }
 }
 
-/// `cmd` with every secret of this process's environment (its `*_KEY`, `*_TOKEN`, `*_SECRET`
-/// and `*PASSWORD*` variables) and every well-known key shape replaced, the replacement noted
+/// `cmd` with every secret of this process's environment (its `*_KEY`, `*_TOKEN`, `*_SECRET`,
+/// `*PASSWORD*` and `*_HEADERS` variables) and every well-known key shape replaced, the replacement noted
 /// on the command so that its events record it. Commands from outside (the API, `emit`, a
 /// person's decision) pass here before they are decided. A secret where a replacement would not
 /// be a command any more is refused, never recorded.

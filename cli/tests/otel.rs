@@ -774,6 +774,29 @@ fn a_hosted_receiver_over_https_with_a_key_and_a_client_certificate_gets_the_tra
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(h.spans("gzipped", notes), notes, "gzipped, whole");
 
+    // Live, as a run goes: the same flags on `run`.
+    let wf = common::workflow(
+        dir.path(),
+        "live",
+        "name = \"live\"\n[settings]\nworkspace = \"none\"\n[[task]]\nid = \"t\"\nrun = \"true\"\nrequires_testing = false\n",
+    );
+    let out = runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", "live", "--quiet"])
+        .args(["--otlp", &h.url(), "--otlp-project", "live"])
+        .args(["--otlp-ca", &ca, "--otlp-header", &header])
+        .args(client)
+        .output()
+        .unwrap();
+    said.push_str(&text(&out));
+    assert!(out.status.success(), "{}", text(&out));
+    let live = otlp_json(&store, "live").len();
+    assert!(
+        text(&out).contains(&format!("trace: {live} spans sent")),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(h.spans("live", live), live, "the live trace, whole");
+
     // No key: the 401, and the header to give.
     let out = export("refused", &[&["--otlp-ca", &ca][..], &client[..]].concat());
     let words = text(&out);

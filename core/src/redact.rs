@@ -15,7 +15,9 @@ use std::sync::LazyLock;
 
 /// The environment variable names whose values are secrets unless the workflow says otherwise
 /// (`[settings] redact_env`): `*` stands for any characters, compared without case.
-pub const DEFAULT_ENV_PATTERNS: &[&str] = &["*_KEY", "*_TOKEN", "*_SECRET", "*PASSWORD*"];
+/// `*_HEADERS` holds the credentials of header variables such as `OTEL_EXPORTER_OTLP_HEADERS`.
+pub const DEFAULT_ENV_PATTERNS: &[&str] =
+    &["*_KEY", "*_TOKEN", "*_SECRET", "*PASSWORD*", "*_HEADERS"];
 
 /// Values shorter than this are not redacted: `FOO_KEY=1` would otherwise turn every `1` of
 /// every output into a marker. Real keys and passwords are longer.
@@ -336,6 +338,7 @@ mod tests {
             "aws_secret",
             "PGPASSWORD",
             "MY_PASSWORD_FILE",
+            "OTEL_EXPORTER_OTLP_HEADERS",
         ] {
             assert!(pats.iter().any(|p| glob(p, name)), "{name}");
         }

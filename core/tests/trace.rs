@@ -203,3 +203,31 @@ fn a_model_call_is_an_llm_span_under_its_attempt_with_its_usage() {
     );
     assert!(llm[0].error.is_none());
 }
+
+#[test]
+fn a_finished_runs_span_is_handed_out_once_and_again_after_a_resume() {
+    let g = given_run(vec![task("a")])
+        .and(start("a"))
+        .and(submit("a"))
+        .and(CommandKind::Finish);
+    let run_spans = |events: &[Event]| {
+        let mut b = TraceBuilder::new("run-1", &[7; 32], None);
+        let mut out: Vec<Span> = Vec::new();
+        for (i, e) in events.iter().enumerate() {
+            let seq = i as u64 + 1;
+            out.extend(b.observe(seq, e, &state_at(events, seq)));
+        }
+        out.extend(b.finish());
+        out.into_iter().filter(|s| s.parent.is_none()).count()
+    };
+    // Each span is sent as it ends: the run's at its end, not once more when the builder goes.
+    assert_eq!(run_spans(&g.events), 1);
+    let resumed = g.and(CommandKind::Resume {
+        reason: "again".into(),
+    });
+    assert_eq!(
+        run_spans(&resumed.events),
+        2,
+        "a resume sends it again, later"
+    );
+}

@@ -67,7 +67,7 @@ impl Host {
     }
 
     /// The redactor of what comes from outside (commands of the API, `emit`, a person's
-    /// decision): the default patterns (`*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`).
+    /// decision): the default patterns (`*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`, `*_HEADERS`).
     pub fn intake_redactor(&self) -> &Redactor {
         &self.intake
     }

@@ -123,7 +123,7 @@ pub struct SettingsFile {
     /// The run's token budget (input and output tokens).
     pub max_tokens: Option<u64>,
     /// The environment variables whose values are secrets, never recorded: names, `*` for any
-    /// characters (default `*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`; `[]` for none).
+    /// characters (default `*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`, `*_HEADERS`; `[]` for none).
     pub redact_env: Option<Vec<String>>,
     /// A file of more secrets, one per line (`NAME=VALUE`, or a bare value), relative to the
     /// workflow's directory.

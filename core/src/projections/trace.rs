@@ -185,6 +185,8 @@ pub struct TraceBuilder {
     /// What the commands of each span used so far.
     spends: HashMap<[u8; 8], Spend>,
     last: (u64, Timestamp),
+    /// The seq of the `run-finished` that last handed the run's span out.
+    run_ended: Option<u64>,
 }
 
 impl TraceBuilder {
@@ -200,6 +202,7 @@ impl TraceBuilder {
             attributed: None,
             spends: HashMap::new(),
             last: (0, Timestamp(0)),
+            run_ended: None,
         }
     }
 
@@ -601,20 +604,20 @@ impl TraceBuilder {
             ended.extend(self.close_all(seq, at));
             if let Some(run) = self.run_span.clone() {
                 ended.push(run);
+                self.run_ended = Some(seq);
             }
         }
         ended
     }
 
-    /// The spans still open (a run that has not finished, or was interrupted), ended at the last
-    /// event taken in.
+    /// The spans still open (a run that has not finished, or was interrupted) at the last event.
     pub fn finish(mut self) -> Vec<Span> {
         let (seq, at) = self.last;
         let mut out = self.close_all(seq, at);
-        if let Some(run) = self.run_span.take() {
-            if !out.iter().any(|s| s.span_id == run.span_id) {
-                out.push(run);
-            }
+        // A run that finished at its last event handed its span out then.
+        let run = self.run_span.take().filter(|_| self.run_ended != Some(seq));
+        if let Some(run) = run.filter(|r| !out.iter().any(|s| s.span_id == r.span_id)) {
+            out.push(run);
         }
         out
     }
