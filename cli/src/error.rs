@@ -85,12 +85,9 @@ impl CliError {
         e: impl std::error::Error + Send + Sync + 'static,
     ) -> Self {
         // The error's own words follow the message; its causes follow in the chain.
-        Self {
-            kind: ExitKind::Failed,
-            message: format!("{}: {e}", message.into()),
-            hint: None,
-            source: Some(Box::new(e)),
-        }
+        let mut failed = Self::wrap(ExitKind::Failed, None, e);
+        failed.message = format!("{}: {}", message.into(), failed.message);
+        failed
     }
 
     /// A write to standard output that failed (a full disk behind a redirection).

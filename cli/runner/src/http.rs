@@ -156,25 +156,23 @@ impl Target {
         format!("{scheme}://{}{}", self.authority, self.path)
     }
 
-    fn host(&self) -> &str {
-        // `[::1]:443` and `host:443`: the port is after the last colon outside brackets.
+    /// The host and the port the URL names (`[::1]:443`, `host:443`: the port follows the last
+    /// colon, when it is digits).
+    fn split(&self) -> (&str, Option<&str>) {
         match self.authority.rsplit_once(':') {
-            Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
-            _ => &self.authority,
+            Some((h, p)) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => (h, Some(p)),
+            _ => (&self.authority, None),
         }
-        .trim_start_matches('[')
-        .trim_end_matches(']')
+    }
+
+    fn host(&self) -> &str {
+        self.split().0.trim_start_matches('[').trim_end_matches(']')
     }
 
     fn address(&self) -> String {
-        let has_port = self
-            .authority
-            .rsplit_once(':')
-            .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-        if has_port {
-            self.authority.clone()
-        } else {
-            format!("{}:{}", self.authority, if self.secure { 443 } else { 80 })
+        match self.split().1 {
+            Some(_) => self.authority.clone(),
+            None => format!("{}:{}", self.authority, if self.secure { 443 } else { 80 }),
         }
     }
 }

@@ -5,7 +5,7 @@ use crate::error::{CliError, ExitKind, Result};
 use crate::queries::rerun::{answered, start, Asked, RerunError};
 use crate::render;
 use runlog_core::rerun::Answers;
-use runlog_runner::{Launcher, Workflow};
+use runlog_runner::Launcher;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -50,13 +50,6 @@ pub struct Args {
 /// Forks the run as a rerun, drives it, and says how its calls were answered.
 pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     let opts = a.driving.options()?;
-    let workflow = match &a.workflow {
-        Some(path) => {
-            let wf = Workflow::load(path)?;
-            Some((path.display().to_string(), wf.tasks))
-        }
-        None => None,
-    };
     let answers = match a.answers {
         AnswersArg::Recorded => Answers::Recorded,
         AnswersArg::Live => Answers::Live,
@@ -67,7 +60,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         at: a.at,
         tasks: a.tasks,
         answers,
-        workflow,
+        workflow: a.workflow,
         new: a.new,
     };
     let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store, &ctx.host);
@@ -107,7 +100,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
 /// A refused rerun in the command line's words: bad input (exit 2) with what to do instead.
 fn refused(e: RerunError) -> CliError {
     let hint = match &e {
-        RerunError::Replay(_) => None,
+        RerunError::Replay(_) | RerunError::Workflow(_) => None,
         RerunError::NoCalls { run } => Some(format!(
             "a run's calls are recorded when its workflow turns the gateway on ([providers], or a provider's key in the runner's environment); `runlog rerun {run} --answers live` runs it again against the providers"
         )),
@@ -118,6 +111,7 @@ fn refused(e: RerunError) -> CliError {
     };
     match (e, hint) {
         (RerunError::Replay(r), _) => r.into(),
+        (RerunError::Workflow(w), _) => (*w).into(),
         (e, Some(hint)) => CliError::input(e.to_string()).with_hint(hint),
         (e, None) => CliError::input(e.to_string()),
     }

@@ -13,6 +13,9 @@ pub enum RerunError {
     /// Reading the run, or recording the rerun, failed.
     #[error(transparent)]
     Replay(#[from] ReplayError),
+    /// The workflow file given cannot be read or is not valid.
+    #[error(transparent)]
+    Workflow(#[from] Box<runlog_runner::WorkflowError>),
     /// The run has no model call to answer from.
     #[error("run {run} has no recorded model calls to answer from: its commands did not reach their models through runlog's gateway")]
     NoCalls {
@@ -58,8 +61,8 @@ pub struct Asked {
     pub tasks: Vec<String>,
     /// Where answers come from.
     pub answers: Answers,
-    /// The tasks of a workflow file given instead of the run's (a what-if), and its path.
-    pub workflow: Option<(String, Vec<TaskSpec>)>,
+    /// A workflow file whose tasks are given instead of the run's (a what-if).
+    pub workflow: Option<std::path::PathBuf>,
     /// The new run's id (default: RUN-rerun-N).
     pub new: Option<String>,
 }
@@ -133,7 +136,10 @@ pub fn start(log: &dyn EventLog, asked: Asked, now: Timestamp) -> Result<Started
         }
     }
     let specs = match &asked.workflow {
-        Some((path, specs)) => changed_specs(path, run, &at_state, specs)?,
+        Some(path) => {
+            let wf = runlog_runner::Workflow::load(path).map_err(Box::new)?;
+            changed_specs(&path.display().to_string(), run, &at_state, &wf.tasks)?
+        }
         None => Vec::new(),
     };
     // Carried over as done: the others, at the head; run again: the named ones, from `at`.

@@ -796,13 +796,6 @@ async fn rerun(
 ) -> Result<impl IntoResponse, ApiError> {
     const HINT: &str = "send {} to rerun from the start with recorded answers, or any of {\"at\": SEQ, \"tasks\": [\"TASK\"], \"workflow\": \"FILE\", \"answers\": \"recorded\"|\"live\"|\"recorded-then-live\", \"as\": \"NEW-RUN\"}";
     let from: RerunFrom = optional_body(body, "rerun", HINT)?;
-    let workflow = match from.workflow {
-        Some(path) => {
-            let wf = runlog_runner::Workflow::load(&path)?;
-            Some((path.display().to_string(), wf.tasks))
-        }
-        None => None,
-    };
     let asked = crate::queries::rerun::Asked {
         run: run.clone(),
         at: from.at,
@@ -810,7 +803,7 @@ async fn rerun(
         answers: from
             .answers
             .unwrap_or(runlog_core::rerun::Answers::Recorded),
-        workflow,
+        workflow: from.workflow,
         new: from.new,
     };
     let new = api

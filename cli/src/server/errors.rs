@@ -216,6 +216,7 @@ impl From<crate::queries::rerun::RerunError> for ApiError {
         use crate::queries::rerun::RerunError;
         match e {
             RerunError::Replay(r) => r.into(),
+            RerunError::Workflow(w) => (*w).into(),
             RerunError::NoCalls { .. } => Self::bad(
                 e.to_string(),
                 "a run's calls are recorded when its workflow turns the gateway on; send {\"answers\": \"live\"} to run it again against the providers",

@@ -54,10 +54,20 @@ struct Caller {
     stage: UsageStage,
     /// Calls made so far with the key.
     calls: AtomicU32,
-    /// In a rerun: the command's calls go to the provider now (one diverged).
-    live: std::sync::atomic::AtomicBool,
-    /// In a rerun with recorded answers: why the command's calls are refused (one diverged).
-    diverged: Mutex<Option<String>>,
+    /// In a rerun, where the command's calls are answered from now.
+    following: Mutex<Following>,
+}
+
+/// Where a command's calls stand in a rerun.
+#[derive(Debug, Clone, Default)]
+enum Following {
+    /// Answered from the recording while they ask what it asked.
+    #[default]
+    Recording,
+    /// One differed: they go to the provider (`recorded-then-live`).
+    Live,
+    /// One differed: they are refused, with these words (`recorded`).
+    Stopped(String),
 }
 
 /// What the listener's handlers share.
@@ -165,8 +175,7 @@ impl Gateway {
             attempt,
             stage,
             calls: AtomicU32::new(0),
-            live: std::sync::atomic::AtomicBool::new(false),
-            diverged: Mutex::new(None),
+            following: Mutex::new(Following::Recording),
         });
         if let Ok(mut callers) = self.shared.callers.lock() {
             callers.insert(key.clone(), caller);

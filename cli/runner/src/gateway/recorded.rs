@@ -38,7 +38,8 @@ type Command = (TaskId, u32, UsageStage);
 struct Recorded {
     seq: u64,
     call: ModelCall,
-    request: Vec<u8>,
+    /// Its request's bytes, read from the store the first time a call is compared with it.
+    request: Option<Vec<u8>>,
     used: bool,
 }
 
@@ -59,14 +60,6 @@ pub enum RecordingError {
         /// Why.
         #[source]
         source: runlog_replay::ReplayError,
-    },
-    /// A recorded request is not in the blob area.
-    #[error("the request of {run}'s call at seq {seq} is missing from the store")]
-    Body {
-        /// That run.
-        run: String,
-        /// The call's seq.
-        seq: u64,
     },
 }
 
@@ -118,7 +111,7 @@ impl Book {
                         .push(Recorded {
                             seq,
                             call: *call,
-                            request: Vec::new(),
+                            request: None,
                             used: false,
                         });
                 }
@@ -126,17 +119,6 @@ impl Book {
             Ok(true)
         })
         .map_err(failed)?;
-        for recorded in calls.values_mut().flatten() {
-            recorded.request = match recorded.call.request {
-                Some(body) => {
-                    read(log.as_ref(), &body.blob.0).map_err(|_| RecordingError::Body {
-                        run: from.to_owned(),
-                        seq: recorded.seq,
-                    })?
-                }
-                None => Vec::new(),
-            };
-        }
         Ok(Book {
             answers: rerun.answers,
             rerun,
@@ -178,26 +160,40 @@ impl Book {
             body: request,
         };
         let rename = (self.run.as_str(), self.rerun.from_run.as_str());
-        let asked_same = |r: &Recorded| {
+        let log = self.log.as_ref();
+        // How the recorded call at `i` differs from this one (`None`: it asked the same).
+        let compare = |list: &mut Vec<Recorded>, i: usize| -> Option<String> {
+            let r = list.get_mut(i)?;
+            if r.request.is_none() {
+                let read = match r.call.request {
+                    Some(body) => read(log, &body.blob.0),
+                    None => Ok(Vec::new()),
+                };
+                match read {
+                    Ok(bytes) => r.request = Some(bytes),
+                    Err(why) => return Some(format!("the recorded request cannot be read: {why}")),
+                }
+            }
             let was = Asked {
                 provider: &r.call.provider,
                 api: r.call.api.name(),
-                body: &r.request,
+                body: r.request.as_deref().unwrap_or_default(),
             };
             differs(now, was, rename)
         };
         let own = list.iter().position(|r| r.call.n == n && !r.used);
-        let own_why = own
-            .and_then(|i| list.get(i))
-            .map(|r| (r.seq, asked_same(r)));
-        let matched = match own_why {
-            Some((_, None)) => own,
-            _ => list.iter().position(|r| !r.used && asked_same(r).is_none()),
+        let own_why = own.map(|i| (i, compare(list, i)));
+        let matched = match &own_why {
+            Some((i, None)) => Some(*i),
+            // The command's other calls not answered yet: background calls come in any order.
+            _ => (0..list.len()).find(|&i| {
+                Some(i) != own && list.get(i).is_some_and(|r| !r.used) && compare(list, i).is_none()
+            }),
         };
         if let Some(r) = matched.and_then(|i| list.get_mut(i)) {
             r.used = true;
             let response = match r.call.response {
-                Some(body) => read(self.log.as_ref(), &body.blob.0),
+                Some(body) => read(log, &body.blob.0),
                 None => Ok(Vec::new()),
             };
             return match response {
@@ -212,12 +208,12 @@ impl Book {
                 },
             };
         }
-        match own_why {
-            Some((seq, Some(why))) => Found::Differs {
+        match own_why.and_then(|(i, why)| Some((list.get(i)?.seq, why?))) {
+            Some((seq, why)) => Found::Differs {
                 seq: Some(seq),
                 why,
             },
-            _ => Found::Differs {
+            None => Found::Differs {
                 seq: None,
                 why: format!(
                     "the recording's attempt {recorded_attempt} made no call {n} asking this ({} made)",

@@ -6,8 +6,8 @@
 //! every answer does.
 
 use super::providers::{self, api_of, error_body, kind_of, Provider, ProviderKind};
-use super::recorded::Found;
-use super::{upstream, Caller, Passed, Shared, MAX_REQUEST_BYTES};
+use super::recorded::{Book, Found};
+use super::{upstream, Caller, Following, Passed, Shared, MAX_REQUEST_BYTES};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -106,52 +106,10 @@ pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -
     };
     call.provider = provider.name.clone();
     if let Some(book) = shared.book.as_ref().filter(|b| b.answers != Answers::Live) {
-        if !caller.live.load(std::sync::atomic::Ordering::Relaxed) {
-            if let Some(why) = caller.diverged.lock().ok().and_then(|d| d.clone()) {
-                call.refused(CallEnd::Diverged, &why);
-                return answer(kind, StatusCode::BAD_REQUEST, "invalid_request_error", &why);
-            }
-            let command = (&caller.task, caller.attempt, caller.stage);
-            match book.find(command, call.n, (&provider.name, api), &bytes) {
-                Found::Served {
-                    seq,
-                    call: recorded,
-                    response,
-                } => return call.replayed(seq, &recorded, response).await,
-                Found::Differs { seq, why } => {
-                    let live = book.answers == Answers::RecordedThenLive;
-                    call.diverged = Some(Divergence {
-                        task: caller.task.clone(),
-                        attempt: caller.attempt,
-                        stage: caller.stage,
-                        n: call.n,
-                        recorded_seq: seq,
-                        why: why.clone(),
-                        live,
-                    });
-                    if live {
-                        caller
-                            .live
-                            .store(true, std::sync::atomic::Ordering::Relaxed);
-                    } else {
-                        let words = format!(
-                            "runlog rerun: this call differs from the recorded run's: {why}; \
-                             its attempt stops here (rerun with --answers recorded-then-live to send it to the provider)"
-                        );
-                        if let Ok(mut d) = caller.diverged.lock() {
-                            *d = Some(words.clone());
-                        }
-                        call.refused(CallEnd::Diverged, &words);
-                        return answer(
-                            kind,
-                            StatusCode::BAD_REQUEST,
-                            "invalid_request_error",
-                            &words,
-                        );
-                    }
-                }
-            }
-        }
+        call = match from_recording(book, &caller, call, kind, api, &bytes).await {
+            Ok(answered) => return answered,
+            Err(goes_live) => goes_live,
+        };
     }
     if let Some(spent) = shared.spent(&caller.task) {
         let (status, error_type) = providers::over_budget(kind);
@@ -201,6 +159,62 @@ pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -
     *response.status_mut() = status;
     *response.headers_mut() = headers;
     response
+}
+
+/// In a rerun, the recording's answer to `call`, or its refusal once its command diverged;
+/// the call back when it goes to the provider (`recorded-then-live`, from the first that differs).
+async fn from_recording(
+    book: &Book,
+    caller: &Caller,
+    mut call: Call,
+    kind: ProviderKind,
+    api: ModelApi,
+    request: &[u8],
+) -> Result<Response, Call> {
+    let now = caller
+        .following
+        .lock()
+        .map(|f| f.clone())
+        .unwrap_or_default();
+    match now {
+        Following::Recording => {}
+        Following::Live => return Err(call),
+        Following::Stopped(words) => return Ok(call.diverged(kind, &words)),
+    }
+    let command = (&caller.task, caller.attempt, caller.stage);
+    let (seq, why) = match book.find(command, call.n, (&call.provider, api), request) {
+        Found::Served {
+            seq,
+            call: recorded,
+            response,
+        } => return Ok(call.replayed(seq, &recorded, response).await),
+        Found::Differs { seq, why } => (seq, why),
+    };
+    let live = book.answers == Answers::RecordedThenLive;
+    let next = if live {
+        Following::Live
+    } else {
+        Following::Stopped(format!(
+            "runlog rerun: this call differs from the recorded run's: {why}; \
+             its attempt stops here (rerun with --answers recorded-then-live to send it to the provider)"
+        ))
+    };
+    call.diverged = Some(Divergence {
+        task: caller.task.clone(),
+        attempt: caller.attempt,
+        stage: caller.stage,
+        n: call.n,
+        recorded_seq: seq,
+        why,
+        live,
+    });
+    if let Ok(mut f) = caller.following.lock() {
+        *f = next.clone();
+    }
+    match next {
+        Following::Stopped(words) => Ok(call.diverged(kind, &words)),
+        Following::Recording | Following::Live => Err(call),
+    }
 }
 
 /// A call under way.
@@ -288,6 +302,18 @@ impl Call {
         );
         let _ = tokio::time::timeout(RECORD_WAIT, told).await;
         (status, [(header::CONTENT_TYPE, content_type)], response).into_response()
+    }
+
+    /// A call of a rerun refused as it differs from the recording: a 400 in the provider's
+    /// shape, which SDKs do not retry.
+    fn diverged(self, kind: ProviderKind, words: &str) -> Response {
+        self.refused(CallEnd::Diverged, words);
+        answer(
+            kind,
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            words,
+        )
     }
 
     /// A call that got no answer from the provider: what the command was told instead.
