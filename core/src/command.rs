@@ -155,6 +155,9 @@ pub enum CommandKind {
         /// Prices and budgets (recorded right after the tasks).
         #[serde(default)]
         cost: CostPolicy,
+        /// The verdicts a person reviews (recorded after the budgets).
+        #[serde(default)]
+        review: crate::review::ReviewPolicy,
     },
     /// Start a fork of another run (the caller supplies the parent's chain hash at `at_seq`).
     StartFork {
@@ -224,6 +227,9 @@ pub enum CommandKind {
         dimensions: BTreeMap<String, f64>,
         /// Notes.
         notes: String,
+        /// Who the evaluator said it was (model, version), when it said.
+        #[serde(default)]
+        judge: crate::review::Judge,
     },
     /// Record that an evaluator could not produce a score.
     RecordEvalError {

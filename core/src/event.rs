@@ -595,6 +595,35 @@ pub enum EventKind {
     RerunStarted(Box<crate::rerun::Rerun>),
     /// A call of a rerun asked something the recording did not: recorded before the call.
     CallDiverged(Box<crate::rerun::Divergence>),
+    /// The verdicts a person reviews before the gate's decision on them takes effect (the
+    /// workflow's `review`, `review_sample`). Recorded as the run starts, when any are.
+    ReviewSet {
+        /// The policy.
+        policy: crate::review::ReviewPolicy,
+    },
+    /// The gate's decision on a score, held for a person: the task waits in pending-eval
+    /// until a person approves or rejects it (the decision is a label the evaluator is
+    /// measured against).
+    ReviewHeld {
+        /// The task.
+        task: TaskId,
+        /// The score.
+        score: f64,
+        /// The threshold in force.
+        threshold: f64,
+        /// What the gate decided.
+        outcome: GateOutcome,
+    },
+    /// Who the evaluator said it was beside its score (`"model"`, `"version"`): recorded
+    /// right before the score, so that an evaluator's versions can be told apart.
+    EvaluatorNamed {
+        /// The task.
+        task: TaskId,
+        /// The model it asked, or empty.
+        model: String,
+        /// Its own version (a prompt's, a rubric's), or empty.
+        version: String,
+    },
 }
 
 /// What a run's tombstone keeps.
@@ -700,6 +729,9 @@ event_names! {
     UsageClaimed => "usage-claimed",
     RerunStarted => "rerun-started",
     CallDiverged => "call-diverged",
+    ReviewSet => "review-set",
+    ReviewHeld => "review-held",
+    EvaluatorNamed => "evaluator-named",
 }
 
 impl EventKind {
@@ -773,7 +805,9 @@ impl EventKind {
             | EventKind::ChangesRecorded { task, .. }
             | EventKind::TaskMerged { task, .. }
             | EventKind::MergeConflicted { task, .. }
-            | EventKind::BudgetSpent { task, .. } => Some(task),
+            | EventKind::BudgetSpent { task, .. }
+            | EventKind::ReviewHeld { task, .. }
+            | EventKind::EvaluatorNamed { task, .. } => Some(task),
             EventKind::UsageRecorded { usage } => Some(&usage.task),
             EventKind::ModelCalled(call) => Some(&call.task),
             EventKind::UsageClaimed { usage } => Some(&usage.task),
@@ -797,7 +831,8 @@ impl EventKind {
             | EventKind::WorkspaceOpened { .. }
             | EventKind::PricesSet { .. }
             | EventKind::RunForgotten { .. }
-            | EventKind::RerunStarted(_) => None,
+            | EventKind::RerunStarted(_)
+            | EventKind::ReviewSet { .. } => None,
         }
     }
 }

@@ -238,6 +238,7 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
             }
         }),
         EventKind::TaskApproved { task, .. } => with_task(state, task, |t| {
+            t.held = None;
             t.status = TaskStatus::Done;
             t.reason = None;
             t.eval_error = None;
@@ -248,6 +249,7 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
             reason,
             ..
         } => with_task(state, task, |t| {
+            t.held = None;
             if *reopen {
                 reopen_task(t);
                 t.feedback = Some(format!("rejected: {reason}"));
@@ -257,12 +259,14 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
             }
         }),
         EventKind::TaskFailed { task, reason } => with_task(state, task, |t| {
+            t.held = None;
             t.status = TaskStatus::Failed;
             t.running = false;
             t.retry_due = None;
             t.reason = Some(reason.clone());
         }),
         EventKind::TaskCancelled { task, reason } => with_task(state, task, |t| {
+            t.held = None;
             t.status = TaskStatus::Cancelled;
             t.running = false;
             t.retry_due = None;
@@ -360,7 +364,12 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
         EventKind::UsageClaimed { .. } => {}
         EventKind::RerunStarted(rerun) => start_rerun(state, rerun),
         // Said for people and `diff`; the call's own record follows.
-        EventKind::CallDiverged(_) => {}
+        EventKind::CallDiverged(_) | EventKind::EvaluatorNamed { .. } => {}
+        EventKind::ReviewSet { policy } => state.review = *policy,
+        EventKind::ReviewHeld { task, outcome, .. } => with_task(state, task, |t| {
+            t.last_gate = Some(*outcome);
+            t.held = Some(*outcome);
+        }),
         EventKind::PricesSet { prices } => state.prices = prices.clone(),
         EventKind::BudgetSet { task, limits, .. } => match task {
             Some(task) => with_task(state, task, |t| t.budget = *limits),
@@ -495,6 +504,7 @@ fn reopen_task(t: &mut TaskState) {
     t.reason = None;
     t.eval_error = None;
     t.last_gate = None;
+    t.held = None;
 }
 
 /// The rerun's specs in force, its tasks back where they stood at its point, and the run

@@ -42,6 +42,7 @@
 //! ```
 
 pub mod assembled;
+pub mod calendar;
 pub mod codec;
 mod command;
 pub mod conversation;
@@ -60,6 +61,7 @@ pub mod projections;
 pub mod redact;
 mod rejection;
 pub mod rerun;
+pub mod review;
 #[cfg(feature = "testkit")]
 pub mod scenarios;
 #[cfg(feature = "testkit")]

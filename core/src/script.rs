@@ -65,6 +65,7 @@ impl Script {
             settings,
             tasks,
             cost: Default::default(),
+            review: Default::default(),
         })
     }
 
@@ -256,6 +257,7 @@ pub fn score_dims(t: &str, s: f64, dims: &[(&str, f64)]) -> CommandKind {
             .map(|(k, v)| ((*k).to_owned(), *v))
             .collect::<BTreeMap<_, _>>(),
         notes: format!("notes for {t}"),
+        judge: Default::default(),
     }
 }
 

@@ -102,7 +102,7 @@ sparse_codec!(
         attempt, running, agent, worktree, rescues, test_failures, stage_retries,
         first_started_at, retry_due, checkpoints, class, feedback, last_tests_passed, last_score,
         last_dimensions, last_gate, eval_error, reason, replaced_by, sub_project, worker,
-        abandoned, code, budget, spend, budget_stop,
+        abandoned, code, budget, spend, budget_stop, held,
     ],
 );
 
@@ -116,7 +116,7 @@ sparse_codec!(
     always: [seq, settings, status, stages],
     sparse: [
         run, fork, children, replan, plan_hashes, parent, workspace, prices, budget, spend,
-        usage,
+        usage, review,
     ],
 );
 
@@ -272,6 +272,7 @@ mod tests {
                 limit: 1.0,
                 spent: 1.5,
             }),
+            held: Some(GateOutcome::Pass),
         }
     }
 

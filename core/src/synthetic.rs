@@ -63,6 +63,7 @@ fn score(task: &TaskId, s: f64) -> CommandKind {
         score: s,
         dimensions: dims,
         notes: "ok".into(),
+        judge: Default::default(),
     }
 }
 
@@ -86,6 +87,7 @@ pub fn synthetic_run(
             settings: Settings::default(),
             tasks: Vec::new(),
             cost: Default::default(),
+            review: Default::default(),
         },
     );
     let mut i = 0;

@@ -13,7 +13,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 57;
+const VARIANTS: usize = 60;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -76,6 +76,9 @@ fn index(k: &EventKind) -> usize {
         EventKind::UsageClaimed { .. } => 54,
         EventKind::RerunStarted(_) => 55,
         EventKind::CallDiverged(_) => 56,
+        EventKind::ReviewSet { .. } => 57,
+        EventKind::ReviewHeld { .. } => 58,
+        EventKind::EvaluatorNamed { .. } => 59,
     }
 }
 
@@ -505,6 +508,23 @@ fn samples() -> Vec<EventKind> {
             why: "the tool result (message 4) differs: now \"2 failed\", was \"0 failed\"".into(),
             live: false,
         })),
+        EventKind::ReviewSet {
+            policy: runlog_core::review::ReviewPolicy {
+                mode: runlog_core::review::ReviewMode::Failing,
+                sample: 0.1,
+            },
+        },
+        EventKind::ReviewHeld {
+            task: t("build"),
+            score: 0.92,
+            threshold: 0.8,
+            outcome: GateOutcome::Pass,
+        },
+        EventKind::EvaluatorNamed {
+            task: t("build"),
+            model: "claude-sonnet-4-5".into(),
+            version: "rubric-3".into(),
+        },
     ]
 }
 

@@ -64,6 +64,7 @@ fn given_priced(settings: Settings, tasks: Vec<TaskSpec>) -> Given {
             prices: [("priced".to_owned(), price)].into(),
             ..CostPolicy::default()
         },
+        review: Default::default(),
     })
 }
 

@@ -72,6 +72,7 @@ fn given_costed(tasks: Vec<TaskSpec>, cost: CostPolicy) -> Given {
         settings: Settings::default(),
         tasks,
         cost,
+        review: Default::default(),
     })
 }
 
@@ -416,6 +417,7 @@ fn a_never_give_up_task_needs_a_bound_and_a_cost_budget_is_one() {
             settings: Settings::default(),
             tasks: vec![never_give_up("a")],
             cost: CostPolicy::default(),
+            review: Default::default(),
         })
         .then_rejected_where(|r| matches!(r, Rejection::InvalidSetting { .. }));
     let g = given_costed(vec![never_give_up("a")], task_budget("a", 1.0));

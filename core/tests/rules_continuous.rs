@@ -87,6 +87,7 @@ fn unlimited_retries_without_any_bound_are_rejected() {
             settings: Settings::default(),
             tasks: vec![task("r").retry(unlimited(Budget::default()))],
             cost: Default::default(),
+            review: Default::default(),
         })
         .then_rejected_where(
             |r| matches!(r, Rejection::InvalidSetting { field, .. } if field.contains("retry")),

@@ -19,6 +19,7 @@ fn start_run(tasks: Vec<TaskSpec>) -> CommandKind {
         settings: Settings::default(),
         tasks,
         cost: Default::default(),
+        review: Default::default(),
     }
 }
 
@@ -69,6 +70,7 @@ fn settings_out_of_range_are_rejected() {
             settings: bad,
             tasks: vec![],
             cost: Default::default(),
+            review: Default::default(),
         })
         .then_rejected_where(
             |r| matches!(r, Rejection::InvalidSetting { field, .. } if field == "eval_threshold"),

@@ -251,6 +251,7 @@ fn nesting_deeper_than_max_depth_is_rejected() {
             settings: Settings::default(),
             tasks,
             cost: Default::default(),
+            review: Default::default(),
         })
         .then_rejected(Rejection::TooDeep {
             task: id("l4"),
@@ -270,6 +271,7 @@ fn depending_on_your_own_group_is_a_cycle() {
             settings: Settings::default(),
             tasks,
             cost: Default::default(),
+            review: Default::default(),
         })
         .then_rejected_where(|r| matches!(r, Rejection::DependencyCycle { .. }));
 }

@@ -24,6 +24,7 @@ fn started(log: &Log) -> Session<'_> {
         settings: Settings::default(),
         tasks: vec![task("a"), task("b")],
         cost: Default::default(),
+        review: Default::default(),
     }))
     .unwrap()
     .unwrap();

@@ -506,6 +506,7 @@ pub fn eval(state: &RunState, task: &TaskId, out: &Outcome) -> Vec<Step> {
             score: e.score,
             dimensions: e.dimensions,
             notes: e.notes,
+            judge: e.judge,
         },
         Err(error) => CommandKind::RecordEvalError {
             task: task.clone(),

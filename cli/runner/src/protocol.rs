@@ -116,6 +116,8 @@ pub struct Evaluation {
     pub dimensions: BTreeMap<String, f64>,
     /// Notes.
     pub notes: String,
+    /// The model and version it said it was, if it said.
+    pub judge: runlog_core::review::Judge,
 }
 
 /// The byte spans of the top-level JSON objects in free text (prose, ```json fences, JSON
@@ -257,10 +259,20 @@ pub fn evaluation(stdout: &str) -> Result<Evaluation, EvalOutputError> {
         Some(serde_json::Value::Null) | None => String::new(),
         Some(other) => other.to_string(),
     };
+    // Who the evaluator is, when it says: any JSON value, kept as text (a number is a version).
+    let said = |key: &str| match obj.get(key) {
+        Some(serde_json::Value::String(s)) => s.trim().to_owned(),
+        Some(serde_json::Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    };
     Ok(Evaluation {
         score,
         dimensions,
         notes,
+        judge: runlog_core::review::Judge {
+            model: said("model"),
+            version: said("version"),
+        },
     })
 }
 

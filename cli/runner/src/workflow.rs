@@ -156,6 +156,8 @@ pub struct Workflow {
     pub sub_projects: Vec<(String, String)>,
     /// Prices and budgets.
     pub cost: CostPolicy,
+    /// The verdicts a person reviews.
+    pub review: runlog_core::review::ReviewPolicy,
 }
 
 /// The 1-based line where `id = "…"` for a task appears, to point errors at it.
@@ -309,6 +311,7 @@ impl Workflow {
             discovered: Vec::new(),
             sub_projects: Vec::new(),
             cost: cost_policy(file, text, &path)?,
+            review: review_policy(s, &path)?,
             dir,
             path,
         };
@@ -454,7 +457,28 @@ impl Workflow {
             settings: self.settings.clone(),
             tasks: self.tasks.clone(),
             cost: self.cost.clone(),
+            review: self.review,
         }
+    }
+}
+
+/// `[settings] review` and `review_sample`, the sample checked where it is written.
+fn review_policy(
+    s: &SettingsFile,
+    path: &Path,
+) -> Result<runlog_core::review::ReviewPolicy, WorkflowError> {
+    let policy = runlog_core::review::ReviewPolicy {
+        mode: s.review.unwrap_or_default(),
+        sample: s.review_sample.unwrap_or(0.0),
+    };
+    match policy.invalid() {
+        None => Ok(policy),
+        Some(message) => Err(WorkflowError::Field {
+            path: path.to_path_buf(),
+            place: "[settings], ".into(),
+            field: "review_sample",
+            message,
+        }),
     }
 }
 

@@ -132,6 +132,12 @@ pub struct SettingsFile {
     /// with a `[providers]` table, or when the runner's environment holds `ANTHROPIC_API_KEY`
     /// or `OPENAI_API_KEY`) or `off` (commands keep the runner's environment as it is).
     pub gateway: Option<GatewayMode>,
+    /// The verdicts a person reviews before the gate's decision takes effect: `none` (the
+    /// default), `failing` (each rescue or fail) or `all`.
+    pub review: Option<runlog_core::review::ReviewMode>,
+    /// The share of the other verdicts reviewed too, in [0, 1] (default 0), the same ones
+    /// whenever the run is replayed.
+    pub review_sample: Option<f64>,
 }
 
 /// `[settings] gateway`.

@@ -73,6 +73,7 @@ mod tests {
                 settings: Settings::default(),
                 tasks: vec![spec],
                 cost: Default::default(),
+                review: Default::default(),
             },
         );
         s = apply(

@@ -18,10 +18,12 @@ mod forget;
 pub(crate) mod fork;
 mod import;
 mod init;
+mod judges;
 mod log;
 mod metrics;
 mod reject;
 mod reopen;
+mod review;
 mod repair;
 mod replan;
 mod replay;
@@ -123,6 +125,25 @@ pub enum Command {
     ///
     /// Example: runlog audit quickstart-1
     Audit(audit::Args),
+    /// How far each evaluator can be trusted, across runs: agreement with people and with what
+    /// happened next, the same work judged again, drift, and what another threshold would do.
+    ///
+    /// One report per evaluator (its eval command, with the model and version it printed
+    /// beside its score): verdicts and scores; a confusion matrix of the gate's decision
+    /// against people's approve / reject / reopen, accuracy and Cohen's kappa; false passes
+    /// (work then rolled back, reopened, rejected, or a dependent's tests failing) and false
+    /// fails (a person approved, or a later attempt passed without touching the files judged);
+    /// the same change judged more than once; scores that rose with no change; scores by week
+    /// and version. --threshold and --weights decide the recorded scores again: no evaluator
+    /// runs.
+    ///
+    /// Example: runlog judges --since 2026-11-01 --threshold 0.8
+    Judges(judges::Args),
+    /// The verdicts waiting for a person (`[settings] review`), with the score, the notes and
+    /// the change judged: `runlog approve` or `runlog reject` decides each.
+    ///
+    /// Example: runlog review release-1
+    Review(review::Args),
     /// How well the runs went: test pass rate, recovery, rescues, interventions, untested work.
     ///
     /// For each run (default: every run in the store): the final test pass rate, test
@@ -306,6 +327,8 @@ impl Command {
                 | Command::Stack(_)
                 | Command::Stages(_)
                 | Command::Audit(_)
+                | Command::Judges(_)
+                | Command::Review(_)
                 | Command::Metrics(_)
                 | Command::Diff(_)
                 | Command::Verify(_)
@@ -334,6 +357,8 @@ impl Command {
             Command::Stack(a) => done(stack::run(a, ctx)),
             Command::Stages(a) => done(stages::run(a, ctx)),
             Command::Audit(a) => done(audit::run(a, ctx)),
+            Command::Judges(a) => done(judges::run(a, ctx)),
+            Command::Review(a) => done(review::run(a, ctx)),
             Command::Metrics(a) => done(metrics::run(a, ctx)),
             Command::Rollback(a) => done(rollback::run(a, ctx)),
             Command::Fork(a) => done(fork::run(a, ctx)),

@@ -9,6 +9,7 @@ pub mod diff;
 pub mod du;
 pub mod forget;
 pub mod fork;
+pub mod judges;
 pub mod rerun;
 pub mod runs;
 pub mod secrets;

@@ -203,6 +203,41 @@ pub fn describe(e: &EventKind) -> String {
             call.describe()
         ),
         EventKind::RerunStarted(r) => rerun_words(r),
+        EventKind::ReviewSet { policy } => format!(
+            "people review {} verdicts{}",
+            match policy.mode {
+                runlog_core::review::ReviewMode::None => "no",
+                runlog_core::review::ReviewMode::Failing => "failing",
+                runlog_core::review::ReviewMode::All => "all",
+            },
+            match policy.sample > 0.0 {
+                true => format!(" and {}% of the rest", policy.sample * 100.0),
+                false => String::new(),
+            }
+        ),
+        EventKind::ReviewHeld {
+            task,
+            score,
+            threshold,
+            outcome,
+        } => format!(
+            "{task} gate: {score} vs threshold {threshold} → {}, held for a person's review",
+            gate_word(outcome)
+        ),
+        EventKind::EvaluatorNamed {
+            task,
+            model,
+            version,
+        } => format!(
+            "{task} evaluator: {}",
+            super::join(
+                &[("model", model), ("version", version)]
+                    .iter()
+                    .filter(|(_, v)| !v.is_empty())
+                    .map(|(k, v)| format!("{k} {v}"))
+                    .collect::<Vec<_>>()
+            )
+        ),
         EventKind::CallDiverged(d) => format!(
             "{} ({})",
             d.describe(),

@@ -209,6 +209,17 @@ pub fn consequence(c: &runlog_core::projections::audit::Consequence) -> String {
             });
             format!("merge conflicted ({}), {then}", join(files))
         }
+        Consequence::Held => "held for a person's review (`runlog review`)".into(),
+        Consequence::Reviewed {
+            by,
+            approved,
+            reopen,
+            at_seq,
+        } => match (approved, reopen) {
+            (true, _) => format!("reviewed: approved by {by} at seq {at_seq}"),
+            (false, true) => format!("reviewed: rejected and reopened by {by} at seq {at_seq}"),
+            (false, false) => format!("reviewed: rejected by {by} at seq {at_seq}"),
+        },
     }
 }
 

@@ -18,7 +18,7 @@ pub(super) fn start_run(
     workflow_hash: Hash,
     settings: Settings,
     tasks: Vec<TaskSpec>,
-    cost: CostPolicy,
+    (cost, review): (CostPolicy, crate::review::ReviewPolicy),
 ) -> Result<Vec<EventKind>, Rejection> {
     if state.status != RunStatus::NotStarted {
         return Err(Rejection::RunAlreadyStarted);
@@ -53,6 +53,15 @@ pub(super) fn start_run(
         spec: Box::new(spec),
     }));
     events.extend(super::budget::start_policy(cost)?);
+    if let Some(reason) = review.invalid() {
+        return Err(Rejection::InvalidSetting {
+            field: "review_sample".into(),
+            reason,
+        });
+    }
+    if !review.is_none() {
+        events.push(EventKind::ReviewSet { policy: review });
+    }
     Ok(events)
 }
 
@@ -279,6 +288,21 @@ pub fn outcome(state: &RunState) -> RunOutcome {
     if !waiting.is_empty() {
         return RunOutcome::Paused {
             reason: waiting.join("; "),
+        };
+    }
+    let held: Vec<&str> = leaves
+        .iter()
+        .filter(|t| t.held.is_some() && t.status == TaskStatus::PendingEval)
+        .map(|t| t.spec.id.as_str())
+        .collect();
+    if !held.is_empty() {
+        let run = state.run.as_ref().map_or("RUN", |r| r.id.as_str());
+        return RunOutcome::Paused {
+            reason: format!(
+                "{} {} for a person's review: `runlog review {run}`, then `runlog approve {run} TASK` or `runlog reject {run} TASK --reason WHY`, and `runlog resume {run}`",
+                if held.len() == 1 { "task waits" } else { "tasks wait" },
+                held.join(", "),
+            ),
         };
     }
     let unresolved: Vec<&str> = leaves

@@ -27,6 +27,7 @@ pub(super) fn score(
     score: f64,
     dimensions: BTreeMap<String, f64>,
     notes: String,
+    judge: crate::review::Judge,
 ) -> Result<Vec<EventKind>, Rejection> {
     require_running(state)?;
     let task = find(state, &id)?;
@@ -46,21 +47,40 @@ pub(super) fn score(
     } else {
         GateOutcome::Fail
     };
-    Ok(vec![
-        EventKind::EvalScored {
+    let run = state.run.as_ref().map_or("", |r| r.id.as_str());
+    let held = state
+        .review
+        .holds(run, &id, task.attempt, task.rescues, outcome);
+    let mut events = Vec::with_capacity(3);
+    if !judge.is_empty() {
+        events.push(EventKind::EvaluatorNamed {
             task: id.clone(),
-            evaluator,
-            score,
-            dimensions,
-            notes,
-        },
-        EventKind::GateDecided {
+            model: judge.model,
+            version: judge.version,
+        });
+    }
+    events.push(EventKind::EvalScored {
+        task: id.clone(),
+        evaluator,
+        score,
+        dimensions,
+        notes,
+    });
+    events.push(match held {
+        true => EventKind::ReviewHeld {
             task: id,
             score,
             threshold,
             outcome,
         },
-    ])
+        false => EventKind::GateDecided {
+            task: id,
+            score,
+            threshold,
+            outcome,
+        },
+    });
+    Ok(events)
 }
 
 pub(super) fn record_error(

@@ -59,7 +59,16 @@ fn decide_kinds(
             settings,
             tasks,
             cost,
-        } => control::start_run(state, run, workflow, workflow_hash, settings, tasks, cost),
+            review,
+        } => control::start_run(
+            state,
+            run,
+            workflow,
+            workflow_hash,
+            settings,
+            tasks,
+            (cost, review),
+        ),
         CommandKind::StartFork {
             run,
             from_run,
@@ -95,7 +104,8 @@ fn decide_kinds(
             score,
             dimensions,
             notes,
-        } => gate::score(state, task, evaluator, score, dimensions, notes),
+            judge,
+        } => gate::score(state, task, evaluator, score, dimensions, notes, judge),
         CommandKind::RecordEvalError {
             task,
             evaluator,

@@ -104,7 +104,9 @@ fn dispatch_over<'s>(
         }
         let job = match task.status {
             TaskStatus::Testing => Some(Job::Tests),
-            TaskStatus::PendingEval if task.spec.eval.is_some() && task.eval_error.is_none() => {
+            TaskStatus::PendingEval
+                if task.spec.eval.is_some() && task.eval_error.is_none() && task.held.is_none() =>
+            {
                 Some(Job::Eval)
             }
             TaskStatus::Open | TaskStatus::InProgress | TaskStatus::TestFailed => {

@@ -55,6 +55,19 @@ pub enum Consequence {
         /// The seq of the conflict.
         at_seq: u64,
     },
+    /// The gate's decision was held for a person's review, who has not decided yet.
+    Held,
+    /// A person decided a held verdict.
+    Reviewed {
+        /// Who.
+        by: String,
+        /// Approved (done), else rejected.
+        approved: bool,
+        /// Rejected and reopened for another try.
+        reopen: bool,
+        /// The seq of the decision.
+        at_seq: u64,
+    },
 }
 
 /// Why an audit entry deserves a second look.
@@ -312,6 +325,18 @@ impl EvalAudit {
                     },
                 );
             }
+            EventKind::ReviewHeld {
+                task,
+                threshold,
+                outcome,
+                ..
+            } => {
+                if let Some(entry) = self.latest_mut(task) {
+                    entry.threshold = Some(*threshold);
+                    entry.decision = Some(*outcome);
+                    entry.consequence = Some(Consequence::Held);
+                }
+            }
             EventKind::GateDecided {
                 task,
                 score,
@@ -339,6 +364,7 @@ impl EvalAudit {
                 });
             }
             EventKind::TaskApproved { task, by } => {
+                self.reviewed(task, by, true, false, seq);
                 // Approval keeps the gate's last decision: a `Fail` there was overruled.
                 let failed_by_gate = after
                     .tasks
@@ -412,6 +438,7 @@ impl EvalAudit {
                 reopen,
                 reason,
             } => {
+                self.reviewed(task, by, false, *reopen, seq);
                 let (principal, claim_differs) = self.principal_of(seq, by);
                 self.out_of_gate.push(OutOfGate::Rejected {
                     seq,
@@ -468,6 +495,22 @@ impl EvalAudit {
             .map(|(_, p)| p);
         let differs = principal.as_ref().is_some_and(|p| p.name != by);
         (principal, differs)
+    }
+
+    /// A person's decision on the task's held verdict, if it waits for one.
+    fn reviewed(&mut self, task: &TaskId, by: &str, approved: bool, reopen: bool, seq: u64) {
+        if let Some(c) = self
+            .latest_mut(task)
+            .and_then(|e| e.consequence.as_mut())
+            .filter(|c| **c == Consequence::Held)
+        {
+            *c = Consequence::Reviewed {
+                by: by.to_owned(),
+                approved,
+                reopen,
+                at_seq: seq,
+            };
+        }
     }
 
     fn latest_mut(&mut self, task: &TaskId) -> Option<&mut AuditEntry> {

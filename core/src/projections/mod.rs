@@ -9,6 +9,7 @@ pub mod audit;
 pub mod board;
 pub mod cost;
 pub mod health;
+pub mod judges;
 pub mod metrics;
 pub mod stack;
 pub mod summary;
@@ -38,6 +39,8 @@ pub struct Projections {
     pub stack: SupervisorStack,
     /// The seeds' success metrics.
     pub metrics: RunMetrics,
+    /// Every verdict with what became of it (`runlog judges`).
+    pub verdicts: judges::Verdicts,
 }
 
 impl Projections {
@@ -53,6 +56,7 @@ impl Projections {
         self.summary.observe(seq, event);
         self.stack.observe(seq, event);
         self.metrics.observe(seq, event, &self.state);
+        self.verdicts.observe(seq, event, &self.state);
     }
 
     /// Settles the summary on the current state; call once all events are observed.

@@ -42,6 +42,7 @@ pub fn given_run_with(settings: Settings, tasks: Vec<TaskSpec>) -> Given {
         settings,
         tasks,
         cost: Default::default(),
+        review: Default::default(),
     })
 }
 

@@ -1,0 +1,125 @@
+//! Auditing the judges across runs (`runlog judges`, `GET /v1/judges`) and the review queue
+//! (`runlog review`, `GET /v1/review`).
+//!
+//! Each run's verdicts are folded once and kept in the store's cache, keyed by the run's head:
+//! a report reads the kept verdicts of every run whose head has not moved, and folds again
+//! only the runs that did.
+
+use runlog_core::projections::audit::{AuditEntry, Consequence};
+use runlog_core::projections::judges::{Filter, JudgesReport, Verdict, WhatIf};
+use runlog_replay::forgotten::unknown_run;
+use runlog_replay::{Replay, Result};
+use runlog_store::{EventLog, Head};
+use serde::{Deserialize, Serialize};
+
+/// What a judges report asks.
+#[derive(Debug, Clone, Default)]
+pub struct Ask {
+    /// The runs (every run when empty).
+    pub runs: Vec<String>,
+    /// Which verdicts.
+    pub filter: Filter,
+    /// Another threshold or weighting.
+    pub what_if: Option<WhatIf>,
+}
+
+/// A run's verdicts as last folded, at the head whose seq and hash they were folded to.
+#[derive(Serialize, Deserialize)]
+struct Kept {
+    seq: u64,
+    hash: [u8; 32],
+    verdicts: Vec<Verdict>,
+}
+
+const KEPT: &str = "verdicts-judged";
+
+/// A run's verdicts at `head`: kept ones when the head has not moved, else folded and kept.
+pub fn verdicts(log: &dyn EventLog, run: &str, head: Head) -> Result<Vec<Verdict>> {
+    let key = runlog_replay::snapshot::derived_key(run, KEPT);
+    if let Some(kept) = log
+        .cache_get(&key)?
+        .and_then(|bytes| serde_json::from_slice::<Kept>(&bytes).ok())
+        .filter(|k| k.seq == head.seq && k.hash == head.hash)
+    {
+        return Ok(kept.verdicts);
+    }
+    let folded = Replay::new(log).project(run, Some(head.seq), None)?;
+    let kept = Kept {
+        seq: head.seq,
+        hash: head.hash,
+        verdicts: folded.verdicts.verdicts,
+    };
+    // A cache: verdicts that cannot be kept are folded again next time.
+    if let Ok(bytes) = serde_json::to_vec(&kept) {
+        let _ = log.cache_put(&key, &bytes);
+    }
+    Ok(kept.verdicts)
+}
+
+/// The runs asked for with their heads (every run when none is named).
+fn heads(log: &dyn EventLog, runs: &[String]) -> Result<Vec<(String, Head)>> {
+    if runs.is_empty() {
+        return Ok(log
+            .runs()?
+            .into_iter()
+            .filter(|m| !runlog_replay::forgotten::is_register(&m.run))
+            .filter_map(|m| Some((m.run, m.head?)))
+            .collect());
+    }
+    runs.iter()
+        .map(|run| match log.head(run)? {
+            Some(head) => Ok((run.clone(), head)),
+            None => Err(unknown_run(log, run)),
+        })
+        .collect()
+}
+
+/// The report: every evaluator of the runs asked.
+pub fn report(log: &dyn EventLog, ask: &Ask) -> Result<JudgesReport> {
+    let heads = heads(log, &ask.runs)?;
+    let mut all = Vec::new();
+    for (run, head) in &heads {
+        all.extend(verdicts(log, run, *head)?);
+    }
+    Ok(JudgesReport::of(
+        heads.len() as u64,
+        &all,
+        &ask.filter,
+        ask.what_if.as_ref(),
+    ))
+}
+
+/// A verdict waiting for a person.
+#[derive(Debug, Serialize)]
+pub struct Waiting {
+    /// The run.
+    pub run: String,
+    /// The verdict, as the audit lists it (score, dimensions, notes, the change judged).
+    #[serde(flatten)]
+    pub entry: AuditEntry,
+}
+
+/// The review queue: the held verdicts of the runs asked (every run when none is named).
+pub fn queue(log: &dyn EventLog, runs: &[String]) -> Result<Vec<Waiting>> {
+    let replay = Replay::new(log);
+    let mut out = Vec::new();
+    for (run, _) in heads(log, runs)? {
+        let state = replay.head_state(&run)?;
+        if !state.tasks.values().any(|t| t.held.is_some()) {
+            continue;
+        }
+        let p = replay.project(&run, None, None)?;
+        out.extend(
+            p.audit
+                .entries
+                .into_iter()
+                .filter(|e| e.consequence == Some(Consequence::Held) && !e.rolled_back)
+                .filter(|e| p.state.tasks.get(&e.task).is_some_and(|t| t.held.is_some()))
+                .map(|entry| Waiting {
+                    run: run.clone(),
+                    entry,
+                }),
+        );
+    }
+    Ok(out)
+}
