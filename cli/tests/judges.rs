@@ -52,7 +52,13 @@ impl Fixture {
 
     fn run(&self, wf: &str, run: &str) -> std::process::Output {
         runlog(&self.store)
-            .args(["run", self.repo.join(wf).to_str().unwrap(), "--run-id", run, "--quiet"])
+            .args([
+                "run",
+                self.repo.join(wf).to_str().unwrap(),
+                "--run-id",
+                run,
+                "--quiet",
+            ])
             .output()
             .unwrap()
     }
@@ -86,7 +92,8 @@ fn fixture() -> Fixture {
     let later = [
         task("z", "test -f z.txt || echo z > z.txt", &eval),
         task("x", "echo x > x.txt", &eval),
-        "[[task]]\nid = \"y\"\nrun = \"echo y > y.txt\"\nafter = [\"x\"]\ntest = \"false\"\n".into(),
+        "[[task]]\nid = \"y\"\nrun = \"echo y > y.txt\"\nafter = [\"x\"]\ntest = \"false\"\n"
+            .into(),
         task("w", "echo w > w.txt", &eval),
     ]
     .concat();
@@ -102,10 +109,18 @@ fn fixture() -> Fixture {
         &[
             (
                 "people.toml",
-                &format!("name = \"people\"\n{settings}auto_rescue = false\nreview = \"all\"\n{people}"),
+                &format!(
+                    "name = \"people\"\n{settings}auto_rescue = false\nreview = \"all\"\n{people}"
+                ),
             ),
-            ("later.toml", &format!("name = \"later\"\n{settings}{later}")),
-            ("again.toml", &format!("name = \"again\"\n{settings}{again}")),
+            (
+                "later.toml",
+                &format!("name = \"later\"\n{settings}{later}"),
+            ),
+            (
+                "again.toml",
+                &format!("name = \"again\"\n{settings}{again}"),
+            ),
         ],
     );
     let f = Fixture {
@@ -125,9 +140,21 @@ fn fixture() -> Fixture {
         text(&out)
     );
     let queue = f.ok(&["review", "people"]);
-    assert!(queue.starts_with("5 verdicts wait for a person's review"), "{queue}");
-    assert!(queue.contains("people c attempt 1: score 0.5 (threshold 0.7, the gate would fail)"), "{queue}");
-    for (verb, t) in [("approve", "a"), ("reject", "b"), ("approve", "c"), ("reject", "d"), ("approve", "e")] {
+    assert!(
+        queue.starts_with("5 verdicts wait for a person's review"),
+        "{queue}"
+    );
+    assert!(
+        queue.contains("people c attempt 1: score 0.5 (threshold 0.7, the gate would fail)"),
+        "{queue}"
+    );
+    for (verb, t) in [
+        ("approve", "a"),
+        ("reject", "b"),
+        ("approve", "c"),
+        ("reject", "d"),
+        ("approve", "e"),
+    ] {
         let mut args = vec![verb, "people", t, "--by", "ana"];
         if verb == "reject" {
             args.extend(["--reason", "not what was asked"]);
@@ -140,16 +167,30 @@ fn fixture() -> Fixture {
         f.scores("later", t, s);
     }
     let out = f.run("later.toml", "later");
-    assert_eq!(out.status.code(), Some(1), "y fails its tests: {}", text(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "y fails its tests: {}",
+        text(&out)
+    );
     // Roll back to before w's score: its pass is undone.
     let log = open(&f.store);
     let before_w = events(&log, "later")
         .iter()
-        .find(|(_, e)| matches!(&e.kind, EventKind::EvalScored { task, .. } if task.as_str() == "w"))
+        .find(
+            |(_, e)| matches!(&e.kind, EventKind::EvalScored { task, .. } if task.as_str() == "w"),
+        )
         .map(|(seq, _)| seq - 1)
         .unwrap();
     drop(log);
-    f.ok(&["rollback", "later", "--to", &before_w.to_string(), "--reason", "w was wrong"]);
+    f.ok(&[
+        "rollback",
+        "later",
+        "--to",
+        &before_w.to_string(),
+        "--reason",
+        "w was wrong",
+    ]);
 
     f.version("v2");
     for (t, s) in [("z", 0.95), ("x", 0.9), ("w", 0.85)] {
@@ -168,7 +209,14 @@ fn refs(v: &Value) -> Vec<String> {
     v.as_array()
         .unwrap()
         .iter()
-        .map(|r| format!("{} {} {}", r["run"].as_str().unwrap(), r["task"].as_str().unwrap(), r["attempt"]))
+        .map(|r| {
+            format!(
+                "{} {} {}",
+                r["run"].as_str().unwrap(),
+                r["task"].as_str().unwrap(),
+                r["attempt"]
+            )
+        })
         .collect()
 }
 
@@ -179,41 +227,80 @@ fn every_figure_matches_the_history_worked_out_by_hand() {
     assert_eq!(r["runs"], 3);
     assert_eq!(r["verdicts"], 12, "5 + 4 + 3");
     let e = &r["evaluators"][0];
-    assert_eq!(r["evaluators"].as_array().unwrap().len(), 1, "one evaluator");
+    assert_eq!(
+        r["evaluators"].as_array().unwrap().len(),
+        1,
+        "one evaluator"
+    );
     assert_eq!(e["models"], serde_json::json!(["m1"]));
     assert_eq!(e["versions"], serde_json::json!(["v1", "v2"]));
     // people: a b e pass, c d fail; later: z rescue then pass, x pass, w pass; again: 3 passes.
-    assert_eq!((e["passes"].as_u64(), e["rescues"].as_u64(), e["fails"].as_u64()), (Some(9), Some(1), Some(2)));
+    assert_eq!(
+        (
+            e["passes"].as_u64(),
+            e["rescues"].as_u64(),
+            e["fails"].as_u64()
+        ),
+        (Some(9), Some(1), Some(2))
+    );
     assert_eq!(e["held"], 5);
-    let scores = [0.9, 0.8, 0.5, 0.3, 0.75, 0.4, 0.9, 0.9, 0.85, 0.95, 0.9, 0.85];
+    let scores = [
+        0.9, 0.8, 0.5, 0.3, 0.75, 0.4, 0.9, 0.9, 0.85, 0.95, 0.9, 0.85,
+    ];
     let mean = scores.iter().sum::<f64>() / 12.0;
     let sd = (scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / 12.0).sqrt();
-    assert!(close(&e["score_mean"], mean) && close(&e["score_sd"], sd), "{e}");
+    assert!(
+        close(&e["score_mean"], mean) && close(&e["score_sd"], sd),
+        "{e}"
+    );
     assert!(close(&e["dimensions"]["style"], 0.5));
-    assert_eq!(e["histogram"], serde_json::json!([0, 0, 0, 1, 1, 1, 0, 1, 3, 5]));
+    assert_eq!(
+        e["histogram"],
+        serde_json::json!([0, 0, 0, 1, 1, 1, 0, 1, 3, 5])
+    );
 
     // People: a (pass, approved), b (pass, rejected), c (fail, approved), d (fail, rejected),
     // e (pass, approved). p_o = 3/5; p_gate = p_person = 3/5; p_e = 0.36 + 0.16 = 0.52;
     // kappa = (0.6 - 0.52) / 0.48 = 1/6. The seven verdicts of the other runs: no label.
     let p = &e["people"];
     assert_eq!(
-        [&p["both_pass"], &p["gate_pass_person_fail"], &p["gate_fail_person_pass"], &p["both_fail"]],
+        [
+            &p["both_pass"],
+            &p["gate_pass_person_fail"],
+            &p["gate_fail_person_pass"],
+            &p["both_fail"]
+        ],
         [2, 1, 1, 1]
     );
-    assert!(close(&p["accuracy"], 0.6) && close(&p["kappa"], 1.0 / 6.0), "{p}");
-    assert_eq!((p["n"].as_u64(), p["unlabelled"].as_u64()), (Some(5), Some(7)));
+    assert!(
+        close(&p["accuracy"], 0.6) && close(&p["kappa"], 1.0 / 6.0),
+        "{p}"
+    );
+    assert_eq!(
+        (p["n"].as_u64(), p["unlabelled"].as_u64()),
+        (Some(5), Some(7))
+    );
 
     // False passes: b (rejected), x (y waited on it and failed its tests), w (rolled back);
     // of 9 passes. False fails: c (approved), z's rescue (the attempt after it changed
     // nothing and passed); of 3.
     let fp = &e["false_pass"];
-    assert_eq!((fp["contradicted"].as_u64(), fp["of"].as_u64()), (Some(3), Some(9)));
+    assert_eq!(
+        (fp["contradicted"].as_u64(), fp["of"].as_u64()),
+        (Some(3), Some(9))
+    );
     let mut named = refs(&fp["verdicts"]);
     named.sort();
     assert_eq!(named, ["later w 1", "later x 1", "people b 1"]);
-    assert!(fp["verdicts"].as_array().unwrap().iter().any(|v| v["why"].as_str().unwrap().contains("y, which waited on it, failed its tests")));
+    assert!(fp["verdicts"].as_array().unwrap().iter().any(|v| v["why"]
+        .as_str()
+        .unwrap()
+        .contains("y, which waited on it, failed its tests")));
     let ff = &e["false_fail"];
-    assert_eq!((ff["contradicted"].as_u64(), ff["of"].as_u64()), (Some(2), Some(3)));
+    assert_eq!(
+        (ff["contradicted"].as_u64(), ff["of"].as_u64()),
+        (Some(2), Some(3))
+    );
     let mut named = refs(&ff["verdicts"]);
     named.sort();
     assert_eq!(named, ["later z 1", "people c 1"]);
@@ -221,16 +308,38 @@ fn every_figure_matches_the_history_worked_out_by_hand() {
     // The same work: z's file judged three times (0.4 rescue, 0.9 pass, 0.95 pass), x's and
     // w's twice each with the same scores. Spreads 0.55, 0, 0.
     let t = &e["retest"];
-    assert_eq!((t["works"].as_u64(), t["judgements"].as_u64(), t["flipped"].as_u64()), (Some(3), Some(7), Some(1)));
-    assert!(close(&t["max_spread"], 0.55) && close(&t["mean_spread"], 0.55 / 3.0), "{t}");
+    assert_eq!(
+        (
+            t["works"].as_u64(),
+            t["judgements"].as_u64(),
+            t["flipped"].as_u64()
+        ),
+        (Some(3), Some(7), Some(1))
+    );
+    assert!(
+        close(&t["max_spread"], 0.55) && close(&t["mean_spread"], 0.55 / 3.0),
+        "{t}"
+    );
     // z's second score rose from 0.4 with nothing changed.
     assert_eq!(refs(&e["unchanged_rises"]), ["later z 2"]);
 
     // Drift: the versions, each from its first verdict.
     let versions = e["drift"]["versions"].as_array().unwrap();
     assert_eq!(versions.len(), 2);
-    assert_eq!((versions[0]["version"].as_str(), versions[0]["verdicts"].as_u64()), (Some("v1"), Some(9)));
-    assert_eq!((versions[1]["version"].as_str(), versions[1]["verdicts"].as_u64()), (Some("v2"), Some(3)));
+    assert_eq!(
+        (
+            versions[0]["version"].as_str(),
+            versions[0]["verdicts"].as_u64()
+        ),
+        (Some("v1"), Some(9))
+    );
+    assert_eq!(
+        (
+            versions[1]["version"].as_str(),
+            versions[1]["verdicts"].as_u64()
+        ),
+        (Some("v2"), Some(3))
+    );
     assert_eq!(versions[1]["first"]["run"], "again");
 
     // The filters.
@@ -241,9 +350,15 @@ fn every_figure_matches_the_history_worked_out_by_hand() {
 
     // The words say the same.
     let words = f.ok(&["judges"]);
-    eprintln!("{words}{}", f.ok(&["judges", "--threshold", "0.85", "people"]));
+    eprintln!(
+        "{words}{}",
+        f.ok(&["judges", "--threshold", "0.85", "people"])
+    );
     assert!(words.contains("judges over 3 runs: 12 verdicts"), "{words}");
-    assert!(words.contains("accuracy 60%, kappa 0.17 (n 5); 7 verdicts no person looked at"), "{words}");
+    assert!(
+        words.contains("accuracy 60%, kappa 0.17 (n 5); 7 verdicts no person looked at"),
+        "{words}"
+    );
     assert!(words.contains("false passes 3 of 9 (33%)"), "{words}");
     assert!(words.contains("rises without a change: 1"), "{words}");
 }
@@ -264,8 +379,21 @@ fn what_if_decides_the_recorded_scores_again() {
     // At 0.85 in the people run: b (0.8, rejected: borne out) and e (0.75, approved: against).
     let mid = f.judges(&["people", "--threshold", "0.85"]);
     let w = &mid["evaluators"][0]["what_if"];
-    assert_eq!(refs(&w["flips"].as_array().unwrap().iter().map(|f| f["verdict"].clone()).collect::<Value>()), ["people b 1", "people e 1"]);
-    assert_eq!((w["borne_out"].as_u64(), w["gone_against"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(
+        refs(
+            &w["flips"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["verdict"].clone())
+                .collect::<Value>()
+        ),
+        ["people b 1", "people e 1"]
+    );
+    assert_eq!(
+        (w["borne_out"].as_u64(), w["gone_against"].as_u64()),
+        (Some(1), Some(1))
+    );
     // Weights: style (0.5 everywhere) alone passes nothing at 0.7; c and d stay as they were.
     let styled = f.judges(&["people", "--weights", "style=1"]);
     assert_eq!(styled["evaluators"][0]["what_if"]["passes_now"], 0);
@@ -291,15 +419,27 @@ fn bad_input_is_refused_and_an_empty_history_says_so() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
         assert!(text(&out).contains(says), "{args:?}: {}", text(&out));
     }
-    let wf = common::workflow(dir.path(), "one", "name = \"one\"\n[[task]]\nid = \"t\"\nrun = \"true\"\nrequires_testing = false\n");
+    let wf = common::workflow(
+        dir.path(),
+        "one",
+        "name = \"one\"\n[[task]]\nid = \"t\"\nrun = \"true\"\nrequires_testing = false\n",
+    );
     assert_eq!(common::run(&store, &wf, "one", &[]).status.code(), Some(0));
     let out = runlog(&store).args(["judges", "nope"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("nope"), "{}", text(&out));
     let out = runlog(&store).args(["judges", "one"]).output().unwrap();
-    assert!(text(&out).contains("no verdicts in 1 run"), "{}", text(&out));
+    assert!(
+        text(&out).contains("no verdicts in 1 run"),
+        "{}",
+        text(&out)
+    );
     // A sample outside [0, 1] refuses the workflow.
-    let bad = common::workflow(dir.path(), "bad", "name = \"bad\"\n[settings]\nreview_sample = 2\n[[task]]\nid = \"t\"\nrun = \"true\"\n");
+    let bad = common::workflow(
+        dir.path(),
+        "bad",
+        "name = \"bad\"\n[settings]\nreview_sample = 2\n[[task]]\nid = \"t\"\nrun = \"true\"\n",
+    );
     let out = common::run(&store, &bad, "bad", &[]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("review_sample"), "{}", text(&out));

@@ -8,9 +8,7 @@ use bincode::{Decode, Encode};
 use serde::{Deserialize, Serialize};
 
 /// Which verdicts a person reviews whatever the score.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Encode, Decode, Serialize, Deserialize,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]
 pub enum ReviewMode {
@@ -120,11 +118,27 @@ mod tests {
             sample: 0.1,
         };
         let held: Vec<u32> = (0..10_000)
-            .filter(|i| p.holds("run", &TaskId::from(format!("t{i}")), 1, 0, GateOutcome::Pass))
+            .filter(|i| {
+                p.holds(
+                    "run",
+                    &TaskId::from(format!("t{i}")),
+                    1,
+                    0,
+                    GateOutcome::Pass,
+                )
+            })
             .collect();
         assert!((800..1200).contains(&held.len()), "{}", held.len());
         let again: Vec<u32> = (0..10_000)
-            .filter(|i| p.holds("run", &TaskId::from(format!("t{i}")), 1, 0, GateOutcome::Pass))
+            .filter(|i| {
+                p.holds(
+                    "run",
+                    &TaskId::from(format!("t{i}")),
+                    1,
+                    0,
+                    GateOutcome::Pass,
+                )
+            })
             .collect();
         assert_eq!(held, again);
     }

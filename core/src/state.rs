@@ -193,7 +193,8 @@ pub struct TaskState {
     /// What its commands used.
     pub spend: Spend,
     /// The budget that stopped it (it failed with `budget-spent`), until it is reopened.
-    pub budget_stop: Option<BudgetStop>,    /// The gate's decision on its last score, held for a person (the review queue): the task
+    pub budget_stop: Option<BudgetStop>,
+    /// The gate's decision on its last score, held for a person (the review queue): the task
     /// waits in pending-eval until a person approves or rejects it.
     pub held: Option<GateOutcome>,
 }
@@ -419,7 +420,8 @@ pub struct RunState {
     /// What the run's commands used.
     pub spend: Spend,
     /// Every usage record of the run as it stands (a rollback takes back what it undid).
-    pub usage: Vec<UsageRecord>,    /// The verdicts a person reviews before the gate's decision takes effect.
+    pub usage: Vec<UsageRecord>,
+    /// The verdicts a person reviews before the gate's decision takes effect.
     pub review: crate::review::ReviewPolicy,
 }
 

@@ -42,7 +42,9 @@ fn parse_since(s: &str) -> std::result::Result<Timestamp, String> {
 fn parse_threshold(s: &str) -> std::result::Result<f64, String> {
     match s.parse::<f64>() {
         Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
-        Ok(x) => Err(format!("{x} is outside [0, 1]: scores and thresholds are in [0, 1]")),
+        Ok(x) => Err(format!(
+            "{x} is outside [0, 1]: scores and thresholds are in [0, 1]"
+        )),
         Err(_) => Err(format!("{s:?} is not a number")),
     }
 }
@@ -246,12 +248,7 @@ fn evaluator(e: &EvaluatorReport) -> Result<()> {
 }
 
 fn contradicted(what: &str, r: &Rate) -> Result<()> {
-    outln!(
-        "  {what} {} of {} ({})",
-        r.contradicted,
-        r.of,
-        pct(r.rate)
-    );
+    outln!("  {what} {} of {} ({})", r.contradicted, r.of, pct(r.rate));
     for v in &r.verdicts {
         outln!("                {}: {}", named(v), v.why);
     }
@@ -281,7 +278,11 @@ fn drift(e: &EvaluatorReport) -> Result<()> {
             outln!(
                 "  {}  {}: {} verdicts, mean {:.2}, {} passed, from {} ({})",
                 if i == 0 { "versions  " } else { "          " },
-                if v.version.is_empty() { "(none said)" } else { &v.version },
+                if v.version.is_empty() {
+                    "(none said)"
+                } else {
+                    &v.version
+                },
                 v.verdicts,
                 v.mean,
                 pct(Some(v.pass_rate)),

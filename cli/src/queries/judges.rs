@@ -77,10 +77,30 @@ fn heads(log: &dyn EventLog, runs: &[String]) -> Result<Vec<(String, Head)>> {
 /// The report: every evaluator of the runs asked.
 pub fn report(log: &dyn EventLog, ask: &Ask) -> Result<JudgesReport> {
     let heads = heads(log, &ask.runs)?;
+    // Each run's verdicts are read (or folded) on their own: both cores take half the runs.
+    let half = heads.len().div_ceil(2).max(1);
     let mut all = Vec::new();
-    for (run, head) in &heads {
-        all.extend(verdicts(log, run, *head)?);
-    }
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = heads
+            .chunks(half)
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut got = Vec::new();
+                    for (run, head) in part {
+                        got.extend(verdicts(log, run, *head)?);
+                    }
+                    Ok::<_, runlog_replay::ReplayError>(got)
+                })
+            })
+            .collect();
+        for part in parts {
+            match part.join() {
+                Ok(got) => all.extend(got?),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        Ok::<_, runlog_replay::ReplayError>(())
+    })?;
     Ok(JudgesReport::of(
         heads.len() as u64,
         &all,

@@ -63,7 +63,12 @@ mod tests {
     fn a_worked_example() {
         // 20 labels: gate and people agree on 8 passes and 7 fails.
         let mut a = Agreement::default();
-        let cells = [(true, true, 8), (true, false, 3), (false, true, 2), (false, false, 7)];
+        let cells = [
+            (true, true, 8),
+            (true, false, 3),
+            (false, true, 2),
+            (false, false, 7),
+        ];
         for (g, p, k) in cells {
             (0..k).for_each(|_| a.add(g, p));
         }
@@ -71,6 +76,40 @@ mod tests {
         assert_eq!(a.accuracy, Some(0.75));
         // p_o = 0.75, p_gate = 11/20, p_person = 10/20, p_e = 0.5; kappa = 0.25 / 0.5.
         assert!((a.kappa.unwrap() - 0.5).abs() < 1e-12);
+    }
+
+    /// Cohen's kappa straight from two raters' label lists, over any set of labels:
+    /// observed agreement, and chance agreement as the sum over labels of the product of
+    /// each rater's share of it.
+    fn kappa_of_lists(a: &[bool], b: &[bool]) -> Option<f64> {
+        let n = a.len() as f64;
+        let observed = a.iter().zip(b).filter(|(x, y)| x == y).count() as f64 / n;
+        let share = |l: &[bool], v: bool| l.iter().filter(|x| **x == v).count() as f64 / n;
+        let chance: f64 = [true, false]
+            .iter()
+            .map(|v| share(a, *v) * share(b, *v))
+            .sum();
+        (chance < 1.0 - 1e-12).then(|| (observed - chance) / (1.0 - chance))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn kappa_and_accuracy_agree_with_the_lists(labels in proptest::collection::vec((proptest::bool::ANY, proptest::bool::ANY), 2..200)) {
+            let mut a = Agreement::default();
+            for (g, p) in &labels {
+                a.add(*g, *p);
+            }
+            a.settle();
+            let gate: Vec<bool> = labels.iter().map(|l| l.0).collect();
+            let person: Vec<bool> = labels.iter().map(|l| l.1).collect();
+            let agree = labels.iter().filter(|(g, p)| g == p).count() as f64 / labels.len() as f64;
+            proptest::prop_assert!((a.accuracy.unwrap() - agree).abs() < 1e-12);
+            match (a.kappa, kappa_of_lists(&gate, &person)) {
+                (Some(x), Some(y)) => proptest::prop_assert!((x - y).abs() < 1e-9, "{x} {y}"),
+                (x, y) => proptest::prop_assert_eq!(x, y),
+            }
+            proptest::prop_assert_eq!(a.both_pass + a.gate_pass_person_fail + a.gate_fail_person_pass + a.both_fail, labels.len() as u64);
+        }
     }
 
     #[test]

@@ -12,8 +12,8 @@ mod report;
 
 pub use agreement::Agreement;
 pub use report::{
-    Drift, EvaluatorReport, Filter, Flip, JudgesReport, Rate, Retest, VerdictRef, Week,
-    WhatIf, VersionSeen,
+    Drift, EvaluatorReport, Filter, Flip, JudgesReport, Rate, Retest, VerdictRef, VersionSeen,
+    Week, WhatIf,
 };
 
 use crate::event::{Event, EventKind, GateOutcome};
@@ -263,10 +263,15 @@ impl Verdicts {
                 patch,
                 blob,
                 ..
-            } => self.changed(task, *attempt, commit == parent || *insertions + *deletions == 0, {
-                let kept = blob.map_or_else(|| Hash::of(patch.as_bytes()), |h| h);
-                (kept, parent, files, patch, blob.is_some())
-            }),
+            } => self.changed(
+                task,
+                *attempt,
+                commit == parent || *insertions + *deletions == 0,
+                {
+                    let kept = blob.map_or_else(|| Hash::of(patch.as_bytes()), |h| h);
+                    (kept, parent, files, patch, blob.is_some())
+                },
+            ),
             EventKind::EvalScored {
                 task,
                 evaluator,
@@ -346,7 +351,11 @@ impl Verdicts {
                 }
             }
             EventKind::RolledBack { to_seq, .. } => {
-                for v in self.verdicts.iter_mut().filter(|v| v.seq > *to_seq && !v.rolled_back) {
+                for v in self
+                    .verdicts
+                    .iter_mut()
+                    .filter(|v| v.seq > *to_seq && !v.rolled_back)
+                {
                     v.rolled_back = true;
                     v.later.push(Later::RolledBack { seq });
                 }
@@ -372,7 +381,11 @@ impl Verdicts {
         let blank = empty || (!cut && only_whitespace(patch));
         if !empty {
             for (i, touched) in self.unsettled.get_mut(task).into_iter().flatten() {
-                let judged = &self.verdicts.get(*i).map(|v| v.files.clone()).unwrap_or_default();
+                let judged = &self
+                    .verdicts
+                    .get(*i)
+                    .map(|v| v.files.clone())
+                    .unwrap_or_default();
                 if files.iter().any(|f| judged.contains(f)) {
                     *touched = true;
                 }
@@ -432,7 +445,14 @@ impl Verdicts {
         });
     }
 
-    fn decided(&mut self, seq: u64, task: &TaskId, threshold: f64, outcome: GateOutcome, held: bool) {
+    fn decided(
+        &mut self,
+        seq: u64,
+        task: &TaskId,
+        threshold: f64,
+        outcome: GateOutcome,
+        held: bool,
+    ) {
         let Some(index) = self.latest_index(task) else {
             return;
         };
@@ -445,7 +465,10 @@ impl Verdicts {
         if outcome == GateOutcome::Pass && !held {
             self.passed(task, seq);
         } else if outcome != GateOutcome::Pass {
-            self.unsettled.entry(task.clone()).or_default().push((index, false));
+            self.unsettled
+                .entry(task.clone())
+                .or_default()
+                .push((index, false));
         }
     }
 

@@ -296,7 +296,7 @@ impl JudgesReport {
         let evaluators: Vec<EvaluatorReport> = by
             .into_iter()
             .map(|(name, mut vs)| {
-                vs.sort_by_key(|v| (v.at, v.run.clone(), v.seq));
+                vs.sort_by(|a, b| (a.at, &a.run, a.seq).cmp(&(b.at, &b.run, b.seq)));
                 evaluator(name, &vs, what_if)
             })
             .collect();
@@ -335,7 +335,11 @@ fn evaluator(name: &str, vs: &[&Verdict], what_if: Option<&WhatIf>) -> Evaluator
             Some(l) => people.add(v.passed(), l.passes()),
             None => people.unlabelled += 1,
         }
-        let rate = if v.passed() { &mut false_pass } else { &mut false_fail };
+        let rate = if v.passed() {
+            &mut false_pass
+        } else {
+            &mut false_fail
+        };
         rate.of += 1;
         if let Some(c) = v.contradiction() {
             rate.contradicted += 1;
@@ -400,7 +404,10 @@ fn retest(vs: &[&Verdict]) -> Retest {
         out.works += 1;
         out.judgements += group.len() as u64;
         let lo = group.iter().map(|v| v.score).fold(f64::INFINITY, f64::min);
-        let hi = group.iter().map(|v| v.score).fold(f64::NEG_INFINITY, f64::max);
+        let hi = group
+            .iter()
+            .map(|v| v.score)
+            .fold(f64::NEG_INFINITY, f64::max);
         spreads.push(hi - lo);
         out.max_spread = out.max_spread.max(hi - lo);
         if group.iter().any(|v| v.passed()) && group.iter().any(|v| !v.passed()) {
@@ -491,7 +498,14 @@ fn decide_again(vs: &[&Verdict], w: &WhatIf) -> WhatIfResult {
             None => {}
         }
         out.flips.push(Flip {
-            verdict: VerdictRef::of(v, format!("{} → {}", decision_word(v.decision), if now { "pass" } else { "not pass" })),
+            verdict: VerdictRef::of(
+                v,
+                format!(
+                    "{} → {}",
+                    decision_word(v.decision),
+                    if now { "pass" } else { "not pass" }
+                ),
+            ),
             score: w.score(v),
             now_passes: now,
             afterwards: v.afterwards(),
