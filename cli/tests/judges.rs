@@ -397,6 +397,31 @@ fn what_if_decides_the_recorded_scores_again() {
     // Weights: style (0.5 everywhere) alone passes nothing at 0.7; c and d stay as they were.
     let styled = f.judges(&["people", "--weights", "style=1"]);
     assert_eq!(styled["evaluators"][0]["what_if"]["passes_now"], 0);
+    // The API answers the same question with the same report.
+    let server = runlog(&f.store)
+        .arg("serve")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    common::wait_for(|| f.store.join("api.sock").exists());
+    let get = |path: &str| {
+        let mut conn = std::os::unix::net::UnixStream::connect(f.store.join("api.sock")).unwrap();
+        common::request(&mut conn, "GET", path, &[], "")
+    };
+    let (status, body) = get("/v1/judges?runs=people&threshold=0.85");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), mid);
+    let (status, body) = get("/v1/judges?threshold=1.5");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("outside [0, 1]"), "{body}");
+    let (status, body) = get("/v1/judges?runs=nope");
+    assert_eq!(status, 404, "{body}");
+    let (status, body) = get("/v1/review");
+    assert_eq!((status, body.as_str()), (200, "[]"));
+    let mut server = server;
+    let _ = server.kill();
+    let _ = server.wait();
     // What no evaluator ran: the store holds the same events as before.
     let log = open(&f.store);
     let n = events(&log, "people").len();

@@ -5,10 +5,9 @@
 
 use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::queries::judges::{report, Ask};
+use crate::queries::judges::{parse_since, parse_threshold, parse_weights, report, Ask};
 use crate::render;
-use runlog_core::calendar::parse_date;
-use runlog_core::projections::judges::{EvaluatorReport, Filter, Rate, VerdictRef, WhatIf};
+use runlog_core::projections::judges::{EvaluatorReport, Filter, Rate, VerdictRef};
 use runlog_core::Timestamp;
 use std::collections::BTreeMap;
 
@@ -35,50 +34,19 @@ pub struct Args {
     weights: Option<BTreeMap<String, f64>>,
 }
 
-fn parse_since(s: &str) -> std::result::Result<Timestamp, String> {
-    parse_date(s).ok_or_else(|| format!("{s:?} is not a date: write YYYY-MM-DD"))
-}
-
-fn parse_threshold(s: &str) -> std::result::Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
-        Ok(x) => Err(format!(
-            "{x} is outside [0, 1]: scores and thresholds are in [0, 1]"
-        )),
-        Err(_) => Err(format!("{s:?} is not a number")),
-    }
-}
-
-fn parse_weights(s: &str) -> std::result::Result<BTreeMap<String, f64>, String> {
-    s.split(',')
-        .map(|pair| {
-            let (name, w) = pair
-                .split_once('=')
-                .ok_or_else(|| format!("{pair:?}: write DIMENSION=WEIGHT"))?;
-            match w.trim().parse::<f64>() {
-                Ok(w) if w.is_finite() && w >= 0.0 => Ok((name.trim().to_owned(), w)),
-                _ => Err(format!("{pair:?}: a weight is a number, 0 or more")),
-            }
-        })
-        .collect()
-}
-
 /// Prints each evaluator's report, or the report as one JSON object.
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let log = ctx.open()?;
-    let what_if = (a.threshold.is_some() || a.weights.is_some()).then(|| WhatIf {
-        threshold: a.threshold,
-        weights: a.weights.unwrap_or_default(),
-    });
-    let ask = Ask {
-        runs: a.runs,
-        filter: Filter {
+    let ask = Ask::new(
+        a.runs,
+        Filter {
             since: a.since,
             workflow: a.workflow,
             evaluator: a.evaluator,
         },
-        what_if,
-    };
+        a.threshold,
+        a.weights,
+    );
     let r = report(&log, &ask)?;
     if ctx.json {
         return render::json(&r);

@@ -7,10 +7,12 @@
 
 use runlog_core::projections::audit::{AuditEntry, Consequence};
 use runlog_core::projections::judges::{Filter, JudgesReport, Verdict, WhatIf};
+use runlog_core::Timestamp;
 use runlog_replay::forgotten::unknown_run;
 use runlog_replay::{Replay, Result};
 use runlog_store::{EventLog, Head};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// What a judges report asks.
 #[derive(Debug, Clone, Default)]
@@ -21,6 +23,59 @@ pub struct Ask {
     pub filter: Filter,
     /// Another threshold or weighting.
     pub what_if: Option<WhatIf>,
+}
+
+impl Ask {
+    /// The report of `runs` (every run when empty) the filter takes, with a what-if when a
+    /// threshold or weights are given.
+    pub fn new(
+        runs: Vec<String>,
+        filter: Filter,
+        threshold: Option<f64>,
+        weights: Option<BTreeMap<String, f64>>,
+    ) -> Self {
+        let what_if = (threshold.is_some() || weights.is_some()).then(|| WhatIf {
+            threshold,
+            weights: weights.unwrap_or_default(),
+        });
+        Self {
+            runs,
+            filter,
+            what_if,
+        }
+    }
+}
+
+/// `--since`, `since=`: a day, YYYY-MM-DD (UTC).
+pub fn parse_since(s: &str) -> std::result::Result<Timestamp, String> {
+    runlog_core::calendar::parse_date(s)
+        .ok_or_else(|| format!("{s:?} is not a date: write YYYY-MM-DD"))
+}
+
+/// `--threshold`, `threshold=`: a number in [0, 1].
+pub fn parse_threshold(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        Ok(x) => Err(format!(
+            "{x} is outside [0, 1]: scores and thresholds are in [0, 1]"
+        )),
+        Err(_) => Err(format!("{s:?} is not a number")),
+    }
+}
+
+/// `--weights`, `weights=`: `DIMENSION=WEIGHT,…`, each weight 0 or more.
+pub fn parse_weights(s: &str) -> std::result::Result<BTreeMap<String, f64>, String> {
+    s.split(',')
+        .map(|pair| {
+            let (name, w) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("{pair:?}: write DIMENSION=WEIGHT"))?;
+            match w.trim().parse::<f64>() {
+                Ok(w) if w.is_finite() && w >= 0.0 => Ok((name.trim().to_owned(), w)),
+                _ => Err(format!("{pair:?}: a weight is a number, 0 or more")),
+            }
+        })
+        .collect()
 }
 
 /// A run's verdicts as last folded, at the head whose seq and hash they were folded to.

@@ -1,6 +1,8 @@
 //! The routes of `/v1` and their handlers. Reads answer from the store as the CLI's `--json`
 //! does (the same shapes); commands go through the same rules as `runlog emit`.
 
+mod judges;
+
 use super::connections::{Peer, UnixPeer};
 use super::errors::ApiError;
 use super::hosted::{Hosted, Start};
@@ -14,6 +16,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
+use judges::{judges, review};
 use runlog_core::{CommandKind, EventKind, Principal, Via};
 use runlog_replay::{Replay, Session};
 use runlog_store::{EventLog, Store};
@@ -58,6 +61,8 @@ const FORK: &str = "/v1/runs/{run}/fork";
 const RERUN: &str = "/v1/runs/{run}/rerun";
 const BLOB: &str = "/v1/blobs/{hash}";
 const CALLS: &str = "/v1/runs/{run}/tasks/{task}/calls";
+const JUDGES: &str = "/v1/judges";
+const REVIEW: &str = "/v1/review";
 
 /// Declares each route once, in two groups: `bounded` ones answer within [`REQUEST_TIME`],
 /// `open` ones (the event stream) last as long as their client. Makes the routers and
@@ -109,6 +114,8 @@ routes! {
         RERUN => { post(Run): rerun }
         BLOB => { get(Read): blob }
         CALLS => { get(Read): calls }
+        JUDGES => { get(Read): judges }
+        REVIEW => { get(Read): review }
     }
     open {
         STREAM => { get(Read): stream_events }
