@@ -148,7 +148,7 @@ fn evaluator(e: &EvaluatorReport) -> Result<()> {
         if p.unlabelled == 1 { "" } else { "s" }
     );
     if p.n > 0 {
-        outln!("              gate \\ person  approved  rejected");
+        outln!("              gate × person  approved  rejected");
         outln!(
             "              pass          {:>8}  {:>8}",
             p.both_pass,

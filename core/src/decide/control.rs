@@ -299,9 +299,10 @@ pub fn outcome(state: &RunState) -> RunOutcome {
         let run = state.run.as_ref().map_or("RUN", |r| r.id.as_str());
         return RunOutcome::Paused {
             reason: format!(
-                "{} {} for a person's review: `runlog review {run}`, then `runlog approve {run} TASK` or `runlog reject {run} TASK --reason WHY`, and `runlog resume {run}`",
-                if held.len() == 1 { "task waits" } else { "tasks wait" },
+                "{} {} {} for a person's review (`runlog review {run}`)",
+                if held.len() == 1 { "task" } else { "tasks" },
                 held.join(", "),
+                if held.len() == 1 { "waits" } else { "wait" },
             ),
         };
     }

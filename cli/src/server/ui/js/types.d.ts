@@ -423,6 +423,22 @@ rescue: number | null,
 /**
  * The seq of the conflict.
  */
+at_seq: number, } | { "consequence": "held" } | { "consequence": "reviewed", 
+/**
+ * Who.
+ */
+by: string, 
+/**
+ * Approved (done), else rejected.
+ */
+approved: boolean, 
+/**
+ * Rejected and reopened for another try.
+ */
+reopen: boolean, 
+/**
+ * The seq of the decision.
+ */
 at_seq: number, };
 
 /**
@@ -1099,7 +1115,39 @@ redactions: Array<Redaction>, } | { "type": "run-forgotten" } & Forgotten | { "t
 /**
  * The claim, as a usage record.
  */
-usage: UsageRecord, } | { "type": "rerun-started" } & Rerun | { "type": "call-diverged" } & Divergence;
+usage: UsageRecord, } | { "type": "rerun-started" } & Rerun | { "type": "call-diverged" } & Divergence | { "type": "review-set", 
+/**
+ * The policy.
+ */
+policy: ReviewPolicy, } | { "type": "review-held", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The score.
+ */
+score: number, 
+/**
+ * The threshold in force.
+ */
+threshold: number, 
+/**
+ * What the gate decided.
+ */
+outcome: GateOutcome, } | { "type": "evaluator-named", 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The model it asked, or empty.
+ */
+model: string, 
+/**
+ * Its own version (a prompt's, a rubric's), or empty.
+ */
+version: string, };
 
 /**
  * What a run's tombstone keeps.
@@ -1556,6 +1604,25 @@ timeout_ms: number | null,
  * Consecutive failures of a stage that open its circuit; 0 never opens it.
  */
 circuit_after: number, };
+
+/**
+ * Which verdicts a person reviews whatever the score.
+ */
+export type ReviewMode = "none" | "failing" | "all";
+
+/**
+ * The run's review policy, recorded as it starts (`review-set`).
+ */
+export type ReviewPolicy = { 
+/**
+ * The verdicts always reviewed.
+ */
+mode: ReviewMode, 
+/**
+ * The share of the other verdicts reviewed as well, in [0, 1], chosen by a hash of the
+ * run, the task and the attempt: the same verdicts whenever the run is replayed.
+ */
+sample: number, };
 
 /**
  * A run: one execution of a workflow, one stream of events.
