@@ -902,3 +902,79 @@ fn rerun_from_here_executes_the_run_again_with_its_recorded_answers() {
     assert!(log.contains("\"outcome\":\"succeeded\""), "{log}");
     stop(server);
 }
+
+#[test]
+fn the_judges_page_shows_an_evaluators_agreement_and_a_what_if_threshold() {
+    let Some(parts) = browser_parts() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    // The review fixture of docs/commands.md: a person approves two verdicts, rejects one
+    // (reopened, then approved) and approves a rescue.
+    common::copy_tree(&repo().join("fixtures"), &dir.path().join("fixtures"));
+    let steps: [&[&str]; 7] = [
+        &[
+            "run",
+            "fixtures/workflows/review.toml",
+            "--run-id",
+            "review-1",
+            "--quiet",
+        ],
+        &["approve", "review-1", "parser", "--by", "ana"],
+        &[
+            "reject",
+            "review-1",
+            "docs",
+            "--by",
+            "ana",
+            "--reopen",
+            "--reason",
+            "the examples do not run",
+        ],
+        &["approve", "review-1", "cli", "--by", "ana"],
+        &["resume", "review-1", "--quiet"],
+        &["approve", "review-1", "docs", "--by", "ana"],
+        &["resume", "review-1", "--quiet"],
+    ];
+    for args in steps {
+        runlog(&store)
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+    }
+    assert!(json_log(&store, "review-1").contains("\"run-finished\""));
+    let (server, base) = serve(&store);
+    let d = driver(parts);
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let c = browse(&d).await;
+        c.goto(&base).await.unwrap();
+        click_css(&c, "#judges-link").await;
+        wait_css(&c, "main[data-state=ready] #judges").await;
+        click_css(&c, "#judges tr[data-evaluator] a").await;
+        wait_css(&c, "main[data-state=ready] #confusion").await;
+        let cells = js(
+            &c,
+            "return [...document.querySelectorAll('#confusion td')].map(t => [t.dataset.cell, t.textContent]);",
+        )
+        .await;
+        assert_eq!(
+            cells,
+            json!([["both-pass", "2"], ["gate-pass-person-fail", "1"], ["gate-fail-person-pass", "1"], ["both-fail", "0"]])
+        );
+        let bars = js(&c, "return document.querySelectorAll('#histogram .bar').length;").await;
+        assert_eq!(bars, json!(10));
+        let false_passes = js(&c, "return [...document.querySelectorAll('#false-passes li a')].map(a => a.dataset.verdict);").await;
+        assert_eq!(false_passes, json!(["review-1/docs/1"]));
+        // The what-if slider: at 0.85 both of docs' passes flip, as `runlog judges --threshold 0.85` says.
+        js(&c, "const s = document.querySelector('#what-if'); s.value = '0.85'; s.dispatchEvent(new Event('input')); return null;").await;
+        let summary = wait_css(&c, "main[data-what-if='0.85'] #what-if-summary").await.text().await.unwrap();
+        assert_eq!(summary, "3 passes → 1; 2 decisions flip (1 borne out by what happened, 1 against it)");
+        screenshot(&c, "judges").await;
+        // A contradicted verdict opens its task at the verdict, where its diff and story are.
+        click_css(&c, "#false-passes li a").await;
+        wait_css(&c, "#task-panel").await;
+        assert_eq!(seq_shown(&c).await, 23);
+        c.close().await.unwrap();
+    });
+    stop(server);
+}

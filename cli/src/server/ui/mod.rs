@@ -15,11 +15,12 @@ use std::path::{Path, PathBuf};
 
 const PAGE: &str = include_str!("index.html");
 /// The page's script modules (ES modules, no build step), by their path under `/ui/js/`.
-const MODULES: [(&str, &str); 11] = [
+const MODULES: [(&str, &str); 12] = [
     ("main.js", include_str!("js/main.js")),
     ("dom.js", include_str!("js/dom.js")),
     ("api.js", include_str!("js/api.js")),
     ("runs.js", include_str!("js/runs.js")),
+    ("judges.js", include_str!("js/judges.js")),
     ("layout.js", include_str!("js/layout.js")),
     ("run/page.js", include_str!("js/run/page.js")),
     ("run/board.js", include_str!("js/run/board.js")),
@@ -63,12 +64,13 @@ async fn module(axum::extract::Path(path): axum::extract::Path<String>) -> Respo
     }
 }
 
-/// The pages' routes: the runs page at `/`, a run at `/runs/{run}` (the same page; its script
-/// reads the address), its script modules and its style sheet.
+/// The pages' routes: the runs page at `/`, a run at `/runs/{run}`, the evaluators at
+/// `/judges` (the same page; its script reads the address), its script modules and its style sheet.
 pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
         .route("/", get(page))
         .route("/runs/{run}", get(page))
+        .route("/judges", get(page))
         .route("/ui/js/{*path}", get(module))
         .route(
             "/ui/app.css",

@@ -36,7 +36,7 @@ impl TypeVisitor for Declarations {
 }
 
 /// The declarations file: the board, an event with its words, the audit with its words, a
-/// task's model calls, and
+/// task's model calls, the judges' report, and
 /// every type they hold. JSON numbers are `number` (seqs and times stay far below 2^53).
 pub fn declarations() -> String {
     let mut all = Declarations {
@@ -47,6 +47,7 @@ pub fn declarations() -> String {
     all.visit::<crate::render::event::Worded<'static>>();
     all.visit::<crate::render::WordedAudit>();
     all.visit::<crate::queries::calls::CallsView>();
+    all.visit::<runlog_core::projections::judges::JudgesReport>();
     let mut out = String::from(HEADER);
     for text in all.by_name.values() {
         out.push('\n');

@@ -239,6 +239,8 @@ pub struct EvaluatorReport {
     pub fails: u64,
     /// Held for a person's review.
     pub held: u64,
+    /// The threshold in force at its latest verdict.
+    pub threshold: f64,
     /// Mean score.
     pub score_mean: f64,
     /// Standard deviation of the scores.
@@ -370,6 +372,7 @@ fn evaluator(name: &str, vs: &[&Verdict], what_if: Option<&WhatIf>) -> Evaluator
         rescues: count(vs, |d| matches!(d, GateOutcome::Rescue { .. })),
         fails: count(vs, |d| d == GateOutcome::Fail),
         held: vs.iter().filter(|v| v.held).count() as u64,
+        threshold: vs.last().map_or(0.0, |v| v.threshold),
         score_mean,
         score_sd: var.sqrt(),
         dimensions: dims

@@ -4,12 +4,14 @@
 // the server sends (those `runlog log` and `runlog audit` print); it keeps no data of its own.
 
 import { $, showError } from "./dom.js";
+import { judgesPage } from "./judges.js";
 import { runPage } from "./run/page.js";
 import { runsPage } from "./runs.js";
 
 function route() {
   const m = location.pathname.match(/^\/runs\/([^/]+)\/?$/);
   if (m) runPage(decodeURIComponent(m[1]));
+  else if (location.pathname.replace(/\/$/, "") === "/judges") judgesPage().catch(showError);
   else runsPage().catch(showError);
 }
 

@@ -13,6 +13,7 @@ export async function runsPage() {
   const holder = el("div");
   main.replaceChildren(
     el("h1", {}, "Runs"),
+    el("p", {}, el("a", { href: "/judges", id: "judges-link" }, "Judges"), el("span", { class: "muted" }, ": how far each evaluator agrees with people and with what happened")),
     el("div", { class: "filters" }, el("label", {}, "Status ", filter), el("span", { class: "muted", id: "runs-count" })),
     holder,
   );

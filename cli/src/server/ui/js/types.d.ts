@@ -7,6 +7,45 @@
 export type AgentId = string;
 
 /**
+ * The gate's pass or not against a person's, over the labelled verdicts.
+ */
+export type Agreement = { 
+/**
+ * The gate passed and the person approved.
+ */
+both_pass: number, 
+/**
+ * The gate passed and the person rejected or reopened.
+ */
+gate_pass_person_fail: number, 
+/**
+ * The gate did not pass and the person approved.
+ */
+gate_fail_person_pass: number, 
+/**
+ * Neither passed.
+ */
+both_fail: number, 
+/**
+ * The labelled verdicts (the four cells).
+ */
+n: number, 
+/**
+ * The share of them where the gate decided as the person did.
+ */
+accuracy: number | null, 
+/**
+ * Cohen's kappa: agreement beyond what the two rates alone would give by chance (1 is
+ * full agreement, 0 chance); none when it is undefined (under two labels, or both sides
+ * always giving one answer).
+ */
+kappa: number | null, 
+/**
+ * The verdicts no person looked at.
+ */
+unlabelled: number, };
+
+/**
  * Where a rerun's model calls are answered from.
  */
 export type Answers = "recorded" | "live" | "recorded-then-live";
@@ -482,9 +521,111 @@ why: string,
 live: boolean, };
 
 /**
+ * How an evaluator's scores moved over time and across its versions.
+ */
+export type Drift = { 
+/**
+ * By week, oldest first.
+ */
+weeks: Array<Week>, 
+/**
+ * By version, in the order each first appeared.
+ */
+versions: Array<VersionSeen>, };
+
+/**
  * A stage failure's class.
  */
 export type ErrorType = string;
+
+/**
+ * One evaluator, across the verdicts a report takes.
+ */
+export type EvaluatorReport = { 
+/**
+ * The eval command.
+ */
+evaluator: string, 
+/**
+ * The models it said it asked.
+ */
+models: Array<string>, 
+/**
+ * The versions it said it was.
+ */
+versions: Array<string>, 
+/**
+ * Verdicts.
+ */
+verdicts: number, 
+/**
+ * Runs they were given in.
+ */
+runs: number, 
+/**
+ * Passes.
+ */
+passes: number, 
+/**
+ * Rescues.
+ */
+rescues: number, 
+/**
+ * Fails.
+ */
+fails: number, 
+/**
+ * Held for a person's review.
+ */
+held: number, 
+/**
+ * The threshold in force at its latest verdict.
+ */
+threshold: number, 
+/**
+ * Mean score.
+ */
+score_mean: number, 
+/**
+ * Standard deviation of the scores.
+ */
+score_sd: number, 
+/**
+ * Mean score per dimension.
+ */
+dimensions: { [key in string]: number }, 
+/**
+ * Scores in ten bins of 0.1 (the last holds 1.0).
+ */
+histogram: Array<number>, 
+/**
+ * Against people's decisions.
+ */
+people: Agreement, 
+/**
+ * Passes that what happened afterwards contradicted.
+ */
+false_pass: Rate, 
+/**
+ * Rescues and fails that what happened afterwards contradicted.
+ */
+false_fail: Rate, 
+/**
+ * The same work judged again.
+ */
+retest: Retest, 
+/**
+ * Scores that rose after a rescue whose attempt changed nothing but whitespace.
+ */
+unchanged_rises: Array<VerdictRef>, 
+/**
+ * Over time and versions.
+ */
+drift: Drift, 
+/**
+ * The what-if asked for, if any.
+ */
+what_if?: WhatIfResult, };
 
 /**
  * Every kind of event. See the module docs for the format rule.
@@ -1150,6 +1291,32 @@ model: string,
 version: string, };
 
 /**
+ * A decision another threshold or weighting would have changed.
+ */
+export type Flip = { 
+/**
+ * The verdict.
+ */
+verdict: VerdictRef, 
+/**
+ * The score the what-if read.
+ */
+score: number, 
+/**
+ * It would pass now (it did not), or not (it did).
+ */
+now_passes: boolean, 
+/**
+ * What became of the work.
+ */
+afterwards: string, 
+/**
+ * What happened afterwards (a person, or a contradiction) sides with the new decision:
+ * `true`; with the old one: `false`; nothing says: none.
+ */
+borne_out: boolean | null, };
+
+/**
  * What a run's tombstone keeps.
  */
 export type Forgotten = { 
@@ -1225,6 +1392,27 @@ insertions: number,
  * Lines removed.
  */
 deletions: number, };
+
+/**
+ * Every evaluator's report.
+ */
+export type JudgesReport = { 
+/**
+ * Runs read.
+ */
+runs: number, 
+/**
+ * Verdicts taken.
+ */
+verdicts: number, 
+/**
+ * The what-if asked for.
+ */
+what_if?: WhatIf, 
+/**
+ * By evaluator, by their command.
+ */
+evaluators: Array<EvaluatorReport>, };
 
 /**
  * A budget's bounds; `None` is no bound.
@@ -1465,6 +1653,27 @@ cache_read: number | null,
 cache_write: number | null, };
 
 /**
+ * How often what happened afterwards contradicted one kind of decision.
+ */
+export type Rate = { 
+/**
+ * Decisions of the kind.
+ */
+of: number, 
+/**
+ * Contradicted.
+ */
+contradicted: number, 
+/**
+ * The share contradicted.
+ */
+rate: number | null, 
+/**
+ * The contradicted verdicts, with what contradicted each.
+ */
+verdicts: Array<VerdictRef>, };
+
+/**
  * Whether an open task may start.
  */
 export type Readiness = { "readiness": "ready" } | { "readiness": "waiting", 
@@ -1570,6 +1779,35 @@ commit: string | null,
  * is answered by the recorded attempt that many below it.
  */
 attempts_ahead: number, };
+
+/**
+ * The same work judged more than once.
+ */
+export type Retest = { 
+/**
+ * Works judged more than once.
+ */
+works: number, 
+/**
+ * The verdicts on them.
+ */
+judgements: number, 
+/**
+ * The mean of each work's score spread (highest less lowest).
+ */
+mean_spread: number | null, 
+/**
+ * The largest spread.
+ */
+max_spread: number, 
+/**
+ * Works whose decision was not always the same.
+ */
+flipped: number, 
+/**
+ * Those works' verdicts.
+ */
+flips: Array<Array<VerdictRef>>, };
 
 /**
  * How many times a failing stage is retried.
@@ -1854,6 +2092,132 @@ export type UsageStage = "agent" | "tests" | "evaluator" | "replanner";
  * A JSON-like value, encodable with bincode.
  */
 export type Value = null | boolean | number | number | string | Array<Value> | { [key in string]: Value };
+
+/**
+ * A verdict named in a report.
+ */
+export type VerdictRef = { 
+/**
+ * The run.
+ */
+run: string, 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The attempt judged.
+ */
+attempt: number, 
+/**
+ * Seq of the score.
+ */
+seq: number, 
+/**
+ * The score.
+ */
+score: number, 
+/**
+ * The gate's decision: `pass`, `rescue` or `fail`.
+ */
+decision: string, 
+/**
+ * Why it is named.
+ */
+why: string, };
+
+/**
+ * One version of an evaluator, as it said it was.
+ */
+export type VersionSeen = { 
+/**
+ * The version (empty: it said none).
+ */
+version: string, 
+/**
+ * Verdicts.
+ */
+verdicts: number, 
+/**
+ * Mean score.
+ */
+mean: number, 
+/**
+ * Share passed.
+ */
+pass_rate: number, 
+/**
+ * Its first verdict's week.
+ */
+first_week: string, 
+/**
+ * Its first verdict: the version changed there.
+ */
+first: VerdictRef, };
+
+/**
+ * One ISO week of an evaluator's scores.
+ */
+export type Week = { 
+/**
+ * `YYYY-Www`.
+ */
+week: string, 
+/**
+ * Verdicts.
+ */
+verdicts: number, 
+/**
+ * Mean score.
+ */
+mean: number, 
+/**
+ * Share passed.
+ */
+pass_rate: number, 
+/**
+ * The versions the evaluator said it was that week.
+ */
+versions: Array<string>, };
+
+/**
+ * Another threshold, or a weighting of the dimensions, to decide the recorded scores again.
+ */
+export type WhatIf = { 
+/**
+ * The threshold (each verdict's own where none).
+ */
+threshold: number | null, 
+/**
+ * Weights by dimension: the score is their weighted mean (a verdict's own score where it
+ * has none of them).
+ */
+weights: { [key in string]: number }, };
+
+/**
+ * What a what-if would have decided for one evaluator.
+ */
+export type WhatIfResult = { 
+/**
+ * Passes the recorded decisions had.
+ */
+passed: number, 
+/**
+ * Passes the what-if would have.
+ */
+passes_now: number, 
+/**
+ * Decisions that flip, each with what became of its work.
+ */
+flips: Array<Flip>, 
+/**
+ * Flips that what happened bears out.
+ */
+borne_out: number, 
+/**
+ * Flips that what happened goes against.
+ */
+gone_against: number, };
 
 /**
  * An event as the API sends it: its line (seq, time, kind) and the same words `runlog log`

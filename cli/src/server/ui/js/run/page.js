@@ -86,6 +86,9 @@ export function runPage(run) {
     timings.first_render_ms = Math.round(performance.now());
     $("#timings").textContent = `opened with ${S.events.length} events; first render ${timings.first_render_ms} ms (events ${timings.events_ms} ms, timeline ${timings.timeline_ms} ms, graph ${timings.graph_ms} ms)`;
     follow();
+    // A link to a verdict (the judges page) opens its task, whose story holds the diff judged.
+    const task = new URLSearchParams(location.search).get("task");
+    if (task) openTask(task);
   }
 
   /** @type {any} */
