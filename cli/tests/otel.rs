@@ -3,6 +3,8 @@
 //! stored is read back from its REST API (`GET /v1/projects/{project}/spans`):
 //! - the quickstart run exported from history: one trace, every task and attempt with its
 //!   parent and kind, the rescue's verdict; exported again: the same ids, nothing doubled;
+//!   then rolled back and approved by a person, exported again: the verdict and the person's
+//!   decision as Phoenix's own span annotations (LLM and HUMAN) on the attempt judged;
 //! - a recorded run with usage: token counts and costs on the spans;
 //! - a live run exported while it runs;
 //! - Phoenix stopped in the middle of a live run: the run finishes, its summary says what was
@@ -405,6 +407,70 @@ fn phoenix_stores_runs_from_history_and_live_as_runlog_exports_them() {
         phoenix.spans("quickstart", 0).len(),
         expected.len(),
         "exported again: the same ids"
+    );
+
+    // Verdicts and people's decisions as Phoenix's own annotations on the attempts' spans: the
+    // evaluator as an LLM annotator, a person as a HUMAN one.
+    for args in [
+        &[
+            "rollback",
+            "quickstart",
+            "--to",
+            "20",
+            "--reason",
+            "the judge was wrong",
+            "--by",
+            "ana",
+        ][..],
+        &["approve", "quickstart", "implement", "--by", "ana"][..],
+    ] {
+        let out = runlog(&store).args(args).output().unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    let said = export_to(&store, "quickstart", &phoenix.url(), "quickstart");
+    assert!(
+        said.contains("annotated the attempts' spans with 4 verdicts and people's decisions"),
+        "{said}"
+    );
+    let first_attempt = stored
+        .iter()
+        .find(|(_, s)| s["name"] == "invoke_agent agent-implement" && s["status_code"] == "ERROR")
+        .map(|(id, _)| id.clone())
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let annotations = loop {
+        let path = format!("/v1/projects/quickstart/span_annotations?span_ids={first_attempt}");
+        let found: Vec<Value> = match get(phoenix.port, &path) {
+            Some((200, body)) => serde_json::from_str::<Value>(&body).unwrap()["data"]
+                .as_array()
+                .unwrap()
+                .clone(),
+            _ => Vec::new(),
+        };
+        if found.len() >= 2 || Instant::now() > deadline {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    let by_name = |name: &str| {
+        annotations
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {annotations:?}"))
+    };
+    let judge = by_name("runlog verdict");
+    assert_eq!(judge["annotator_kind"], "LLM");
+    assert_eq!(judge["result"]["label"], "rescue");
+    assert_eq!(judge["result"]["score"], 0.55);
+    let person = by_name("runlog person");
+    assert_eq!(person["annotator_kind"], "HUMAN");
+    assert_eq!(person["result"]["label"], "approved");
+    assert!(
+        person["result"]["explanation"]
+            .as_str()
+            .unwrap()
+            .starts_with("approved by ana"),
+        "{person}"
     );
 
     // Usage: token counts and cost on each attempt, as Phoenix shows them.

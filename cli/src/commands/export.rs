@@ -118,9 +118,28 @@ fn export_trace(a: &Args, ctx: &Ctx) -> Result<()> {
         })?;
         sent += chunk.len();
     }
+    // Verdicts and people's decisions beside the trace, where the receiver is Phoenix.
+    let verdicts = replay.project(&a.run, None, None)?.verdicts.verdicts;
+    let annotations = otlp::annotations::of(&a.run, &trace.spans, &verdicts);
+    let annotated = match rt.block_on(otlp::annotations::send(&endpoint, annotations)) {
+        Ok(otlp::annotations::Sent::Taken(n)) => n,
+        Ok(otlp::annotations::Sent::None) => 0,
+        Ok(otlp::annotations::Sent::NoApi) => {
+            eprintln!("note: the receiver takes no span annotations (Arize Phoenix's API): the verdicts are on the spans as events only");
+            0
+        }
+        Err(e) => {
+            // The trace went; the annotations are its extra, said and not fatal.
+            eprintln!(
+                "warning: the verdicts were not sent as annotations: {e} ({})",
+                e.fix(&endpoint)
+            );
+            0
+        }
+    };
     if ctx.json {
         render::json(
-            &serde_json::json!({"run": a.run, "trace_id": trace_id, "spans": sent, "events": trace.events, "endpoint": endpoint.url()}),
+            &serde_json::json!({"run": a.run, "trace_id": trace_id, "spans": sent, "events": trace.events, "endpoint": endpoint.url(), "annotations": annotated}),
         )?;
     } else {
         outln!(
@@ -129,6 +148,11 @@ fn export_trace(a: &Args, ctx: &Ctx) -> Result<()> {
             trace.events,
             endpoint.url()
         );
+        if annotated > 0 {
+            outln!(
+                "annotated the attempts' spans with {annotated} verdicts and people's decisions"
+            );
+        }
     }
     Ok(())
 }

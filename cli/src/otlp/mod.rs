@@ -3,6 +3,7 @@
 //! [`TraceBuilder`](runlog_core::projections::trace::TraceBuilder) folds from the run's events,
 //! in the protocol's own message types (`opentelemetry-proto`).
 
+pub mod annotations;
 pub mod content;
 mod convert;
 mod endpoint;

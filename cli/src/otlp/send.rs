@@ -91,14 +91,35 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Sends `body` (an encoded `ExportTraceServiceRequest`) to `endpoint`.
 pub async fn post(endpoint: &Endpoint, body: Vec<u8>) -> Result<(), SendError> {
-    let url = endpoint.url();
+    post_to(
+        endpoint,
+        &endpoint.target.path,
+        "application/x-protobuf",
+        body,
+    )
+    .await
+}
+
+/// Sends `body` of `content_type` to `path` on `endpoint`'s server, with its headers, TLS and
+/// compression: the trace's path, or another API of the same receiver (Phoenix's annotations).
+pub async fn post_to(
+    endpoint: &Endpoint,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> Result<(), SendError> {
+    let url = runlog_runner::http::Target {
+        path: path.to_owned(),
+        ..endpoint.target.clone()
+    }
+    .url();
     let unreachable = |why: Unanswered| SendError::Unreachable {
         url: url.clone(),
         why,
     };
     let exchange = async {
-        let mut request = axum::http::Request::post(endpoint.target.path.as_str())
-            .header(axum::http::header::CONTENT_TYPE, "application/x-protobuf");
+        let mut request =
+            axum::http::Request::post(path).header(axum::http::header::CONTENT_TYPE, content_type);
         let body = if endpoint.gzip {
             request = request.header(axum::http::header::CONTENT_ENCODING, "gzip");
             gzipped(&body)
