@@ -2,7 +2,6 @@
 //! decision takes effect, so that people's labels exist to measure the evaluator against
 //! (`[settings] review`, `review_sample`; `runlog review`, `runlog judges`).
 
-use crate::event::GateOutcome;
 use crate::ids::{Hash, TaskId};
 use bincode::{Decode, Encode};
 use serde::{Deserialize, Serialize};
@@ -44,18 +43,18 @@ impl ReviewPolicy {
             .then(|| format!("review_sample is {}, outside [0, 1]", self.sample))
     }
 
-    /// Whether a verdict the gate decided `outcome` for waits for a person.
+    /// Whether a verdict waits for a person, the gate having passed it (`passed`) or not.
     pub fn holds(
         &self,
         run: &str,
         task: &TaskId,
         attempt: u32,
         rescues: u32,
-        outcome: GateOutcome,
+        passed: bool,
     ) -> bool {
         match self.mode {
             ReviewMode::All => true,
-            ReviewMode::Failing if outcome != GateOutcome::Pass => true,
+            ReviewMode::Failing if !passed => true,
             _ => self.sample > 0.0 && draw(run, task, attempt, rescues) < self.sample,
         }
     }
@@ -104,11 +103,10 @@ mod tests {
             mode: ReviewMode::Failing,
             sample: 0.0,
         };
-        assert!(all.holds("r", &t, 1, 0, GateOutcome::Pass));
-        assert!(failing.holds("r", &t, 1, 0, GateOutcome::Fail));
-        assert!(failing.holds("r", &t, 1, 0, GateOutcome::Rescue { n: 1 }));
-        assert!(!failing.holds("r", &t, 1, 0, GateOutcome::Pass));
-        assert!(!ReviewPolicy::default().holds("r", &t, 1, 0, GateOutcome::Fail));
+        assert!(all.holds("r", &t, 1, 0, true));
+        assert!(failing.holds("r", &t, 1, 0, false));
+        assert!(!failing.holds("r", &t, 1, 0, true));
+        assert!(!ReviewPolicy::default().holds("r", &t, 1, 0, false));
     }
 
     #[test]

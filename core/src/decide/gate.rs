@@ -48,9 +48,13 @@ pub(super) fn score(
         GateOutcome::Fail
     };
     let run = state.run.as_ref().map_or("", |r| r.id.as_str());
-    let held = state
-        .review
-        .holds(run, &id, task.attempt, task.rescues, outcome);
+    let held = state.review.holds(
+        run,
+        &id,
+        task.attempt,
+        task.rescues,
+        outcome == GateOutcome::Pass,
+    );
     let mut events = Vec::with_capacity(3);
     if !judge.is_empty() {
         events.push(EventKind::EvaluatorNamed {
