@@ -115,29 +115,14 @@ mod tests {
             mode: ReviewMode::None,
             sample: 0.1,
         };
-        let held: Vec<u32> = (0..10_000)
-            .filter(|i| {
-                p.holds(
-                    "run",
-                    &TaskId::from(format!("t{i}")),
-                    1,
-                    0,
-                    GateOutcome::Pass,
-                )
-            })
-            .collect();
+        let sampled = || -> Vec<u32> {
+            (0..10_000)
+                .filter(|i| p.holds("run", &TaskId::from(format!("t{i}")), 1, 0, true))
+                .collect()
+        };
+        let held = sampled();
         assert!((800..1200).contains(&held.len()), "{}", held.len());
-        let again: Vec<u32> = (0..10_000)
-            .filter(|i| {
-                p.holds(
-                    "run",
-                    &TaskId::from(format!("t{i}")),
-                    1,
-                    0,
-                    GateOutcome::Pass,
-                )
-            })
-            .collect();
+        let again = sampled();
         assert_eq!(held, again);
     }
 
