@@ -935,17 +935,33 @@ fn the_judges_page_shows_an_evaluators_agreement_and_a_what_if_threshold() {
         &["approve", "review-1", "docs", "--by", "ana"],
         &["resume", "review-1", "--quiet"],
     ];
-    for args in steps {
+    let d = driver(parts);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for (i, args) in steps.iter().enumerate() {
         runlog(&store)
-            .args(args)
+            .args(*args)
             .current_dir(dir.path())
             .output()
             .unwrap();
+        if i == 0 {
+            // Paused with three verdicts held: the judges page lists the review queue.
+            let (server, base) = serve(&store);
+            rt.block_on(async {
+                let c = browse(&d).await;
+                c.goto(&format!("{base}/judges")).await.unwrap();
+                wait_css(&c, "main[data-state=ready] #review-queue").await;
+                let waiting = js(&c, "return [...document.querySelectorAll('#review-queue li')].map(l => l.dataset.waiting);").await;
+                assert_eq!(waiting, json!(["review-1/parser", "review-1/docs", "review-1/cli"]));
+                let cli = js(&c, "return document.querySelector(\"#review-queue li[data-waiting='review-1/cli']\").textContent;").await;
+                assert!(cli.as_str().unwrap().contains("score 0.55, the gate would rescue"), "{cli}");
+                c.close().await.unwrap();
+            });
+            stop(server);
+        }
     }
     assert!(json_log(&store, "review-1").contains("\"run-finished\""));
     let (server, base) = serve(&store);
-    let d = driver(parts);
-    tokio::runtime::Runtime::new().unwrap().block_on(async {
+    rt.block_on(async {
         let c = browse(&d).await;
         c.goto(&base).await.unwrap();
         click_css(&c, "#judges-link").await;

@@ -22,6 +22,7 @@
 //!     settings: Settings::default(),
 //!     tasks: vec![spec],
 //!     cost: Default::default(),
+//!     review: Default::default(),
 //! });
 //! let mut events = decide(&Default::default(), start).expect("a valid plan");
 //! let state = fold(&events);

@@ -23,6 +23,7 @@
 //!     settings: Settings::default(),
 //!     tasks: vec![spec],
 //!     cost: Default::default(),
+//!     review: Default::default(),
 //! };
 //! session.execute(Command::new(Timestamp(1_000), start))??;
 //! let go = CommandKind::StartTask { task: "build".into(), agent: None, worktree: None };

@@ -28,8 +28,8 @@ export async function judgesPage() {
 async function listPage() {
   crumbs(["judges"]);
   document.title = "judges · runlog";
-  /** @type {import("./types").JudgesReport} */
-  const report = await api("/v1/judges");
+  /** @type {[import("./types").JudgesReport, any[]]} */
+  const [report, waiting] = await Promise.all([api("/v1/judges"), api("/v1/review")]);
   const columns = [
     { key: "evaluator", title: "Evaluator", sort: (/** @type {any} */ e) => e.evaluator,
       cell: (/** @type {any} */ e) => el("a", { href: `/judges?evaluator=${enc(e.evaluator)}` }, e.evaluator) },
@@ -45,8 +45,24 @@ async function listPage() {
     report.evaluators.length
       ? sortableTable("judges", columns, report.evaluators, (/** @type {any} */ e) => ({ "data-evaluator": e.evaluator }))
       : el("p", {}, "No verdicts yet: an evaluator scores a task whose workflow names `eval`."),
+    reviewQueue(waiting),
   );
   $("#main").dataset.state = "ready";
+}
+
+/**
+ * The verdicts waiting for a person (`[settings] review`): each opens its task, where its
+ * score, notes and diff are and where it is approved or rejected.
+ * @param {any[]} waiting
+ */
+function reviewQueue(waiting) {
+  return el("section", { id: "review-queue" },
+    el("h2", {}, waiting.length ? `Waiting for a person's review: ${waiting.length}` : "No verdict waits for a person's review"),
+    el("ul", {}, ...waiting.map((w) => el("li", { "data-waiting": `${w.run}/${w.task}` },
+      el("a", { href: `/runs/${enc(w.run)}?task=${enc(w.task)}` }, `${w.run} ${w.task} attempt ${w.attempt}`),
+      `: score ${w.score}, the gate would ${w.decision === "pass" ? "pass" : w.decision?.rescue ? "rescue" : "fail"}`,
+      w.notes ? ` (${w.notes.split("\n")[0]})` : ""))),
+  );
 }
 
 /** @param {string} evaluator */
