@@ -6,6 +6,7 @@ use crate::error::{bad_file, CliError, Result};
 use crate::otlp;
 use crate::render;
 use runlog_replay::export::export as export_run;
+use runlog_store::EventLog;
 use std::path::PathBuf;
 
 /// Arguments of `runlog export`.
@@ -119,7 +120,11 @@ fn export_trace(a: &Args, ctx: &Ctx) -> Result<()> {
         sent += chunk.len();
     }
     // Verdicts and people's decisions beside the trace, where the receiver is Phoenix.
-    let verdicts = replay.project(&a.run, None, None)?.verdicts.verdicts;
+    // Kept by `runlog judges` in the store's cache: the run is not walked a second time.
+    let verdicts = match log.head(&a.run)? {
+        Some(head) => crate::queries::judges::verdicts(&log, &a.run, head)?,
+        None => Vec::new(),
+    };
     let annotations = otlp::annotations::of(&a.run, &trace.spans, &verdicts);
     let annotated = match rt.block_on(otlp::annotations::send(&endpoint, annotations)) {
         Ok(otlp::annotations::Sent::Taken(n)) => n,

@@ -7,9 +7,8 @@
 
 use super::send::{post_to, SendError};
 use super::Endpoint;
-use runlog_core::projections::judges::Verdict;
+use runlog_core::projections::judges::{decision_word, Verdict};
 use runlog_core::projections::trace::{AttrValue, Span, SpanKind};
-use runlog_core::GateOutcome;
 use serde_json::{json, Value};
 
 /// The annotations of a run's verdicts, on the spans of the attempts they judged.
@@ -20,12 +19,10 @@ pub fn of(run: &str, spans: &[Span], verdicts: &[Verdict]) -> Vec<Value> {
             continue;
         };
         let span_id: String = span.span_id.iter().map(|b| format!("{b:02x}")).collect();
-        let decision = match v.decision {
-            Some(GateOutcome::Pass) => "pass",
-            Some(GateOutcome::Rescue { .. }) => "rescue",
-            Some(GateOutcome::Fail) => "fail",
-            None => continue,
-        };
+        if v.decision.is_none() {
+            continue;
+        }
+        let decision = decision_word(v.decision);
         out.push(json!({
             "span_id": span_id,
             "name": "runlog verdict",

@@ -12,8 +12,8 @@ mod report;
 
 pub use agreement::Agreement;
 pub use report::{
-    Drift, EvaluatorReport, Filter, Flip, JudgesReport, Rate, Retest, VerdictRef, VersionSeen,
-    Week, WhatIf,
+    decision_word, Drift, EvaluatorReport, Filter, Flip, JudgesReport, Rate, Retest, VerdictRef,
+    VersionSeen, Week, WhatIf,
 };
 
 use crate::event::{Event, EventKind, GateOutcome};
@@ -146,6 +146,26 @@ impl Later {
             | Later::DependentTestsFailed { .. } => passed,
             Later::Approved { .. } | Later::PassedUnchanged { .. } => !passed,
         }
+    }
+
+    /// The label a person's decision gives the verdict before it; none for what no person
+    /// decided.
+    pub fn label(&self) -> Option<Label> {
+        let (by, decision, seq) = match self {
+            Later::Approved { by, seq } => (by, "approved", seq),
+            Later::Rejected { by, reopen, seq } => {
+                (by, if *reopen { "reopened" } else { "rejected" }, seq)
+            }
+            Later::Reopened { by, seq } => (by, "reopened", seq),
+            Later::RolledBack { .. }
+            | Later::DependentTestsFailed { .. }
+            | Later::PassedUnchanged { .. } => return None,
+        };
+        Some(Label {
+            by: by.clone(),
+            decision: decision.into(),
+            seq: *seq,
+        })
     }
 
     /// In words.
@@ -293,11 +313,6 @@ impl Verdicts {
             } => self.decided(seq, task, *threshold, *outcome, true),
             EventKind::TaskApproved { task, by } => self.person(
                 task,
-                Label {
-                    by: by.clone(),
-                    decision: "approved".into(),
-                    seq,
-                },
                 Later::Approved {
                     by: by.clone(),
                     seq,
@@ -307,11 +322,6 @@ impl Verdicts {
                 task, by, reopen, ..
             } => self.person(
                 task,
-                Label {
-                    by: by.clone(),
-                    decision: if *reopen { "reopened" } else { "rejected" }.into(),
-                    seq,
-                },
                 Later::Rejected {
                     by: by.clone(),
                     reopen: *reopen,
@@ -320,11 +330,6 @@ impl Verdicts {
             ),
             EventKind::TaskReopened { task, by } => self.person(
                 task,
-                Label {
-                    by: by.clone(),
-                    decision: "reopened".into(),
-                    seq,
-                },
                 Later::Reopened {
                     by: by.clone(),
                     seq,
@@ -484,17 +489,17 @@ impl Verdicts {
         }
     }
 
-    fn person(&mut self, task: &TaskId, label: Label, later: Later) {
-        let approved = label.passes();
-        let seq = label.seq;
+    /// A person's decision on the task: the label of its latest verdict if it has none yet.
+    fn person(&mut self, task: &TaskId, later: Later) {
+        let label = later.label();
         if let Some(v) = self.latest_mut(task) {
             if v.label.is_none() {
-                v.label = Some(label);
+                v.label = label.clone();
             }
             v.later.push(later);
         }
-        if approved {
-            self.passed(task, seq);
+        if let Some(l) = label.filter(Label::passes) {
+            self.passed(task, l.seq);
         }
     }
 

@@ -98,7 +98,8 @@ impl VerdictRef {
     }
 }
 
-fn decision_word(d: Option<GateOutcome>) -> String {
+/// The gate's decision in one word: `pass`, `rescue`, `fail` (`none` before it is recorded).
+pub fn decision_word(d: Option<GateOutcome>) -> String {
     match d {
         Some(GateOutcome::Pass) => "pass",
         Some(GateOutcome::Rescue { .. }) => "rescue",
