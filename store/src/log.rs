@@ -501,7 +501,8 @@ pub(crate) fn validate_append(run: &str, bodies: &[Vec<u8>]) -> Result<()> {
     Ok(())
 }
 
-/// The head after `bodies`, if the log holds exactly them right after `expected`.
+/// Where `bodies` ended, if the log holds exactly them right after `expected` (whatever was
+/// appended after them since): an append whose answer was lost, found to have gone through.
 pub(crate) fn landed(
     log: &dyn EventLog,
     run: &str,
@@ -514,10 +515,14 @@ pub(crate) fn landed(
     let Some(head) = log.head(run)? else {
         return Ok(None);
     };
-    if head.seq != expected + bodies.len() as u64 {
+    let last = expected + bodies.len() as u64;
+    if head.seq < last || bodies.is_empty() {
         return Ok(None);
     }
-    let found = log.read(run, expected + 1, head.seq, Direction::Forward)?;
+    let found = log.read(run, expected + 1, last, Direction::Forward)?;
     let same = found.len() == bodies.len() && found.iter().zip(bodies).all(|(r, b)| &r.body == b);
-    Ok(same.then_some(head))
+    Ok(found.last().filter(|_| same).map(|r| Head {
+        seq: r.seq,
+        hash: r.hash,
+    }))
 }

@@ -24,6 +24,11 @@ pub struct Host {
     lease: Duration,
     /// `RUNLOG_TEST_KILL_AFTER_APPENDS`, read only in builds with the `fault-points` feature.
     kill_after_appends: Option<u32>,
+    /// The network-fault tests' switches, read only in builds with the `fault-points` feature:
+    /// `RUNLOG_TEST_ACK_LOG`, where a worker writes each append it saw acknowledged, and
+    /// `RUNLOG_TEST_UNFENCED`, a worker whose appends do not check its lease.
+    ack_log: Option<std::path::PathBuf>,
+    unfenced: bool,
 }
 
 impl Default for Host {
@@ -41,6 +46,8 @@ impl Host {
             var("RUNLOG_LEASE_MS").map_or(LEASE, |ms: u64| Duration::from_millis(ms.max(100)));
         if cfg!(feature = "fault-points") {
             host.kill_after_appends = var("RUNLOG_TEST_KILL_AFTER_APPENDS");
+            host.ack_log = std::env::var_os("RUNLOG_TEST_ACK_LOG").map(Into::into);
+            host.unfenced = var::<u8>("RUNLOG_TEST_UNFENCED") == Some(1);
         }
         host
     }
@@ -57,6 +64,8 @@ impl Host {
             intake: Arc::new(intake),
             lease: LEASE,
             kill_after_appends: None,
+            ack_log: None,
+            unfenced: false,
         }
     }
 
@@ -91,6 +100,30 @@ impl Host {
     /// How long a lease on the shared store lasts.
     pub fn lease(&self) -> Duration {
         self.lease
+    }
+
+    /// The network-fault tests' switches for worker `worker` on the shared store, when asked
+    /// for (nothing otherwise, and nothing in a build without the `fault-points` feature).
+    pub(crate) fn fault_points(
+        &self,
+        pg: &runlog_store::PgLog,
+        worker: &str,
+    ) -> Result<(), crate::RunnerError> {
+        #[cfg(feature = "fault-points")]
+        {
+            if let Some(path) = &self.ack_log {
+                pg.record_acks(path, worker)
+                    .map_err(|cause| crate::RunnerError::System {
+                        what: "open the acknowledgements' file (RUNLOG_TEST_ACK_LOG)",
+                        cause,
+                    })?;
+            }
+            if self.unfenced {
+                pg.unfence();
+            }
+        }
+        let _ = (pg, worker);
+        Ok(())
     }
 
     /// The crash tests' cut between an append and its processes, when asked for.

@@ -23,6 +23,7 @@ impl Member {
         log: &Store,
         name: Option<String>,
         lease: Duration,
+        host: &crate::Host,
     ) -> Result<Option<Self>, RunnerError> {
         let Some(pg) = log.postgres() else {
             return Ok(None);
@@ -38,6 +39,7 @@ impl Member {
                 crate::paths::name_from(&format!("{host}.{}", std::process::id()))
             }
         };
+        host.fault_points(&pg, &name)?;
         pg.join(&name, lease).map_err(RunnerError::Lease)?;
         let crew = Crew::new(name, pg.clone());
         Ok(Some(Self { pg, crew }))

@@ -53,7 +53,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     a.retention.apply(ctx)?;
     let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store, &ctx.host);
     let lease = Duration::from_millis(a.lease_ms.max(100));
-    let Some(member) = Member::join(launcher.log(), a.name, lease)? else {
+    let Some(member) = Member::join(launcher.log(), a.name, lease, &ctx.host)? else {
         return Err(CliError::failed("the shared store did not open as one"));
     };
     eprintln!(

@@ -42,8 +42,19 @@ pub(super) fn append(
         };
         match log
             .batcher
-            .append(run, at, chain, bodies.clone(), log.held.fence())
+            .append(run, at, chain, bodies.clone(), log.held.append_fence())
         {
+            // After a lost connection, the transaction the server had may have committed while
+            // this one waited for the head's lock: a conflict with its own records is success.
+            Err(e @ StoreError::Conflict { .. }) if lost > 0 => {
+                if let Some(head) = landed(log, run, Some(at), &bodies)? {
+                    return Ok(head);
+                }
+                if expected.is_some() || races >= RACES {
+                    return Err(e);
+                }
+                races += 1;
+            }
             Err(StoreError::Conflict { .. }) if expected.is_none() && races < RACES => races += 1,
             Err(e @ StoreError::Postgres { lost: true, .. }) => {
                 if lost >= RETRIES {

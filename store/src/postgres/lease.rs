@@ -4,6 +4,13 @@
 //! has its token and a lease ahead of the server's clock, holding the row (FOR SHARE) until the
 //! commit: so once a lease has expired, or the name was taken over, nothing more is recorded
 //! for that worker, and whoever abandons its attempts knows it cannot answer back.
+//!
+//! Every lease statement reads `clock_timestamp()`, the server's clock as the row is looked
+//! at, never `now()`, which is when the statement's transaction began: a renewal that waited
+//! on the row's lock (held by the worker's own slow append) was judged at the time it started
+//! and brought back a lease that had expired meanwhile, after another worker had seen it
+//! expire and abandoned its attempts (the network-fault tests' seed 15, with each message of
+//! the worker delayed 69 to 136 ms).
 
 use super::{Pg, PgLog};
 use crate::error::{Result, StoreError};
@@ -23,11 +30,26 @@ pub(crate) struct Fence {
 pub(super) struct Held {
     fence: Mutex<Option<Fence>>,
     lost: Arc<AtomicBool>,
+    /// The fault tests' switch: appends go unchecked (the checker must see what follows).
+    unfenced: AtomicBool,
 }
 
 impl Held {
     pub(super) fn fence(&self) -> Option<Fence> {
         self.fence.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The fence an append checks: the lease's, unless the tests turned it off.
+    pub(super) fn append_fence(&self) -> Option<Fence> {
+        if self.unfenced.load(Ordering::Acquire) {
+            return None;
+        }
+        self.fence()
+    }
+
+    #[cfg(feature = "testkit")]
+    pub(super) fn unfence(&self) {
+        self.unfenced.store(true, Ordering::Release);
     }
 }
 
@@ -39,7 +61,7 @@ pub(super) async fn check(
 ) -> Result<()> {
     let row = tx
         .query_opt(
-            "SELECT token, expires_at > now() FROM runlog_workers WHERE name = $1 FOR SHARE",
+            "SELECT token, expires_at > clock_timestamp() FROM runlog_workers WHERE name = $1 FOR SHARE",
             &[&fence.worker],
         )
         .await
@@ -84,11 +106,11 @@ impl PgLog {
                 .query_opt(
                     "INSERT INTO runlog_workers (name, token, host, pid, expires_at)
                      VALUES ($1, nextval('runlog_fence'), $2, $3,
-                             now() + $4 * interval '1 millisecond')
+                             clock_timestamp() + $4 * interval '1 millisecond')
                      ON CONFLICT (name) DO UPDATE
                         SET token = EXCLUDED.token, host = EXCLUDED.host, pid = EXCLUDED.pid,
-                            joined_at = now(), expires_at = EXCLUDED.expires_at
-                        WHERE runlog_workers.expires_at <= now()
+                            joined_at = clock_timestamp(), expires_at = EXCLUDED.expires_at
+                        WHERE runlog_workers.expires_at <= clock_timestamp()
                      RETURNING token",
                     &[&worker, &host, &pid, &ms],
                 )
@@ -140,7 +162,7 @@ impl PgLog {
         let held = !self
             .query(
                 "cannot check the worker's lease",
-                "SELECT 1 FROM runlog_workers WHERE name = $1 AND token = $2 AND expires_at > now()",
+                "SELECT 1 FROM runlog_workers WHERE name = $1 AND token = $2 AND expires_at > clock_timestamp()",
                 vec![Box::new(fence.worker), Box::new(fence.token)],
             )?
             .is_empty();
@@ -154,7 +176,7 @@ impl PgLog {
     pub fn live_workers(&self) -> Result<Vec<String>> {
         let found = self.query(
             "cannot list the workers",
-            "SELECT name FROM runlog_workers WHERE expires_at > now() ORDER BY name",
+            "SELECT name FROM runlog_workers WHERE expires_at > clock_timestamp() ORDER BY name",
             Vec::new(),
         )?;
         Ok(found.iter().map(|r| r.get(0)).collect())
@@ -200,8 +222,8 @@ async fn renew(pg: Arc<Pg>, fence: Fence, lease: Duration, lost: Arc<AtomicBool>
         };
         let renewed = client
             .execute(
-                "UPDATE runlog_workers SET expires_at = now() + $3 * interval '1 millisecond'
-                 WHERE name = $1 AND token = $2 AND expires_at > now()",
+                "UPDATE runlog_workers SET expires_at = clock_timestamp() + $3 * interval '1 millisecond'
+                 WHERE name = $1 AND token = $2 AND expires_at > clock_timestamp()",
                 &[&fence.worker, &fence.token, &ms],
             )
             .await;

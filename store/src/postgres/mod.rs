@@ -12,6 +12,7 @@
 //! [`crate::EventLog`] is synchronous and the callers may be inside a tokio runtime of their own,
 //! so the log drives tokio-postgres on a runtime it owns and waits for answers on a channel.
 
+mod acks;
 mod append;
 mod batch;
 mod follow;
@@ -44,6 +45,14 @@ const SCAN_BATCH: i64 = 8_192;
 const POOL_SIZE: usize = 16;
 /// How long to wait for a connection before saying the server cannot be reached.
 const CONNECT_WAIT: Duration = Duration::from_secs(10);
+/// How long the server lets a session sit in a transaction without a word from its client
+/// before ending it. runlog's transactions send their statements back to back, so a session
+/// idle this long is a client whose host is gone or whose process is frozen; until it ends,
+/// it holds the heads it locked and every append to those runs waits.
+const IDLE_IN_TRANSACTION_MS: u32 = 2_000;
+/// How long a connection's unacknowledged data may wait before the client gives it up: a
+/// partitioned connection is noticed in seconds rather than TCP's quarter of an hour.
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Whether a text names a PostgreSQL store rather than a directory.
 pub fn is_url(text: &str) -> bool {
@@ -112,6 +121,27 @@ fn describe(e: &tokio_postgres::Error) -> String {
     }
 }
 
+/// Sessions and connections that went silent are ended in seconds on both sides, unless the
+/// URL says otherwise (`options=-c idle_in_transaction_session_timeout=…`, `keepalives_idle`,
+/// `tcp_user_timeout`).
+fn quick_to_notice_the_dead(config: &mut tokio_postgres::Config, url: &str) {
+    let options = config.get_options().unwrap_or_default().to_owned();
+    if !options.contains("idle_in_transaction_session_timeout") {
+        let idle = format!("-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}");
+        config.options(format!("{options} {idle}").trim());
+    }
+    if !url.contains("keepalives_idle") {
+        config
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(5))
+            .keepalives_interval(Duration::from_secs(1))
+            .keepalives_retries(3);
+    }
+    if !url.contains("tcp_user_timeout") {
+        config.tcp_user_timeout(TCP_USER_TIMEOUT);
+    }
+}
+
 /// Whether the connection went away (the server stopped, or ended this session): the statement
 /// may or may not have been applied.
 fn lost(e: &tokio_postgres::Error) -> bool {
@@ -140,6 +170,8 @@ pub struct PgLog {
     nums: Mutex<HashMap<String, (i64, Chain)>>,
     follow: follow::Follow,
     held: lease::Held,
+    /// The fault tests' record of acknowledged appends (off unless they turn it on).
+    acks: acks::Acks,
     /// Where appends wait for the next group commit.
     batcher: batch::Batcher,
     /// The URL as given, password included: only for the environment of runlog's own child
@@ -162,6 +194,7 @@ impl PgLog {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_WAIT);
         }
+        quick_to_notice_the_dead(&mut config, &plain);
         config.application_name("runlog");
         config.ssl_mode(ssl.tokio_mode());
         // As libpq does: a URL without a password takes PGPASSWORD's.
@@ -210,6 +243,7 @@ impl PgLog {
             nums: Mutex::new(HashMap::new()),
             follow: follow::Follow::default(),
             held: lease::Held::default(),
+            acks: acks::Acks::default(),
             url: url.to_owned(),
         };
         log.call(|pg| async move { schema::prepare(&pg).await })?;
@@ -670,11 +704,17 @@ impl<'r> BlockRows<'r> {
 
 impl EventLog for PgLog {
     fn append(&self, run: &str, expected: Option<u64>, bodies: Vec<Vec<u8>>) -> Result<Head> {
-        append::append(self, run, expected, Chain::Blocked, bodies)
+        let count = bodies.len();
+        let head = append::append(self, run, expected, Chain::Blocked, bodies)?;
+        self.acks.saw(run, count, &head);
+        Ok(head)
     }
 
     fn create(&self, run: &str, chain: Chain, bodies: Vec<Vec<u8>>) -> Result<Head> {
-        append::append(self, run, Some(0), chain, bodies)
+        let count = bodies.len();
+        let head = append::append(self, run, Some(0), chain, bodies)?;
+        self.acks.saw(run, count, &head);
+        Ok(head)
     }
 
     fn chain(&self, run: &str) -> Result<Option<Chain>> {
