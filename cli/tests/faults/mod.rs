@@ -4,7 +4,9 @@
 //! workers and their agents recorded.
 
 pub mod checker;
+pub mod git;
 pub mod net;
 pub mod postgres;
 pub mod proxy;
 pub mod schedule;
+pub mod trial;

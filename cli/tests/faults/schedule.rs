@@ -28,7 +28,7 @@ impl Rng {
 /// One fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
-    /// The slot's link down for `ms`; `mid_append`: at its next BEGIN, not at once.
+    /// The slot's link down for `ms`; `mid_append`: as its next COMMIT passes, not at once.
     Partition {
         slot: usize,
         ms: u64,
@@ -48,7 +48,9 @@ pub enum Fault {
     Freeze { slot: usize, ms: u64 },
     /// The slot's worker killed with -9 (a new one starts after).
     Kill { slot: usize },
-    /// The slot's host gone in the middle of an append: its link down at its next BEGIN and
+    /// The slot's link down for `ms` as its next push to the shared repository begins.
+    PushPartition { slot: usize, ms: u64 },
+    /// The slot's host gone in the middle of an append: its link down at its next COMMIT and
     /// its worker killed with -9, the link left down (and no worker started there) until the
     /// run ends. Nothing tells the server the connection is dead.
     Vanish { slot: usize },
@@ -68,6 +70,9 @@ pub struct Schedule {
     pub faults: Vec<Timed>,
     /// A slot whose workers' clocks are off, by this many seconds (either way).
     pub skew: Option<(usize, i64)>,
+    /// The run works in a git workspace whose shared repository is reached over the network
+    /// (even seeds).
+    pub git: bool,
 }
 
 impl Schedule {
@@ -138,6 +143,25 @@ impl Schedule {
                 if r.next() % 2 == 0 { secs } else { -secs },
             )
         });
-        Self { seed, faults, skew }
+        // Even seeds work in git: their partitions at a random time strike mid-push instead.
+        let git = seed % 2 == 0;
+        if git {
+            for t in &mut faults {
+                if let Fault::Partition {
+                    slot,
+                    ms,
+                    mid_append: false,
+                } = t.fault
+                {
+                    t.fault = Fault::PushPartition { slot, ms };
+                }
+            }
+        }
+        Self {
+            seed,
+            faults,
+            skew,
+            git,
+        }
     }
 }

@@ -62,7 +62,12 @@ impl Engine {
         };
         for task in self.state().merges_due() {
             if let Some(command) = ws.merge(self.session.state(), &task)? {
-                self.execute(command)?;
+                // Among workers, another may have recorded this merge first: a race lost, not
+                // an error (the next step merges from the new head whatever is still due).
+                if let Err(rejection) = self.try_execute(command)? {
+                    tracing::debug!(%task, %rejection, "a merge recorded elsewhere first");
+                    continue;
+                }
             }
             if self
                 .state()

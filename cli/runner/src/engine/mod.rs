@@ -477,6 +477,9 @@ impl Engine {
                         }
                         continue;
                     }
+                    // Tasks done while this step merged others (taken in with a race it
+                    // lost) are merged before the run can end.
+                    None if !self.state().merges_due().is_empty() => continue,
                     None => return self.finish(started),
                 }
             }
