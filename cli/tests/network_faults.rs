@@ -121,6 +121,7 @@ fn workers_hold_under_seeded_network_faults() {
         "  the same, when the database was away from everyone meanwhile: {}",
         spread(taken.database_away)
     );
+    lab.close();
     assert!(
         failed.is_empty(),
         "schedules that broke a rule: {failed:#?}"
@@ -144,10 +145,12 @@ fn without_the_fence_the_checker_reports_a_double_execution() {
             .iter()
             .any(|b| b.starts_with("double execution"))
         {
+            lab.close();
             return;
         }
         said.push((seed, outcome.broken));
     }
+    lab.close();
     panic!("no schedule showed a double execution without the fence: {said:#?}");
 }
 

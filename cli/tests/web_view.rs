@@ -154,7 +154,11 @@ async fn wait_css(c: &Client, css: &str) -> fantoccini::elements::Element {
         Ok(found) => found,
         Err(e) => {
             screenshot(c, "failed").await;
-            let said = js(c, "return document.querySelector('#error').textContent;").await;
+            let said = js(
+                c,
+                "return document.querySelector('#error')?.textContent ?? '(no page)';",
+            )
+            .await;
             panic!("waiting for {css}: {e}; the page's error line: {said}; see target/web-view/failed.png")
         }
     }

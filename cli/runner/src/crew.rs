@@ -5,8 +5,9 @@
 //!   the other's decision, taken again on the new head, is refused: it records nothing;
 //! - it leaves alone the tasks another live worker holds (that worker has their worktrees), and
 //!   runs their tests or eval only after claiming them from a worker that was lost;
-//! - it abandons the attempts of workers whose lease expired (checked again on the server just
-//!   before), so their tasks are taken on elsewhere;
+//! - it abandons the attempts of workers whose lease expired (confirmed on the server under the
+//!   lease's row lock, so that a renewal being committed is seen), so their tasks are taken on
+//!   elsewhere;
 //! - its processes count against the worker's `--jobs` across all the runs it works on;
 //! - a signal makes a worker leave (abandoning what it holds) instead of interrupting the run,
 //!   unless it is the `runlog run` or `runlog resume` of that run.
@@ -134,11 +135,21 @@ impl Crew {
             .filter(|(_, w, _)| *w != self.me && !self.alive(w))
             .map(|(id, w, _)| (id, w))
             .collect();
-        if !suspects.is_empty() {
-            // Only what the server says now: a worker that just joined is not lost.
-            self.read_alive();
-            suspects.retain(|(_, w)| !self.alive(w));
-            lost.extend(suspects);
+        if suspects.is_empty() {
+            return lost;
+        }
+        // Only what the server confirms now, under the leases' row locks: a worker that just
+        // joined or whose renewal is being committed is not lost, a lease confirmed expired is
+        // never renewed, and when the server cannot be asked nobody is lost.
+        let mut names: Vec<String> = suspects.iter().map(|(_, w)| w.clone()).collect();
+        names.sort_unstable();
+        names.dedup();
+        match self.store.expired(&names) {
+            Ok(gone) => {
+                suspects.retain(|(_, w)| gone.contains(w));
+                lost.extend(suspects);
+            }
+            Err(e) => tracing::debug!(error = %e, "cannot confirm lost workers: none is lost"),
         }
         lost
     }
@@ -162,8 +173,8 @@ impl Crew {
             .contains(worker)
     }
 
-    /// Reads the live workers from the server now. A failed read keeps the last list: nobody is
-    /// declared lost on a hiccup.
+    /// Reads the live workers from the server now. A failed read keeps the last list (which
+    /// only picks the suspects [`Crew::lost`] asks the server about).
     fn read_alive(&self) {
         if let Ok(names) = self.store.live_workers() {
             *self.alive.lock().unwrap_or_else(|p| p.into_inner()) =

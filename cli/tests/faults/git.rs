@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 /// dropped.
 #[derive(Debug)]
 pub struct Daemon {
-    child: Child,
+    child: std::sync::Mutex<Child>,
     base: tempfile::TempDir,
     /// Where it listens, on the bridge.
     pub at: SocketAddr,
@@ -52,7 +52,11 @@ impl Daemon {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        Ok(Self { child, base, at })
+        Ok(Self {
+            child: std::sync::Mutex::new(child),
+            base,
+            at,
+        })
     }
 
     /// A new, empty bare repository `name`, and a checkout of it at `checkout` (where the
@@ -76,10 +80,18 @@ impl Daemon {
     }
 }
 
+impl Daemon {
+    /// Stops it (again: nothing).
+    pub fn stop(&self) {
+        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
 impl Drop for Daemon {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.stop();
     }
 }
 

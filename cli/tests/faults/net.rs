@@ -111,12 +111,19 @@ impl Net {
     }
 }
 
-impl Drop for Net {
-    fn drop(&mut self) {
+impl Net {
+    /// Removes the namespaces and the bridge (again: nothing).
+    pub fn remove(&self) {
         for slot in 0..self.slots {
             let _ = ip(&["netns", "del", &self.ns(slot)]);
         }
         let _ = ip(&["link", "del", &self.bridge()]);
+    }
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        self.remove();
     }
 }
 

@@ -155,12 +155,19 @@ fn path(p: &Path) -> &str {
     p.to_str().unwrap_or_default()
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
+impl Server {
+    /// Stops the server (again: nothing).
+    pub fn stop(&self) {
         let data = self.dir.path().join("data");
         let _ = as_postgres(
             &self.bin.join("pg_ctl"),
             &["-D", path(&data), "-m", "immediate", "-w", "stop"],
         );
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
     }
 }

@@ -40,6 +40,17 @@ pub struct Lab {
     relays: Vec<Relay>,
 }
 
+impl Lab {
+    /// Stops the server and the git daemon and removes the namespaces now: threads of the last
+    /// schedule may still hold the lab as the test ends, and a process exits without dropping
+    /// what they hold.
+    pub fn close(&self) {
+        self.server.stop();
+        self.git.stop();
+        self.net.remove();
+    }
+}
+
 pub fn lab() -> Option<Arc<Lab>> {
     let made = (|| -> Result<Lab, String> {
         if !Path::new(FAKETIME).exists() {

@@ -182,6 +182,27 @@ impl PgLog {
         Ok(found.iter().map(|r| r.get(0)).collect())
     }
 
+    /// Of `workers`, those whose leases are gone: expired, confirmed under each row's lock (a
+    /// renewal the server is still committing is waited for, and seen), or never held. A lease
+    /// confirmed expired here is never renewed: a renewal asks for a lease still running.
+    /// Reading the live workers alone is not enough: a renewal executed before the lease ran
+    /// out but committed after the read brought back a lease another worker had seen expire
+    /// (the network-fault tests' seed 188, with a partition splitting the renewal's messages).
+    pub fn expired(&self, workers: &[String]) -> Result<Vec<String>> {
+        let found = self.query(
+            "cannot check the workers' leases",
+            "WITH confirmed AS (
+                UPDATE runlog_workers SET expires_at = expires_at
+                WHERE name = ANY($1) AND expires_at <= clock_timestamp()
+                RETURNING name)
+             SELECT n FROM unnest($1::text[]) AS n
+             WHERE n IN (SELECT name FROM confirmed)
+                OR NOT EXISTS (SELECT 1 FROM runlog_workers w WHERE w.name = n)",
+            vec![Box::new(workers.to_vec())],
+        )?;
+        Ok(found.iter().map(|r| r.get(0)).collect())
+    }
+
     /// Gives the lease up (a worker leaving cleanly): its name is free at once.
     pub fn leave(&self) -> Result<()> {
         let Some(fence) = self
