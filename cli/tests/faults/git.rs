@@ -99,23 +99,7 @@ fn path(p: &Path) -> String {
     p.display().to_string()
 }
 
-/// `git ARGS` in `dir`, which must succeed; its output.
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run git: {e}"));
-    assert!(
-        out.status.success(),
-        "git {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
+pub use crate::common::git::git;
 
 type Hook = Box<dyn FnOnce() + Send>;
 
