@@ -40,21 +40,17 @@ pub(super) fn append(
             Some(seq) => seq,
             None => log.head(run)?.map_or(0, |h| h.seq),
         };
-        match log
+        let tried = log
             .batcher
-            .append(run, at, chain, bodies.clone(), log.held.append_fence())
-        {
-            // After a lost connection, the transaction the server had may have committed while
-            // this one waited for the head's lock: a conflict with its own records is success.
-            Err(e @ StoreError::Conflict { .. }) if lost > 0 => {
-                if let Some(head) = landed(log, run, Some(at), &bodies)? {
-                    return Ok(head);
-                }
-                if expected.is_some() || races >= RACES {
-                    return Err(e);
-                }
-                races += 1;
+            .append(run, at, chain, bodies.clone(), log.held.append_fence());
+        // After a lost connection, the transaction the server had may have committed while
+        // this one waited for the head's lock: a conflict with its own records is success.
+        if lost > 0 && matches!(tried, Err(StoreError::Conflict { .. })) {
+            if let Some(head) = landed(log, run, Some(at), &bodies)? {
+                return Ok(head);
             }
+        }
+        match tried {
             Err(StoreError::Conflict { .. }) if expected.is_none() && races < RACES => races += 1,
             Err(e @ StoreError::Postgres { lost: true, .. }) => {
                 if lost >= RETRIES {
