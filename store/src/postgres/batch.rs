@@ -12,6 +12,7 @@
 //! it by reading the log as it would alone.
 
 use super::lease::Fence;
+use super::quick::{self, Heads, Known};
 use super::{chain_of, check_from, to_i64, Pg, Rows};
 use crate::blocks::{Blocks, Chain, Linker, BLOCK};
 use crate::error::{Result, StoreError};
@@ -22,9 +23,6 @@ use tokio::sync::mpsc;
 
 /// A group closes at this many records: one statement stays a bounded size.
 const GROUP_RECORDS: usize = 8_192;
-
-/// Runs whose blocked chain a process keeps where its last append left it, at most.
-const KEPT_CHAINS: usize = 4_096;
 
 /// One caller's append, waiting for its group.
 struct Job {
@@ -76,9 +74,9 @@ impl Batcher {
 
 async fn serve(pg: Arc<Pg>, mut jobs: mpsc::UnboundedReceiver<Job>) {
     let mut held: Option<Job> = None;
-    // The blocked chain of each run this process appended to, where its last group left it: the
-    // next append goes on from it without reading the block's records back.
-    let mut chains: HashMap<i64, Blocks> = HashMap::new();
+    // The head of each run this process appended to, where its last group left it: the next
+    // append goes on from it in one statement, without reading the head or its block back.
+    let mut heads = Heads::default();
     loop {
         let first = match held.take() {
             Some(job) => job,
@@ -104,19 +102,61 @@ async fn serve(pg: Arc<Pg>, mut jobs: mpsc::UnboundedReceiver<Job>) {
                 Err(_) => break,
             }
         }
-        match commit(&pg, &group, fence.as_ref(), &mut chains).await {
-            Ok(answers) => {
-                for (job, answer) in group.iter().zip(answers) {
-                    let _ = job.answer.send(answer);
-                }
-            }
-            Err(e) => {
-                for job in &group {
-                    let _ = job.answer.send(Err(again(&e)));
-                }
-            }
+        let answers = commit(&pg, &group, fence.as_ref(), &mut heads).await;
+        for (job, answer) in group.iter().zip(answers) {
+            let _ = job.answer.send(answer);
         }
     }
+}
+
+/// Each append's answer: those this process can chain on its own in one statement
+/// ([`quick`]), the rest (and those the statement left) in the group's transaction.
+async fn commit(
+    pg: &Pg,
+    group: &[Job],
+    fence: Option<&Fence>,
+    heads: &mut Heads,
+) -> Vec<Result<Head>> {
+    let mut answers: Vec<Option<Result<Head>>> = group.iter().map(|_| None).collect();
+    let appends = group
+        .iter()
+        .enumerate()
+        .map(|(i, j)| (i, j.run.as_str(), j.at, j.bodies.as_slice()));
+    if let Some(staged) = quick::stage(appends, heads) {
+        match quick::append(pg, &staged, fence).await {
+            Ok(landed) => {
+                for s in staged.into_iter().filter(|s| landed.contains(&s.index)) {
+                    if let Some(answer) = answers.get_mut(s.index) {
+                        *answer = Some(Ok(Head {
+                            seq: s.known.seq,
+                            hash: s.known.linker.hash(),
+                        }));
+                        heads.left(s.run(), s.known);
+                    }
+                }
+            }
+            Err(e) => return group.iter().map(|_| Err(again(&e))).collect(),
+        }
+    }
+    let rest: Vec<&Job> = group
+        .iter()
+        .zip(&answers)
+        .filter(|(_, a)| a.is_none())
+        .map(|(j, _)| j)
+        .collect();
+    if !rest.is_empty() {
+        let mut more = match transaction(pg, &rest, fence, heads).await {
+            Ok(more) => more.into_iter(),
+            Err(e) => rest.iter().map(|_| Err(again(&e))).collect::<Vec<_>>().into_iter(),
+        };
+        for answer in answers.iter_mut().filter(|a| a.is_none()) {
+            *answer = more.next();
+        }
+    }
+    answers
+        .into_iter()
+        .map(|a| a.unwrap_or(Err(StoreError::Closed)))
+        .collect()
 }
 
 /// The same failure for another append of the group.
@@ -154,11 +194,11 @@ struct RunHead {
 }
 
 /// The group's transaction: each append's answer, or the failure they all share.
-async fn commit(
+async fn transaction(
     pg: &Pg,
-    group: &[Job],
+    group: &[&Job],
     fence: Option<&Fence>,
-    chains: &mut HashMap<i64, Blocks>,
+    heads: &mut Heads,
 ) -> Result<Vec<Result<Head>>> {
     let mut client = pg.client().await?;
     let tx = client
@@ -206,11 +246,11 @@ async fn commit(
         .await
         .map_err(|e| pg.error("cannot create the run", &e))?;
     }
-    let mut heads = lock(pg, &tx, &runs).await?;
+    let mut locked = lock(pg, &tx, &runs).await?;
     let mut answers = Vec::with_capacity(group.len());
     let (mut nums, mut seqs, mut hashes, mut bodies) = (vec![], vec![], vec![], vec![]);
     for job in group {
-        let Some(head) = heads.get_mut(job.run.as_str()) else {
+        let Some(head) = locked.get_mut(job.run.as_str()) else {
             answers.push(Err(conflict(&job.run, job.at, 0)));
             continue;
         };
@@ -222,7 +262,7 @@ async fn commit(
             Some(l) => l,
             None => head
                 .linker
-                .insert(linker_at(pg, &tx, &job.run, head, chains).await?),
+                .insert(linker_at(pg, &tx, &job.run, head, heads).await?),
         };
         for body in job.bodies.iter() {
             head.hash = linker.push(body);
@@ -242,7 +282,7 @@ async fn commit(
         // Nothing to write: dropping the transaction rolls it back.
         return Ok(answers);
     }
-    let moved: Vec<(&str, &RunHead)> = heads
+    let moved: Vec<(&str, &RunHead)> = locked
         .iter()
         .filter(|(_, h)| h.moved)
         .map(|(r, h)| (*r, h))
@@ -288,13 +328,16 @@ async fn commit(
     tx.commit()
         .await
         .map_err(|e| pg.error("cannot commit the append", &e))?;
-    // Bounded (two kilobytes a run): past it, runs start again from their rows.
-    if chains.len() > KEPT_CHAINS {
-        chains.clear();
-    }
-    for (_, head) in moved {
-        if let Some(Linker::Blocked(blocks)) = &head.linker {
-            chains.insert(head.num, (**blocks).clone());
+    for (run, head) in moved {
+        if let Some(linker) = &head.linker {
+            heads.left(
+                run,
+                Known {
+                    num: head.num,
+                    seq: head.seq,
+                    linker: linker.clone(),
+                },
+            );
         }
     }
     Ok(answers)
@@ -307,16 +350,13 @@ async fn linker_at(
     tx: &deadpool_postgres::Transaction<'_>,
     run: &str,
     head: &RunHead,
-    chains: &HashMap<i64, Blocks>,
+    heads: &Heads,
 ) -> Result<Linker> {
     if head.chain == Chain::PerRecord {
         return Ok(Linker::PerRecord(head.hash));
     }
-    if let Some(blocks) = chains
-        .get(&head.num)
-        .filter(|b| b.seq() == head.seq && b.hash() == head.hash)
-    {
-        return Ok(Linker::Blocked(Box::new(blocks.clone())));
+    if let Some(linker) = heads.linker(run, head.num, head.seq, &head.hash) {
+        return Ok(linker);
     }
     if head.seq % BLOCK == 0 {
         return Ok(Linker::Blocked(Box::new(Blocks::at_block_end(

@@ -1,10 +1,12 @@
 //! The shared store: the same log in PostgreSQL, for runs and workers on many hosts.
 //!
 //! Same records as the sled store (the bodies byte for byte, per-run gapless seqs, the blake3
-//! chain from the run's genesis hash), one row per record. An append is one transaction that
-//! locks the run's head row, compares its seq with the expected one (a stale one is the same
-//! typed [`StoreError::Conflict`]), inserts the rows, moves the head and notifies: so any number
-//! of processes on any hosts append to one run safely. A connection lost mid-append is settled
+//! chain from the run's genesis hash), one row per record. An append locks the run's head row,
+//! compares its seq with the expected one (a stale one is the same typed
+//! [`StoreError::Conflict`]), inserts the rows, moves the head and notifies, all committed
+//! together: so any number of processes on any hosts append to one run safely. It is one
+//! statement when this process left the head where it is ([`quick`]), else a transaction that
+//! reads the head first ([`batch`]). A connection lost mid-append is settled
 //! by reading the log again, never by guessing (see [`PgLog::append`]). Subscriptions use
 //! LISTEN/NOTIFY only to wake up and read by seq ([`follow`]), so a missed notification loses
 //! nothing.
@@ -17,10 +19,13 @@ mod append;
 mod batch;
 mod follow;
 mod lease;
+mod quick;
 mod schema;
 #[cfg(feature = "testkit")]
 pub mod scratch;
 pub mod tls;
+#[cfg(feature = "testkit")]
+pub mod wire;
 
 pub use lease::host_name;
 pub use schema::SCHEMA;
