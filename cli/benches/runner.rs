@@ -11,9 +11,12 @@
 //! (`RUNLOG_BENCH_RANDOM_TASKS` for another size, 0 to leave it out), with the same goal.
 //!
 //! With `RUNLOG_TEST_POSTGRES` (an admin URL, as for the tests), also the shared store: a DAG
-//! of 2,000 tasks of 50 ms each (`sleep 0.05`; `RUNLOG_BENCH_WORKER_TASKS` for another size)
-//! submitted, then executed by 1, 2 and 4 `runlog worker` processes (jobs 4 each), in tasks per
-//! second, with its goal: 4 workers at least 3× one.
+//! of 4,000 tasks of 50 ms each (`sleep 0.05`; `RUNLOG_BENCH_WORKER_TASKS` for another size)
+//! submitted, then executed by 1, 4 and 8 `runlog worker` processes (jobs 4 each), in tasks per
+//! second, with its goals: 4 workers at least 3.5× one, 8 at least 5×. Then claims a second on
+//! a DAG of 10,000 tasks that do nothing (`RUNLOG_BENCH_NOOP_WORKER_TASKS`), with the round
+//! trips and statements each claim costs the workers, counted by a relay on a tenth of it.
+//! `RUNLOG_BENCH_TASKS=0 RUNLOG_BENCH_RANDOM_TASKS=0` leaves the single-machine part out.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -135,16 +138,29 @@ fn floor(n: usize) -> Duration {
 
 /// What each task of the workers' DAG does: 50 ms of waiting, as a short agent call would.
 const WORKER_TASK: &str = "sleep 0.05";
-/// How far back a task of the workers' DAG may wait: wide enough that 16 tasks can run at once
-/// (its longest chain is about 50 tasks), so the workers, not the plan, set the pace.
-const WORKER_WINDOW: usize = 128;
+/// How far back a task of the workers' DAG may wait: wide enough that the 32 slots of eight
+/// workers can be kept busy, so the workers, not the plan, set the pace.
+const WORKER_WINDOW: usize = 1_024;
+/// Jobs of each worker.
+const WORKER_JOBS: &str = "4";
 
-/// Seconds for `workers` worker processes to execute a submitted DAG of `n` tasks.
-fn workers(dir: &Path, n: usize, workers: usize) -> Duration {
+/// What one execution of a submitted DAG by `workers` worker processes took, and asked of
+/// the server when `relay` stood between them.
+struct Executed {
+    seconds: f64,
+    /// Round trips and statements a task, counted by the relay.
+    wire: Option<(f64, f64)>,
+}
+
+/// `workers` worker processes executing a submitted DAG of `n` tasks of `task`, through a
+/// counting relay when `counted`.
+fn workers(dir: &Path, n: usize, task: &str, workers: usize, counted: bool) -> Executed {
     let db = runlog_store::postgres::scratch::scratch().unwrap();
-    let wf = dir.join(format!("sleep-{n}.toml"));
-    std::fs::write(&wf, common::dag(n, 4, WORKER_TASK, WORKER_WINDOW)).unwrap();
-    let store = Path::new(&db.url);
+    let relay = counted.then(|| runlog_store::postgres::wire::Relay::start(&db.url).unwrap());
+    let url = relay.as_ref().map_or(db.url.clone(), |r| r.url.clone());
+    let wf = dir.join(format!("workers-{n}.toml"));
+    std::fs::write(&wf, common::dag(n, 4, task, WORKER_WINDOW)).unwrap();
+    let store = Path::new(&url);
     let out = common::runlog(store)
         .args([
             "run",
@@ -156,12 +172,15 @@ fn workers(dir: &Path, n: usize, workers: usize) -> Duration {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", common::text(&out));
+    if let Some(r) = &relay {
+        r.reset();
+    }
     let started = Instant::now();
     let all: Vec<std::process::Child> = (0..workers)
         .map(|i| {
             common::runlog(store)
                 .env("RUNLOG_LOCAL_DIR", dir.join(format!("host-{workers}-{i}")))
-                .args(["worker", "--until-idle", "--jobs", "4"])
+                .args(["worker", "--until-idle", "--jobs", WORKER_JOBS])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
@@ -171,14 +190,80 @@ fn workers(dir: &Path, n: usize, workers: usize) -> Duration {
     for mut w in all {
         assert!(w.wait().unwrap().success());
     }
-    let took = started.elapsed();
+    let seconds = started.elapsed().as_secs_f64();
+    let wire = relay.as_ref().map(|r| {
+        let c = r.counts();
+        (
+            c.round_trips as f64 / n as f64,
+            c.statements as f64 / n as f64,
+        )
+    });
     let runs = common::runlog(store).args(["runs"]).output().unwrap();
     assert!(
         common::text(&runs).contains("succeeded"),
         "{}",
         common::text(&runs)
     );
-    took
+    Executed { seconds, wire }
+}
+
+/// The shared store's figures: workers on one run, scaling on tasks that wait, and claims a
+/// second (with the round trips each costs) on tasks that do nothing.
+fn shared_store(dir: &Path) {
+    let count = |var: &str, default: usize| -> usize {
+        std::env::var(var)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let n = count("RUNLOG_BENCH_WORKER_TASKS", 4_000);
+    println!();
+    println!(
+        "shared store (PostgreSQL): a {n}-task DAG of `{WORKER_TASK}`, runlog worker --jobs {WORKER_JOBS} each"
+    );
+    println!(
+        "{:>8} {:>10} {:>10} {:>8}",
+        "workers", "seconds", "tasks/s", "× one"
+    );
+    let mut one = None;
+    let mut ratios = vec![];
+    for w in [1, 4, 8] {
+        let t = workers(dir, n, WORKER_TASK, w, false).seconds;
+        let first = *one.get_or_insert(t);
+        println!(
+            "{w:>8} {t:>10.2} {:>10.0} {:>7.2}×",
+            n as f64 / t,
+            first / t
+        );
+        ratios.push((w, first / t));
+    }
+    for ((w, ratio), goal) in ratios.iter().skip(1).zip([3.5, 5.0]) {
+        let said = if *ratio >= goal { "met" } else { "NOT MET" };
+        println!("goal {w} workers ≥ {goal}× one: {ratio:.2}× {said}");
+    }
+    let n = count("RUNLOG_BENCH_NOOP_WORKER_TASKS", 10_000);
+    println!();
+    println!(
+        "claims: a {n}-task DAG of `true`, each task claimed and ended by a worker (--jobs {WORKER_JOBS} each)"
+    );
+    println!(
+        "{:>8} {:>10} {:>10} {:>24}",
+        "workers", "seconds", "claims/s", "round trips, statements"
+    );
+    // Counted on a tenth of the DAG through the relay, which adds a hop to every round trip.
+    let counted_n = (n / 10).max(100);
+    for w in [1, 4, 8] {
+        let t = workers(dir, n, "true", w, false).seconds;
+        let wire = workers(dir, counted_n, "true", w, true)
+            .wire
+            .unwrap_or_default();
+        println!(
+            "{w:>8} {t:>10.2} {:>10.0} {:>14.1}, {:.1} a claim",
+            n as f64 / t,
+            wire.0,
+            wire.1
+        );
+    }
 }
 
 /// Issue 14's goals against `(tasks, rounds, µs per task)` rows.
@@ -232,8 +317,25 @@ fn main() {
                 .parse()
                 .expect("RUNLOG_BENCH_TASKS: numbers, comma-separated")
         })
+        .filter(|&n: &usize| n > 0)
         .collect();
     let dir = tempfile::tempdir().unwrap();
+    if !sizes.is_empty() {
+        single_machine(dir.path(), sizes);
+    }
+    random_shape(dir.path());
+    if std::env::var_os(runlog_store::postgres::scratch::ENV).is_none() {
+        println!(
+            "(no PostgreSQL: set {} to measure workers on the shared store)",
+            runlog_store::postgres::scratch::ENV
+        );
+        return;
+    }
+    shared_store(dir.path());
+}
+
+/// The no-op DAGs of `sizes` tasks beside `xargs`, with issue 14's goals.
+fn single_machine(dir: &Path, sizes: Vec<usize>) {
     println!(
         "no-op DAG, jobs {JOBS}: runlog run vs xargs -P {JOBS} sh -c true (medians of {} rounds)",
         rounds()
@@ -244,12 +346,7 @@ fn main() {
     );
     let mut measured = Vec::new();
     for n in sizes {
-        let rounds = Rounds::measure(
-            dir.path(),
-            &format!("noop-{n}"),
-            &common::noop_dag(n, JOBS),
-            n,
-        );
+        let rounds = Rounds::measure(dir, &format!("noop-{n}"), &common::noop_dag(n, JOBS), n);
         let per = |seconds: f64| seconds * 1e6 / n as f64;
         println!(
             "{n:>8} {:>10.2} {:>10.2} {:>6.2}× {:>12.0} {:>12.0}",
@@ -263,30 +360,4 @@ fn main() {
         measured.push((n, rounds, cost));
     }
     goals(&measured);
-    random_shape(dir.path());
-    if std::env::var_os(runlog_store::postgres::scratch::ENV).is_none() {
-        println!(
-            "(no PostgreSQL: set {} to measure workers on the shared store)",
-            runlog_store::postgres::scratch::ENV
-        );
-        return;
-    }
-    let n: usize = std::env::var("RUNLOG_BENCH_WORKER_TASKS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2_000);
-    println!();
-    println!(
-        "shared store (PostgreSQL): a {n}-task DAG of `{WORKER_TASK}`, runlog worker --jobs 4 each"
-    );
-    println!("{:>8} {:>10} {:>10}", "workers", "seconds", "tasks/s");
-    let mut took = Vec::new();
-    for w in [1, 2, 4] {
-        let t = workers(dir.path(), n, w).as_secs_f64();
-        println!("{w:>8} {t:>10.2} {:>10.0}", n as f64 / t);
-        took.push(t);
-    }
-    if let (Some(one), Some(four)) = (took.first(), took.last()) {
-        println!("goal 4 workers ≥ 3× one: {:.2}×", one / four);
-    }
 }

@@ -141,10 +141,11 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
                     if !task.spec.after.contains(&r.new) {
                         task.spec.after.push(r.new.clone());
                     }
-                    if let Some(list) = state.dependents.get_mut(&r.old) {
+                    let dependents = Arc::make_mut(&mut state.dependents);
+                    if let Some(list) = dependents.get_mut(&r.old) {
                         list.retain(|d| d != &id);
                     }
-                    let list = state.dependents.entry(r.new.clone()).or_default();
+                    let list = dependents.entry(r.new.clone()).or_default();
                     if !list.contains(&id) {
                         list.push(id.clone());
                     }
@@ -474,20 +475,19 @@ fn add_task(state: &mut RunState, spec: crate::spec::TaskSpec) {
         return;
     }
     if let Some(parent) = &spec.parent {
-        state
-            .children
+        Arc::make_mut(&mut state.children)
             .entry(parent.clone())
             .or_default()
             .push(spec.id.clone());
     }
+    let dependents = Arc::make_mut(&mut state.dependents);
     for dep in &spec.after {
-        state
-            .dependents
+        dependents
             .entry(dep.clone())
             .or_default()
             .push(spec.id.clone());
     }
-    state.order.push(spec.id.clone());
+    Arc::make_mut(&mut state.order).push(spec.id.clone());
     state
         .tasks
         .insert(spec.id.clone(), Arc::new(TaskState::new(spec)));

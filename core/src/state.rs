@@ -397,12 +397,14 @@ pub struct RunState {
     /// starts again from the head when another writer appended first, copies a run of
     /// thousands of tasks in pointers.
     pub tasks: IdMap<TaskId, Arc<TaskState>>,
-    /// Task ids in the order they were added.
-    pub order: Vec<TaskId>,
+    /// Task ids in the order they were added. This and the two maps below change only when
+    /// tasks are added or the plan is revised, so copies of the state share them until then
+    /// (`Arc::make_mut`).
+    pub order: Arc<Vec<TaskId>>,
     /// Children of each group.
-    pub children: BTreeMap<TaskId, Vec<TaskId>>,
+    pub children: Arc<BTreeMap<TaskId, Vec<TaskId>>>,
     /// Tasks that list each task in their `after` (reverse dependencies).
-    pub dependents: BTreeMap<TaskId, Vec<TaskId>>,
+    pub dependents: Arc<BTreeMap<TaskId, Vec<TaskId>>>,
     /// Stage health by stage (hashed; `projections::health` sorts).
     pub stages: IdMap<StageId, StageHealth>,
     /// The replan being waited for.

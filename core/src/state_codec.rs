@@ -110,8 +110,8 @@ sparse_codec!(
     RunState, encode_run, decode_run,
     given: [
         tasks: IdMap<TaskId, Arc<TaskState>>,
-        order: Vec<TaskId>,
-        dependents: BTreeMap<TaskId, Vec<TaskId>>,
+        order: Arc<Vec<TaskId>>,
+        dependents: Arc<BTreeMap<TaskId, Vec<TaskId>>>,
     ],
     always: [seq, settings, status, stages],
     sparse: [
@@ -130,7 +130,7 @@ impl Encode for RunState {
             return Err(EncodeError::Other("a state's order and its tasks differ"));
         }
         self.order.len().encode(encoder)?;
-        for id in &self.order {
+        for id in self.order.iter() {
             match self.tasks.get(id) {
                 Some(task) if task.spec.id == *id => task.encode(encoder)?,
                 _ => return Err(EncodeError::Other("a state's order and its tasks differ")),
@@ -162,7 +162,12 @@ impl<Context> Decode<Context> for RunState {
         for _ in 0..len {
             dependents.push(<(TaskId, Vec<TaskId>)>::decode(decoder)?);
         }
-        decode_run(tasks, order, dependents.into_iter().collect(), decoder)
+        decode_run(
+            tasks,
+            Arc::new(order),
+            Arc::new(dependents.into_iter().collect()),
+            decoder,
+        )
     }
 }
 bincode::impl_borrow_decode!(RunState);
@@ -280,7 +285,7 @@ mod tests {
         let mut tasks = IdMap::default();
         tasks.insert(task.spec.id.clone(), std::sync::Arc::new(task));
         RunState {
-            order: tasks.keys().cloned().collect(),
+            order: std::sync::Arc::new(tasks.keys().cloned().collect()),
             tasks,
             ..RunState::default()
         }

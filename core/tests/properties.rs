@@ -405,6 +405,9 @@ proptest! {
         let mut g = given_run_with(settings(), tasks);
         // The frontier as a runner keeps it: shown every event recorded.
         let mut frontier = dispatch::Frontier::new();
+        // And as a worker keeps it: shown a command of its own that then lost the race to
+        // the one recorded, and brought back to the state through every event involved.
+        let mut raced = dispatch::Frontier::new();
         for (op, wait) in ops.iter().zip(&waits) {
             let now = Timestamp(g.now + wait);
             let busy = |id: &TaskId| {
@@ -418,6 +421,11 @@ proptest! {
                 &plan,
                 "the decision over the frontier ({} tasks) is the whole plan's",
                 frontier.len()
+            );
+            prop_assert_eq!(
+                &raced.dispatch(&g.state, now, &cap),
+                &plan,
+                "the decision over the frontier brought back after lost races is the whole plan's"
             );
             // With fewer free slots: the first of the same starts, whatever it skips to find them.
             let free = 1 + usize::from(busy_mask % 3);
@@ -435,6 +443,18 @@ proptest! {
             if let Some(due) = plan.next_due {
                 prop_assert!(due > now, "a retry due at {:?} is already due at {:?}", due, now);
             }
+            // The command that loses the race: decided and staged on the same state, never
+            // recorded.
+            let lost = command(&ops[(ops.len() - 1 - (wait % ops.len() as u64) as usize) % ops.len()], &g.state);
+            let mut staged = g.state.clone();
+            let undone = match decide(&staged, Command::new(now, lost)) {
+                Ok(events) => events,
+                Err(_) => vec![],
+            };
+            for e in &undone {
+                runlog_core::evolve_in_place(&mut staged, e);
+                raced.observe(staged.seq, &e.kind, &staged);
+            }
             let cmd = command(op, &g.state);
             let when = g.when(cmd);
             let recorded = when.result.clone().unwrap_or_default();
@@ -443,6 +463,7 @@ proptest! {
             for (seq, e) in (first_seq..).zip(&recorded) {
                 frontier.observe(seq, &e.kind, &g.state);
             }
+            raced.retouch(&g.state, undone.iter().chain(&recorded).map(|e| &e.kind));
             g.now += wait;
         }
     }

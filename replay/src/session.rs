@@ -19,7 +19,7 @@
 use crate::error::{ReplayError, Result};
 use crate::events;
 use crate::history::{Replay, SnapshotSchedule};
-use runlog_core::{decide, Command, Event, Rejection, RunState};
+use runlog_core::{decide, Command, Event, EventKind, Rejection, RunState};
 use runlog_store::{EventLog, Head, StoreError};
 
 /// How often a command is decided again after losing a race before the conflict is reported:
@@ -54,6 +54,10 @@ pub struct Commit {
     /// Staged commands the rules refused once decided again on the new head: nothing of them
     /// was recorded.
     pub dropped: Vec<(Command, Rejection)>,
+    /// When decided again: every event the state went through since the staged events were
+    /// first decided (those undone, others' taken in, and those appended), so that what was
+    /// kept beside the state (a dispatch's frontier) can be brought to it.
+    pub moved_by: Vec<EventKind>,
 }
 
 impl Commit {
@@ -216,6 +220,24 @@ impl<'l> Session<'l> {
         self.catch_up_observed(&mut |_, _, _| {})
     }
 
+    /// [`Session::catch_up`] from records a subscription to the run handed on (`(seq, body)`,
+    /// in order, checked by the store): those after the state are taken in without reading
+    /// the log again when they follow on from it; otherwise (a gap, or commands staged) the
+    /// log is read as `catch_up` does.
+    pub fn take_in(&mut self, records: Vec<(u64, Vec<u8>)>) -> Result<Vec<(u64, Event)>> {
+        let from = self.state.seq + 1;
+        let fresh: Vec<(u64, Vec<u8>)> = records.into_iter().filter(|(s, _)| *s >= from).collect();
+        let follows = (from..).zip(&fresh).all(|(want, (seq, _))| *seq == want);
+        if self.staged() > 0 || !follows || fresh.is_empty() {
+            return self.catch_up();
+        }
+        let theirs = fresh
+            .into_iter()
+            .map(|(seq, body)| Ok((seq, events::decode(&self.run, seq, &body)?)))
+            .collect::<Result<Vec<_>>>()?;
+        self.apply_theirs(theirs, &mut |_, _, _| {})
+    }
+
     fn catch_up_observed(&mut self, observe: Observer<'_>) -> Result<Vec<(u64, Event)>> {
         if self.staged() > 0 {
             // Others' events go under what is staged: the staged commands are decided again.
@@ -223,6 +245,16 @@ impl<'l> Session<'l> {
             return Ok(theirs);
         }
         let theirs = self.appended_after(self.state.seq)?;
+        self.apply_theirs(theirs, observe)
+    }
+
+    /// Folds others' events, the ones after the state, into it (and into the head kept
+    /// beside it).
+    fn apply_theirs(
+        &mut self,
+        theirs: Vec<(u64, Event)>,
+        observe: Observer<'_>,
+    ) -> Result<Vec<(u64, Event)>> {
         for (seq, event) in &theirs {
             self.replay.apply(&self.run, &mut self.state, event)?;
             if let Some(b) = self.batch.as_mut() {
@@ -275,6 +307,11 @@ impl<'l> Session<'l> {
                 Ok(head) => {
                     let events = std::mem::take(&mut b.events);
                     b.commands.clear();
+                    if commit.redecided() {
+                        commit
+                            .moved_by
+                            .extend(events.iter().map(|e| e.kind.clone()));
+                    }
                     for event in &events {
                         self.replay.apply(&self.run, &mut b.head, event)?;
                         observe(b.head.seq, event, &b.head);
@@ -288,9 +325,14 @@ impl<'l> Session<'l> {
                     if retries < MAX_CONFLICT_RETRIES =>
                 {
                     retries += 1;
+                    let undone: Vec<EventKind> = b.events.iter().map(|e| e.kind.clone()).collect();
                     let (theirs, dropped) = self.rebase(observe)?;
                     commit.foreign += theirs.len();
                     commit.dropped.extend(dropped);
+                    commit.moved_by.extend(undone);
+                    commit
+                        .moved_by
+                        .extend(theirs.into_iter().map(|(_, e)| e.kind));
                 }
                 Err(e) => return Err(e),
             }
@@ -329,14 +371,10 @@ impl<'l> Session<'l> {
         Ok((theirs, dropped))
     }
 
-    /// What the log holds of the run after `known`.
+    /// What the log holds of the run after `known` (one read: on a shared store, one round
+    /// trip fewer than asking for the head first).
     fn appended_after(&self, known: u64) -> Result<Vec<(u64, Event)>> {
-        match self.replay.log().head(&self.run)? {
-            Some(h) if h.seq > known => {
-                events::read(self.replay.log(), &self.run, known + 1, h.seq)
-            }
-            _ => Ok(Vec::new()),
-        }
+        events::read(self.replay.log(), &self.run, known + 1, u64::MAX)
     }
 
     fn append(&self, events: &[Event]) -> Result<Head> {

@@ -183,10 +183,7 @@ fn main() {
         floor(&db.url, &bodies[0], 1, 2_000),
         floor(&db.url, &bodies[0], 8, 500),
     ];
-    let wires = [
-        wire(&bodies, 1, 500),
-        wire(&bodies, 8, 100),
-    ];
+    let wires = [wire(&bodies, 1, 500), wire(&bodies, 8, 100)];
     println!("PostgreSQL's own floor: a single-row INSERT committed on its own, in a loop");
     println!(
         "{:<14} {:>12} {:>14} {:>12} {:>22}",

@@ -54,6 +54,32 @@ impl Frontier {
         }
     }
 
+    /// Brings the frontier to `state` after it was shown events `state` does not hold, or
+    /// others out of order: a writer's staged events undone when its append lost a race, and
+    /// the events it then took in and decided again. `events` are every one of them (those
+    /// undone, taken in and recorded); each task they name is found again, and an event that
+    /// is not about one task has everything found again at the next decision.
+    pub fn retouch<'e>(
+        &mut self,
+        state: &RunState,
+        events: impl IntoIterator<Item = &'e EventKind>,
+    ) {
+        if self.seq.is_none() {
+            return;
+        }
+        for kind in events {
+            let task = match kind {
+                EventKind::TaskAdded { .. } => None,
+                other => other.task(),
+            };
+            if !task.is_some_and(|t| self.touch(state, t)) {
+                self.seq = None;
+                return;
+            }
+        }
+        self.seq = Some(state.seq);
+    }
+
     /// The dispatch decision for `state` at `now`: [`super::dispatch`]'s, over the candidates.
     pub fn dispatch(&mut self, state: &RunState, now: Timestamp, cap: &Capacity<'_>) -> Dispatch {
         if self.seq != Some(state.seq) {

@@ -131,7 +131,7 @@ impl RunSummary {
             RunStatus::Finished(o) => ("finished".into(), Some(o.clone())),
         };
         self.tasks.clear();
-        for id in &state.order {
+        for id in state.order.iter() {
             if let Some(status) = state.status_of(id) {
                 *self.tasks.entry(status.name().to_owned()).or_default() += 1;
             }

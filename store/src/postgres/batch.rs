@@ -123,19 +123,36 @@ async fn commit(
         .enumerate()
         .map(|(i, j)| (i, j.run.as_str(), j.at, j.bodies.as_slice()));
     if let Some(staged) = quick::stage(appends, heads) {
-        match quick::append(pg, &staged, fence).await {
-            Ok(landed) => {
-                for s in staged.into_iter().filter(|s| landed.contains(&s.index)) {
-                    if let Some(answer) = answers.get_mut(s.index) {
-                        *answer = Some(Ok(Head {
-                            seq: s.known.seq,
-                            hash: s.known.linker.hash(),
-                        }));
-                        heads.left(s.run(), s.known);
+        let outcomes = match quick::append(pg, &staged, fence).await {
+            Ok(outcomes) => outcomes,
+            Err(e) => return group.iter().map(|_| Err(again(&e))).collect(),
+        };
+        for (s, (_, outcome)) in staged.into_iter().zip(outcomes) {
+            let Some(answer) = answers.get_mut(s.index) else {
+                continue;
+            };
+            let at = s.at();
+            match outcome {
+                quick::Outcome::Landed => {
+                    *answer = Some(Ok(Head {
+                        seq: s.known.seq,
+                        hash: s.known.linker.hash(),
+                    }));
+                    heads.left(s.run(), s.known);
+                }
+                // A lost race is answered at once, and this process goes on from the new head
+                // when the records it was handed chain from where it left the run.
+                quick::Outcome::Moved { actual, records } if actual != at => {
+                    *answer = Some(Err(conflict(s.run(), at, actual)));
+                    if let Some(known) = heads
+                        .get(s.run())
+                        .and_then(|k| quick::caught_up(k, actual, &records))
+                    {
+                        heads.left(s.run(), known);
                     }
                 }
+                quick::Outcome::Moved { .. } | quick::Outcome::Unsure => {}
             }
-            Err(e) => return group.iter().map(|_| Err(again(&e))).collect(),
         }
     }
     let rest: Vec<&Job> = group
@@ -147,7 +164,11 @@ async fn commit(
     if !rest.is_empty() {
         let mut more = match transaction(pg, &rest, fence, heads).await {
             Ok(more) => more.into_iter(),
-            Err(e) => rest.iter().map(|_| Err(again(&e))).collect::<Vec<_>>().into_iter(),
+            Err(e) => rest
+                .iter()
+                .map(|_| Err(again(&e)))
+                .collect::<Vec<_>>()
+                .into_iter(),
         };
         for answer in answers.iter_mut().filter(|a| a.is_none()) {
             *answer = more.next();

@@ -41,6 +41,11 @@ impl Heads {
             .map(|k| k.linker.clone())
     }
 
+    /// Where this process last left `run`.
+    pub(super) fn get(&self, run: &str) -> Option<&Known> {
+        self.0.get(run)
+    }
+
     /// Remembers where an append left `run`.
     pub(super) fn left(&mut self, run: &str, known: Known) {
         if self.0.len() >= KEPT && !self.0.contains_key(run) {
@@ -68,6 +73,11 @@ pub(super) struct Staged<'a> {
 impl<'a> Staged<'a> {
     pub(super) fn run(&self) -> &'a str {
         self.run
+    }
+
+    /// The seq the append expects the run's head at.
+    pub(super) fn at(&self) -> u64 {
+        self.at
     }
 }
 
@@ -133,17 +143,43 @@ fn statement(fenced: bool) -> String {
             FROM unnest($7::bigint[], $8::bigint[], $9::bytea[], $10::bytea[]) AS e(n, s, h, b)
             WHERE e.n IN (SELECT num FROM moved)
          )
-         SELECT m.num, pg_notify('runlog', w.note) FROM moved m JOIN want w ON w.num = m.num"
+         SELECT l.num, l.head_seq, m.num IS NOT NULL,
+                CASE WHEN m.num IS NOT NULL THEN pg_notify('runlog', w.note)::text END,
+                e.seq, e.hash, e.body
+         FROM locked l JOIN want w ON w.num = l.num
+         LEFT JOIN moved m ON m.num = l.num
+         LEFT JOIN LATERAL (
+            SELECT seq, hash, body FROM runlog_events
+            WHERE m.num IS NULL AND num = l.num AND seq > w.at AND seq <= l.head_seq
+              AND l.head_seq - w.at <= {CATCH_UP}
+         ) e ON true
+         ORDER BY l.num, e.seq"
     )
 }
 
-/// Sends the staged appends in one statement; answers with the indexes of those that landed,
-/// leaving the others for the group's transaction.
+/// At most this many records another process appended are handed back with a lost race.
+const CATCH_UP: u64 = 256;
+
+/// What became of a staged append.
+pub(super) enum Outcome {
+    Landed,
+    /// Another process moved the head to `actual` first; its records from the expected seq on,
+    /// as the statement could see them (none when too many, or committed after it began).
+    Moved {
+        actual: u64,
+        records: Vec<(u64, Vec<u8>, Vec<u8>)>,
+    },
+    /// Not settled here (the lease, or the run, was not found): the transaction decides.
+    Unsure,
+}
+
+/// Sends the staged appends in one statement; answers what became of each (by its index in
+/// the group).
 pub(super) async fn append(
     pg: &Pg,
     staged: &[Staged<'_>],
     fence: Option<&Fence>,
-) -> Result<Vec<usize>> {
+) -> Result<Vec<(usize, Outcome)>> {
     let client = pg.client().await?;
     let prepared = client
         .prepare_cached(&statement(fence.is_some()))
@@ -191,10 +227,49 @@ pub(super) async fn append(
         .query(&prepared, &params)
         .await
         .map_err(|e| pg.error("cannot insert the records", &e))?;
-    let moved: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+    let mut outcomes: HashMap<i64, Outcome> = HashMap::new();
+    for row in &rows {
+        let (num, head, landed): (i64, i64, bool) = (row.get(0), row.get(1), row.get(2));
+        let outcome = outcomes.entry(num).or_insert_with(|| match landed {
+            true => Outcome::Landed,
+            false => Outcome::Moved {
+                actual: head.max(0) as u64,
+                records: vec![],
+            },
+        });
+        if let (Outcome::Moved { records, .. }, Some(seq)) = (outcome, row.get::<_, Option<i64>>(4))
+        {
+            records.push((seq.max(0) as u64, row.get(5), row.get(6)));
+        }
+    }
     Ok(staged
         .iter()
-        .filter(|s| moved.contains(&s.known.num))
-        .map(|s| s.index)
+        .map(|s| {
+            let outcome = outcomes.remove(&s.known.num).unwrap_or(Outcome::Unsure);
+            (s.index, outcome)
+        })
         .collect())
+}
+
+/// The chain at `actual` from the chain at the expected seq and the records another process
+/// appended after it, each hash checked; `None` unless they are all there and all agree.
+pub(super) fn caught_up(
+    from: &Known,
+    actual: u64,
+    records: &[(u64, Vec<u8>, Vec<u8>)],
+) -> Option<Known> {
+    if records.len() as u64 != actual.checked_sub(from.seq)? {
+        return None;
+    }
+    let mut linker = from.linker.clone();
+    for (i, (seq, hash, body)) in records.iter().enumerate() {
+        if *seq != from.seq + 1 + i as u64 || linker.push(body).as_slice() != hash.as_slice() {
+            return None;
+        }
+    }
+    Some(Known {
+        num: from.num,
+        seq: actual,
+        linker,
+    })
 }

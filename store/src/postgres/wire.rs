@@ -55,8 +55,9 @@ impl Relay {
     /// When the URL names no single TCP host, or no port of loopback can be bound.
     pub fn start(url: &str) -> Result<Self, RelayError> {
         let (plain, _) = super::tls::split(url).map_err(|e| RelayError::Url(e.to_string()))?;
-        let config: tokio_postgres::Config =
-            plain.parse().map_err(|e: tokio_postgres::Error| RelayError::Url(e.to_string()))?;
+        let config: tokio_postgres::Config = plain
+            .parse()
+            .map_err(|e: tokio_postgres::Error| RelayError::Url(e.to_string()))?;
         let host = match config.get_hosts() {
             [tokio_postgres::config::Host::Tcp(h)] => h.clone(),
             _ => return Err(RelayError::Url("the URL must name one TCP host".into())),
@@ -122,7 +123,11 @@ fn through(url: &str, at: SocketAddr) -> String {
     let user = base[start..end]
         .rfind('@')
         .map_or("", |i| &base[start..=start + i]);
-    let mut out = format!("{}{user}{at}{}?sslmode=disable", &base[..start], &base[end..]);
+    let mut out = format!(
+        "{}{user}{at}{}?sslmode=disable",
+        &base[..start],
+        &base[end..]
+    );
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         out.push('&');
         out.push_str(pair);

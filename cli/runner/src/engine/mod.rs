@@ -300,9 +300,10 @@ impl Engine {
                     run = self.session.run(),
                     "the step's append lost a race: decided again on the new head"
                 );
-                // It saw events that were decided again: it finds the tasks again, and stops
-                // what those events moved.
-                self.frontier = Frontier::new();
+                // It saw events that were decided again: the tasks they name are found again,
+                // and what those events moved is stopped.
+                self.frontier
+                    .retouch(self.session.state(), commit.moved_by.iter());
                 self.stop_moved();
                 took_in = true;
             }
@@ -462,7 +463,7 @@ impl Engine {
                     Some(due) => {
                         tokio::select! {
                             _ = self.clock.sleep_until(due) => continue,
-                            Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
+                            Some(first) = foreign.appended.recv() => self.take_foreign(foreign.latest(first))?,
                             () = stop.asked() => return self.interrupt(started).await,
                             _ = tokio::time::sleep(TICK), if crew => {}
                         }
@@ -471,7 +472,7 @@ impl Engine {
                     // Other workers still hold tasks: their ends (or their loss) come in.
                     None if others => {
                         tokio::select! {
-                            Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
+                            Some(first) = foreign.appended.recv() => self.take_foreign(foreign.latest(first))?,
                             () = stop.asked() => return self.interrupt(started).await,
                             _ = tokio::time::sleep(TICK) => {}
                         }
@@ -495,7 +496,7 @@ impl Engine {
                     self.record_call(passed)?;
                     self.take_calls()?;
                 }
-                Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
+                Some(first) = foreign.appended.recv() => self.take_foreign(foreign.latest(first))?,
                 () = stop.asked() => return self.interrupt(started).await,
                 _ = self.clock.sleep_until(next_due.unwrap_or_default()), if next_due.is_some() => {}
                 _ = tokio::time::sleep(TICK), if crew => {}
