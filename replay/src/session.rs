@@ -220,24 +220,6 @@ impl<'l> Session<'l> {
         self.catch_up_observed(&mut |_, _, _| {})
     }
 
-    /// [`Session::catch_up`] from records a subscription to the run handed on (`(seq, body)`,
-    /// in order, checked by the store): those after the state are taken in without reading
-    /// the log again when they follow on from it; otherwise (a gap, or commands staged) the
-    /// log is read as `catch_up` does.
-    pub fn take_in(&mut self, records: Vec<(u64, Vec<u8>)>) -> Result<Vec<(u64, Event)>> {
-        let from = self.state.seq + 1;
-        let fresh: Vec<(u64, Vec<u8>)> = records.into_iter().filter(|(s, _)| *s >= from).collect();
-        let follows = (from..).zip(&fresh).all(|(want, (seq, _))| *seq == want);
-        if self.staged() > 0 || !follows || fresh.is_empty() {
-            return self.catch_up();
-        }
-        let theirs = fresh
-            .into_iter()
-            .map(|(seq, body)| Ok((seq, events::decode(&self.run, seq, &body)?)))
-            .collect::<Result<Vec<_>>>()?;
-        self.apply_theirs(theirs, &mut |_, _, _| {})
-    }
-
     fn catch_up_observed(&mut self, observe: Observer<'_>) -> Result<Vec<(u64, Event)>> {
         if self.staged() > 0 {
             // Others' events go under what is staged: the staged commands are decided again.
@@ -245,16 +227,6 @@ impl<'l> Session<'l> {
             return Ok(theirs);
         }
         let theirs = self.appended_after(self.state.seq)?;
-        self.apply_theirs(theirs, observe)
-    }
-
-    /// Folds others' events, the ones after the state, into it (and into the head kept
-    /// beside it).
-    fn apply_theirs(
-        &mut self,
-        theirs: Vec<(u64, Event)>,
-        observe: Observer<'_>,
-    ) -> Result<Vec<(u64, Event)>> {
         for (seq, event) in &theirs {
             self.replay.apply(&self.run, &mut self.state, event)?;
             if let Some(b) = self.batch.as_mut() {

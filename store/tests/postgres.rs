@@ -8,6 +8,9 @@
     clippy::indexing_slicing
 )]
 
+mod pg_admin;
+
+use pg_admin::admin;
 use runlog_store::frame::{genesis, link};
 use runlog_store::postgres::scratch::scratch;
 use runlog_store::{Chain, Direction, EventLog, Log, PgLog, StoreError};
@@ -15,35 +18,6 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Runs one statement on the test's database as an administrator would; the first column of
-/// its last row, as a number (0 when it returns none).
-fn admin(url: &str, statement: &str) -> i64 {
-    let (url, statement) = (url.to_owned(), statement.to_owned());
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-                .await
-                .unwrap();
-            tokio::spawn(conn);
-            let said = client.simple_query(&statement).await.unwrap();
-            said.iter()
-                .filter_map(|m| match m {
-                    tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0),
-                    _ => None,
-                })
-                .last()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0)
-        })
-    })
-    .join()
-    .unwrap()
-}
 
 /// Ends every other session on the test's database, as an administrator (or a failover) does.
 fn cut_connections(url: &str) -> u64 {

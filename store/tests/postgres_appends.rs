@@ -9,6 +9,9 @@
     clippy::indexing_slicing
 )]
 
+mod pg_admin;
+
+use pg_admin::admin;
 use runlog_store::postgres::scratch::scratch;
 use runlog_store::postgres::wire::Relay;
 use runlog_store::{Direction, EventLog, PgLog, StoreError};
@@ -88,34 +91,15 @@ fn another_process_appending_between_is_a_conflict_then_chained_from() {
     // A worker whose lease is gone is refused by the one statement too, and told why.
     a.join("w1", Duration::from_secs(120)).unwrap();
     assert_eq!(a.append("r", Some(6), one("a7")).unwrap().seq, 7);
-    expire_leases(&db.url);
+    admin(
+        &db.url,
+        "UPDATE runlog_workers SET expires_at = now() - interval '1 second'",
+    );
     match a.append("r", Some(7), one("late")) {
         Err(e @ StoreError::Fenced { .. }) => assert!(e.to_string().contains("expired"), "{e}"),
         other => panic!("an expired worker appended: {other:?}"),
     }
     assert_eq!(b.head("r").unwrap().unwrap().seq, 7);
-}
-
-fn expire_leases(url: &str) {
-    let url = url.to_owned();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-                .await
-                .unwrap();
-            tokio::spawn(conn);
-            client
-                .batch_execute("UPDATE runlog_workers SET expires_at = now() - interval '1 second'")
-                .await
-                .unwrap();
-        });
-    })
-    .join()
-    .unwrap();
 }
 
 const CHILD_ENV: &str = "RUNLOG_PG_CRASH_CHILD_URL";

@@ -463,7 +463,7 @@ impl Engine {
                     Some(due) => {
                         tokio::select! {
                             _ = self.clock.sleep_until(due) => continue,
-                            Some(first) = foreign.appended.recv() => self.take_foreign(foreign.latest(first))?,
+                            Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
                             () = stop.asked() => return self.interrupt(started).await,
                             _ = tokio::time::sleep(TICK), if crew => {}
                         }
@@ -472,7 +472,7 @@ impl Engine {
                     // Other workers still hold tasks: their ends (or their loss) come in.
                     None if others => {
                         tokio::select! {
-                            Some(first) = foreign.appended.recv() => self.take_foreign(foreign.latest(first))?,
+                            Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
                             () = stop.asked() => return self.interrupt(started).await,
                             _ = tokio::time::sleep(TICK) => {}
                         }
@@ -496,7 +496,7 @@ impl Engine {
                     self.record_call(passed)?;
                     self.take_calls()?;
                 }
-                Some(first) = foreign.appended.recv() => self.take_foreign(foreign.latest(first))?,
+                Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
                 () = stop.asked() => return self.interrupt(started).await,
                 _ = self.clock.sleep_until(next_due.unwrap_or_default()), if next_due.is_some() => {}
                 _ = tokio::time::sleep(TICK), if crew => {}

@@ -70,8 +70,7 @@ impl Running {
 /// The seqs appended to the engine's run by anyone (its own appends included), from a thread
 /// that blocks on the store's subscription so the engine's loop does not.
 pub(super) struct Foreign {
-    /// Others' records as the subscription hands them on, `(seq, body)`.
-    pub(super) appended: mpsc::UnboundedReceiver<(u64, Vec<u8>)>,
+    pub(super) appended: mpsc::UnboundedReceiver<u64>,
     pub(super) stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
@@ -87,12 +86,8 @@ impl Foreign {
             .spawn(move || {
                 while !stopped.load(Ordering::Acquire) {
                     match records.recv_timeout(Duration::from_millis(100)) {
-                        Ok(r) => {
-                            if tx.send((r.seq, r.body)).is_err() {
-                                return;
-                            }
-                        }
-                        Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+                        Ok(r) if tx.send(r.seq).is_err() => return,
+                        Ok(_) | Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
                         Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
                     }
                 }
@@ -102,14 +97,14 @@ impl Foreign {
 }
 
 impl Foreign {
-    /// Every record handed on so far, `first` included: a burst of appends (other workers')
+    /// The last seq announced so far, `first` included: a burst of appends (other workers')
     /// is taken in with one catch-up and one dispatch, not one per event.
-    pub(super) fn latest(&mut self, first: (u64, Vec<u8>)) -> Vec<(u64, Vec<u8>)> {
-        let mut all = vec![first];
-        while let Ok(record) = self.appended.try_recv() {
-            all.push(record);
+    pub(super) fn latest(&mut self, first: u64) -> u64 {
+        let mut last = first;
+        while let Ok(seq) = self.appended.try_recv() {
+            last = last.max(seq);
         }
-        all
+        last
     }
 }
 

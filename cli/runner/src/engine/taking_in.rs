@@ -166,13 +166,11 @@ impl Engine {
         self.carry_out([finished::note(id, text)])
     }
 
-    /// Takes in what others appended, from the records the run's subscription handed on.
-    pub(super) fn take_foreign(&mut self, records: Vec<(u64, Vec<u8>)>) -> Result<()> {
-        let seq = records.iter().map(|(seq, _)| *seq).max().unwrap_or(0);
+    pub(super) fn take_foreign(&mut self, seq: u64) -> Result<()> {
         if seq <= self.state().seq {
             return Ok(());
         }
-        let events = self.session.take_in(records)?;
+        let events = self.session.catch_up()?;
         tracing::debug!(
             run = self.session.run(),
             events = events.len(),
