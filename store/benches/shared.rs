@@ -19,7 +19,7 @@ mod measure;
 use measure::rate;
 use runlog_core::codec::{decode_event, encode_event};
 use runlog_core::synthetic::synthetic_run;
-use runlog_store::postgres::scratch::{scratch, ENV};
+use runlog_store::postgres::scratch::{connect, scratch, ENV};
 use runlog_store::postgres::wire::{Relay, Wire};
 use runlog_store::{EventLog, Log, Options, PgLog};
 use std::time::Instant;
@@ -72,14 +72,9 @@ fn floor(url: &str, body: &[u8], clients: usize, each: usize) -> f64 {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let (plain, ssl) = runlog_store::postgres::tls::split(url).unwrap();
-        let mut config: tokio_postgres::Config = plain.parse().unwrap();
-        config.ssl_mode(ssl.tokio_mode());
         let mut connected = vec![];
         for _ in 0..clients {
-            let (client, connection) = config.connect(ssl.connector().unwrap()).await.unwrap();
-            tokio::spawn(connection);
-            connected.push(client);
+            connected.push(connect(url).await.unwrap());
         }
         connected[0]
             .batch_execute(

@@ -127,11 +127,10 @@ async fn commit(
             Ok(outcomes) => outcomes,
             Err(e) => return group.iter().map(|_| Err(again(&e))).collect(),
         };
-        for (s, (_, outcome)) in staged.into_iter().zip(outcomes) {
+        for (s, outcome) in staged.into_iter().zip(outcomes) {
             let Some(answer) = answers.get_mut(s.index) else {
                 continue;
             };
-            let at = s.at();
             match outcome {
                 quick::Outcome::Landed => {
                     *answer = Some(Ok(Head {
@@ -142,8 +141,8 @@ async fn commit(
                 }
                 // A lost race is answered at once, and this process goes on from the new head
                 // when the records it was handed chain from where it left the run.
-                quick::Outcome::Moved { actual, records } if actual != at => {
-                    *answer = Some(Err(conflict(s.run(), at, actual)));
+                quick::Outcome::Moved { actual, records } => {
+                    *answer = Some(Err(conflict(s.run(), s.at(), actual)));
                     if let Some(known) = heads
                         .get(s.run())
                         .and_then(|k| quick::caught_up(k, actual, &records))
@@ -151,7 +150,7 @@ async fn commit(
                         heads.left(s.run(), known);
                     }
                 }
-                quick::Outcome::Moved { .. } | quick::Outcome::Unsure => {}
+                quick::Outcome::Unsure => {}
             }
         }
     }

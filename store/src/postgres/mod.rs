@@ -147,6 +147,18 @@ fn quick_to_notice_the_dead(config: &mut tokio_postgres::Config, url: &str) {
     }
 }
 
+/// Each prepared statement is planned once per session, unless the URL says otherwise
+/// (`options=-c plan_cache_mode=…`). An append's statement takes arrays whose lengths a custom
+/// plan would look at: with it the server planned the statement again at every append, which
+/// cost a lone producer a third of its appends a second (the shared bench). runlog's
+/// statements look rows up by key and by seq range, which a generic plan serves as well.
+fn planned_once(config: &mut tokio_postgres::Config) {
+    let options = config.get_options().unwrap_or_default().to_owned();
+    if !options.contains("plan_cache_mode") {
+        config.options(format!("{options} -c plan_cache_mode=force_generic_plan").trim());
+    }
+}
+
 /// Whether the connection went away (the server stopped, or ended this session): the statement
 /// may or may not have been applied.
 fn lost(e: &tokio_postgres::Error) -> bool {
@@ -200,6 +212,7 @@ impl PgLog {
             config.connect_timeout(CONNECT_WAIT);
         }
         quick_to_notice_the_dead(&mut config, &plain);
+        planned_once(&mut config);
         config.application_name("runlog");
         config.ssl_mode(ssl.tokio_mode());
         // As libpq does: a URL without a password takes PGPASSWORD's.

@@ -65,7 +65,7 @@ pub(super) struct Staged<'a> {
     /// The head's hash this process left it at.
     old: [u8; 32],
     /// Each record's chain hash.
-    hashes: Vec<Vec<u8>>,
+    hashes: Vec<[u8; 32]>,
     /// Where the append leaves the run.
     pub(super) known: Known,
 }
@@ -94,7 +94,7 @@ pub(super) fn stage<'a>(
             return None;
         }
         let mut linker = known.linker.clone();
-        let hashes = bodies.iter().map(|b| linker.push(b).to_vec()).collect();
+        let hashes = bodies.iter().map(|b| linker.push(b)).collect();
         staged.push(Staged {
             index,
             run,
@@ -112,7 +112,12 @@ pub(super) fn stage<'a>(
     Some(staged)
 }
 
-/// The statement's text, with the lease checked or not.
+/// The statement's text without the lease checked, and with it (a worker's appends): made once.
+static UNFENCED: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| statement(false));
+static FENCED: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| statement(true));
+
+/// The statement's text, with the lease checked or not (the lease as [`super::lease::check`]
+/// reads it: the worker's token, unexpired on the server's clock).
 fn statement(fenced: bool) -> String {
     let (fence, held) = if fenced {
         (
@@ -152,10 +157,15 @@ fn statement(fenced: bool) -> String {
             SELECT seq, hash, body FROM runlog_events
             WHERE m.num IS NULL AND num = l.num AND seq > w.at AND seq <= l.head_seq
               AND l.head_seq - w.at <= {CATCH_UP}
+            OFFSET 0
          ) e ON true
          ORDER BY l.num, e.seq"
     )
 }
+
+// `OFFSET 0` keeps the lost race's records a subquery of their own, run (by the primary key)
+// only for a run whose head moved: flattened into a join, the planner read all of
+// `runlog_events` at every append.
 
 /// At most this many records another process appended are handed back with a lost race.
 const CATCH_UP: u64 = 256;
@@ -165,24 +175,26 @@ pub(super) enum Outcome {
     Landed,
     /// Another process moved the head to `actual` first; its records from the expected seq on,
     /// as the statement could see them (none when too many, or committed after it began).
+    /// Answered at once as a conflict.
     Moved {
         actual: u64,
         records: Vec<(u64, Vec<u8>, Vec<u8>)>,
     },
-    /// Not settled here (the lease, or the run, was not found): the transaction decides.
+    /// Not settled here (the lease, or the run, was not found, or the head is at the expected
+    /// seq with another hash): the transaction decides.
     Unsure,
 }
 
-/// Sends the staged appends in one statement; answers what became of each (by its index in
-/// the group).
+/// Sends the staged appends in one statement; answers what became of each, in their order.
 pub(super) async fn append(
     pg: &Pg,
     staged: &[Staged<'_>],
     fence: Option<&Fence>,
-) -> Result<Vec<(usize, Outcome)>> {
+) -> Result<Vec<Outcome>> {
     let client = pg.client().await?;
+    let text: &str = if fence.is_some() { &FENCED } else { &UNFENCED };
     let prepared = client
-        .prepare_cached(&statement(fence.is_some()))
+        .prepare_cached(text)
         .await
         .map_err(|e| pg.error("cannot insert the records", &e))?;
     let nums: Vec<i64> = staged.iter().map(|s| s.known.num).collect();
@@ -227,13 +239,16 @@ pub(super) async fn append(
         .query(&prepared, &params)
         .await
         .map_err(|e| pg.error("cannot insert the records", &e))?;
+    let at: HashMap<i64, u64> = staged.iter().map(|s| (s.known.num, s.at)).collect();
     let mut outcomes: HashMap<i64, Outcome> = HashMap::new();
     for row in &rows {
         let (num, head, landed): (i64, i64, bool) = (row.get(0), row.get(1), row.get(2));
+        let actual = head.max(0) as u64;
         let outcome = outcomes.entry(num).or_insert_with(|| match landed {
             true => Outcome::Landed,
+            false if at.get(&num) == Some(&actual) => Outcome::Unsure,
             false => Outcome::Moved {
-                actual: head.max(0) as u64,
+                actual,
                 records: vec![],
             },
         });
@@ -244,10 +259,7 @@ pub(super) async fn append(
     }
     Ok(staged
         .iter()
-        .map(|s| {
-            let outcome = outcomes.remove(&s.known.num).unwrap_or(Outcome::Unsure);
-            (s.index, outcome)
-        })
+        .map(|s| outcomes.remove(&s.known.num).unwrap_or(Outcome::Unsure))
         .collect())
 }
 

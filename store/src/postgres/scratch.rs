@@ -109,13 +109,7 @@ fn admin_statement(admin: &str, sql: &str) -> Result<(), AdminError> {
             .enable_all()
             .build()?;
         runtime.block_on(async move {
-            let (plain, ssl) = super::tls::split(&admin)?;
-            let mut config: tokio_postgres::Config = plain.parse()?;
-            config.ssl_mode(ssl.tokio_mode());
-            let connector = ssl.connector()?;
-            let (client, connection) = config.connect(connector).await?;
-            tokio::spawn(connection);
-            client.batch_execute(&sql).await?;
+            connect(&admin).await?.batch_execute(&sql).await?;
             Ok(())
         })
     })
@@ -123,15 +117,34 @@ fn admin_statement(admin: &str, sql: &str) -> Result<(), AdminError> {
     .map_err(|_| AdminError::Panicked)?
 }
 
-/// Why a statement on the admin connection failed.
+/// A plain client of the server `url` names, connected as the store connects (its `sslmode`
+/// and TLS settings), its connection driven on the current runtime: for tests and benches
+/// that talk to the server as an administrator or as a bare client would.
+///
+/// # Errors
+/// When the URL cannot be read or the server cannot be reached.
+pub async fn connect(url: &str) -> Result<tokio_postgres::Client, AdminError> {
+    let (plain, ssl) = super::tls::split(url)?;
+    let mut config: tokio_postgres::Config = plain.parse()?;
+    config.ssl_mode(ssl.tokio_mode());
+    let (client, connection) = config.connect(ssl.connector()?).await?;
+    tokio::spawn(connection);
+    Ok(client)
+}
+
+/// Why a connection or a statement on the admin connection failed.
 #[derive(Debug, thiserror::Error)]
-enum AdminError {
+pub enum AdminError {
+    /// No runtime for the statement.
     #[error(transparent)]
     Runtime(#[from] std::io::Error),
+    /// The URL or its TLS settings.
     #[error(transparent)]
     Url(#[from] crate::StoreError),
+    /// The server refused, or could not be reached.
     #[error(transparent)]
     Postgres(#[from] tokio_postgres::Error),
+    /// The thread the statement ran on panicked.
     #[error("the admin connection's thread panicked")]
     Panicked,
 }

@@ -10,10 +10,9 @@ pub fn admin(url: &str, statement: &str) -> i64 {
             .build()
             .unwrap();
         rt.block_on(async move {
-            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            let client = runlog_store::postgres::scratch::connect(&url)
                 .await
                 .unwrap();
-            tokio::spawn(conn);
             let said = client.simple_query(&statement).await.unwrap();
             said.iter()
                 .filter_map(|m| match m {
