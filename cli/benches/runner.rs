@@ -334,7 +334,7 @@ fn main() {
     shared_store(dir.path());
 }
 
-/// The no-op DAGs of `sizes` tasks beside `xargs`, with issue 14's goals.
+/// The no-op DAGs of `sizes` tasks beside `xargs`, with their goals.
 fn single_machine(dir: &Path, sizes: Vec<usize>) {
     println!(
         "no-op DAG, jobs {JOBS}: runlog run vs xargs -P {JOBS} sh -c true (medians of {} rounds)",
