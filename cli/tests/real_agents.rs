@@ -121,7 +121,28 @@ fn event_stream(body: String) -> Response {
     ([("content-type", "text/event-stream")], body).into_response()
 }
 
-/// Asks for Claude Code's `Write` while it offers it and has no result of it; then says done.
+/// The working directory an agent reports to its model, as real models read it: Claude Code's
+/// "Primary working directory: …" in a system reminder, Codex's `<cwd>…</cwd>`.
+fn working_directory(asked: &Value) -> String {
+    let text = asked.to_string();
+    let after = |marker: &str, end: char| {
+        let at = text.find(marker)? + marker.len();
+        let rest = text.get(at..)?;
+        Some(rest.get(..rest.find([end, '\\'])?)?.trim().to_owned())
+    };
+    after("Primary working directory:", '\\')
+        .or_else(|| after("<cwd>", '<'))
+        .expect("the agent reports its working directory")
+}
+
+/// `text` as a real stream sends it: in pieces of a few characters, cut anywhere.
+fn pieces(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(7).map(|c| c.iter().collect()).collect()
+}
+
+/// Asks for Claude Code's `Write` while it offers it and has no result of it, by absolute path
+/// in the working directory Claude Code reports (its `Write` takes no other); then says done.
 /// Each answer counts 1,000 input and 20 output tokens.
 fn messages(asked: &Value, streamed: bool) -> Response {
     let offers_write = asked["tools"]
@@ -132,17 +153,21 @@ fn messages(asked: &Value, streamed: bool) -> Response {
         .and_then(|m| m.last())
         .and_then(|m| m["content"].as_array())
         .is_some_and(|c| c.iter().any(|c| c["type"] == "tool_result"));
-    let (block, delta, stop) = if offers_write && !has_result {
-        let input = json!({"file_path": "hello.txt", "content": "hello from the model\n"});
+    let (block, deltas, stop) = if offers_write && !has_result {
+        let file = format!("{}/hello.txt", working_directory(asked));
+        let input = json!({"file_path": file, "content": "hello from the model\n"});
         (
             json!({"type": "tool_use", "id": "toolu_1", "name": "Write", "input": {}}),
-            json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+            pieces(&input.to_string())
+                .into_iter()
+                .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
+                .collect(),
             "tool_use",
         )
     } else {
         (
             json!({"type": "text", "text": ""}),
-            json!({"type": "text_delta", "text": "done"}),
+            vec![json!({"type": "text_delta", "text": "done"})],
             "end_turn",
         )
     };
@@ -156,19 +181,27 @@ fn messages(asked: &Value, streamed: bool) -> Response {
         whole["usage"]["output_tokens"] = json!(20);
         return axum::Json(whole).into_response();
     }
-    event_stream(sse(&[
+    let mut events = vec![
         json!({"type": "message_start", "message": message}),
         json!({"type": "content_block_start", "index": 0, "content_block": block}),
-        json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+    ];
+    events.extend(
+        deltas
+            .into_iter()
+            .map(|delta| json!({"type": "content_block_delta", "index": 0, "delta": delta})),
+    );
+    events.extend([
         json!({"type": "content_block_stop", "index": 0}),
         json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
                "usage": {"output_tokens": 20}}),
         json!({"type": "message_stop"}),
-    ]))
+    ]);
+    event_stream(sse(&events))
 }
 
-/// Asks for Codex's `exec_command` while it offers it and has no output of it; then says done.
-/// Each answer counts 500 input and 10 output tokens.
+/// Asks for Codex's `exec_command` while it offers it and has no output of it, writing by
+/// absolute path in the working directory Codex reports and naming it as the `workdir`; then
+/// says done. Each answer counts 500 input and 10 output tokens.
 fn responses(asked: &Value, streamed: bool) -> Response {
     let offers_exec = asked["tools"]
         .as_array()
@@ -176,9 +209,12 @@ fn responses(asked: &Value, streamed: bool) -> Response {
     let has_output = asked["input"]
         .as_array()
         .is_some_and(|i| i.iter().any(|i| i["type"] == "function_call_output"));
-    let item = if offers_exec && !has_output {
+    let call = offers_exec && !has_output;
+    let item = if call {
+        let dir = working_directory(asked);
+        let arguments = json!({"cmd": format!("echo hello > {dir}/hello.txt"), "workdir": dir});
         json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "status": "completed",
-               "name": "exec_command", "arguments": json!({"cmd": "echo hello > hello.txt"}).to_string()})
+               "name": "exec_command", "arguments": arguments.to_string()})
     } else {
         json!({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
                "content": [{"type": "output_text", "text": "done", "annotations": []}]})
@@ -193,12 +229,29 @@ fn responses(asked: &Value, streamed: bool) -> Response {
     if !streamed {
         return axum::Json(done).into_response();
     }
-    event_stream(sse(&[
-        json!({"type": "response.created", "response": response}),
-        json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+    let mut events = vec![json!({"type": "response.created", "response": response})];
+    if call {
+        let mut added = item.clone();
+        added["arguments"] = json!("");
+        added["status"] = json!("in_progress");
+        events
+            .push(json!({"type": "response.output_item.added", "output_index": 0, "item": added}));
+        events.extend(
+            pieces(item["arguments"].as_str().unwrap_or_default())
+                .into_iter()
+                .map(|p| {
+                    json!({"type": "response.function_call_arguments.delta",
+                               "item_id": "fc_1", "output_index": 0, "delta": p})
+                }),
+        );
+    } else {
+        events.push(json!({"type": "response.output_item.added", "output_index": 0, "item": item}));
+    }
+    events.extend([
         json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
         json!({"type": "response.completed", "response": done}),
-    ]))
+    ]);
+    event_stream(sse(&events))
 }
 
 /// Says done; 50 prompt and 5 completion tokens.
@@ -400,33 +453,74 @@ fn claude_code_writes_a_file_through_the_gateway_and_every_call_is_recorded() {
 #[test]
 fn a_strict_rerun_of_claude_code_reaches_no_provider_and_makes_the_same_tree_twice() {
     let Some(clis) = agent_clis() else { return };
+    let command = "claude -p 'write hello.txt' --output-format json --allowedTools Write";
+    rerun_strictly_twice(&clis, "claude", command);
+}
+
+#[test]
+fn a_strict_rerun_of_codex_reaches_no_provider_and_makes_the_same_tree_twice() {
+    let Some(clis) = agent_clis() else { return };
+    rerun_strictly_twice(&clis, "codex", CODEX);
+}
+
+/// Every file under `dir`, relative to it.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                found.push(path.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    found
+}
+
+/// Runs the one-task workflow of `command` (whose model writes `hello.txt` by the absolute
+/// path its agent reports), then reruns it twice with recorded answers: no call reaches the
+/// provider, each rerun makes the same tree and the same events, nothing is written under the
+/// recorded run's worktrees, and each answer naming the recorded run's places is recorded as
+/// given in the rerun's.
+fn rerun_strictly_twice(clis: &Path, run: &str, command: &str) {
     let dir = tempfile::tempdir().unwrap();
     let (provider, asked) = scripted_model();
-    let command = "claude -p 'write hello.txt' --output-format json --allowedTools Write";
     let repo = repository(
         dir.path(),
-        &[("wf.toml", &one_task("claude", command, &provider))],
+        &[("wf.toml", &one_task(run, command, &provider))],
     );
-    let store = ran(dir.path(), &repo, "claude", Some(&clis));
+    let store = ran(dir.path(), &repo, run, Some(clis));
     let called = asked.lock().unwrap().len();
+    assert!(!git(&repo, &["show", &format!("runlog/{run}:hello.txt")]).is_empty());
     let tree = |branch: &str| git(&repo, &["rev-parse", &format!("{branch}^{{tree}}")]);
+    let recorded_worktrees = store.join("worktrees").join(run);
+    let left_by_the_run = files_under(&recorded_worktrees);
     let kinds = |run: &str, from: u64| -> Vec<String> {
         logged(&store, run, &["--from", &(from + 1).to_string()])
             .iter()
             .map(|e| format!("{} {}", e["type"], e["task"]))
-            // What a rerun records of itself: its fork, its record, its resume, and the
-            // integration branch of its own that it opens.
+            // What a rerun records of itself: its fork, its record, its resume, the
+            // integration branch of its own that it opens, and its answers' places mapped.
             .filter(|k| {
-                !["forked", "rerun-started", "run-resumed", "workspace-opened"]
-                    .iter()
-                    .any(|own| k.starts_with(&format!("\"{own}\"")))
+                [
+                    "forked",
+                    "rerun-started",
+                    "run-resumed",
+                    "workspace-opened",
+                    "answer-mapped",
+                ]
+                .iter()
+                .all(|own| !k.starts_with(&format!("\"{own}\"")))
             })
             .collect()
     };
 
-    for again in ["claude-again-1", "claude-again-2"] {
-        let out = runlog_for_agents(dir.path(), Some(&clis))
-            .args(["rerun", "claude", "--as", again, "--quiet"])
+    for again in [format!("{run}-again-1"), format!("{run}-again-2")] {
+        let out = runlog_for_agents(dir.path(), Some(clis))
+            .args(["rerun", run, "--as", &again, "--quiet"])
             .output()
             .unwrap();
         assert_eq!(
@@ -434,7 +528,7 @@ fn a_strict_rerun_of_claude_code_reaches_no_provider_and_makes_the_same_tree_twi
             Some(0),
             "{}\n{}",
             text(&out),
-            printed(&store, again)
+            printed(&store, &again)
         );
         assert_eq!(
             asked.lock().unwrap().len(),
@@ -443,18 +537,44 @@ fn a_strict_rerun_of_claude_code_reaches_no_provider_and_makes_the_same_tree_twi
         );
         assert_eq!(
             tree(&format!("runlog/{again}")),
-            tree("runlog/claude"),
+            tree(&format!("runlog/{run}")),
             "the same tree"
         );
-        let calls = logged(&store, again, &["--kind", "model-called"]);
+        assert_eq!(
+            files_under(&recorded_worktrees),
+            left_by_the_run,
+            "nothing written under the recorded run's worktrees"
+        );
+        let calls = logged(&store, &again, &["--kind", "model-called"]);
         assert!(
             !calls.is_empty() && calls.iter().all(|c| c["end"]["end"] == "replayed"),
             "{calls:?}"
         );
-        let from = logged(&store, again, &["--kind", "rerun-started"])[0]["from_seq"]
+        let from = logged(&store, &again, &["--kind", "rerun-started"])[0]["from_seq"]
             .as_u64()
             .unwrap();
-        assert_eq!(kinds(again, 0), kinds("claude", from), "the same events");
+        assert_eq!(kinds(&again, 0), kinds(run, from), "the same events");
+
+        // The answer that named the recorded run's worktree was given the rerun's, and says so.
+        let mapped = logged(&store, &again, &["--kind", "answer-mapped"]);
+        let was = format!("{}/worktrees/{run}", store.display());
+        let now = format!("{}/worktrees/{again}", store.display());
+        assert!(
+            mapped.iter().any(|m| m["mapped"][0]["was"] == json!(was) && m["mapped"][0]["now"] == json!(now)),
+            "{mapped:?}"
+        );
+        let shown = runlog(&store)
+            .args(["show", &again, run, "--calls"])
+            .output()
+            .unwrap();
+        assert!(
+            text(&shown).contains(&format!(
+                "mapped: the recorded answer, in this run's places: {was} → {now}"
+            )),
+            "{}",
+            text(&shown)
+        );
+        assert!(logged(&store, &again, &["--kind", "wrote-outside"]).is_empty());
     }
 }
 

@@ -85,7 +85,7 @@ pub fn decode_event(bytes: &[u8]) -> Result<Event, CodecError> {
 /// Version of the `RunState` encoding and of the fold that produces it. Snapshots carry it;
 /// bump it whenever `RunState` or `evolve` changes, and every old snapshot is ignored and
 /// rebuilt instead of trusted.
-pub const STATE_FORMAT: u32 = 7;
+pub const STATE_FORMAT: u32 = 8;
 
 /// Largest encoded state accepted from a snapshot.
 pub const MAX_STATE_BYTES: usize = 1 << 30;

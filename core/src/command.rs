@@ -513,6 +513,16 @@ pub enum CommandKind {
         /// Which call, and how.
         divergence: Box<crate::rerun::Divergence>,
     },
+    /// Record that a rerun's call was answered with the recording's places mapped.
+    RecordAnswerMapped {
+        /// Which call, and what was mapped.
+        mapped: Box<crate::relocate::AnswerMapped>,
+    },
+    /// Record what an attempt wrote outside its worktree.
+    RecordOutsideWrites {
+        /// Where, what, and the policy in force.
+        writes: Box<crate::outside::OutsideWrites>,
+    },
 }
 
 /// What a run's usage is priced with and bounded by, as its workflow says.

@@ -624,6 +624,12 @@ pub enum EventKind {
         /// Its own version (a prompt's, a rubric's), or empty.
         version: String,
     },
+    /// A rerun's call was answered from the recording with the recorded run's places (its
+    /// worktrees, branches, store) given as the rerun's; recorded right before the call.
+    AnswerMapped(Box<crate::relocate::AnswerMapped>),
+    /// An attempt changed files outside its own worktree, in places runlog watches; with the
+    /// policy in force (whether the attempt fails for it).
+    WroteOutside(Box<crate::outside::OutsideWrites>),
 }
 
 /// What a run's tombstone keeps.
@@ -732,6 +738,8 @@ event_names! {
     ReviewSet => "review-set",
     ReviewHeld => "review-held",
     EvaluatorNamed => "evaluator-named",
+    AnswerMapped => "answer-mapped",
+    WroteOutside => "wrote-outside",
 }
 
 impl EventKind {
@@ -812,6 +820,8 @@ impl EventKind {
             EventKind::ModelCalled(call) => Some(&call.task),
             EventKind::UsageClaimed { usage } => Some(&usage.task),
             EventKind::CallDiverged(d) => Some(&d.task),
+            EventKind::AnswerMapped(m) => Some(&m.task),
+            EventKind::WroteOutside(w) => Some(&w.task),
             EventKind::MessagePosted { task, .. }
             | EventKind::BudgetSet { task, .. }
             | EventKind::SecretsRedacted { task, .. } => task.as_ref(),

@@ -365,7 +365,12 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
         EventKind::UsageClaimed { .. } => {}
         EventKind::RerunStarted(rerun) => start_rerun(state, rerun),
         // Said for people and `diff`; the call's own record follows.
-        EventKind::CallDiverged(_) | EventKind::EvaluatorNamed { .. } => {}
+        EventKind::CallDiverged(_)
+        | EventKind::AnswerMapped(_)
+        | EventKind::EvaluatorNamed { .. } => {}
+        EventKind::WroteOutside(writes) => {
+            with_task(state, &writes.task, |t| t.outside.push((**writes).clone()))
+        }
         EventKind::ReviewSet { policy } => state.review = *policy,
         EventKind::ReviewHeld { task, outcome, .. } => with_task(state, task, |t| {
             t.last_gate = Some(*outcome);

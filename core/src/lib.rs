@@ -57,10 +57,12 @@ mod files;
 pub mod fold;
 mod ids;
 pub mod model_call;
+pub mod outside;
 mod plan;
 pub mod projections;
 pub mod redact;
 mod rejection;
+pub mod relocate;
 pub mod rerun;
 pub mod review;
 #[cfg(feature = "testkit")]

@@ -156,13 +156,15 @@ pub fn differs(now: Asked<'_>, was: Asked<'_>, rename: (&str, &str)) -> Option<S
 
 /// The keys taken out of a request before it is compared, wherever they are: ids an agent or
 /// its SDK makes afresh (tool calls, messages, sessions), cache markers, request metadata.
-pub const IGNORED_KEYS: [&str; 9] = [
+pub const IGNORED_KEYS: [&str; 10] = [
     "id",
     "tool_use_id",
     "tool_call_id",
     "call_id",
     "cache_control",
     "metadata",
+    // Codex's: its session, turn and installation ids and the turn's start time.
+    "client_metadata",
     "user",
     "prompt_cache_key",
     "session_id",
@@ -185,12 +187,13 @@ pub fn normalise(value: Value) -> Value {
 }
 
 /// Dates (`2026-11-28`), times (`19:55:20`, with fractions and zones) and their ISO
-/// combinations replaced by `<time>`.
+/// combinations replaced by `<time>`; so are the headers Codex puts on each command's output
+/// (`Chunk ID: 52c234`, a random id, and `Wall time: 0.0012 seconds`).
 fn normalise_text(text: &str) -> String {
     static TIME: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
     let pattern = TIME.get_or_init(|| {
         regex::Regex::new(
-            r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?|\b\d{2}:\d{2}:\d{2}(?:\.\d+)?\b",
+            r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?|\b\d{2}:\d{2}:\d{2}(?:\.\d+)?\b|Chunk ID: [0-9a-f]+|Wall time: [0-9.]+ seconds",
         )
         .ok()
     });
@@ -339,10 +342,10 @@ mod tests {
 
     #[test]
     fn ids_dates_cache_markers_and_the_runs_own_id_do_not_count() {
-        let was = r#"{"model":"m","metadata":{"user_id":"u1"},"system":"Today is 2026-11-27. cwd /s/worktrees/run-1/t",
-            "messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_A","content":"ok","cache_control":{"type":"ephemeral"}}]}]}"#;
-        let now = r#"{"model":"m","metadata":{"user_id":"u2"},"system":"Today is 2026-11-28. cwd /s/worktrees/run-1-rerun-1/t",
-            "messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_B","content":"ok"}]}]}"#;
+        let was = r#"{"model":"m","metadata":{"user_id":"u1"},"client_metadata":{"x-codex-turn-metadata":"{\"turn_id\":\"01a1\"}"},"system":"Today is 2026-11-27. cwd /s/worktrees/run-1/t",
+            "messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_A","content":"Chunk ID: db8497\nWall time: 0.0021 seconds\nok","cache_control":{"type":"ephemeral"}}]}]}"#;
+        let now = r#"{"model":"m","metadata":{"user_id":"u2"},"client_metadata":{"x-codex-turn-metadata":"{\"turn_id\":\"01b2\"}"},"system":"Today is 2026-11-28. cwd /s/worktrees/run-1-rerun-1/t",
+            "messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_B","content":"Chunk ID: 52c234\nWall time: 0.0187 seconds\nok"}]}]}"#;
         assert_eq!(
             differs(asked(now), asked(was), ("run-1-rerun-1", "run-1")),
             None

@@ -197,6 +197,8 @@ pub struct TaskState {
     /// The gate's decision on its last score, held for a person (the review queue): the task
     /// waits in pending-eval until a person approves or rejects it.
     pub held: Option<GateOutcome>,
+    /// What its attempts wrote outside its worktree, attempt by attempt (a git workspace).
+    pub outside: Vec<crate::outside::OutsideWrites>,
 }
 
 /// A task whose work is another workflow, run as a child run.
@@ -255,6 +257,7 @@ impl TaskState {
             spend: Spend::default(),
             budget_stop: None,
             held: None,
+            outside: Vec::new(),
         }
     }
 

@@ -102,7 +102,7 @@ sparse_codec!(
         attempt, running, agent, worktree, rescues, test_failures, stage_retries,
         first_started_at, retry_due, checkpoints, class, feedback, last_tests_passed, last_score,
         last_dimensions, last_gate, eval_error, reason, replaced_by, sub_project, worker,
-        abandoned, code, budget, spend, budget_stop, held,
+        abandoned, code, budget, spend, budget_stop, held, outside,
     ],
 );
 
@@ -278,6 +278,16 @@ mod tests {
                 spent: 1.5,
             }),
             held: Some(GateOutcome::Pass),
+            outside: vec![crate::outside::OutsideWrites {
+                task: TaskId::from("t1"),
+                attempt: 2,
+                written: vec![crate::outside::Written {
+                    place: crate::outside::Place::Checkout,
+                    paths: vec!["hello.txt".into()],
+                    more: 0,
+                }],
+                policy: crate::outside::OutsidePolicy::Warn,
+            }],
         }
     }
 

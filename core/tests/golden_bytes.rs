@@ -13,7 +13,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 60;
+const VARIANTS: usize = 62;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -79,6 +79,8 @@ fn index(k: &EventKind) -> usize {
         EventKind::ReviewSet { .. } => 57,
         EventKind::ReviewHeld { .. } => 58,
         EventKind::EvaluatorNamed { .. } => 59,
+        EventKind::AnswerMapped(_) => 60,
+        EventKind::WroteOutside(_) => 61,
     }
 }
 
@@ -525,6 +527,37 @@ fn samples() -> Vec<EventKind> {
             model: "claude-sonnet-4-5".into(),
             version: "rubric-3".into(),
         },
+        EventKind::AnswerMapped(Box::new(runlog_core::relocate::AnswerMapped {
+            task: t("build"),
+            attempt: 1,
+            stage: usage::UsageStage::Agent,
+            n: 2,
+            recorded_seq: 41,
+            mapped: vec![runlog_core::relocate::Mapped {
+                was: "/repo/.runlog/worktrees/nightly-3".into(),
+                now: "/repo/.runlog/worktrees/nightly-3-again".into(),
+                count: 3,
+            }],
+        })),
+        EventKind::WroteOutside(Box::new(runlog_core::outside::OutsideWrites {
+            task: t("build"),
+            attempt: 2,
+            written: vec![
+                runlog_core::outside::Written {
+                    place: runlog_core::outside::Place::Checkout,
+                    paths: vec!["hello.txt".into()],
+                    more: 0,
+                },
+                runlog_core::outside::Written {
+                    place: runlog_core::outside::Place::OtherRun {
+                        run: RunId::from("nightly-2"),
+                    },
+                    paths: vec!["build/out.txt".into()],
+                    more: 4,
+                },
+            ],
+            policy: runlog_core::outside::OutsidePolicy::Fail,
+        })),
     ]
 }
 

@@ -24,6 +24,9 @@ pub struct CallShown {
     pub asked: String,
     /// What the model answered, in words.
     pub answered: String,
+    /// In a rerun, the recorded run's places (worktrees, branches, store) its recorded answer
+    /// was given as the rerun's, and how often; empty when none were.
+    pub mapped: Vec<runlog_core::relocate::Mapped>,
 }
 
 /// A task's model calls and what they spent together.
@@ -55,21 +58,32 @@ impl CallsView {
                 .unwrap_or_default()
         };
         let mut total = Spend::default();
+        // An `answer-mapped` event is recorded right before its call's own.
+        let mut mapped: Option<&runlog_core::relocate::AnswerMapped> = None;
         let calls = story
             .iter()
             .filter_map(|(seq, e)| match &e.kind {
+                EventKind::AnswerMapped(m) => {
+                    mapped = Some(m);
+                    None
+                }
                 EventKind::ModelCalled(call) if attempt.is_none_or(|a| a == call.attempt) => {
-                    Some((*seq, call.as_ref()))
+                    let own = mapped.take().filter(|m| {
+                        (&m.task, m.attempt, m.stage, m.n)
+                            == (&call.task, call.attempt, call.stage, call.n)
+                    });
+                    Some((*seq, call.as_ref(), own.map(|m| m.mapped.clone())))
                 }
                 _ => None,
             })
-            .map(|(seq, call)| {
+            .map(|(seq, call, mapped)| {
                 total.add(&call.tokens, call.cost_usd);
                 CallShown {
                     seq,
                     headline: headline(call),
                     asked: asked(call.api, &body(&call.request)),
                     answered: answered(call.api, &body(&call.response), call.streamed),
+                    mapped: mapped.unwrap_or_default(),
                     call: call.clone(),
                 }
             })

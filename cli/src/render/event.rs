@@ -238,6 +238,22 @@ pub fn describe(e: &EventKind) -> String {
                     .collect::<Vec<_>>()
             )
         ),
+        EventKind::AnswerMapped(m) => format!(
+            "{} attempt {}, call {}: the recorded answer given in this run's places: {}",
+            m.task,
+            m.attempt,
+            m.n,
+            runlog_core::relocate::Mapped::describe(&m.mapped)
+        ),
+        EventKind::WroteOutside(w) => format!(
+            "{} {}{}",
+            w.task,
+            w.describe(),
+            match w.policy {
+                runlog_core::outside::OutsidePolicy::Fail => " (outside_writes = \"fail\": the attempt fails)",
+                runlog_core::outside::OutsidePolicy::Warn => "",
+            }
+        ),
         EventKind::CallDiverged(d) => format!(
             "{} ({})",
             d.describe(),

@@ -220,6 +220,12 @@ fn decide_kinds(
         CommandKind::RecordDivergence { divergence } => {
             rerun::record_divergence(state, *divergence)
         }
+        CommandKind::RecordAnswerMapped { mapped } => rerun::record_answer_mapped(state, *mapped),
+        CommandKind::RecordOutsideWrites { writes } => {
+            require_started(state)?;
+            find(state, &writes.task)?;
+            Ok(vec![EventKind::WroteOutside(writes)])
+        }
     }
 }
 

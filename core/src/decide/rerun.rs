@@ -3,6 +3,7 @@
 use super::{find, require_started};
 use crate::event::EventKind;
 use crate::rejection::Rejection;
+use crate::relocate::AnswerMapped;
 use crate::rerun::{Divergence, Rerun};
 use crate::state::RunState;
 
@@ -32,4 +33,13 @@ pub(super) fn record_divergence(
     require_started(state)?;
     find(state, &divergence.task)?;
     Ok(vec![EventKind::CallDiverged(Box::new(divergence))])
+}
+
+pub(super) fn record_answer_mapped(
+    state: &RunState,
+    mapped: AnswerMapped,
+) -> Result<Vec<EventKind>, Rejection> {
+    require_started(state)?;
+    find(state, &mapped.task)?;
+    Ok(vec![EventKind::AnswerMapped(Box::new(mapped))])
 }

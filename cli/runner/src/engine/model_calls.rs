@@ -81,7 +81,7 @@ impl Engine {
         if rerun.answers == Answers::Live {
             return Ok(None);
         }
-        Book::load(self.log.clone(), self.run(), rerun)
+        Book::load(self.log.clone(), self.run(), self.ctx.layout.store(), rerun)
             .map(Some)
             .map_err(RunnerError::Recording)
     }
@@ -159,7 +159,13 @@ impl Engine {
             response,
             recorded,
             diverged,
+            mapped,
         } = passed;
+        if let Some(mapped) = mapped {
+            self.carry_out([finished::record(CommandKind::RecordAnswerMapped {
+                mapped: Box::new(mapped),
+            })])?;
+        }
         if let Some(divergence) = diverged {
             let stops = !divergence.live;
             let task = divergence.task.clone();

@@ -44,6 +44,8 @@ pub struct Passed {
     pub recorded: Option<tokio::sync::oneshot::Sender<()>>,
     /// In a rerun, how the call differs from the recording's (recorded before the call).
     pub diverged: Option<runlog_core::rerun::Divergence>,
+    /// In a rerun, the recorded run's places its answer was given as the rerun's.
+    pub mapped: Option<runlog_core::relocate::AnswerMapped>,
 }
 
 /// Who a key was given to.

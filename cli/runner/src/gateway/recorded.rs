@@ -4,6 +4,7 @@
 //! command's other unused ones (an agent's background calls may be made in another order).
 
 use runlog_core::model_call::{CallEnd, ModelApi, ModelCall};
+use runlog_core::relocate::{Mapped, Relocation};
 use runlog_core::rerun::{differs, Answers, Asked, Rerun};
 use runlog_core::usage::UsageStage;
 use runlog_core::{EventKind, TaskId};
@@ -18,6 +19,11 @@ pub struct Book {
     rerun: Rerun,
     /// The rerun's own id: in its requests, read as the recorded run's.
     run: String,
+    /// The rerun's store directory on this host (its worktrees are under it).
+    store: String,
+    /// The recorded run's places and the rerun's, once a recorded request has said where the
+    /// recorded run's store was.
+    places: Mutex<Option<Relocation>>,
     log: Arc<dyn EventLog>,
     calls: Mutex<HashMap<Command, Vec<Recorded>>>,
 }
@@ -72,8 +78,10 @@ pub enum Found {
         seq: u64,
         /// The recorded call.
         call: Box<ModelCall>,
-        /// Its answer's bytes as kept.
+        /// Its answer's bytes, the recorded run's places given as the rerun's.
         response: Vec<u8>,
+        /// What was mapped in it (nothing when it named none of them).
+        mapped: Vec<Mapped>,
     },
     /// Not: it differs (the recorded call it was compared with, and how).
     Differs {
@@ -85,9 +93,15 @@ pub enum Found {
 }
 
 impl Book {
-    /// The answers of `rerun` (run `run`'s), read from the run it reruns: every call that
-    /// was answered (refused calls and divergences are not answers).
-    pub fn load(log: Arc<dyn EventLog>, run: &str, rerun: Rerun) -> Result<Book, RecordingError> {
+    /// The answers of `rerun` (run `run`'s, its store at `store` on this host), read from the
+    /// run it reruns: every call that was answered (refused calls and divergences are not
+    /// answers).
+    pub fn load(
+        log: Arc<dyn EventLog>,
+        run: &str,
+        store: &std::path::Path,
+        rerun: Rerun,
+    ) -> Result<Book, RecordingError> {
         let from = rerun.from_run.as_str();
         let failed = |source| RecordingError::Read {
             run: from.to_owned(),
@@ -123,6 +137,8 @@ impl Book {
             answers: rerun.answers,
             rerun,
             run: run.to_owned(),
+            store: store.to_string_lossy().into_owned(),
+            places: Mutex::new(None),
             log,
             calls: Mutex::new(calls),
         })
@@ -154,25 +170,21 @@ impl Book {
                 ),
             };
         };
+        let log = self.log.as_ref();
+        let first = list.iter().position(|r| r.call.n == n).unwrap_or(0);
+        let places = self.places(list, first);
+        let asked_back = places.back(&String::from_utf8_lossy(request));
         let now = Asked {
             provider,
             api: api.name(),
-            body: request,
+            body: asked_back.as_bytes(),
         };
         let rename = (self.run.as_str(), self.rerun.from_run.as_str());
-        let log = self.log.as_ref();
         // How the recorded call at `i` differs from this one (`None`: it asked the same).
         let compare = |list: &mut Vec<Recorded>, i: usize| -> Option<String> {
             let r = list.get_mut(i)?;
-            if r.request.is_none() {
-                let read = match r.call.request {
-                    Some(body) => read(log, &body.blob.0),
-                    None => Ok(Vec::new()),
-                };
-                match read {
-                    Ok(bytes) => r.request = Some(bytes),
-                    Err(why) => return Some(format!("the recorded request cannot be read: {why}")),
-                }
+            if let Err(why) = r.read_request(log) {
+                return Some(format!("the recorded request cannot be read: {why}"));
             }
             let was = Asked {
                 provider: &r.call.provider,
@@ -197,11 +209,15 @@ impl Book {
                 None => Ok(Vec::new()),
             };
             return match response {
-                Ok(response) => Found::Served {
-                    seq: r.seq,
-                    call: Box::new(r.call.clone()),
-                    response,
-                },
+                Ok(response) => {
+                    let (response, mapped) = places.answer(r.call.api, r.call.streamed, &response);
+                    Found::Served {
+                        seq: r.seq,
+                        call: Box::new(r.call.clone()),
+                        response,
+                        mapped,
+                    }
+                }
                 Err(why) => Found::Differs {
                     seq: Some(r.seq),
                     why: format!("the recorded answer cannot be read: {why}"),
@@ -221,6 +237,50 @@ impl Book {
                 ),
             },
         }
+    }
+}
+
+impl Book {
+    /// The recorded run's places and the rerun's: where the recorded run's store was is read
+    /// from a recorded request (`list`'s at `i`, the first that names a worktree of the
+    /// recorded run), else taken to be the rerun's.
+    fn places(&self, list: &mut [Recorded], i: usize) -> Relocation {
+        let Ok(mut places) = self.places.lock() else {
+            return Relocation::new(
+                self.rerun.from_run.as_str(),
+                &self.run,
+                &self.store,
+                &self.store,
+            );
+        };
+        if let Some(known) = places.as_ref() {
+            return known.clone();
+        }
+        let from = self.rerun.from_run.as_str();
+        let seen = list.get_mut(i).and_then(|r| {
+            r.read_request(self.log.as_ref()).ok()?;
+            Relocation::store_seen(&String::from_utf8_lossy(r.request.as_deref()?), from)
+        });
+        let then = seen.as_deref().unwrap_or(&self.store);
+        let relocation = Relocation::new(from, &self.run, then, &self.store);
+        // Known once a request named the recorded run's store; else asked again next call.
+        if seen.is_some() {
+            *places = Some(relocation.clone());
+        }
+        relocation
+    }
+}
+
+impl Recorded {
+    /// Its request's bytes, read from the store once.
+    fn read_request(&mut self, log: &dyn EventLog) -> Result<(), String> {
+        if self.request.is_none() {
+            self.request = Some(match self.call.request {
+                Some(body) => read(log, &body.blob.0)?,
+                None => Vec::new(),
+            });
+        }
+        Ok(())
     }
 }
 

@@ -14,6 +14,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 use runlog_core::model_call::{closes_stream, measure, CallEnd, ModelApi, ModelCall};
+use runlog_core::relocate::AnswerMapped;
 use runlog_core::rerun::{Answers, Divergence};
 use runlog_core::usage::CostSource;
 use std::sync::Arc;
@@ -75,6 +76,7 @@ pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -
         streamed: false,
         request: Vec::new(),
         diverged: None,
+        mapped: None,
     };
     let bytes = match axum::body::to_bytes(body, MAX_REQUEST_BYTES).await {
         Ok(b) => b,
@@ -187,7 +189,18 @@ async fn from_recording(
             seq,
             call: recorded,
             response,
-        } => return Ok(call.replayed(seq, &recorded, response).await),
+            mapped,
+        } => {
+            call.mapped = (!mapped.is_empty()).then(|| AnswerMapped {
+                task: caller.task.clone(),
+                attempt: caller.attempt,
+                stage: caller.stage,
+                n: call.n,
+                recorded_seq: seq,
+                mapped,
+            });
+            return Ok(call.replayed(seq, &recorded, response).await);
+        }
         Found::Differs { seq, why } => (seq, why),
     };
     let live = book.answers == Answers::RecordedThenLive;
@@ -230,6 +243,8 @@ struct Call {
     request: Vec<u8>,
     /// In a rerun, how it differs from the recording.
     diverged: Option<Divergence>,
+    /// In a rerun, the recorded run's places its answer was given as the rerun's.
+    mapped: Option<AnswerMapped>,
 }
 
 impl Call {
@@ -277,6 +292,7 @@ impl Call {
             response,
             recorded: Some(recorded),
             diverged: self.diverged,
+            mapped: self.mapped,
         });
         told
     }

@@ -58,6 +58,12 @@ pub(super) fn print(
         if !shown.answered.is_empty() {
             outln!("          answered: {}", shown.answered);
         }
+        if !shown.mapped.is_empty() {
+            outln!(
+                "          mapped: the recorded answer, in this run's places: {}",
+                runlog_core::relocate::Mapped::describe(&shown.mapped)
+            );
+        }
         if let Some(error) = &c.error {
             outln!("          error: {error}");
         }

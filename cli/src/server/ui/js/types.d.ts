@@ -46,6 +46,36 @@ kappa: number | null,
 unlabelled: number, };
 
 /**
+ * A rerun's call answered from the recording with the recording's places given as the
+ * rerun's (the `answer-mapped` event's record, right before the call's own).
+ */
+export type AnswerMapped = { 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The rerun's attempt.
+ */
+attempt: number, 
+/**
+ * Which command.
+ */
+stage: UsageStage, 
+/**
+ * The call's number among the command's calls, from 1.
+ */
+n: number, 
+/**
+ * The seq of the recorded call whose answer it was given, in the run rerun.
+ */
+recorded_seq: number, 
+/**
+ * What was mapped, and how often.
+ */
+mapped: Array<Mapped>, };
+
+/**
  * Where a rerun's model calls are answered from.
  */
 export type Answers = "recorded" | "live" | "recorded-then-live";
@@ -305,6 +335,11 @@ asked: string,
  * What the model answered, in words.
  */
 answered: string, 
+/**
+ * In a rerun, the recorded run's places (worktrees, branches, store) its recorded answer
+ * was given as the rerun's, and how often; empty when none were.
+ */
+mapped: Array<Mapped>, 
 /**
  * The task whose command made it (for the replanner, the task whose completion asked
  * for it).
@@ -1288,7 +1323,7 @@ model: string,
 /**
  * Its own version (a prompt's, a rubric's), or empty.
  */
-version: string, };
+version: string, } | { "type": "answer-mapped" } & AnswerMapped | { "type": "wrote-outside" } & OutsideWrites;
 
 /**
  * A decision another threshold or weighting would have changed.
@@ -1443,6 +1478,23 @@ after: Array<TaskId>,
  * The tasks that replaced it.
  */
 replaced_by: Array<TaskId>, };
+
+/**
+ * One place of the recording mapped to the rerun's, and how often an answer named it.
+ */
+export type Mapped = { 
+/**
+ * As the recording had it.
+ */
+was: string, 
+/**
+ * As the rerun has it.
+ */
+now: string, 
+/**
+ * How many times the answer named it.
+ */
+count: number, };
 
 /**
  * The provider API a call spoke.
@@ -1619,6 +1671,32 @@ task: TaskId | null,
 redactions: Array<Redaction>, };
 
 /**
+ * What a write outside the worktree does to its attempt (`[settings] outside_writes`).
+ */
+export type OutsidePolicy = "warn" | "fail";
+
+/**
+ * What an attempt wrote outside its worktree (the `wrote-outside` event's record).
+ */
+export type OutsideWrites = { 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * Its attempt.
+ */
+attempt: number, 
+/**
+ * Each place, with what changed there.
+ */
+written: Array<Written>, 
+/**
+ * The policy in force: whether the attempt fails for it.
+ */
+policy: OutsidePolicy, };
+
+/**
  * The task of another run this run is the sub-project of.
  */
 export type ParentLink = { 
@@ -1630,6 +1708,15 @@ run: RunId,
  * The parent's task.
  */
 task: TaskId, };
+
+/**
+ * A place outside a task's worktree that runlog watches.
+ */
+export type Place = { "place": "checkout" } | { "place": "other-run", 
+/**
+ * That run.
+ */
+run: RunId, };
 
 /**
  * A model's prices in USD per million tokens (`[prices."MODEL"]` in a workflow).
@@ -2326,3 +2413,20 @@ judged?: Judged,
  * What the evaluator reported it used for this score, when it reported usage.
  */
 cost?: Spend, };
+
+/**
+ * The paths changed in one place, relative to it.
+ */
+export type Written = { 
+/**
+ * Where.
+ */
+place: Place, 
+/**
+ * The paths created, modified or deleted there (at most [`MAX_PATHS`]).
+ */
+paths: Array<string>, 
+/**
+ * How many more were changed than are named.
+ */
+more: number, };
