@@ -200,6 +200,23 @@ impl Git {
         Ok(())
     }
 
+    /// The paths of the work tree that differ from its commit: modified, added, deleted,
+    /// renamed (both names) and untracked files, one by one; ignored files aside.
+    pub fn changed_paths(&self) -> Result<Vec<String>> {
+        let args = ["status", "--porcelain=v1", "-z", "--untracked-files=all"];
+        let out = self.output(self.command(&args), &args)?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        // `XY PATH`, a rename's or copy's old name in the field after it.
+        Ok(text
+            .split('\0')
+            .filter(|f| !f.is_empty())
+            .map(|f| match f.get(3..) {
+                Some(path) if f.get(2..3) == Some(" ") => path.to_owned(),
+                _ => f.to_owned(),
+            })
+            .collect())
+    }
+
     /// Whether the work tree has changes not committed (tracked or not, ignored files aside).
     pub fn is_dirty(&self) -> Result<bool> {
         Ok(!self.run(&["status", "--porcelain"])?.is_empty())

@@ -75,6 +75,8 @@ pub enum Failure {
     Timeout(u64),
     /// The runner stopped it (an interrupt, or its task was cancelled).
     Stopped,
+    /// It exited 0 but wrote outside its worktree, and `outside_writes = "fail"` (in words).
+    WroteOutside(String),
 }
 
 impl Outcome {
@@ -104,6 +106,10 @@ impl Outcome {
                 ErrorType::Timeout,
             ),
             Some(Failure::Stopped) => ("stopped by the runner".into(), ErrorType::Stopped),
+            Some(Failure::WroteOutside(words)) => (
+                format!("{words} (outside_writes = \"fail\")"),
+                ErrorType::Other("outside-writes".into()),
+            ),
             None => match self.code {
                 Some(c) => (
                     format!(

@@ -40,6 +40,8 @@ pub struct RunnerSettings {
     pub redact_listed: Vec<(String, String)>,
     /// Whether commands reach their models through the gateway, and to which providers.
     pub gateway: GatewayPlan,
+    /// What a write outside an attempt's worktree means (`outside_writes`).
+    pub outside_writes: runlog_core::outside::OutsidePolicy,
 }
 
 /// The smallest `output_cap_bytes`: below it the head and tail could not hold an agent's report.
@@ -61,6 +63,7 @@ impl Default for RunnerSettings {
                 .collect(),
             redact_listed: Vec::new(),
             gateway: GatewayPlan::IfKeys,
+            outside_writes: Default::default(),
         }
     }
 }
@@ -86,6 +89,7 @@ impl RunnerSettings {
                 .map_or(d.history_cap, |b| usize::try_from(b).unwrap_or(usize::MAX)),
             workspace: s.workspace.unwrap_or_default(),
             repo: s.repo.clone(),
+            outside_writes: s.outside_writes.unwrap_or_default(),
         }
     }
 }

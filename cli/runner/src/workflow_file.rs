@@ -138,6 +138,10 @@ pub struct SettingsFile {
     /// The share of the other verdicts reviewed too, in [0, 1] (default 0), the same ones
     /// whenever the run is replayed.
     pub review_sample: Option<f64>,
+    /// What an attempt that wrote outside its worktree (in the repository's checkout, or in
+    /// another run's worktrees) means: `warn` (the default: recorded and shown) or `fail`
+    /// (the attempt fails, naming the paths). A git workspace only.
+    pub outside_writes: Option<runlog_core::outside::OutsidePolicy>,
 }
 
 /// `[settings] gateway`.

@@ -161,6 +161,9 @@ fn print_rows(
             score
         )
         .map_err(CliError::stdout)?;
+        for words in &row.outside {
+            writeln!(out, "{:<24} ⚠ {words}", "").map_err(CliError::stdout)?;
+        }
         let child = state.child_run_of(&runlog_core::TaskId::from(row.id.as_str()));
         if let Some(child) = child.filter(|_| tree && levels < MAX_CHILD_LEVELS) {
             // A child run that cannot be read leaves its parent's board whole.

@@ -47,6 +47,8 @@ pub struct BoardRow {
     pub note: Option<String>,
     /// What its commands used.
     pub spend: Spend,
+    /// What its attempts wrote outside its worktree, an attempt a line, in words.
+    pub outside: Vec<String>,
 }
 
 /// The board: rows in plan order, children right after their parent.
@@ -139,6 +141,7 @@ fn row(state: &RunState, id: &TaskId, depth: u32) -> Option<BoardRow> {
             .or_else(|| t.reason.clone())
             .or_else(|| sub_project_note(t)),
         spend: t.spend,
+        outside: t.outside.iter().map(|w| w.describe()).collect(),
     })
 }
 

@@ -2,8 +2,11 @@
 //! done tasks merged, the branches following a rollback (see [`crate::workspace`]).
 
 use super::{Engine, Result};
+use crate::process::{Failure, Outcome};
+use crate::workspace::Watch;
 use runlog_core::dispatch::Job;
-use runlog_core::TaskId;
+use runlog_core::outside::{OutsidePolicy, OutsideWrites};
+use runlog_core::{CommandKind, TaskId};
 use std::path::PathBuf;
 
 impl Engine {
@@ -51,6 +54,40 @@ impl Engine {
                 crate::finished::redaction(Some(id), counts).map(crate::finished::record),
             )?;
             self.execute(command)?;
+        }
+        Ok(())
+    }
+
+    /// Records what `id`'s attempt wrote outside its worktree since `watch` was taken (a git
+    /// workspace); with `outside_writes = "fail"`, an attempt that succeeded fails, naming
+    /// the paths. Nothing found there is changed.
+    pub(super) fn check_outside(
+        &mut self,
+        id: &TaskId,
+        watch: Option<Watch>,
+        out: &mut Outcome,
+    ) -> Result<()> {
+        let (Some(ws), Some(watch)) = (self.ctx.workspace.clone(), watch) else {
+            return Ok(());
+        };
+        let written = ws.written_since(&watch);
+        if written.is_empty() {
+            return Ok(());
+        }
+        let policy = self.ctx.runner.outside_writes;
+        let writes = OutsideWrites {
+            task: id.clone(),
+            attempt: self.state().task(id).map_or(0, |t| t.attempt),
+            written,
+            policy,
+        };
+        let words = writes.describe();
+        self.observer.note(&format!("⚠ {id} {words}"));
+        self.execute(CommandKind::RecordOutsideWrites {
+            writes: Box::new(writes),
+        })?;
+        if policy == OutsidePolicy::Fail && out.succeeded() {
+            out.failure = Some(Failure::WroteOutside(words));
         }
         Ok(())
     }

@@ -45,6 +45,8 @@ pub(super) struct Running {
     pub(super) phase: Option<Phase>,
     /// Which of the engine's files for running commands (feedback, history) it was given.
     pub(super) slot: usize,
+    /// An attempt in a git workspace: the places outside its worktree as it started.
+    pub(super) outside: Option<crate::workspace::Watch>,
 }
 
 impl Running {
@@ -58,6 +60,7 @@ impl Running {
             stop,
             phase: None,
             slot: 0,
+            outside: None,
         }
     }
 

@@ -240,6 +240,10 @@ impl Engine {
             let local = self.ctx.layout.store();
             env.push(("RUNLOG_LOCAL_DIR".into(), local.display().to_string()));
         }
+        let outside = match (&self.ctx.workspace, job) {
+            (Some(ws), Job::Attempt) if !child_run => Some(ws.watch()),
+            _ => None,
+        };
         let grace = self.ctx.runner.grace;
         let output_cap = self.ctx.runner.output_cap;
         let groups = self.ctx.layout.groups();
@@ -262,6 +266,7 @@ impl Engine {
         let running = Running {
             phase: self.phase(id),
             slot,
+            outside,
             ..running
         };
         if let Some(crew) = &self.crew {

@@ -39,13 +39,15 @@ impl Engine {
                 // Its calls are recorded before its end, and its keys stop working.
                 self.withdraw_keys(&id);
                 self.take_calls()?;
-                let (out, redaction) = finished::redacted(&redactor, Some(&id), out);
+                let (mut out, redaction) = finished::redacted(&redactor, Some(&id), out);
                 self.carry_out(redaction.map(finished::record))?;
+                let watch = self.procs.busy.get_mut(&id).and_then(|r| r.outside.take());
                 if !self.ended(&id, Ran::of(job), &out)? {
                     return Ok(());
                 }
                 let steps = match job {
                     Job::Attempt => {
+                        self.check_outside(&id, watch, &mut out)?;
                         self.record_changes(&id)?;
                         let child = self.child_ended(&id)?;
                         let duration_ms = self.clock.duration_ms(out.duration);

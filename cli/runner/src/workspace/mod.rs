@@ -9,7 +9,10 @@
 //! of the other). Old tips a rollback moved away from: `refs/runlog/RUN/before-rollback-SEQ`
 //! and `refs/runlog/RUN/TASK/before-rollback-SEQ`.
 
+mod outside;
 mod retiring;
+
+pub use outside::Watch;
 
 use crate::git::{ref_part, Author, Git, GitError, Merge};
 use crate::layout::Layout;

@@ -214,7 +214,11 @@ note: string | null,
 /**
  * What its commands used.
  */
-spend: Spend, };
+spend: Spend, 
+/**
+ * What its attempts wrote outside its worktree, an attempt a line, in words.
+ */
+outside: Array<string>, };
 
 /**
  * The board of a run at a seq, with the edges the board does not hold, the child runs of its
