@@ -135,6 +135,23 @@ fn working_directory(asked: &Value) -> String {
         .expect("the agent reports its working directory")
 }
 
+/// Where the model has its agent write `hello.txt`: where the task's prompt says ("write
+/// hello.txt at PATH"), else in the working directory the agent reports.
+fn target(asked: &Value) -> String {
+    let text = asked.to_string();
+    let marker = "write hello.txt at ";
+    match text
+        .find(marker)
+        .and_then(|at| text.get(at + marker.len()..))
+    {
+        Some(rest) => rest
+            .get(..rest.find(['"', '\'', ' ', '\\']).unwrap_or(rest.len()))
+            .unwrap_or_default()
+            .to_owned(),
+        None => format!("{}/hello.txt", working_directory(asked)),
+    }
+}
+
 /// `text` as a real stream sends it: in pieces of a few characters, cut anywhere.
 fn pieces(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
@@ -154,8 +171,7 @@ fn messages(asked: &Value, streamed: bool) -> Response {
         .and_then(|m| m["content"].as_array())
         .is_some_and(|c| c.iter().any(|c| c["type"] == "tool_result"));
     let (block, deltas, stop) = if offers_write && !has_result {
-        let file = format!("{}/hello.txt", working_directory(asked));
-        let input = json!({"file_path": file, "content": "hello from the model\n"});
+        let input = json!({"file_path": target(asked), "content": "hello from the model\n"});
         (
             json!({"type": "tool_use", "id": "toolu_1", "name": "Write", "input": {}}),
             pieces(&input.to_string())
@@ -212,7 +228,7 @@ fn responses(asked: &Value, streamed: bool) -> Response {
     let call = offers_exec && !has_output;
     let item = if call {
         let dir = working_directory(asked);
-        let arguments = json!({"cmd": format!("echo hello > {dir}/hello.txt"), "workdir": dir});
+        let arguments = json!({"cmd": format!("echo hello > {}", target(asked)), "workdir": dir});
         json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "status": "completed",
                "name": "exec_command", "arguments": arguments.to_string()})
     } else {
@@ -781,5 +797,99 @@ fn a_spent_budget_makes_the_sdk_raise_on_the_call_that_would_spend_more() {
             .unwrap()
             .starts_with("budget-spent"),
         "{failed:?}"
+    );
+}
+
+/// The agent `run` told to write into the person's checkout (`write hello.txt at PATH`): its
+/// directory (the store and the checkout are in it), and the run's `wrote-outside` records.
+fn told_to_write_outside(
+    clis: &Path,
+    name: &str,
+    command: &str,
+) -> (tempfile::TempDir, PathBuf, PathBuf, Vec<Value>) {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path().to_path_buf();
+    let (provider, _) = scripted_model();
+    let checkout = dir.join("repo");
+    let command = command.replace(
+        "'write hello.txt'",
+        &format!("'write hello.txt at {}/hello.txt'", checkout.display()),
+    );
+    let repo = repository(&dir, &[("wf.toml", &one_task(name, &command, &provider))]);
+    let store = ran(&dir, &repo, name, Some(clis));
+    let said = logged(&store, name, &["--kind", "wrote-outside"]);
+    (temp, store, checkout, said)
+}
+
+/// The unconfined agent wrote `hello.txt` into the checkout, and runlog named it there.
+fn wrote_into_the_checkout(checkout: &Path, said: &[Value]) {
+    assert!(checkout.join("hello.txt").exists());
+    assert_eq!(
+        said[0]["written"],
+        json!([{"place": {"place": "checkout"}, "paths": ["hello.txt"], "more": 0}]),
+        "{said:?}"
+    );
+}
+
+/// The `run` of the task docs/agents.md shows after `<!-- tested: LABEL -->`.
+fn documented(label: &str) -> String {
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/agents.md")).unwrap();
+    let marker = format!("<!-- tested: {label} -->");
+    let after = page
+        .split_once(&marker)
+        .expect("the example is on the page")
+        .1;
+    let block = after
+        .split_once("```toml\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .expect("a toml block follows")
+        .0;
+    let workflow: toml::Table = toml::from_str(block).unwrap();
+    workflow["task"][0]["run"].as_str().unwrap().to_owned()
+}
+
+/// The last request of `run`'s agent: what its model was told last, tool results and all.
+fn last_request(store: &Path, run: &str) -> String {
+    let calls = logged(store, run, &["--kind", "model-called"]);
+    blob(store, &calls.last().unwrap()["request"])
+}
+
+#[test]
+fn claude_code_unconfined_writes_into_the_checkout_and_runlog_names_it_confined_it_is_refused() {
+    let Some(clis) = agent_clis() else { return };
+    let open = "claude -p 'write hello.txt' --output-format json --allowedTools Write";
+    let (_dir, _, checkout, said) = told_to_write_outside(&clis, "open", open);
+    wrote_into_the_checkout(&checkout, &said);
+
+    let confined = documented("confined claude");
+    let (_dir, store, checkout, said) = told_to_write_outside(&clis, "confined", &confined);
+    assert!(!checkout.join("hello.txt").exists());
+    assert!(said.is_empty(), "{said:?}");
+    let refused = format!(
+        "Claude requested permissions to write to {}/hello.txt, but you haven't granted it yet",
+        checkout.display()
+    );
+    assert!(last_request(&store, "confined").contains(&refused));
+}
+
+#[test]
+fn codex_unconfined_writes_into_the_checkout_and_runlog_names_it_confined_it_is_refused() {
+    let Some(clis) = agent_clis() else { return };
+    let (_dir, _, checkout, said) = told_to_write_outside(&clis, "open", CODEX);
+    wrote_into_the_checkout(&checkout, &said);
+
+    // The page's command with the scripted model named: for its own default model Codex
+    // offers other tools than the scripted model asks for.
+    let confined =
+        documented("confined codex").replacen("codex exec", "codex exec -m gpt-scripted", 1);
+    let (_dir, store, checkout, said) = told_to_write_outside(&clis, "confined", &confined);
+    assert!(!checkout.join("hello.txt").exists());
+    assert!(said.is_empty(), "{said:?}");
+    let refused = format!("{}/hello.txt: Read-only file system", checkout.display());
+    assert!(
+        last_request(&store, "confined").contains(&refused),
+        "{}",
+        printed(&store, "confined")
     );
 }

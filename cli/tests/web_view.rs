@@ -998,3 +998,48 @@ fn the_judges_page_shows_an_evaluators_agreement_and_a_what_if_threshold() {
     });
     stop(server);
 }
+
+#[test]
+fn an_attempt_that_wrote_outside_its_worktree_is_flagged_on_the_board_and_in_its_story() {
+    let Some(parts) = browser_parts() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let checkout = dir.path().join("repo");
+    let agent = format!(
+        "echo mine > mine.txt && echo stray > {}/hello.txt",
+        checkout.display()
+    );
+    let workflow = format!(
+        "name = \"stray\"\n[[task]]\nid = \"t\"\nrun = {agent:?}\nrequires_testing = false\n"
+    );
+    let repo = common::git::repository(dir.path(), &[("wf.toml", &workflow)]);
+    let out = runlog(&store)
+        .args(["run", repo.join("wf.toml").to_str().unwrap()])
+        .args(["--run-id", "stray", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::text(&out));
+    let words = "attempt 1 wrote outside its worktree: hello.txt in the repository's checkout";
+    let (server, base) = serve(&store);
+    let d = driver(parts);
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let c = browse(&d).await;
+        c.goto(&run_url(&base, "stray", None)).await.unwrap();
+        wait_css(&c, "main[data-state=ready] #board").await;
+        let row = js(
+            &c,
+            "return document.querySelector(\"#board tr[data-task='t']\").textContent;",
+        )
+        .await;
+        assert!(
+            row.as_str().unwrap().contains(&format!("⚠ {words}")),
+            "{row}"
+        );
+        click_css(&c, "#graph [data-task='t']").await;
+        let said = wait_css(&c, "#story li[data-kind='wrote-outside']").await;
+        assert!(said.text().await.unwrap().contains(words));
+        screenshot(&c, "wrote-outside").await;
+        c.close().await.unwrap();
+    });
+    stop(server);
+}

@@ -197,7 +197,13 @@ pub struct TaskState {
     /// The gate's decision on its last score, held for a person (the review queue): the task
     /// waits in pending-eval until a person approves or rejects it.
     pub held: Option<GateOutcome>,
-    /// What its attempts wrote outside its worktree, attempt by attempt (a git workspace).
+    /// What its attempts wrote outside its worktree, attempt by attempt (a git workspace);
+    /// left out of JSON when nothing was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "ts",
+        ts(as = "Option<Vec<crate::outside::OutsideWrites>>", optional)
+    )]
     pub outside: Vec<crate::outside::OutsideWrites>,
 }
 

@@ -47,7 +47,10 @@ pub struct BoardRow {
     pub note: Option<String>,
     /// What its commands used.
     pub spend: Spend,
-    /// What its attempts wrote outside its worktree, an attempt a line, in words.
+    /// What its attempts wrote outside its worktree, an attempt a line, in words; left out
+    /// when they wrote nothing there.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<String>>", optional))]
     pub outside: Vec<String>,
 }
 

@@ -216,9 +216,10 @@ note: string | null,
  */
 spend: Spend, 
 /**
- * What its attempts wrote outside its worktree, an attempt a line, in words.
+ * What its attempts wrote outside its worktree, an attempt a line, in words; left out
+ * when they wrote nothing there.
  */
-outside: Array<string>, };
+outside?: Array<string>, };
 
 /**
  * The board of a run at a seq, with the edges the board does not hold, the child runs of its

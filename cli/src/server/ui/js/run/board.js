@@ -75,7 +75,7 @@ function boardRow(r, base, open, run) {
     el("td", { class: "num" }, r.rescues),
     el("td", { class: "num" }, fmt(r.score)),
     el("td", { class: "num", "data-cost": r.spend ? r.spend.cost_usd : 0 }, costCell(r.spend)),
-    el("td", {}, [readinessText(r.readiness), r.failed_children.length ? `failed below: ${r.failed_children.join(", ")}` : "", r.note || "", ...r.outside.map((w) => `⚠ ${w}`)].filter(Boolean).join("; ")),
+    el("td", {}, [readinessText(r.readiness), r.failed_children.length ? `failed below: ${r.failed_children.join(", ")}` : "", r.note || "", ...(r.outside || []).map((w) => `⚠ ${w}`)].filter(Boolean).join("; ")),
   );
 }
 
