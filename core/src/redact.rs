@@ -51,6 +51,8 @@ static SHAPES: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
             "github-token",
             r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
         ),
+        // The key runlog's gateway gives each running command (`runlog-` and 32 hex digits).
+        ("runlog-command-key", r"\brunlog-[0-9a-f]{32}\b"),
     ]
     .into_iter()
     .filter_map(|(name, pattern)| Regex::new(pattern).ok().map(|re| (name, re)))
@@ -88,6 +90,33 @@ impl std::fmt::Debug for Redactor {
     }
 }
 
+/// A secret as a recorder may hold it: as it is; JSON-escaped (a request body, an export);
+/// and base64-encoded inside a longer base64 text, at each of the three places a byte can
+/// start in a group of three (the characters that depend on the secret alone, when there are
+/// at least [`MIN_SECRET_LEN`] of them).
+fn encodings(value: &str) -> Vec<String> {
+    use base64::Engine;
+    let mut found = vec![value.to_owned()];
+    let escaped = serde_json::to_string(value).unwrap_or_default();
+    if let Some(inner) = escaped.get(1..escaped.len().saturating_sub(1)) {
+        found.push(inner.to_owned());
+    }
+    for before in 0..3usize {
+        let mut bytes = vec![0u8; before];
+        bytes.extend_from_slice(value.as_bytes());
+        let text = base64::engine::general_purpose::STANDARD_NO_PAD.encode(&bytes);
+        // The first group mixes in what came before; the last holds what follows.
+        let skip = if before == 0 { 0 } else { 4 };
+        let end = (before + value.len()) / 3 * 4;
+        if let Some(core) = text.get(skip..end).filter(|c| c.len() >= MIN_SECRET_LEN) {
+            found.push(core.to_owned());
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
 /// What one pass replaced, by name.
 pub type Counts = BTreeMap<String, u32>;
 
@@ -98,6 +127,11 @@ impl Redactor {
         let mut values: Vec<(String, String)> = values
             .into_iter()
             .filter(|(_, v)| v.len() >= MIN_SECRET_LEN)
+            .flat_map(|(name, value)| {
+                encodings(&value)
+                    .into_iter()
+                    .map(move |encoded| (name.clone(), encoded))
+            })
             .collect();
         values.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
         values.dedup_by(|a, b| a.1 == b.1);

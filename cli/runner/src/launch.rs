@@ -16,6 +16,26 @@ use std::sync::Arc;
 
 type Result<T> = std::result::Result<T, RunnerError>;
 
+/// Each provider's key as the runner's environment holds it, named `provider NAME`: the
+/// runner puts it on every call it passes on, so it knows the exact value whatever the
+/// variable is called, and an upstream echoing it back is redacted like any secret.
+fn provider_keys(runner: &RunnerSettings, host: &Host) -> Vec<(String, String)> {
+    use crate::gateway::{Provider, ProviderKind};
+    let mut providers = match &runner.gateway {
+        crate::workflow::GatewayPlan::On(list) => list.clone(),
+        _ => Vec::new(),
+    };
+    // A rerun opens the public providers whatever the workflow says.
+    providers.extend(ProviderKind::ALL.into_iter().map(Provider::public));
+    providers
+        .iter()
+        .filter_map(|p| {
+            let key = host.var(&p.api_key_env)?;
+            Some((format!("provider {}", p.name), key.to_owned()))
+        })
+        .collect()
+}
+
 /// Where runs start: the store, and its directory on this host.
 #[derive(Debug, Clone)]
 pub struct Launcher {
@@ -43,9 +63,9 @@ impl Launcher {
         layout: Layout,
         workspace: Option<RunWorkspace>,
     ) -> Context {
-        let redactor = self
-            .host
-            .redactor(&runner.redact_env, &runner.redact_listed);
+        let mut listed = runner.redact_listed.clone();
+        listed.extend(provider_keys(&runner, &self.host));
+        let redactor = self.host.redactor(&runner.redact_env, &listed);
         Context {
             dir,
             runner,

@@ -4,7 +4,6 @@
 //! is to know where they are, and rotate them.
 
 use runlog_core::codec::decode_event;
-use runlog_core::EventKind;
 use runlog_replay::Result;
 use runlog_store::EventLog;
 use serde::Serialize;
@@ -20,7 +19,8 @@ pub struct Leak {
     pub event: &'static str,
     /// The secret's name (from the file, or the key shape's).
     pub secret: String,
-    /// `record` (the event itself) or `blob` (the output or patch it points to).
+    /// `record` (the event itself) or `blob` (an output, a patch or a model call's body it
+    /// points to).
     pub place: &'static str,
 }
 
@@ -72,13 +72,9 @@ pub fn scan(log: &dyn EventLog, run: &str, wanted: &Wanted) -> Result<Vec<Leak>>
                 place: "record",
             });
         }
-        let blob = event.and_then(|e| match e.kind {
-            EventKind::OutputRecorded { blob, .. } | EventKind::ChangesRecorded { blob, .. } => {
-                blob
-            }
-            _ => None,
-        });
-        if let Some(hash) = blob {
+        // Every blob the event names: outputs and patches, and a model call's request,
+        // answer and assembled message.
+        for hash in event.map(|e| e.kind.blobs_named()).unwrap_or_default() {
             blobs.push((r.seq, name, hash));
         }
         Ok(true)

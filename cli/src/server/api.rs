@@ -549,6 +549,14 @@ async fn execute(
     cmd: runlog_core::Command,
     principal: Option<Principal>,
 ) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+    // Every decision the API takes passes the one intake: what arrives with it (`by`, a
+    // reason) has its secrets replaced before it is decided.
+    let cmd = crate::intake::redacted(cmd, api.hosted.host().intake_redactor()).map_err(|why| {
+        ApiError::bad(
+            format!("not recorded: {why}"),
+            "keep secrets out of ids and names",
+        )
+    })?;
     let cmd = match principal {
         Some(p) => cmd.issued_by(p),
         None => cmd,

@@ -65,13 +65,18 @@ pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -
             "this key is not one runlog gave a running command: a command's key works while it runs, for its own run",
         );
     };
+    // Which provider serves the API is known before the body is read, so a call refused for
+    // its body (too large) is recorded with its provider like any other.
+    let provider = Provider::for_kind(&shared.providers, kind).cloned();
     let mut call = Call {
         shared: shared.clone(),
         caller: caller.clone(),
         api,
         started,
         n: caller.next_call(),
-        provider: String::new(),
+        provider: provider
+            .as_ref()
+            .map_or_else(|| kind.name().to_owned(), |p| p.name.clone()),
         model: None,
         streamed: false,
         request: Vec::new(),
@@ -100,13 +105,11 @@ pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -
             .map(|m| m.chars().take(200).collect());
         call.streamed = o.get("stream").and_then(serde_json::Value::as_bool) == Some(true);
     }
-    let Some(provider) = Provider::for_kind(&shared.providers, kind).cloned() else {
+    let Some(provider) = provider else {
         let why = format!("the workflow names no provider that speaks {}", api.name());
-        call.provider = kind.name().to_owned();
         call.refused(CallEnd::Refused, &why);
         return answer(kind, StatusCode::BAD_GATEWAY, "api_error", &why);
     };
-    call.provider = provider.name.clone();
     if let Some(book) = shared.book.as_ref().filter(|b| b.answers != Answers::Live) {
         call = match from_recording(book, &caller, call, kind, api, &bytes).await {
             Ok(answered) => return answered,
