@@ -105,14 +105,14 @@ impl CliError {
     /// says its cause in its message or leaves it to this chain, never both (the workspace's
     /// tests check every `#[error]`), so nothing is said twice.
     pub fn report(&self) {
-        eprintln!("error: {}", self.message);
+        errln!("error: {}", self.message);
         let mut cause = self.source.as_deref().and_then(|s| s.source());
         while let Some(c) = cause {
-            eprintln!("  caused by: {c}");
+            errln!("  caused by: {c}");
             cause = c.source();
         }
         if let Some(h) = &self.hint {
-            eprintln!("  hint: {h}");
+            errln!("  hint: {h}");
         }
     }
 }

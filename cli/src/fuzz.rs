@@ -25,6 +25,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("agent_output", agent_output),
     ("command_json", command_json),
     ("usage_output", usage_output),
+    ("terminal", terminal),
 ];
 
 /// An event body from the disk: whatever decodes re-encodes to bytes that decode and encode
@@ -175,4 +176,47 @@ pub fn usage_output(data: &[u8]) {
             assert!(c.is_finite() && c >= 0.0, "a cost of {c}");
         }
     }
+}
+
+/// Recorded text on a person's terminal: the bytes as a message an agent posted, a stage's
+/// error and a model's name, printed as `runlog log` and `show --calls` print them. No control
+/// character but newline and tab, no C1 control and no bidirectional override reaches the
+/// terminal (colour off: with it on, runlog's own escapes are the only ones).
+pub fn terminal(data: &[u8]) {
+    use crate::render::terminal::Terminal;
+    use runlog_core::{Event, EventKind, StageId, TaskId};
+    use std::io::Write;
+    let text = String::from_utf8_lossy(data).into_owned();
+    let events = [
+        EventKind::MessagePosted {
+            task: None,
+            from: text.clone(),
+            text: text.clone(),
+        },
+        EventKind::StageFailed {
+            stage: StageId::from("s"),
+            task: TaskId::from("t"),
+            error: text.clone(),
+            error_type: runlog_core::ErrorType::Other(text.clone()),
+            retry_count: 1,
+            duration_ms: 1,
+        },
+    ];
+    let mut shown = Vec::new();
+    for (seq, kind) in (1..).zip(events) {
+        let event = Event {
+            at: Timestamp(0),
+            kind,
+        };
+        let mut out = Terminal(&mut shown);
+        crate::render::event::write_event(&mut out, seq, &event, false)
+            .unwrap_or_else(|e| panic!("writing to memory failed: {e}"));
+        let _ = writeln!(out, "model {text}");
+    }
+    let shown = String::from_utf8_lossy(&shown);
+    let bad = shown.chars().find(|c| {
+        (c.is_control() && *c != '\n' && *c != '\t')
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    });
+    assert!(bad.is_none(), "{bad:?} reached the terminal: {shown:?}");
 }

@@ -23,6 +23,14 @@ macro_rules! out {
     };
 }
 
+/// `eprintln!` through the terminal writer: what reaches a person's terminal on standard
+/// error (errors, notes) shows control characters escaped.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::render::terminal::eprint(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod client;
 mod commands;
 mod ctx;

@@ -23,6 +23,6 @@ pub fn start(debug: bool, filter: Option<&str>) {
                 .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
                 .try_init();
         }
-        Err(e) => eprintln!("note: RUNLOG_LOG={filter:?} is not a log filter ({e}); no log"),
+        Err(e) => errln!("note: RUNLOG_LOG={filter:?} is not a log filter ({e}); no log"),
     }
 }

@@ -50,7 +50,7 @@ fn open_store(dir: &Path, create: bool) -> std::result::Result<Store, runlog_sto
     )?;
     // What opening set aside after a crash is said once, where a person will see it.
     for note in log.recovery_notes() {
-        eprintln!("note: {note}");
+        errln!("note: {note}");
     }
     Ok(log)
 }

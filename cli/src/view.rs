@@ -12,8 +12,10 @@ use runlog_core::{Event, EventKind, RunState, TaskStatus};
 use runlog_runner::Observer;
 use std::io::{IsTerminal, Write};
 
-/// Back to the start of the terminal's line, and that line cleared (the status line).
-const CLEAR_LINE: &str = "\r\x1b[2K";
+/// Back to the start of the terminal's line, and that line cleared (the status line): runlog's
+/// own sequence, through the terminal writer.
+static CLEAR_LINE: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::render::terminal::own("\r\x1b[2K"));
 
 /// The progress view.
 #[derive(Debug)]
@@ -47,7 +49,7 @@ impl View {
 
     fn line(&mut self, text: &str) {
         if self.live {
-            self.pending.push_str(CLEAR_LINE);
+            self.pending.push_str(&CLEAR_LINE);
         }
         self.pending.push_str(text);
         self.pending.push('\n');
@@ -67,7 +69,7 @@ impl View {
             }
             if let Some(status) = &self.status {
                 if self.pending.is_empty() {
-                    self.pending.push_str(CLEAR_LINE);
+                    self.pending.push_str(&CLEAR_LINE);
                 }
                 self.pending.push_str(status);
             }
@@ -75,7 +77,7 @@ impl View {
         if self.pending.is_empty() {
             return;
         }
-        let mut err = std::io::stderr().lock();
+        let mut err = crate::render::terminal::Terminal(std::io::stderr().lock());
         let _ = err.write_all(self.pending.as_bytes());
         let _ = err.flush();
         self.pending.clear();
@@ -185,7 +187,7 @@ impl View {
     pub fn done(&mut self) {
         self.status = None;
         if self.live {
-            self.pending.push_str(CLEAR_LINE);
+            self.pending.push_str(&CLEAR_LINE);
         }
         self.show(None);
     }

@@ -214,3 +214,73 @@ fn secrets_sent_as_who_or_why_are_replaced_before_they_are_recorded() {
         text(&verified)
     );
 }
+
+/// A model name an upstream sends back that would print a forged `run-finished` line and hide
+/// the rest of the real one.
+const FORGED: &str = "m\r\n    99  12:00:00  run-finished         run finished: succeeded\u{1b}[8m";
+
+#[test]
+fn recorded_text_cannot_forge_a_line_or_hide_one_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let upstream = serve(axum::Router::new().fallback(|| async {
+        axum::Json(json!({"id": "c", "object": "chat.completion", "model": FORGED,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}}))
+    }));
+    let agent = "printf '::message look \\033[31mred\\033[0m\\r\\n'; \
+                 curl -s -H \"Authorization: Bearer $OPENAI_API_KEY\" -H 'content-type: application/json' \
+                   -d '{\"model\":\"m\",\"messages\":[]}' \"$OPENAI_BASE_URL/chat/completions\" > /dev/null";
+    let wf = common::workflow(
+        dir.path(),
+        "forge",
+        &format!(
+            "name = \"forge\"\n[[task]]\nid = \"t\"\nrun = {agent:?}\nrequires_testing = false\n\
+             [providers.openai]\nkind = \"openai\"\nbase_url = \"{upstream}/v1\"\n"
+        ),
+    );
+    let out = runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", "forge", "--quiet"])
+        .env("OPENAI_API_KEY", "sk-proj-the-runners-key-0123456789abcdef")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // What was recorded is kept as it came.
+    let calls = logged(&store, "forge", &["--kind", "model-called"]);
+    assert_eq!(calls[0]["model"], FORGED);
+
+    for args in [
+        vec!["log", "forge"],
+        vec!["show", "forge", "t", "--calls"],
+        vec!["cost", "forge", "--by", "model"],
+        vec!["status", "forge"],
+    ] {
+        let out = runlog(&store).args(&args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", text(&out));
+        let bad = out
+            .stdout
+            .iter()
+            .find(|b| (**b < 0x20 && **b != b'\n' && **b != b'\t') || **b == 0x7f);
+        assert_eq!(
+            bad,
+            None,
+            "{args:?}: {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let shown = String::from_utf8_lossy(&out.stdout);
+        if args[0] != "status" {
+            assert!(shown.contains("m\\r"), "{args:?}: {shown}");
+            assert!(shown.contains("\\u001b[8m"), "{args:?}: {shown}");
+        }
+        if args[0] == "log" {
+            assert!(shown.contains("look \\u001b[31mred\\u001b[0m"), "{shown}");
+        }
+    }
+    // JSON keeps the text as JSON escapes, and parses back to what was recorded.
+    let json = runlog(&store)
+        .args(["--json", "show", "forge", "t", "--calls"])
+        .output()
+        .unwrap();
+    let value: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(value["calls"][0]["model"], FORGED);
+}

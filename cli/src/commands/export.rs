@@ -89,7 +89,7 @@ fn export_trace(a: &Args, ctx: &Ctx) -> Result<()> {
             None => outln!("{text}"),
         }
         if a.output.is_some() {
-            eprintln!(
+            errln!(
                 "wrote {} spans of {} (trace {trace_id})",
                 trace.spans.len(),
                 a.run
@@ -130,12 +130,12 @@ fn export_trace(a: &Args, ctx: &Ctx) -> Result<()> {
         Ok(otlp::annotations::Sent::Taken(n)) => n,
         Ok(otlp::annotations::Sent::None) => 0,
         Ok(otlp::annotations::Sent::NoApi) => {
-            eprintln!("note: the receiver takes no span annotations (Arize Phoenix's API): the verdicts are on the spans as events only");
+            errln!("note: the receiver takes no span annotations (Arize Phoenix's API): the verdicts are on the spans as events only");
             0
         }
         Err(e) => {
             // The trace went; the annotations are its extra, said and not fatal.
-            eprintln!(
+            errln!(
                 "warning: the verdicts were not sent as annotations: {e} ({})",
                 e.fix(&endpoint)
             );
@@ -205,7 +205,7 @@ pub fn run(mut a: Args, ctx: &Ctx) -> Result<()> {
             "head_hash": h.head_hash,
         }))?;
     } else {
-        eprintln!(
+        errln!(
             "exported {} events of {run} to {} (head {})",
             h.events,
             path.display(),

@@ -198,7 +198,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         // The worktrees' files went with the run's directory: git forgets them and the tasks'
         // branches too. What fails here leaves refs behind, never a run half forgotten.
         if let Err(e) = runlog_runner::workspace::forget_run(repo, run) {
-            eprintln!(
+            errln!(
                 "note: run {run} is forgotten; its task branches in {} stay: {e}",
                 repo.display()
             );

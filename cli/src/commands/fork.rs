@@ -26,7 +26,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let Forked { new, at, seq } = fork(&log, run, a.at, a.new, ctx.host.clock().now())?;
     let state_at = Replay::new(&log).state_at_or_head(run, Some(at))?;
     for note in super::children::after_fork(&state_at, &new) {
-        eprintln!("note: {note}");
+        errln!("note: {note}");
     }
     if ctx.json {
         render::json(&serde_json::json!({"run": new, "from_run": run, "at_seq": at, "seq": seq}))?;

@@ -69,7 +69,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         if marker.as_deref().is_none_or(marker::is_held) {
             return follow(&a, Arc::new(log), marker.as_deref(), ctx.json);
         }
-        eprintln!(
+        errln!(
             "note: run {run} is not being executed (no runner executes it); showing its history"
         );
     }
@@ -106,7 +106,7 @@ fn follow(a: &Args, log: Arc<Store>, marker: Option<&std::path::Path>, json: boo
             Some(Followed::Event(seq, e)) => {
                 if a.keeps(seq, &e) {
                     // Line by line: a follower shows each event as it comes.
-                    write_event(&mut std::io::stdout().lock(), seq, &e, json)
+                    write_event(&mut crate::render::stdout(), seq, &e, json)
                         .map_err(CliError::stdout)?;
                 }
             }

@@ -34,7 +34,7 @@ struct RunReport {
 pub fn run(_a: Args, ctx: &Ctx) -> Result<()> {
     ctx.directory_only("repair")?;
     if !ctx.json {
-        eprintln!(
+        errln!(
             "rebuilding the sled database of {} from its archive ...",
             ctx.store.display()
         );

@@ -70,7 +70,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     if ctx.json {
         render::json(&serde_json::json!({"rerun": started}))?;
     } else {
-        eprintln!(
+        errln!(
             "rerunning {}@{} as {} (answers {}): {}",
             started.from_run,
             started.at_seq,
@@ -81,7 +81,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     }
     let (engine, notes) = launcher.resume(&new, opts)?;
     for note in notes {
-        eprintln!("note: {note}");
+        errln!("note: {note}");
     }
     let exit = a.driving.drive(&launcher, ctx, engine);
     let calls = answered(log, &new)?;

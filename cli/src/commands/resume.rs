@@ -53,7 +53,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store, &ctx.host);
     let (engine, notes) = launcher.resume(run, opts)?;
     for note in notes {
-        eprintln!("note: {note}");
+        errln!("note: {note}");
     }
     if engine.succeeded() {
         outln!("run {run} already succeeded; nothing to resume");
@@ -64,7 +64,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         runlog_runner::is_child_of(log, child.as_str(), run, task).unwrap_or(false)
     });
     for note in notes {
-        eprintln!("note: {note}");
+        errln!("note: {note}");
     }
     a.driving.drive(&launcher, ctx, engine)
 }

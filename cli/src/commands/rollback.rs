@@ -34,13 +34,13 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let log = std::sync::Arc::new(ctx.open()?);
     let after = runlog_replay::Replay::new(log.as_ref()).head_state(&a.run)?;
     for note in super::children::after_rollback(&before, &after) {
-        eprintln!("note: {note}");
+        errln!("note: {note}");
     }
     // A runner executing the run moves its branches itself; otherwise they move here.
     let launcher = runlog_runner::Launcher::new(log, &ctx.store, &ctx.host);
     if !runlog_runner::marker::is_held(&launcher.layout(&a.run).marker()) {
         if let Some(moved) = launcher.follow_rollback(&a.run, &after)? {
-            eprintln!("note: {moved}");
+            errln!("note: {moved}");
         }
     }
     Ok(())

@@ -72,7 +72,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
             .stderr(Stdio::null())
             .status();
         if !opened.is_ok_and(|s| s.success()) {
-            eprintln!("could not open a browser (xdg-open); open {url} yourself");
+            errln!("could not open a browser (xdg-open); open {url} yourself");
         }
     }
     Ok(())

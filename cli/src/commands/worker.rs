@@ -56,7 +56,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     let Some(member) = Member::join(launcher.log(), a.name, lease, &ctx.host)? else {
         return Err(CliError::failed("the shared store did not open as one"));
     };
-    eprintln!(
+    errln!(
         "worker {} joined {} (jobs {}, lease {} ms)",
         member.crew.me,
         ctx.store_name(),
@@ -128,7 +128,7 @@ impl Work<'_> {
                         match ended {
                             Ok(ended) => say_ended(&run, &ended),
                             Err(e) if e.is_fenced() => failure = Some(CliError::from(e)),
-                            Err(e) => eprintln!("run {run}: this worker stopped working on it: {e}"),
+                            Err(e) => errln!("run {run}: this worker stopped working on it: {e}"),
                         }
                     }
                 }
@@ -136,7 +136,7 @@ impl Work<'_> {
                     // Each engine gives up what this worker holds.
                     let _ = self.stop.send(true);
                     while engines.join_next().await.is_some() {}
-                    eprintln!("worker {} left", self.member.crew.me);
+                    errln!("worker {} left", self.member.crew.me);
                     return Ok(Some(ExitKind::Interrupted));
                 }
                 _ = tokio::time::sleep(LOOK_EVERY) => {}
@@ -170,7 +170,7 @@ impl Work<'_> {
             let state = match Replay::new(log.as_ref()).head_state(&meta.run) {
                 Ok(s) => s,
                 Err(e) => {
-                    eprintln!("run {}: cannot be read: {e}", meta.run);
+                    errln!("run {}: cannot be read: {e}", meta.run);
                     continue;
                 }
             };
@@ -180,7 +180,7 @@ impl Work<'_> {
             running += 1;
             let run = meta.run.clone();
             let Some(mut engine) = self.launcher.join(&run, state, self.opts) else {
-                eprintln!(
+                errln!(
                     "run {run}: its workflow file is not on this host at the path it was started from; left to other workers"
                 );
                 continue;
@@ -194,7 +194,7 @@ impl Work<'_> {
                 runlog_runner::Unobserved,
             )?;
             let engine = engine.stop_when(self.stopped.clone()).observed_by(observer);
-            eprintln!("run {run}: working on it");
+            errln!("run {run}: working on it");
             active.insert(run.clone());
             engines.spawn(async move {
                 let ended = engine.drive().await;
@@ -204,7 +204,7 @@ impl Work<'_> {
                         tokio::task::spawn_blocking(move || exporting.finish_report().said(&run))
                             .await
                     {
-                        eprintln!("{said}");
+                        errln!("{said}");
                     }
                 }
                 (run, ended)
@@ -221,5 +221,5 @@ fn say_ended(run: &str, ended: &Ended) {
         RunStatus::Interrupted => "interrupted".into(),
         other => format!("{other:?}").to_lowercase(),
     };
-    eprintln!("run {run}: {how}");
+    errln!("run {run}: {how}");
 }

@@ -5,6 +5,7 @@
 pub mod event;
 pub mod palette;
 pub mod summary;
+pub mod terminal;
 pub mod viz;
 
 use crate::error::CliError;
@@ -31,7 +32,11 @@ pub fn status_word(row: &BoardRow, color: bool) -> String {
 /// `text` in a colour, or plain.
 pub fn paint(text: &str, rgb: Option<palette::Rgb>) -> String {
     match rgb {
-        Some(c) => format!("{}{text}\x1b[0m", c.ansi_fg()),
+        Some(c) => format!(
+            "{}{text}{}",
+            terminal::own(&c.ansi_fg()),
+            terminal::own("\x1b[0m")
+        ),
         None => text.to_owned(),
     }
 }
@@ -60,15 +65,17 @@ pub fn join<T: std::fmt::Display>(ids: &[T]) -> String {
 
 /// Prints a value as one line of JSON.
 pub fn json<T: Serialize>(value: &T) -> Result<(), CliError> {
-    write_json(&mut std::io::stdout().lock(), value).map_err(CliError::stdout)
+    write_json(&mut stdout(), value).map_err(CliError::stdout)
+}
+
+/// Standard output, through the [`terminal::Terminal`] writer.
+pub fn stdout() -> terminal::Terminal<StdoutLock<'static>> {
+    terminal::Terminal(std::io::stdout().lock())
 }
 
 /// Writes text to standard output ([`outln!`] and [`out!`]).
 pub fn out(text: std::fmt::Arguments<'_>) -> Result<(), CliError> {
-    std::io::stdout()
-        .lock()
-        .write_fmt(text)
-        .map_err(CliError::stdout)
+    stdout().write_fmt(text).map_err(CliError::stdout)
 }
 
 /// Writes a value as one line of JSON.
@@ -82,8 +89,11 @@ pub fn write_json<T: Serialize>(out: &mut impl Write, value: &T) -> std::io::Res
 /// line on its own, which was 1.3 s of system time in exporting a run of 1M events. Flush it
 /// at the end: what is still buffered when it is dropped is written, but a failure then goes
 /// unseen.
-pub fn listing() -> BufWriter<StdoutLock<'static>> {
-    BufWriter::with_capacity(64 * 1024, std::io::stdout().lock())
+pub fn listing() -> terminal::Terminal<BufWriter<StdoutLock<'static>>> {
+    terminal::Terminal(BufWriter::with_capacity(
+        64 * 1024,
+        std::io::stdout().lock(),
+    ))
 }
 
 /// Pads `text` (which may hold colour escapes) to `width` visible characters.

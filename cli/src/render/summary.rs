@@ -167,5 +167,5 @@ pub fn print(
         }
         t
     };
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    let _ = super::stdout().write_all(text.as_bytes());
 }

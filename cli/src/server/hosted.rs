@@ -159,7 +159,7 @@ impl Hosted {
                     return;
                 }
                 if let Err(e) = engine.drive().await {
-                    eprintln!("run {run} stopped: {e}");
+                    errln!("run {run} stopped: {e}");
                 }
                 hosted.lock().remove(&run);
                 if let Some(exporting) = exporting {
@@ -168,7 +168,7 @@ impl Hosted {
                         tokio::task::spawn_blocking(move || exporting.finish_report().said(&run))
                             .await;
                     if let Ok(said) = said {
-                        eprintln!("{said}");
+                        errln!("{said}");
                     }
                 }
             },

@@ -202,7 +202,7 @@ async fn serve_on(
         pacing: pacing.clone(),
     };
     let app = api::router(api(None)).into_make_service_with_connect_info::<connections::UnixPeer>();
-    eprintln!("serving the store {} on {}", dir.display(), path.display());
+    errln!("serving the store {} on {}", dir.display(), path.display());
     let mut servers = tokio::task::JoinSet::new();
     let listener = slots.bound(unix);
     servers.spawn(async move { axum::serve(listener, app).await });
@@ -217,7 +217,7 @@ async fn serve_on(
         // Port 0 asks for any free port: the one bound is the one to tell.
         let addr = listener.local_addr().unwrap_or(addr);
         let scheme = if tls.is_some() { "https" } else { "http" };
-        eprintln!("serving the API on {scheme}://{addr}/v1 and the web view on {scheme}://{addr}/");
+        errln!("serving the API on {scheme}://{addr}/v1 and the web view on {scheme}://{addr}/");
         let url = format!("{scheme}://{addr}/");
         publish_address(&ui::address_file(&dir), &url).map_err(|source| ServerError::Write {
             path: ui::address_file(&dir),
@@ -248,10 +248,10 @@ async fn serve_on(
                 r = tokio::signal::ctrl_c() => return r,
                 _ = term.recv() => return Ok::<(), std::io::Error>(()),
                 _ = hangups.recv() => match &reloadable {
-                    None => eprintln!("SIGHUP: nothing to reload; serving on, runs go on"),
+                    None => errln!("SIGHUP: nothing to reload; serving on, runs go on"),
                     Some(tls) => match tls.reload() {
-                        Ok(()) => eprintln!("SIGHUP: TLS certificate reloaded; new connections use it, runs go on"),
-                        Err(e) => eprintln!("SIGHUP: the TLS certificate in use stays: {e}"),
+                        Ok(()) => errln!("SIGHUP: TLS certificate reloaded; new connections use it, runs go on"),
+                        Err(e) => errln!("SIGHUP: the TLS certificate in use stays: {e}"),
                     },
                 },
             }

@@ -150,7 +150,7 @@ pub(super) fn drive_to_end(
     drop(member);
     let exit = finish(launcher.log().as_ref(), ctx, &ctx.command(), &run, &ended);
     if let Some(exporting) = exporting {
-        eprintln!("{}", exporting.finish_report().said(&run));
+        errln!("{}", exporting.finish_report().said(&run));
     }
     exit
 }

@@ -70,7 +70,7 @@ pub fn submit_and_follow(server: &Server, s: Submit<'_>, ctx: &Ctx) -> Result<Op
         return Ok(None);
     }
     if !s.quiet {
-        eprintln!(
+        errln!(
             "run {run} executes in runlog serve ({}); Ctrl-C interrupts it, closing this terminal does not",
             server.describe()
         );
@@ -99,7 +99,7 @@ pub fn submit_and_follow(server: &Server, s: Submit<'_>, ctx: &Ctx) -> Result<Op
         }
         Some(ended) => super::finish(log, ctx, &ctx.command(), &run, &ended),
         None => {
-            eprintln!("stopped following; run {run} goes on in runlog serve (`runlog log {run} --follow`)");
+            errln!("stopped following; run {run} goes on in runlog serve (`runlog log {run} --follow`)");
             Ok(None)
         }
     }

@@ -230,7 +230,7 @@ fn diff(
     );
     out!("{text}");
     if cut {
-        eprintln!(
+        errln!(
             "note: the patch has {patch_bytes} bytes; the log holds its first {} (the rest was in the blob area of the store that ran it)",
             patch.len()
         );
