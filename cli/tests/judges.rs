@@ -397,6 +397,15 @@ fn what_if_decides_the_recorded_scores_again() {
     // Weights: style (0.5 everywhere) alone passes nothing at 0.7; c and d stay as they were.
     let styled = f.judges(&["people", "--weights", "style=1"]);
     assert_eq!(styled["evaluators"][0]["what_if"]["passes_now"], 0);
+    // Weights are relative: equal ones, however large, decide as 1 and 1 do.
+    let even = f.judges(&["people", "--weights", "correctness=1,style=1"]);
+    let huge = f.judges(&["people", "--weights", "correctness=1e308,style=1e308"]);
+    assert_eq!(
+        huge["evaluators"][0]["what_if"],
+        even["evaluators"][0]["what_if"]
+    );
+    // A run named twice counts once.
+    assert_eq!(f.judges(&["people", "people"]), f.judges(&["people"]));
     // The API answers the same question with the same report.
     let server = runlog(&f.store)
         .arg("serve")
@@ -410,6 +419,13 @@ fn what_if_decides_the_recorded_scores_again() {
         common::request(&mut conn, "GET", path, &[], "")
     };
     let (status, body) = get("/v1/judges?runs=people&threshold=0.85");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), mid);
+    let twice = format!(
+        "/v1/judges?runs={}&threshold=0.85",
+        ["people"; 500].join(",")
+    );
+    let (status, body) = get(&twice);
     assert_eq!(status, 200, "{body}");
     assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), mid);
     let (status, body) = get("/v1/judges?threshold=1.5");

@@ -111,7 +111,7 @@ pub fn verdicts(log: &dyn EventLog, run: &str, head: Head) -> Result<Vec<Verdict
     Ok(kept.verdicts)
 }
 
-/// The runs asked for with their heads (every run when none is named).
+/// The runs asked for with their heads, each once (every run when none is named).
 fn heads(log: &dyn EventLog, runs: &[String]) -> Result<Vec<(String, Head)>> {
     if runs.is_empty() {
         return Ok(log
@@ -121,7 +121,10 @@ fn heads(log: &dyn EventLog, runs: &[String]) -> Result<Vec<(String, Head)>> {
             .filter_map(|m| Some((m.run, m.head?)))
             .collect());
     }
+    // A run named twice counts once: its verdicts are the same verdicts.
+    let mut named = std::collections::HashSet::new();
     runs.iter()
+        .filter(|run| named.insert(run.as_str()))
         .map(|run| match log.head(run)? {
             Some(head) => Ok((run.clone(), head)),
             None => Err(unknown_run(log, run)),

@@ -214,9 +214,20 @@ impl Verdict {
     /// The score a weighting of its dimensions gives (its own score where it has none of
     /// them).
     pub fn weighted(&self, weights: &BTreeMap<String, f64>) -> f64 {
+        // Weights are relative: taken over the largest, so that huge ones cannot overflow
+        // (1e308 and 1e308 weigh as 1 and 1).
+        let top = weights
+            .values()
+            .copied()
+            .filter(|w| w.is_finite())
+            .fold(0.0, f64::max);
+        if top <= 0.0 {
+            return self.score;
+        }
         let (sum, total) = weights
             .iter()
-            .filter_map(|(d, w)| self.dimensions.get(d).map(|v| (v * w, *w)))
+            .filter(|(_, w)| w.is_finite())
+            .filter_map(|(d, w)| self.dimensions.get(d).map(|v| (v * (w / top), w / top)))
             .fold((0.0, 0.0), |(s, t), (v, w)| (s + v, t + w));
         if total > 0.0 {
             sum / total
