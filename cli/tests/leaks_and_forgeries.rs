@@ -284,3 +284,85 @@ fn recorded_text_cannot_forge_a_line_or_hide_one_on_a_terminal() {
     let value: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(value["calls"][0]["model"], FORGED);
 }
+
+/// What the stream of `quickstart` sends within a second with `Last-Event-ID: id`.
+fn streamed_after(store: &Path, id: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::os::unix::net::UnixStream::connect(store.join("api.sock")).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(1)))
+        .unwrap();
+    write!(
+        s,
+        "GET /v1/runs/quickstart/stream HTTP/1.1\r\nHost: runlog\r\nLast-Event-ID: {id}\r\n\r\n"
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+#[test]
+fn every_refusal_of_the_api_says_what_and_how_in_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let out = runlog(&store)
+        .arg("import")
+        .arg(common::repo().join("fixtures/runs/quickstart.jsonl"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let mut server = runlog(&store)
+        .arg("serve")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    common::wait_for(|| store.join("api.sock").exists());
+    let refused = |method: &str, path: &str, body: &str, status: u16, hint: &str| {
+        let (got, answer) = over_socket(&store, method, path, body);
+        assert_eq!(got, status, "{method} {path}: {answer}");
+        assert!(answer["error"].is_string(), "{method} {path}: {answer}");
+        let said = answer["hint"].as_str().unwrap_or_default();
+        assert!(said.contains(hint), "{method} {path}: {answer}");
+    };
+    // A budget for a run that does not exist is a 404, as for any resource.
+    refused(
+        "POST",
+        "/v1/runs/nope/budget",
+        r#"{"max_cost_usd": 1}"#,
+        404,
+        "runs",
+    );
+    // A method a route does not take, and a URI too long, answer in JSON too.
+    refused("DELETE", "/v1/runs/quickstart", "", 405, "Allow header");
+    let long = format!("/v1/runs/{}", "a".repeat(20_000));
+    refused("GET", &long, "", 414, "fewer");
+    // The hint names every grouping, `call` too.
+    refused(
+        "GET",
+        "/v1/runs/quickstart/cost?by=nope",
+        "",
+        400,
+        "or call",
+    );
+    // A Last-Event-ID that is not a seq is refused; the last possible one replays nothing.
+    let bad = streamed_after(&store, "x");
+    assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
+    assert!(bad.contains("Last-Event-ID is not a seq"), "{bad}");
+    let last = streamed_after(&store, &u64::MAX.to_string());
+    assert!(last.starts_with("HTTP/1.1 200"), "{last}");
+    assert!(!last.contains("id: "), "{last}");
+    let from_ten = streamed_after(&store, "10");
+    assert!(
+        from_ten.contains("id: 11\n") && !from_ten.contains("id: 10\n"),
+        "{from_ten}"
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+}

@@ -27,7 +27,16 @@ impl CostView {
     }
 }
 
-/// Reads a grouping's name (`task`, `model`, `stage`, `attempt`).
+/// `by=task, model, stage, attempt or call`: the groupings, as a hint.
+pub fn groupings() -> String {
+    let names = CostBy::ALL.map(CostBy::name);
+    match names.split_last() {
+        Some((last, rest)) => format!("by={} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// Reads a grouping's name (`task`, `model`, `stage`, `attempt`, `call`).
 pub fn parse_by(s: &str) -> Result<CostBy, UnknownGrouping> {
     CostBy::ALL
         .into_iter()

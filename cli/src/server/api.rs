@@ -189,8 +189,58 @@ pub fn router(api: Api) -> Router {
         .layer(tower::limit::ConcurrencyLimitLayer::new(MAX_REQUESTS))
         .layer(axum::middleware::from_fn_with_state(api.clone(), pace))
         .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(axum::middleware::from_fn(answered_as_json))
         .layer(axum::middleware::from_fn(logged))
         .with_state(api)
+}
+
+/// The longest URI the API reads: past it, a 414 of its own (hyper's own limit, 64 KiB, answers
+/// without a body).
+const MAX_URI: usize = 16 * 1024;
+
+/// Every refusal the API gives is `{error, hint}`, those the HTTP layers make too (a method a
+/// route does not take, a URI too long), not an empty body.
+async fn answered_as_json(request: Request, next: Next) -> Response {
+    let (method, path) = (request.method().clone(), request.uri().path().to_owned());
+    if request.uri().to_string().len() > MAX_URI {
+        return ApiError::with_status(
+            StatusCode::URI_TOO_LONG,
+            format!("the request's URI is longer than {MAX_URI} bytes"),
+            "name fewer runs or parameters in one request",
+        )
+        .into_response();
+    }
+    let response = next.run(request).await;
+    let status = response.status();
+    let empty = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .is_none()
+        && axum::body::HttpBody::size_hint(response.body()).exact() == Some(0);
+    if !(status.is_client_error() || status.is_server_error()) || !empty {
+        return response;
+    }
+    let hint = match status {
+        // axum names the methods in `Allow` after this layer, on the same answer.
+        StatusCode::METHOD_NOT_ALLOWED => {
+            "the answer's Allow header names the methods it takes; GET /v1/openapi.json lists every resource's"
+        }
+        _ => "GET /v1/openapi.json lists each resource and its parameters",
+    };
+    let error = match status {
+        StatusCode::METHOD_NOT_ALLOWED => format!("{path} does not take {method}"),
+        other => format!(
+            "{method} {path}: {}",
+            other.canonical_reason().unwrap_or("refused").to_lowercase()
+        ),
+    };
+    let mut answer = ApiError::with_status(status, error, hint).into_response();
+    for (name, value) in response.headers() {
+        if name != axum::http::header::CONTENT_LENGTH {
+            answer.headers_mut().entry(name).or_insert(value.clone());
+        }
+    }
+    answer
 }
 
 /// Each request and its answer, in the log (`RUNLOG_LOG=runlog_cli=debug`).
@@ -561,8 +611,14 @@ async fn execute(
         Some(p) => cmd.issued_by(p),
         None => cmd,
     };
+    let starts = matches!(cmd.kind, CommandKind::StartRun { .. });
     let body = blocking(api, move |s| {
-        let mut session = Session::open(s, &run)?;
+        // Only a start makes a run: any other command on an unknown run is a 404.
+        let mut session = if starts {
+            Session::open(s, &run)?
+        } else {
+            Session::existing(s, &run)?
+        };
         let recorded = session.execute(cmd)??;
         let events: Vec<serde_json::Value> = recorded
             .events
@@ -594,7 +650,7 @@ async fn cost(
     let by = match q.by.as_deref() {
         None => runlog_core::projections::CostBy::default(),
         Some(by) => crate::queries::cost::parse_by(by)
-            .map_err(|e| ApiError::bad(e.to_string(), "by=task, model, stage or attempt"))?,
+            .map_err(|e| ApiError::bad(e.to_string(), crate::queries::cost::groupings()))?,
     };
     let body = blocking(&api, move |s| {
         let state = Replay::new(s).state_at_or_head(&run, q.at)?;
@@ -865,11 +921,22 @@ async fn stream_events(
         .streams
         .take(peer.map(|p| p.0 .0 .0))
         .ok_or_else(ApiError::too_many_streams)?;
-    let after = headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    let from = after.map_or(q.from.unwrap_or(1), |seq| seq + 1);
+    let after = match headers.get("last-event-id") {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .ok_or_else(|| {
+                    ApiError::bad(
+                        "Last-Event-ID is not a seq",
+                        "send the id of the last event received (its seq), or no Last-Event-ID to start at `from`",
+                    )
+                })?,
+        ),
+    };
+    // After the last seq there can be, nothing old is sent again.
+    let from = after.map_or(q.from.unwrap_or(1), |seq| seq.saturating_add(1));
     let known = {
         let run = run.clone();
         blocking(&api, move |s| {
