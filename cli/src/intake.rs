@@ -90,3 +90,43 @@ pub enum IntakeError {
         why: String,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use base64::Engine;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// A secret the intake knows, sent in a command's text plain, JSON-escaped or inside
+        /// base64, is in none of those forms in the command that is decided.
+        #[test]
+        fn a_known_secret_never_survives_the_intake(
+            secret in "[ -~\"\\\\é]{8,32}",
+            before in "[ -~]{0,24}",
+            form in 0..3usize,
+        ) {
+            let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t.as_bytes());
+            let sent = match form {
+                0 => format!("{before}{secret}"),
+                1 => serde_json::to_string(&format!("{before}{secret}")).unwrap(),
+                _ => b64(&format!("{before}{secret}")),
+            };
+            let redactor = Redactor::new([("DB_PASSWORD".to_owned(), secret.clone())]);
+            let cmd = Command::new(
+                runlog_core::Timestamp(0),
+                CommandKind::PostMessage { task: None, from: sent.clone(), text: sent },
+            );
+            let kept = serde_json::to_string(&redacted(cmd, &redactor).unwrap().kind).unwrap();
+            let escaped = serde_json::to_string(&secret).unwrap();
+            prop_assert!(!kept.contains(&secret), "{kept}");
+            prop_assert!(!kept.contains(&escaped[1..escaped.len() - 1]), "{kept}");
+            if form == 2 {
+                prop_assert!(kept.contains("[redacted:DB_PASSWORD]"), "{kept}");
+            }
+        }
+    }
+}
