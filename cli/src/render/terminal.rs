@@ -69,7 +69,7 @@ pub fn escaped(bytes: &[u8]) -> Cow<'_, [u8]> {
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
         let rest = bytes.get(i..).unwrap_or_default();
-        if let Some(own) = rest.strip_prefix(mark).and_then(own_byte) {
+        if let Some(own) = marked(rest, mark).and_then(own_byte) {
             out.push(own);
             i += mark.len() + 2;
             continue;
@@ -104,12 +104,22 @@ pub fn escaped(bytes: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(out)
 }
 
-/// The control byte two hex digits name after the mark.
+/// What follows `mark` at the start of `bytes`, when it is there. Compared without a byte
+/// comparison that stops at the first difference: nothing watching the comparison (a
+/// fuzzer's comparison tracing, a timing) learns the number the mark holds.
+fn marked<'a>(bytes: &'a [u8], mark: &[u8]) -> Option<&'a [u8]> {
+    let head = bytes.get(..mark.len())?;
+    let differs = head.iter().zip(mark).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+    (differs == 0).then(|| bytes.get(mark.len()..).unwrap_or_default())
+}
+
+/// The control character two hex digits name after the mark: only those runlog writes
+/// itself (the escape of a colour, the carriage return of a redrawn line).
 fn own_byte(after: &[u8]) -> Option<u8> {
     let hex = std::str::from_utf8(after.get(..2)?).ok()?;
     u8::from_str_radix(hex, 16)
         .ok()
-        .filter(u8::is_ascii_control)
+        .filter(|b| matches!(b, 0x1b | b'\r'))
 }
 
 /// Whether a byte may begin something to escape or a mark.
@@ -143,6 +153,7 @@ mod tests {
             "a\\u009bb\\u202ec\\u007f\td"
         );
         assert_eq!(shown("plain, naïve — ✓"), "plain, naïve — ✓");
+        assert_eq!(shown("p\0"), "p\\u0000");
     }
 
     #[test]
