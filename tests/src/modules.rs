@@ -69,12 +69,22 @@ fn collect(src: &Path, dir: &Path, out: &mut Vec<(ModPath, String)>) -> std::io:
     Ok(())
 }
 
+/// A file's code before its test module: up to its first `#[cfg(test)]` at the start of a
+/// line. One indented (inside a function, an impl) is still the file's code.
+pub fn before_tests(text: &str) -> &str {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("#[cfg(test)]") {
+            return text.get(..at).unwrap_or(text);
+        }
+        at += line.len();
+    }
+    text
+}
+
 /// The paths a module's code names through `crate::` and `super::`, made absolute.
 fn references(module: &[String], text: &str) -> Vec<ModPath> {
-    let code: String = text
-        .split("#[cfg(test)]")
-        .next()
-        .unwrap_or_default()
+    let code: String = before_tests(text)
         .lines()
         .map(|l| l.split("//").next().unwrap_or_default())
         .collect::<Vec<_>>()
@@ -275,6 +285,19 @@ mod tests {
         let g = graph(dir.path()).unwrap();
         assert!(g[&vec!["a".to_owned()]].contains(&vec!["b".to_owned()]));
         assert!(circles(&g).is_empty(), "{:?}", circles(&g));
+    }
+
+    #[test]
+    fn an_indented_test_attribute_does_not_hide_the_code_after_it() {
+        let dir = tree(&[
+            ("lib.rs", "mod a;\nmod b;\n"),
+            (
+                "a.rs",
+                "fn f() {\n    #[cfg(test)]\n    let _ = 1;\n}\nuse crate::b::B;\n",
+            ),
+            ("b.rs", "use crate::a::A;\n"),
+        ]);
+        assert_eq!(circles(&graph(dir.path()).unwrap()).len(), 1);
     }
 
     #[test]

@@ -25,9 +25,7 @@ pub fn sources(src: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
 
 /// A file's lines before its test module (`#[cfg(test)]` at the start of a line).
 pub fn lines_of_code(text: &str) -> usize {
-    text.lines()
-        .take_while(|l| !l.starts_with("#[cfg(test)]"))
-        .count()
+    crate::modules::before_tests(text).lines().count()
 }
 
 /// The sizes a file may have, as `ARCHITECTURE.md` names them on its line starting

@@ -124,14 +124,6 @@ impl Store {
         }
     }
 
-    /// The shared store's server (without its password), when this is one.
-    pub fn shared_at(&self) -> Option<String> {
-        match &*self.current() {
-            Reach::Shared(log) => Some(log.at().to_owned()),
-            _ => None,
-        }
-    }
-
     /// What opening the store had to repair (only the owner that opened it knows).
     pub fn recovery_notes(&self) -> &[String] {
         &self.notes

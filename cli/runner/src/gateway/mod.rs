@@ -171,7 +171,13 @@ impl Gateway {
 
     /// A key for one command of `task`'s attempt `attempt`: good until [`Gateway::dismiss`].
     pub fn admit(&self, task: &TaskId, attempt: u32, stage: UsageStage) -> String {
-        let key = format!("runlog-{}", fresh_hex());
+        let Some(hex) = fresh_hex() else {
+            // Nothing is admitted: every call the command makes is refused, none is let in
+            // under a key someone could guess.
+            tracing::warn!(%task, "no random source (/dev/urandom): the command's model calls will be refused");
+            return "runlog-no-key: the kernel's random source could not be read".to_owned();
+        };
+        let key = format!("runlog-{hex}");
         let caller = Arc::new(Caller {
             task: task.clone(),
             attempt,
@@ -215,19 +221,12 @@ impl Caller {
     }
 }
 
-/// 128 bits from the kernel's random source, as hex: a key no other process can guess.
-fn fresh_hex() -> String {
+/// 128 bits from the kernel's random source, as hex: a key no other process can guess; none
+/// when the source cannot be read (a key from anything guessable would be no key).
+fn fresh_hex() -> Option<String> {
     let mut bytes = [0u8; 16];
-    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
-    if read.is_err() {
-        // No random source: the time and the process still make a key nobody was given.
-        let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
-        bytes.copy_from_slice(
-            blake3::hash(seed.as_bytes())
-                .as_bytes()
-                .get(..16)
-                .unwrap_or(&[0; 16]),
-        );
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
