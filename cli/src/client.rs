@@ -163,6 +163,11 @@ impl Server {
     }
 
     fn tls_failed(&self, e: &std::io::Error) -> CliError {
+        if e.to_string().contains("CaUsedAsEndEntity") {
+            return self
+                .failed(&e)
+                .with_hint(runlog_store::trust::ca_as_own_hint("--ca"));
+        }
         self.failed(&e).with_hint(
             "the server's certificate must be signed by the CA given with --ca (or a system root) and name the host of --server; a server with --client-ca also wants --cert and --key",
         )
@@ -256,20 +261,27 @@ fn connector(a: &RemoteArgs) -> Result<tokio_rustls::TlsConnector> {
     let bad = |e: tls::TlsError| {
         CliError::input(e.to_string()).with_hint("--ca, --cert and --key take PEM files")
     };
-    let roots = match &a.ca {
-        Some(ca) => tls::roots(ca).map_err(bad)?,
+    let (roots, given) = match &a.ca {
+        Some(ca) => (
+            tls::roots(ca).map_err(bad)?,
+            tls::certificates(ca).map_err(bad)?,
+        ),
         None => {
             let mut roots = rustls::RootCertStore::empty();
             for cert in rustls_native_certs::load_native_certs().certs {
                 let _ = roots.add(cert);
             }
-            roots
+            (roots, Vec::new())
         }
     };
+    let verifier = runlog_store::trust::verifier(roots, given, tls::provider()).map_err(|e| {
+        CliError::input(e.to_string()).with_hint("--ca takes a PEM file of CA certificates")
+    })?;
     let builder = rustls::ClientConfig::builder_with_provider(tls::provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| CliError::failed(e.to_string()))?
-        .with_root_certificates(roots);
+        .dangerous()
+        .with_custom_certificate_verifier(verifier);
     let mut config = match (&a.cert, &a.key) {
         (Some(cert), Some(key)) => builder
             .with_client_auth_cert(

@@ -42,6 +42,7 @@ mod repair;
 mod salvage;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+pub mod trust;
 mod types;
 mod verify;
 pub mod wal;

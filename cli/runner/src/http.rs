@@ -76,6 +76,12 @@ pub enum Unanswered {
 }
 
 impl Unanswered {
+    /// Whether the server showed a CA certificate as its own, and it was not the one given.
+    pub fn is_ca_as_own(&self) -> bool {
+        self.tls_words()
+            .is_some_and(|w| w.contains("CaUsedAsEndEntity"))
+    }
+
     /// Whether the certificate the server showed is what failed (it does not verify).
     pub fn is_certificate(&self) -> bool {
         // rustls' words for a server certificate it refused.
@@ -184,24 +190,25 @@ impl Client {
         for cert in rustls_native_certs::load_native_certs().certs {
             let _ = roots.add(cert);
         }
+        let mut given = Vec::new();
+        let ca = |why: String| TlsError::Ca {
+            path: files.ca_file.clone().unwrap_or_default(),
+            why,
+        };
         if let Some(path) = &files.ca_file {
-            let ca = |why: String| TlsError::Ca {
-                path: path.clone(),
-                why,
-            };
             for cert in certificates(path).map_err(ca)? {
-                roots.add(cert).map_err(|e| ca(e.to_string()))?;
+                roots.add(cert.clone()).map_err(|e| ca(e.to_string()))?;
+                given.push(cert);
             }
         }
-        let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| TlsError::Ca {
-            path: files.ca_file.clone().unwrap_or_default(),
-            why: e.to_string(),
-        })?
-        .with_root_certificates(roots);
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let verifier = runlog_store::trust::verifier(roots, given, provider.clone())
+            .map_err(|e| ca(e.to_string()))?;
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| ca(e.to_string()))?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier);
         let config = match &files.client {
             None => builder.with_no_client_auth(),
             Some((cert, key)) => {

@@ -53,6 +53,9 @@ impl SendError {
     /// What to do about it, naming the flags (and the headers by name, never their values).
     pub fn fix(&self, endpoint: &Endpoint) -> String {
         match self {
+            SendError::Unreachable { why, .. } if why.is_ca_as_own() => {
+                runlog_store::trust::ca_as_own_hint("--otlp-ca")
+            }
             SendError::Unreachable { why, .. } if why.is_certificate() => {
                 "the receiver's certificate does not verify against the system's roots: give the CA that signed it with --otlp-ca FILE (or OTEL_EXPORTER_OTLP_CERTIFICATE)".into()
             }

@@ -40,3 +40,21 @@ pub fn signed(ca: &Ca, dir: &Path, file: &str, names: &[&str]) -> (PathBuf, Path
     std::fs::write(&k, key.serialize_pem()).unwrap();
     (c, k)
 }
+
+/// A certificate for `names` as `openssl req -x509` makes one: self-signed, and a CA's, which
+/// the server then presents as its own: (cert, key) files.
+pub fn self_made(dir: &Path, file: &str, names: &[&str]) -> (PathBuf, PathBuf) {
+    let mut params =
+        CertificateParams::new(names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>()).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.distinguished_name.push(DnType::CommonName, names[0]);
+    let key = KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    let (c, k) = (
+        dir.join(format!("{file}.pem")),
+        dir.join(format!("{file}.key")),
+    );
+    std::fs::write(&c, cert.pem()).unwrap();
+    std::fs::write(&k, key.serialize_pem()).unwrap();
+    (c, k)
+}

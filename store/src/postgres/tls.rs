@@ -167,13 +167,9 @@ impl Ssl {
                 provider,
             }),
             Checks::Chain | Checks::Full => {
-                let roots = Arc::new(self.roots()?);
-                let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
-                    roots,
-                    provider.clone(),
-                )
-                .build()
-                .map_err(|e| self.invalid(e.to_string()))?;
+                let (roots, given) = self.roots()?;
+                let webpki = crate::trust::verifier(roots, given, provider.clone())
+                    .map_err(|e| self.invalid(e.to_string()))?;
                 if checks == Checks::Full {
                     webpki
                 } else {
@@ -202,8 +198,11 @@ impl Ssl {
         Ok(MakeRustlsConnect::new(config))
     }
 
-    fn roots(&self) -> Result<RootCertStore> {
+    /// The roots to check the server's chain against, and the certificates of the file given
+    /// (trusted as they are: see [`crate::trust`]).
+    fn roots(&self) -> Result<(RootCertStore, Vec<CertificateDer<'static>>)> {
         let mut roots = RootCertStore::empty();
+        let mut given = Vec::new();
         match self.root.as_deref() {
             Some("system") => {
                 for cert in rustls_native_certs::load_native_certs().certs {
@@ -212,9 +211,10 @@ impl Ssl {
             }
             Some(file) => {
                 for cert in self.certificates("sslrootcert", Path::new(file))? {
-                    roots.add(cert).map_err(|e| {
+                    roots.add(cert.clone()).map_err(|e| {
                         self.invalid(format!("sslrootcert {file} holds no CA certificate: {e}"))
                     })?;
+                    given.push(cert);
                 }
             }
             None => {}
@@ -224,7 +224,7 @@ impl Ssl {
                 "checking the server needs its root certificate: add sslrootcert=FILE (PEM), or sslrootcert=system for the system's roots".into(),
             ));
         }
-        Ok(roots)
+        Ok((roots, given))
     }
 
     /// The certificates of the PEM file a parameter names.
@@ -243,15 +243,20 @@ impl Ssl {
 /// TLS refused the connection (trying again would not help).
 pub fn explained(mode: Mode, why: String) -> (String, bool) {
     let fix = if why.contains("no encryption") || why.contains("SSL off") {
-        Some("the server accepts only encrypted connections: use sslmode=require, or verify-full with sslrootcert")
+        Some("the server accepts only encrypted connections: use sslmode=require, or verify-full with sslrootcert".to_owned())
     } else if why.contains("requires a valid client certificate") {
-        Some("the server wants a client certificate: add sslcert=FILE and sslkey=FILE")
+        Some("the server wants a client certificate: add sslcert=FILE and sslkey=FILE".to_owned())
     } else if why.contains("server does not support TLS") || why.contains("does not support SSL") {
-        Some("the server offers no TLS: enable ssl in its postgresql.conf, or use sslmode=prefer")
+        Some(
+            "the server offers no TLS: enable ssl in its postgresql.conf, or use sslmode=prefer"
+                .to_owned(),
+        )
     } else if why.contains("not valid for name") || why.contains("NotValidForName") {
-        Some("the server's certificate does not name the host in the URL: connect by a name it holds, or use sslmode=verify-ca")
+        Some("the server's certificate does not name the host in the URL: connect by a name it holds, or use sslmode=verify-ca".to_owned())
+    } else if why.contains("CaUsedAsEndEntity") {
+        Some(crate::trust::ca_as_own_hint("sslrootcert"))
     } else if why.contains("UnknownIssuer") || why.contains("invalid peer certificate") {
-        Some("the server's certificate is not signed by a CA of sslrootcert: give the CA that signed it")
+        Some("the server's certificate is not signed by a CA of sslrootcert: give the CA that signed it".to_owned())
     } else {
         None
     };
@@ -274,7 +279,7 @@ enum Checks {
 /// signatures are checked either way.
 #[derive(Debug)]
 struct Lenient {
-    chain: Option<Arc<rustls::client::WebPkiServerVerifier>>,
+    chain: Option<Arc<crate::trust::Given>>,
     provider: Arc<rustls::crypto::CryptoProvider>,
 }
 
