@@ -32,6 +32,11 @@ pub fn signed(ca: &Ca, dir: &Path, file: &str, names: &[&str]) -> (PathBuf, Path
     params.distinguished_name.push(DnType::CommonName, names[0]);
     let key = KeyPair::generate().unwrap();
     let cert = params.signed_by(&key, &ca.issuer).unwrap();
+    written(dir, file, &cert, &key)
+}
+
+/// `cert` and `key` as `dir/FILE.pem` and `dir/FILE.key`.
+fn written(dir: &Path, file: &str, cert: &rcgen::Certificate, key: &KeyPair) -> (PathBuf, PathBuf) {
     let (c, k) = (
         dir.join(format!("{file}.pem")),
         dir.join(format!("{file}.key")),
@@ -50,11 +55,5 @@ pub fn self_made(dir: &Path, file: &str, names: &[&str]) -> (PathBuf, PathBuf) {
     params.distinguished_name.push(DnType::CommonName, names[0]);
     let key = KeyPair::generate().unwrap();
     let cert = params.self_signed(&key).unwrap();
-    let (c, k) = (
-        dir.join(format!("{file}.pem")),
-        dir.join(format!("{file}.key")),
-    );
-    std::fs::write(&c, cert.pem()).unwrap();
-    std::fs::write(&k, key.serialize_pem()).unwrap();
-    (c, k)
+    written(dir, file, &cert, &key)
 }
