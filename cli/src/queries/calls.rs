@@ -82,7 +82,12 @@ impl CallsView {
                     seq,
                     headline: headline(call),
                     asked: asked(call.api, &body(&call.request)),
-                    answered: answered(call.api, &body(&call.response), call.streamed),
+                    answered: match call.assembled.filter(|_| call.streamed) {
+                        // A stream's message as the engine put it together when it was kept.
+                        Some(whole) => answered(call.api, &body(&Some(whole)), false),
+                        // Recorded before streams were kept assembled: put together here.
+                        None => answered(call.api, &body(&call.response), call.streamed),
+                    },
                     mapped: mapped.unwrap_or_default(),
                     call: call.clone(),
                 }
