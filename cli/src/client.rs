@@ -163,7 +163,7 @@ impl Server {
     }
 
     fn tls_failed(&self, e: &std::io::Error) -> CliError {
-        if e.to_string().contains("CaUsedAsEndEntity") {
+        if runlog_store::trust::is_ca_as_own(&e.to_string()) {
             return self
                 .failed(&e)
                 .with_hint(runlog_store::trust::ca_as_own_hint("--ca"));

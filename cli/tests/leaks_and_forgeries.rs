@@ -149,22 +149,10 @@ fn over_socket(store: &Path, method: &str, path: &str, body: &str) -> (u16, Valu
     (status, serde_json::from_str(&body).unwrap_or(Value::Null))
 }
 
-/// A store in `dir` holding the recorded quickstart run.
-fn quickstart_in(dir: &Path) -> std::path::PathBuf {
-    let store = dir.join("store");
-    let out = runlog(&store)
-        .arg("import")
-        .arg(common::repo().join("fixtures/runs/quickstart.jsonl"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    store
-}
-
 #[test]
 fn secrets_sent_as_who_or_why_are_replaced_before_they_are_recorded() {
     let dir = tempfile::tempdir().unwrap();
-    let store = quickstart_in(dir.path());
+    let store = common::quickstart_in(dir.path());
     let password = "db-password-of-the-server-0123";
     let shapes = [
         "sk-proj-abcdefghijklmnopqrstuvwxyz012345",
@@ -316,7 +304,7 @@ fn streamed_after(store: &Path, id: &str) -> String {
 #[test]
 fn every_refusal_of_the_api_says_what_and_how_in_json() {
     let dir = tempfile::tempdir().unwrap();
-    let store = quickstart_in(dir.path());
+    let store = common::quickstart_in(dir.path());
     let mut server = runlog(&store)
         .arg("serve")
         .stdout(std::process::Stdio::null())

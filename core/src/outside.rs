@@ -19,16 +19,6 @@ pub enum OutsidePolicy {
     Fail,
 }
 
-impl OutsidePolicy {
-    /// The setting's value.
-    pub fn name(self) -> &'static str {
-        match self {
-            OutsidePolicy::Warn => "warn",
-            OutsidePolicy::Fail => "fail",
-        }
-    }
-}
-
 /// A place outside a task's worktree that runlog watches.
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

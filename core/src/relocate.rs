@@ -61,6 +61,11 @@ impl Mapped {
 pub struct Relocation {
     /// The longest recorded text first.
     pairs: Vec<Pair>,
+    /// The same pairs as they appear inside a JSON string held in a string (a tool call's
+    /// arguments), in the same order (their counts are the pairs').
+    escaped: Vec<Pair>,
+    /// The pairs the other way round, the longest rerun's text first: a request read back.
+    backward: Vec<Pair>,
 }
 
 /// (as recorded, as the rerun has it, whether a match must end where an id's characters end).
@@ -90,7 +95,27 @@ impl Relocation {
         }
         pairs.retain(|(was, now, _)| was != now && !was.is_empty());
         pairs.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
-        Self { pairs }
+        let inner = |s: &str| {
+            let quoted = serde_json::to_string(s).unwrap_or_default();
+            quoted
+                .get(1..quoted.len().saturating_sub(1))
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let escaped = pairs
+            .iter()
+            .map(|(w, n, b)| (inner(w), inner(n), *b))
+            .collect();
+        let mut backward: Vec<Pair> = pairs
+            .iter()
+            .map(|(was, now, bounded)| (now.clone(), was.clone(), *bounded))
+            .collect();
+        backward.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
+        Self {
+            pairs,
+            escaped,
+            backward,
+        }
     }
 
     /// Where the recorded run's store was, as its commands saw it: the absolute path before
@@ -115,20 +140,9 @@ impl Relocation {
         None
     }
 
-    /// Whether nothing is mapped.
-    pub fn is_empty(&self) -> bool {
-        self.pairs.is_empty()
-    }
-
     /// A rerun's request text as the recording would have asked it.
     pub fn back(&self, text: &str) -> String {
-        let mut back: Vec<Pair> = self
-            .pairs
-            .iter()
-            .map(|(was, now, bounded)| (now.clone(), was.clone(), *bounded))
-            .collect();
-        back.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
-        replace(text, &back, &mut vec![0; back.len()])
+        replace(text, &self.backward, &mut vec![0; self.backward.len()])
     }
 
     /// A recorded answer (`api`'s, streamed or not) with the recording's places given as the
@@ -167,21 +181,6 @@ impl Relocation {
         (out.into_bytes(), mapped)
     }
 
-    /// The pairs as they appear inside a JSON string held in a string (a tool call's arguments).
-    fn escaped(&self) -> Vec<Pair> {
-        let inner = |s: &str| {
-            let quoted = serde_json::to_string(s).unwrap_or_default();
-            quoted
-                .get(1..quoted.len().saturating_sub(1))
-                .unwrap_or_default()
-                .to_owned()
-        };
-        self.pairs
-            .iter()
-            .map(|(w, n, b)| (inner(w), inner(n), *b))
-            .collect()
-    }
-
     /// Maps every string in `value` (a piece's field at `skip` aside); whether any changed.
     /// `json_text`: the strings are JSON text (a tool call's arguments).
     fn walk(
@@ -194,7 +193,7 @@ impl Relocation {
         match value {
             Value::String(s) if skip != Some(&[]) => {
                 let mapped = if json_text {
-                    replace(s, &self.escaped(), counts)
+                    replace(s, &self.escaped, counts)
                 } else {
                     replace(s, &self.pairs, counts)
                 };
@@ -257,7 +256,7 @@ impl Relocation {
                 .collect();
             let json_text = list.first().is_some_and(|(_, _, j)| *j);
             let mapped = if json_text {
-                replace(&whole, &self.escaped(), counts)
+                replace(&whole, &self.escaped, counts)
             } else {
                 replace(&whole, &self.pairs, counts)
             };

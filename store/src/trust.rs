@@ -84,6 +84,12 @@ impl ServerCertVerifier for Given {
     }
 }
 
+/// Whether a TLS failure, in rustls' words, is a server showing a CA certificate as its own
+/// (and not the one given, which [`Given`] trusts).
+pub fn is_ca_as_own(words: &str) -> bool {
+    words.contains("CaUsedAsEndEntity")
+}
+
 /// What to tell a person whose server's certificate is refused as a CA certificate, for the
 /// option that names the file (`--otlp-ca`, `sslrootcert`, `--ca`).
 pub fn ca_as_own_hint(option: &str) -> String {

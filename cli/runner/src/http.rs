@@ -79,7 +79,7 @@ impl Unanswered {
     /// Whether the server showed a CA certificate as its own, and it was not the one given.
     pub fn is_ca_as_own(&self) -> bool {
         self.tls_words()
-            .is_some_and(|w| w.contains("CaUsedAsEndEntity"))
+            .is_some_and(|w| runlog_store::trust::is_ca_as_own(&w))
     }
 
     /// Whether the certificate the server showed is what failed (it does not verify).

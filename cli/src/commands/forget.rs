@@ -173,11 +173,10 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let blobs = unshared_blobs(&log, &doomed)?;
     let repos = repositories(&log, &doomed)?;
     // The register of forgotten runs is chained: a secret in the reason would stay for good.
-    let reason = ctx
-        .host
+    let mut reason = a.reason.clone();
+    ctx.host
         .intake_redactor()
-        .redact(&a.reason, &mut Default::default())
-        .unwrap_or_else(|| a.reason.clone());
+        .redact_in_place(&mut reason, &mut Default::default());
     record(&log, &doomed, &crate::intake::os_user(), &reason, now)?;
     let runs: Vec<String> = doomed.iter().map(|d| d.run.clone()).collect();
     match log.postgres() {

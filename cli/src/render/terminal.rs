@@ -69,7 +69,13 @@ pub fn escaped(bytes: &[u8]) -> Cow<'_, [u8]> {
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
         let rest = bytes.get(i..).unwrap_or_default();
-        if let Some(own) = marked(rest, mark).and_then(own_byte) {
+        // A mark starts with U+E000 (0xEE …): compared only where one can start.
+        let own = if b == 0xee {
+            marked(rest, mark).and_then(own_byte)
+        } else {
+            None
+        };
+        if let Some(own) = own {
             out.push(own);
             i += mark.len() + 2;
             continue;

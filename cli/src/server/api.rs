@@ -202,7 +202,8 @@ const MAX_URI: usize = 16 * 1024;
 /// route does not take, a URI too long), not an empty body.
 async fn answered_as_json(request: Request, next: Next) -> Response {
     let (method, path) = (request.method().clone(), request.uri().path().to_owned());
-    if request.uri().to_string().len() > MAX_URI {
+    let uri = request.uri();
+    if uri.path().len() + uri.query().map_or(0, |q| q.len() + 1) > MAX_URI {
         return ApiError::with_status(
             StatusCode::URI_TOO_LONG,
             format!("the request's URI is longer than {MAX_URI} bytes"),

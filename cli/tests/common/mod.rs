@@ -119,6 +119,18 @@ pub fn workflow(dir: &Path, name: &str, toml: &str) -> PathBuf {
     path
 }
 
+/// A store in `dir` (`dir/store`) holding the recorded quickstart run, imported.
+pub fn quickstart_in(dir: &Path) -> PathBuf {
+    let store = dir.join("store");
+    let out = runlog(&store)
+        .arg("import")
+        .arg(repo().join("fixtures/runs/quickstart.jsonl"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    store
+}
+
 /// `runlog run WF --run-id RUN --quiet` plus `args`, to its end.
 pub fn run(store: &Path, wf: &Path, run: &str, args: &[&str]) -> Output {
     runlog(store)

@@ -253,7 +253,7 @@ pub fn explained(mode: Mode, why: String) -> (String, bool) {
         )
     } else if why.contains("not valid for name") || why.contains("NotValidForName") {
         Some("the server's certificate does not name the host in the URL: connect by a name it holds, or use sslmode=verify-ca".to_owned())
-    } else if why.contains("CaUsedAsEndEntity") {
+    } else if crate::trust::is_ca_as_own(&why) {
         Some(crate::trust::ca_as_own_hint("sslrootcert"))
     } else if why.contains("UnknownIssuer") || why.contains("invalid peer certificate") {
         Some("the server's certificate is not signed by a CA of sslrootcert: give the CA that signed it".to_owned())

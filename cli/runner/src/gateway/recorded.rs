@@ -23,7 +23,7 @@ pub struct Book {
     store: String,
     /// The recorded run's places and the rerun's, once a recorded request has said where the
     /// recorded run's store was.
-    places: Mutex<Option<Relocation>>,
+    places: Mutex<Option<Arc<Relocation>>>,
     log: Arc<dyn EventLog>,
     calls: Mutex<HashMap<Command, Vec<Recorded>>>,
 }
@@ -244,14 +244,14 @@ impl Book {
     /// The recorded run's places and the rerun's: where the recorded run's store was is read
     /// from a recorded request (`list`'s at `i`, the first that names a worktree of the
     /// recorded run), else taken to be the rerun's.
-    fn places(&self, list: &mut [Recorded], i: usize) -> Relocation {
+    fn places(&self, list: &mut [Recorded], i: usize) -> Arc<Relocation> {
         let Ok(mut places) = self.places.lock() else {
-            return Relocation::new(
+            return Arc::new(Relocation::new(
                 self.rerun.from_run.as_str(),
                 &self.run,
                 &self.store,
                 &self.store,
-            );
+            ));
         };
         if let Some(known) = places.as_ref() {
             return known.clone();
@@ -262,7 +262,7 @@ impl Book {
             Relocation::store_seen(&String::from_utf8_lossy(r.request.as_deref()?), from)
         });
         let then = seen.as_deref().unwrap_or(&self.store);
-        let relocation = Relocation::new(from, &self.run, then, &self.store);
+        let relocation = Arc::new(Relocation::new(from, &self.run, then, &self.store));
         // Known once a request named the recorded run's store; else asked again next call.
         if seen.is_some() {
             *places = Some(relocation.clone());
