@@ -3,7 +3,7 @@
 
 use crate::event::{Event, EventKind, GateOutcome};
 use crate::files::touched_files;
-use crate::ids::{StageId, TaskId};
+use crate::ids::{StageId, TaskId, Timestamp};
 use crate::state::{
     Circuit, ForkOrigin, PendingReplan, ReplanRequest, RunInfo, RunState, RunStatus, StageHealth,
     TaskState, TaskStatus,
@@ -22,7 +22,80 @@ pub fn evolve(mut state: RunState, event: &Event) -> RunState {
 pub fn evolve_in_place(state: &mut RunState, event: &Event) {
     state.seq += 1;
     let at = event.at;
-    match &event.kind {
+    let kind = &event.kind;
+    // Every variant is named here, so a new one is placed in a family (or said to change
+    // nothing) before the crate compiles.
+    match kind {
+        EventKind::RunStarted { .. }
+        | EventKind::RunFinished { .. }
+        | EventKind::RunInterrupted { .. }
+        | EventKind::RunResumed { .. }
+        | EventKind::Forked { .. }
+        | EventKind::RolledBack { .. }
+        | EventKind::ParentLinked { .. }
+        | EventKind::RerunStarted { .. } => run_moved(state, at, kind),
+        EventKind::TaskAdded { .. }
+        | EventKind::ReplanRequested { .. }
+        | EventKind::PlanRevised { .. }
+        | EventKind::ReplanLoopDetected { .. } => plan_changed(state, kind),
+        EventKind::TaskStarted { .. }
+        | EventKind::TaskSubmitted { .. }
+        | EventKind::TestsStarted { .. }
+        | EventKind::TestsPassed { .. }
+        | EventKind::TestsFailed { .. }
+        | EventKind::TaskFailed { .. }
+        | EventKind::TaskCancelled { .. }
+        | EventKind::TaskReopened { .. }
+        | EventKind::CheckpointReached { .. }
+        | EventKind::TaskClassified { .. }
+        | EventKind::WorkerClaimed { .. }
+        | EventKind::AttemptAbandoned { .. } => task_moved(state, at, kind),
+        EventKind::EvalScored { .. }
+        | EventKind::GateDecided { .. }
+        | EventKind::TaskApproved { .. }
+        | EventKind::TaskRejected { .. }
+        | EventKind::ReviewSet { .. }
+        | EventKind::ReviewHeld { .. }
+        | EventKind::PendingValidation { .. }
+        | EventKind::EvalErrored { .. } => task_judged(state, kind),
+        EventKind::SubProjectDeclared { .. }
+        | EventKind::ChildRunStarted { .. }
+        | EventKind::ChildRunEnded { .. } => sub_project_moved(state, kind),
+        EventKind::WorkspaceOpened { .. }
+        | EventKind::ChangesRecorded { .. }
+        | EventKind::TaskMerged { .. }
+        | EventKind::MergeConflicted { .. }
+        | EventKind::WroteOutside { .. } => code_moved(state, kind),
+        EventKind::UsageRecorded { .. }
+        | EventKind::ModelCalled { .. }
+        | EventKind::PricesSet { .. }
+        | EventKind::BudgetSet { .. }
+        | EventKind::BudgetSpent { .. } => spend_moved(state, kind),
+        EventKind::StageStarted { .. }
+        | EventKind::StageCompleted { .. }
+        | EventKind::StageFailed { .. }
+        | EventKind::RetryScheduled { .. }
+        | EventKind::CircuitOpened { .. }
+        | EventKind::CircuitClosed { .. }
+        | EventKind::StrategySet { .. } => stage_moved(state, at, kind),
+        // Said for people, audits and `diff`, or a usage claim kept beside the measure (only the
+        // measure counts): the state does not change.
+        EventKind::MessagePosted { .. }
+        | EventKind::OutputRecorded { .. }
+        | EventKind::Attributed { .. }
+        | EventKind::SecretsRedacted { .. }
+        | EventKind::RunForgotten { .. }
+        | EventKind::TestsDiscovered { .. }
+        | EventKind::UsageClaimed { .. }
+        | EventKind::CallDiverged { .. }
+        | EventKind::AnswerMapped { .. }
+        | EventKind::EvaluatorNamed { .. } => {}
+    }
+}
+
+/// The run as a whole: started, ended, stopped, resumed, forked, rerun, linked to a parent.
+fn run_moved(state: &mut RunState, at: Timestamp, kind: &EventKind) {
+    match kind {
         EventKind::RunStarted {
             run,
             workflow,
@@ -80,6 +153,20 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
             stop_all_attempts(state);
         }
         EventKind::RolledBack { .. } => {}
+        EventKind::ParentLinked { parent_run, task } => {
+            state.parent = Some(crate::state::ParentLink {
+                run: parent_run.clone(),
+                task: task.clone(),
+            });
+        }
+        EventKind::RerunStarted(rerun) => start_rerun(state, rerun),
+        _ => {}
+    }
+}
+
+/// The plan: tasks added, a replan asked for, the plan revised.
+fn plan_changed(state: &mut RunState, kind: &EventKind) {
+    match kind {
         EventKind::TaskAdded { spec } => add_task(state, (**spec).clone()),
         EventKind::ReplanRequested {
             after_task,
@@ -159,6 +246,13 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
                 r.loop_detected = true;
             }
         }
+        _ => {}
+    }
+}
+
+/// A task's attempts: started, submitted, tested, ended, reopened, claimed, abandoned.
+fn task_moved(state: &mut RunState, at: Timestamp, kind: &EventKind) {
+    match kind {
         EventKind::TaskStarted {
             task,
             agent,
@@ -203,6 +297,43 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
             t.status = TaskStatus::TestFailed;
             t.feedback = Some(format!("tests failed:\n{details}"));
         }),
+        EventKind::TaskFailed { task, reason } => with_task(state, task, |t| {
+            t.held = None;
+            t.status = TaskStatus::Failed;
+            t.running = false;
+            t.retry_due = None;
+            t.reason = Some(reason.clone());
+        }),
+        EventKind::TaskCancelled { task, reason } => with_task(state, task, |t| {
+            t.held = None;
+            t.status = TaskStatus::Cancelled;
+            t.running = false;
+            t.retry_due = None;
+            t.reason = Some(reason.clone());
+        }),
+        EventKind::TaskReopened { task, .. } => with_task(state, task, reopen_task),
+        EventKind::CheckpointReached { task, name } => with_task(state, task, |t| {
+            t.checkpoints.insert(name.clone());
+        }),
+        EventKind::TaskClassified { task, class } => {
+            with_task(state, task, |t| t.class = Some(*class))
+        }
+        EventKind::WorkerClaimed { task, worker, .. } => with_task(state, task, |t| {
+            t.worker = Some(worker.clone());
+            t.abandoned = false;
+        }),
+        EventKind::AttemptAbandoned { task, .. } => with_task(state, task, |t| {
+            // In progress still, with no attempt running: the next start continues it.
+            t.running = false;
+            t.abandoned = true;
+        }),
+        _ => {}
+    }
+}
+
+/// A task's evaluation, gate and review.
+fn task_judged(state: &mut RunState, kind: &EventKind) {
+    match kind {
         EventKind::EvalScored {
             task,
             score,
@@ -259,33 +390,29 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
                 t.reason = Some(format!("rejected: {reason}"));
             }
         }),
-        EventKind::TaskFailed { task, reason } => with_task(state, task, |t| {
-            t.held = None;
-            t.status = TaskStatus::Failed;
-            t.running = false;
-            t.retry_due = None;
-            t.reason = Some(reason.clone());
+        EventKind::ReviewSet { policy } => state.review = *policy,
+        EventKind::ReviewHeld { task, outcome, .. } => with_task(state, task, |t| {
+            t.last_gate = Some(*outcome);
+            t.held = Some(*outcome);
         }),
-        EventKind::TaskCancelled { task, reason } => with_task(state, task, |t| {
-            t.held = None;
-            t.status = TaskStatus::Cancelled;
-            t.running = false;
-            t.retry_due = None;
-            t.reason = Some(reason.clone());
+        EventKind::PendingValidation { task } => with_task(state, task, |t| {
+            // Upcast of the pre-gate status: the task goes through the gate like a new submit,
+            // unless it is already resolved.
+            if !t.status.is_terminal() {
+                t.status = TaskStatus::PendingEval;
+                t.running = false;
+            }
         }),
-        EventKind::TaskReopened { task, .. } => with_task(state, task, reopen_task),
-        EventKind::CheckpointReached { task, name } => with_task(state, task, |t| {
-            t.checkpoints.insert(name.clone());
-        }),
-        EventKind::TaskClassified { task, class } => {
-            with_task(state, task, |t| t.class = Some(*class))
+        EventKind::EvalErrored { task, error, .. } => {
+            with_task(state, task, |t| t.eval_error = Some(error.clone()))
         }
-        EventKind::MessagePosted { .. }
-        | EventKind::OutputRecorded { .. }
-        | EventKind::Attributed { .. }
-        | EventKind::SecretsRedacted { .. }
-        | EventKind::RunForgotten { .. }
-        | EventKind::TestsDiscovered { .. } => {}
+        _ => {}
+    }
+}
+
+/// A task that is a sub-project: its child run declared, started, ended.
+fn sub_project_moved(state: &mut RunState, kind: &EventKind) {
+    match kind {
         EventKind::SubProjectDeclared { task, workflow } => with_task(state, task, |t| {
             t.sub_project = Some(crate::state::SubProject {
                 workflow: workflow.clone(),
@@ -299,12 +426,6 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
                 s.waiting = None;
             }
         }),
-        EventKind::ParentLinked { parent_run, task } => {
-            state.parent = Some(crate::state::ParentLink {
-                run: parent_run.clone(),
-                task: task.clone(),
-            });
-        }
         EventKind::ChildRunEnded {
             task,
             succeeded,
@@ -319,10 +440,13 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
                 }
             }
         }),
-        EventKind::WorkerClaimed { task, worker, .. } => with_task(state, task, |t| {
-            t.worker = Some(worker.clone());
-            t.abandoned = false;
-        }),
+        _ => {}
+    }
+}
+
+/// The run's git workspace and each task's changes in it.
+fn code_moved(state: &mut RunState, kind: &EventKind) {
+    match kind {
         EventKind::WorkspaceOpened { repo, branch, base } => {
             state.workspace = Some(crate::state::Workspace {
                 repo: repo.clone(),
@@ -359,37 +483,34 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
                 None => t.status = TaskStatus::PendingEval,
             }
         }),
-        EventKind::UsageRecorded { usage } => add_usage(state, usage.clone()),
-        EventKind::ModelCalled(call) => add_usage(state, call.usage()),
-        // A claim is kept in the log beside the measure; only the measure counts.
-        EventKind::UsageClaimed { .. } => {}
-        EventKind::RerunStarted(rerun) => start_rerun(state, rerun),
-        // Said for people and `diff`; the call's own record follows.
-        EventKind::CallDiverged(_)
-        | EventKind::AnswerMapped(_)
-        | EventKind::EvaluatorNamed { .. } => {}
         EventKind::WroteOutside(writes) => {
             with_task(state, &writes.task, |t| t.outside.push((**writes).clone()))
         }
-        EventKind::ReviewSet { policy } => state.review = *policy,
-        EventKind::ReviewHeld { task, outcome, .. } => with_task(state, task, |t| {
-            t.last_gate = Some(*outcome);
-            t.held = Some(*outcome);
-        }),
+        _ => {}
+    }
+}
+
+/// Usage, prices and budgets.
+fn spend_moved(state: &mut RunState, kind: &EventKind) {
+    match kind {
+        EventKind::UsageRecorded { usage } => add_usage(state, usage.clone()),
+        EventKind::ModelCalled(call) => add_usage(state, call.usage()),
         EventKind::PricesSet { prices } => state.prices = prices.clone(),
         EventKind::BudgetSet { task, limits, .. } => match task {
             Some(task) => with_task(state, task, |t| t.budget = *limits),
             None => state.budget = *limits,
         },
         EventKind::BudgetSpent { task, .. } => {
-            let stop = event.kind.budget_stop();
+            let stop = kind.budget_stop();
             with_task(state, task, |t| t.budget_stop = stop);
         }
-        EventKind::AttemptAbandoned { task, .. } => with_task(state, task, |t| {
-            // In progress still, with no attempt running: the next start continues it.
-            t.running = false;
-            t.abandoned = true;
-        }),
+        _ => {}
+    }
+}
+
+/// Each stage's health, its retries and its circuit.
+fn stage_moved(state: &mut RunState, at: Timestamp, kind: &EventKind) {
+    match kind {
         EventKind::StageStarted { stage, .. } => with_stage(state, stage, |h| h.executions += 1),
         EventKind::StageCompleted {
             stage, duration_ms, ..
@@ -437,17 +558,7 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
         EventKind::StrategySet { stage, strategy } => {
             with_stage(state, stage, |h| h.strategy = Some(strategy.clone()))
         }
-        EventKind::PendingValidation { task } => with_task(state, task, |t| {
-            // Upcast of the pre-gate status: the task goes through the gate like a new submit,
-            // unless it is already resolved.
-            if !t.status.is_terminal() {
-                t.status = TaskStatus::PendingEval;
-                t.running = false;
-            }
-        }),
-        EventKind::EvalErrored { task, error, .. } => {
-            with_task(state, task, |t| t.eval_error = Some(error.clone()))
-        }
+        _ => {}
     }
 }
 

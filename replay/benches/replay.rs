@@ -358,9 +358,7 @@ fn main() {
         prepare(&dir, n);
     }
     eprintln!("measuring ...");
-    let f = |m: &std::collections::BTreeMap<String, f64>, k: &str| {
-        m.get(k).copied().unwrap_or(f64::NAN)
-    };
+    let f = figure;
     // The run as its writer recorded it, snapshots included: its first replay, again, and
     // SQLite's beside them, in rounds. This VM's speed moves by a third within a minute, so
     // each ratio is taken within its round and the median round is reported. Only the first
@@ -500,9 +498,54 @@ fn main() {
     println!(
         "snapshots written: {first_wrote} by the first replay of the run as recorded, {unsnapshotted_wrote} by the replay without them"
     );
+    targets(
+        &Replays {
+            first,
+            again,
+            sqlite,
+            unsnapshotted,
+        },
+        (ratio, &ratios),
+        &chain,
+        &verify,
+        &state_at,
+    );
+}
+
+/// One figure a measuring child printed (NaN when it printed none).
+fn figure(m: &Figures, k: &str) -> f64 {
+    m.get(k).copied().unwrap_or(f64::NAN)
+}
+
+/// What a measuring child printed, by name.
+type Figures = std::collections::BTreeMap<String, f64>;
+
+/// The replays the targets compare.
+struct Replays {
+    first: Figures,
+    again: Figures,
+    sqlite: Figures,
+    unsnapshotted: Figures,
+}
+
+/// Each target: the figure measured, the goal, met or not, with what bounds it here.
+fn targets(
+    replays: &Replays,
+    (ratio, ratios): (f64, &[String]),
+    chain: &Figures,
+    verify: &Figures,
+    state_at: &Figures,
+) {
+    let f = figure;
+    let Replays {
+        first,
+        again,
+        sqlite,
+        unsnapshotted,
+    } = replays;
     println!();
     println!("targets:");
-    let best = f(&first, "rate").min(f(&again, "rate"));
+    let best = f(first, "rate").min(f(again, "rate"));
     let check = |name: &str, v: f64, goal: f64, more: bool| {
         let ok = if more { v >= goal } else { v <= goal };
         println!(
@@ -531,17 +574,17 @@ fn main() {
     println!(
         "  {:<52} {:>12.2} (writing the snapshots the run's writer writes)",
         "  without snapshots yet / SQLite",
-        f(&unsnapshotted, "rate") / f(&sqlite, "rate")
+        f(unsnapshotted, "rate") / f(sqlite, "rate")
     );
     // A replay cannot take less than its processor time over the machine's cores; with a
     // cheaper chain, its processor time would lose the difference between the two chains.
     let cores = std::thread::available_parallelism().map_or(1, usize::from) as f64;
-    let sqlite_s = f(&sqlite, "seconds");
-    let again_cpu = f(&again, "cpu_s");
+    let sqlite_s = f(sqlite, "seconds");
+    let again_cpu = f(again, "cpu_s");
     println!(
         "  {:<52} {:>12.2} (processor time / wall time of the replay again, of {cores})",
         "  cores kept busy",
-        again_cpu / f(&again, "seconds")
+        again_cpu / f(again, "seconds")
     );
     println!(
         "  {:<52} {:>12.2} (SQLite's time / (the replay again's processor time / {cores}))",
@@ -551,15 +594,15 @@ fn main() {
     println!(
         "  {:<52} {:>12.2} (the same with the per-record chain of older runs)",
         "  the most it would allow on the per-record chain",
-        sqlite_s * cores / (again_cpu - f(&chain, "chain_s") + f(&chain, "chain_per_record_s"))
+        sqlite_s * cores / (again_cpu - f(chain, "chain_s") + f(chain, "chain_per_record_s"))
     );
-    check("verify events/s", f(&verify, "rate"), 1_000_000.0, true);
-    check("state_at p99 ms", f(&state_at, "p99_ms"), 3.0, false);
+    check("verify events/s", f(verify, "rate"), 1_000_000.0, true);
+    check("state_at p99 ms", f(state_at, "p99_ms"), 3.0, false);
     check(
         "peak RSS during the replay, MB",
-        f(&first, "peak_rss_mb")
-            .max(f(&again, "peak_rss_mb"))
-            .max(f(&unsnapshotted, "peak_rss_mb")),
+        f(first, "peak_rss_mb")
+            .max(f(again, "peak_rss_mb"))
+            .max(f(unsnapshotted, "peak_rss_mb")),
         128.0,
         false,
     );

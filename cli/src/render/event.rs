@@ -6,92 +6,79 @@ pub use runlog_replay::events::EventLine;
 
 /// One event in words (used by log, show, replay).
 pub fn describe(e: &EventKind) -> String {
+    // Every variant is named here, so a new one gets its words before the crate compiles.
     match e {
-        EventKind::TaskStarted {
-            task,
-            agent,
-            worktree,
-            attempt,
-        } => format!("{task} attempt {attempt} started by {agent} in {worktree}"),
-        EventKind::TaskSubmitted { task, summary } => format!("{task} submitted: {summary}"),
-        EventKind::TestsStarted { task, attempt } => {
-            format!("{task} tests started (attempt {attempt})")
-        }
-        EventKind::TestsPassed { task, .. } => format!("{task} tests passed"),
-        EventKind::TestsFailed { task, details, .. } => {
-            format!("{task} tests failed: {}", first_line(details))
-        }
-        EventKind::EvalScored {
-            task,
-            score,
-            dimensions,
-            notes,
-            ..
-        } => format!(
-            "{task} scored {score} [{}] {notes}",
-            dimensions
-                .iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        EventKind::GateDecided {
-            task,
-            score,
-            threshold,
-            outcome,
-        } => {
-            format!(
-                "{task} gate: {score} vs threshold {threshold} → {}",
-                gate_word(outcome)
-            )
-        }
-        EventKind::StageCompleted {
-            stage,
-            task,
-            duration_ms,
-            retry_count,
-            result,
-        } => {
-            let said = match result {
-                // A command that printed no result: nothing to say after the colon.
-                runlog_core::Value::Null => String::new(),
-                r => format!(": {}", serde_json::to_string(r).unwrap_or_default()),
-            };
-            format!("stage {stage} ({task}) completed in {duration_ms} ms after {retry_count} retries{said}")
-        }
-        EventKind::StageFailed {
-            stage,
-            task,
-            error,
-            error_type,
-            retry_count,
-            ..
-        } => {
-            format!(
-                "stage {stage} ({task}) failed [{error_type}] (retry {retry_count}): {}",
-                first_line(error)
-            )
-        }
-        EventKind::OutputRecorded {
-            task,
-            stream,
-            bytes,
-            blob,
-            ..
-        } => format!(
-            "{task} {stream}: {bytes} bytes{}",
-            blob.map(|b| format!(" (blob {})", &b.to_hex()[..12]))
-                .unwrap_or_default()
-        ),
+        EventKind::RunStarted { .. }
+        | EventKind::RunFinished { .. }
+        | EventKind::RunInterrupted { .. }
+        | EventKind::RunResumed { .. }
+        | EventKind::Forked { .. }
+        | EventKind::RolledBack { .. }
+        | EventKind::RunForgotten { .. }
+        | EventKind::RerunStarted { .. }
+        | EventKind::Attributed { .. }
+        | EventKind::TaskAdded { .. }
+        | EventKind::ReplanRequested { .. }
+        | EventKind::PlanRevised { .. }
+        | EventKind::ReplanLoopDetected { .. }
+        | EventKind::SubProjectDeclared { .. }
+        | EventKind::ChildRunStarted { .. }
+        | EventKind::ParentLinked { .. }
+        | EventKind::ChildRunEnded { .. } => run_words(e),
+        EventKind::TaskStarted { .. }
+        | EventKind::TaskSubmitted { .. }
+        | EventKind::TestsStarted { .. }
+        | EventKind::TestsPassed { .. }
+        | EventKind::TestsFailed { .. }
+        | EventKind::TestsDiscovered { .. }
+        | EventKind::EvalScored { .. }
+        | EventKind::GateDecided { .. }
+        | EventKind::OutputRecorded { .. }
+        | EventKind::WorkerClaimed { .. }
+        | EventKind::AttemptAbandoned { .. }
+        | EventKind::ReviewSet { .. }
+        | EventKind::ReviewHeld { .. }
+        | EventKind::EvaluatorNamed { .. }
+        | EventKind::PendingValidation { .. }
+        | EventKind::EvalErrored { .. }
+        | EventKind::TaskApproved { .. }
+        | EventKind::TaskRejected { .. }
+        | EventKind::TaskFailed { .. }
+        | EventKind::TaskCancelled { .. }
+        | EventKind::TaskReopened { .. }
+        | EventKind::CheckpointReached { .. }
+        | EventKind::TaskClassified { .. }
+        | EventKind::MessagePosted { .. }
+        | EventKind::SecretsRedacted { .. } => task_words(e),
+        EventKind::WorkspaceOpened { .. }
+        | EventKind::ChangesRecorded { .. }
+        | EventKind::TaskMerged { .. }
+        | EventKind::MergeConflicted { .. }
+        | EventKind::WroteOutside { .. } => code_words(e),
+        EventKind::UsageRecorded { .. }
+        | EventKind::UsageClaimed { .. }
+        | EventKind::ModelCalled { .. }
+        | EventKind::AnswerMapped { .. }
+        | EventKind::CallDiverged { .. }
+        | EventKind::PricesSet { .. }
+        | EventKind::BudgetSet { .. }
+        | EventKind::BudgetSpent { .. } => spend_words(e),
+        EventKind::StageStarted { .. }
+        | EventKind::StageCompleted { .. }
+        | EventKind::StageFailed { .. }
+        | EventKind::RetryScheduled { .. }
+        | EventKind::CircuitOpened { .. }
+        | EventKind::CircuitClosed { .. }
+        | EventKind::StrategySet { .. } => stage_words(e),
+    }
+}
+
+/// The run and its plan.
+fn run_words(e: &EventKind) -> String {
+    match e {
         EventKind::Attributed { principal, via } => {
             format!("recorded by {principal} ({via})")
         }
-        EventKind::TestsDiscovered {
-            task,
-            convention,
-            test,
-        } => format!("{task} tests found by the convention {convention}: {test}"),
         EventKind::SubProjectDeclared { task, workflow } => {
             format!("{task} is a sub-project: it runs the workflow {workflow} as a child run")
         }
@@ -113,170 +100,7 @@ pub fn describe(e: &EventKind) -> String {
             failures,
             ..
         } => format!("{task}'s child run {child_run} did not succeed: {failures}; {task} waits"),
-        EventKind::WorkerClaimed {
-            task,
-            attempt,
-            worker,
-            fresh_worktree,
-            previous,
-        } => {
-            let from = previous
-                .as_ref()
-                .map(|p| format!(" from worker {p}"))
-                .unwrap_or_default();
-            let fresh = if *fresh_worktree {
-                " in a fresh worktree (the feedback goes with it)"
-            } else {
-                ""
-            };
-            format!("{task} attempt {attempt} taken on by worker {worker}{from}{fresh}")
-        }
-        EventKind::AttemptAbandoned {
-            task,
-            attempt,
-            worker,
-            reason,
-        } => format!("{task} attempt {attempt} of worker {worker} abandoned: {reason}"),
-        EventKind::WorkspaceOpened { repo, branch, base } => {
-            format!(
-                "works in git: branch {branch} from {} in {repo}",
-                short(base)
-            )
-        }
-        EventKind::ChangesRecorded {
-            task,
-            attempt,
-            commit,
-            files,
-            ..
-        } if files.is_empty() => {
-            format!(
-                "{task} attempt {attempt} changed nothing (at {})",
-                short(commit)
-            )
-        }
-        EventKind::ChangesRecorded {
-            task,
-            attempt,
-            commit,
-            files,
-            insertions,
-            deletions,
-            ..
-        } => format!(
-            "{task} attempt {attempt} changed {} file{} (+{insertions} -{deletions}) in {}",
-            files.len(),
-            if files.len() == 1 { "" } else { "s" },
-            short(commit)
-        ),
-        EventKind::TaskMerged { task, commit } => {
-            format!("{task} merged into the run's branch: {}", short(commit))
-        }
-        EventKind::MergeConflicted {
-            task,
-            files,
-            rescue,
-        } => format!(
-            "{task} did not merge: conflict in {}; {}",
-            files.join(", "),
-            match rescue {
-                Some(n) => format!("rescue {n} resolves it"),
-                None => "waits for a person (resolve in its worktree, then approve)".into(),
-            }
-        ),
-        EventKind::UsageRecorded { usage } => format!(
-            "{} attempt {} {}",
-            usage.task,
-            usage.attempt,
-            usage.describe()
-        ),
-        EventKind::UsageClaimed { usage } => format!(
-            "{} attempt {} {}: its claim, beside the calls the gateway measured",
-            usage.task,
-            usage.attempt,
-            usage.describe().replacen(" used ", " says it used ", 1)
-        ),
-        EventKind::ModelCalled(call) => format!(
-            "{} attempt {} {}",
-            call.task,
-            call.attempt,
-            call.describe()
-        ),
         EventKind::RerunStarted(r) => rerun_words(r),
-        EventKind::ReviewSet { policy } => format!(
-            "people review {} verdicts{}",
-            match policy.mode {
-                runlog_core::review::ReviewMode::None => "no",
-                runlog_core::review::ReviewMode::Failing => "failing",
-                runlog_core::review::ReviewMode::All => "all",
-            },
-            match policy.sample > 0.0 {
-                true => format!(" and {}% of the rest", policy.sample * 100.0),
-                false => String::new(),
-            }
-        ),
-        EventKind::ReviewHeld {
-            task,
-            score,
-            threshold,
-            outcome,
-        } => format!(
-            "{task} gate: {score} vs threshold {threshold} → {}, held for a person's review",
-            gate_word(outcome)
-        ),
-        EventKind::EvaluatorNamed {
-            task,
-            model,
-            version,
-        } => format!(
-            "{task} evaluator: {}",
-            super::join(
-                &[("model", model), ("version", version)]
-                    .iter()
-                    .filter(|(_, v)| !v.is_empty())
-                    .map(|(k, v)| format!("{k} {v}"))
-                    .collect::<Vec<_>>()
-            )
-        ),
-        EventKind::AnswerMapped(m) => format!(
-            "{} attempt {}, call {}: the recorded answer given in this run's places: {}",
-            m.task,
-            m.attempt,
-            m.n,
-            runlog_core::relocate::Mapped::describe(&m.mapped)
-        ),
-        EventKind::WroteOutside(w) => format!(
-            "{} {}{}",
-            w.task,
-            w.describe(),
-            match w.policy {
-                runlog_core::outside::OutsidePolicy::Fail => " (outside_writes = \"fail\": the attempt fails)",
-                runlog_core::outside::OutsidePolicy::Warn => "",
-            }
-        ),
-        EventKind::CallDiverged(d) => format!(
-            "{} ({})",
-            d.describe(),
-            if d.live { "sent to the provider" } else { "refused: the attempt stops" }
-        ),
-        EventKind::PricesSet { prices } => format!(
-            "prices set for {}",
-            prices.keys().cloned().collect::<Vec<_>>().join(", ")
-        ),
-        EventKind::BudgetSet { task, limits, by } => format!(
-            "{} budget set by {by}: {}",
-            task.as_ref().map_or_else(|| "the run's".to_owned(), |t| format!("{t}'s")),
-            limits_words(limits)
-        ),
-        EventKind::BudgetSpent { task, .. } => format!(
-            "{task} stopped: {}",
-            e.budget_stop().map(|s| s.describe()).unwrap_or_default()
-        ),
-        EventKind::SecretsRedacted { task, redactions } => format!(
-            "secrets redacted from {}: {}",
-            task.as_ref().map_or_else(|| "the run's record".to_owned(), |t| format!("{t}'s record")),
-            redaction_words(redactions)
-        ),
         EventKind::RunForgotten(f) => format!(
             "run {} forgotten by {} ({}): {}, {} events ending in {}; {}",
             f.run,
@@ -378,36 +202,145 @@ pub fn describe(e: &EventKind) -> String {
         EventKind::ReplanLoopDetected {
             same_as_revision, ..
         } => format!("replan loop: the new plan is revision {same_as_revision} again"),
-        EventKind::StageStarted {
-            stage,
+        // Not of this family: `describe` sends each kind to its own.
+        _ => String::new(),
+    }
+}
+
+/// A task's attempts, tests, judgement and messages.
+fn task_words(e: &EventKind) -> String {
+    match e {
+        EventKind::TaskStarted {
             task,
+            agent,
+            worktree,
             attempt,
-        } => format!("stage {stage} ({task}) started, attempt {attempt}"),
-        EventKind::RetryScheduled {
-            task,
-            attempt,
-            delay_ms,
-            ..
-        } => format!("{task} retry {attempt} in {delay_ms} ms"),
-        EventKind::CircuitOpened { stage, failures } => {
-            format!("circuit of stage {stage} opened after {failures} failures in a row")
+        } => format!("{task} attempt {attempt} started by {agent} in {worktree}"),
+        EventKind::TaskSubmitted { task, summary } => format!("{task} submitted: {summary}"),
+        EventKind::TestsStarted { task, attempt } => {
+            format!("{task} tests started (attempt {attempt})")
         }
-        EventKind::CircuitClosed { stage } => format!("circuit of stage {stage} closed"),
-        EventKind::StrategySet { stage, strategy } => format!(
-            "stage {stage} retries: {}, delay {} ms, backoff {}",
-            match strategy.limit {
-                runlog_core::RetryLimit::Max(n) => format!("at most {n}"),
-                runlog_core::RetryLimit::Unlimited => "never give up".into(),
+        EventKind::TestsPassed { task, .. } => format!("{task} tests passed"),
+        EventKind::TestsFailed { task, details, .. } => {
+            format!("{task} tests failed: {}", first_line(details))
+        }
+        EventKind::EvalScored {
+            task,
+            score,
+            dimensions,
+            notes,
+            ..
+        } => format!(
+            "{task} scored {score} [{}] {notes}",
+            dimensions
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        EventKind::GateDecided {
+            task,
+            score,
+            threshold,
+            outcome,
+        } => {
+            format!(
+                "{task} gate: {score} vs threshold {threshold} → {}",
+                gate_word(outcome)
+            )
+        }
+        EventKind::OutputRecorded {
+            task,
+            stream,
+            bytes,
+            blob,
+            ..
+        } => format!(
+            "{task} {stream}: {bytes} bytes{}",
+            blob.map(|b| format!(" (blob {})", &b.to_hex()[..12]))
+                .unwrap_or_default()
+        ),
+        EventKind::TestsDiscovered {
+            task,
+            convention,
+            test,
+        } => format!("{task} tests found by the convention {convention}: {test}"),
+        EventKind::WorkerClaimed {
+            task,
+            attempt,
+            worker,
+            fresh_worktree,
+            previous,
+        } => {
+            let from = previous
+                .as_ref()
+                .map(|p| format!(" from worker {p}"))
+                .unwrap_or_default();
+            let fresh = if *fresh_worktree {
+                " in a fresh worktree (the feedback goes with it)"
+            } else {
+                ""
+            };
+            format!("{task} attempt {attempt} taken on by worker {worker}{from}{fresh}")
+        }
+        EventKind::AttemptAbandoned {
+            task,
+            attempt,
+            worker,
+            reason,
+        } => format!("{task} attempt {attempt} of worker {worker} abandoned: {reason}"),
+        EventKind::ReviewSet { policy } => format!(
+            "people review {} verdicts{}",
+            match policy.mode {
+                runlog_core::review::ReviewMode::None => "no",
+                runlog_core::review::ReviewMode::Failing => "failing",
+                runlog_core::review::ReviewMode::All => "all",
             },
-            strategy.delay_ms,
-            strategy.backoff
+            match policy.sample > 0.0 {
+                true => format!(" and {}% of the rest", policy.sample * 100.0),
+                false => String::new(),
+            }
+        ),
+        EventKind::ReviewHeld {
+            task,
+            score,
+            threshold,
+            outcome,
+        } => format!(
+            "{task} gate: {score} vs threshold {threshold} → {}, held for a person's review",
+            gate_word(outcome)
+        ),
+        EventKind::EvaluatorNamed {
+            task,
+            model,
+            version,
+        } => format!(
+            "{task} evaluator: {}",
+            super::join(
+                &[("model", model), ("version", version)]
+                    .iter()
+                    .filter(|(_, v)| !v.is_empty())
+                    .map(|(k, v)| format!("{k} {v}"))
+                    .collect::<Vec<_>>()
+            )
+        ),
+        EventKind::SecretsRedacted { task, redactions } => format!(
+            "secrets redacted from {}: {}",
+            task.as_ref().map_or_else(
+                || "the run's record".to_owned(),
+                |t| format!("{t}'s record")
+            ),
+            redaction_words(redactions)
         ),
         EventKind::PendingValidation { task } => format!("{task} waits for validation"),
         EventKind::EvalErrored {
             task,
             evaluator,
             error,
-        } => format!("{task} evaluator `{evaluator}` failed: {}", first_line(error)),
+        } => format!(
+            "{task} evaluator `{evaluator}` failed: {}",
+            first_line(error)
+        ),
         EventKind::TaskApproved { task, by } => format!("{task} approved by {by}"),
         EventKind::TaskRejected {
             task,
@@ -432,6 +365,185 @@ pub fn describe(e: &EventKind) -> String {
             Some(task) => format!("{task}: message from {from}: {}", first_line(text)),
             None => format!("message from {from}: {}", first_line(text)),
         },
+        // Not of this family: `describe` sends each kind to its own.
+        _ => String::new(),
+    }
+}
+
+/// The git workspace and what tasks wrote.
+fn code_words(e: &EventKind) -> String {
+    match e {
+        EventKind::WorkspaceOpened { repo, branch, base } => {
+            format!(
+                "works in git: branch {branch} from {} in {repo}",
+                short(base)
+            )
+        }
+        EventKind::ChangesRecorded {
+            task,
+            attempt,
+            commit,
+            files,
+            ..
+        } if files.is_empty() => {
+            format!(
+                "{task} attempt {attempt} changed nothing (at {})",
+                short(commit)
+            )
+        }
+        EventKind::ChangesRecorded {
+            task,
+            attempt,
+            commit,
+            files,
+            insertions,
+            deletions,
+            ..
+        } => format!(
+            "{task} attempt {attempt} changed {} file{} (+{insertions} -{deletions}) in {}",
+            files.len(),
+            if files.len() == 1 { "" } else { "s" },
+            short(commit)
+        ),
+        EventKind::TaskMerged { task, commit } => {
+            format!("{task} merged into the run's branch: {}", short(commit))
+        }
+        EventKind::MergeConflicted {
+            task,
+            files,
+            rescue,
+        } => format!(
+            "{task} did not merge: conflict in {}; {}",
+            files.join(", "),
+            match rescue {
+                Some(n) => format!("rescue {n} resolves it"),
+                None => "waits for a person (resolve in its worktree, then approve)".into(),
+            }
+        ),
+        EventKind::WroteOutside(w) => format!(
+            "{} {}{}",
+            w.task,
+            w.describe(),
+            match w.policy {
+                runlog_core::outside::OutsidePolicy::Fail =>
+                    " (outside_writes = \"fail\": the attempt fails)",
+                runlog_core::outside::OutsidePolicy::Warn => "",
+            }
+        ),
+        // Not of this family: `describe` sends each kind to its own.
+        _ => String::new(),
+    }
+}
+
+/// Model calls, usage, prices and budgets.
+fn spend_words(e: &EventKind) -> String {
+    match e {
+        EventKind::UsageRecorded { usage } => format!(
+            "{} attempt {} {}",
+            usage.task,
+            usage.attempt,
+            usage.describe()
+        ),
+        EventKind::UsageClaimed { usage } => format!(
+            "{} attempt {} {}: its claim, beside the calls the gateway measured",
+            usage.task,
+            usage.attempt,
+            usage.describe().replacen(" used ", " says it used ", 1)
+        ),
+        EventKind::ModelCalled(call) => {
+            format!("{} attempt {} {}", call.task, call.attempt, call.describe())
+        }
+        EventKind::AnswerMapped(m) => format!(
+            "{} attempt {}, call {}: the recorded answer given in this run's places: {}",
+            m.task,
+            m.attempt,
+            m.n,
+            runlog_core::relocate::Mapped::describe(&m.mapped)
+        ),
+        EventKind::CallDiverged(d) => format!(
+            "{} ({})",
+            d.describe(),
+            if d.live {
+                "sent to the provider"
+            } else {
+                "refused: the attempt stops"
+            }
+        ),
+        EventKind::PricesSet { prices } => format!(
+            "prices set for {}",
+            prices.keys().cloned().collect::<Vec<_>>().join(", ")
+        ),
+        EventKind::BudgetSet { task, limits, by } => format!(
+            "{} budget set by {by}: {}",
+            task.as_ref()
+                .map_or_else(|| "the run's".to_owned(), |t| format!("{t}'s")),
+            limits_words(limits)
+        ),
+        EventKind::BudgetSpent { task, .. } => format!(
+            "{task} stopped: {}",
+            e.budget_stop().map(|s| s.describe()).unwrap_or_default()
+        ),
+        // Not of this family: `describe` sends each kind to its own.
+        _ => String::new(),
+    }
+}
+
+/// Stages, retries and circuits.
+fn stage_words(e: &EventKind) -> String {
+    match e {
+        EventKind::StageCompleted {
+            stage,
+            task,
+            duration_ms,
+            retry_count,
+            result,
+        } => {
+            let said = match result {
+                // A command that printed no result: nothing to say after the colon.
+                runlog_core::Value::Null => String::new(),
+                r => format!(": {}", serde_json::to_string(r).unwrap_or_default()),
+            };
+            format!("stage {stage} ({task}) completed in {duration_ms} ms after {retry_count} retries{said}")
+        }
+        EventKind::StageFailed {
+            stage,
+            task,
+            error,
+            error_type,
+            retry_count,
+            ..
+        } => {
+            format!(
+                "stage {stage} ({task}) failed [{error_type}] (retry {retry_count}): {}",
+                first_line(error)
+            )
+        }
+        EventKind::StageStarted {
+            stage,
+            task,
+            attempt,
+        } => format!("stage {stage} ({task}) started, attempt {attempt}"),
+        EventKind::RetryScheduled {
+            task,
+            attempt,
+            delay_ms,
+            ..
+        } => format!("{task} retry {attempt} in {delay_ms} ms"),
+        EventKind::CircuitOpened { stage, failures } => {
+            format!("circuit of stage {stage} opened after {failures} failures in a row")
+        }
+        EventKind::CircuitClosed { stage } => format!("circuit of stage {stage} closed"),
+        EventKind::StrategySet { stage, strategy } => format!(
+            "stage {stage} retries: {}, delay {} ms, backoff {}",
+            match strategy.limit {
+                runlog_core::RetryLimit::Max(n) => format!("at most {n}"),
+                runlog_core::RetryLimit::Unlimited => "never give up".into(),
+            },
+            strategy.delay_ms,
+            strategy.backoff
+        ),
+        // Not of this family: `describe` sends each kind to its own.
+        _ => String::new(),
     }
 }
 

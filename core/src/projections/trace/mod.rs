@@ -6,11 +6,17 @@
 //! The spans are neutral here (names, kinds, attributes in the OpenTelemetry GenAI and
 //! OpenInference conventions); the command line turns them into OTLP.
 
-use crate::event::{Event, EventKind, GateOutcome, RunOutcome};
+use crate::event::{Event, EventKind};
 use crate::ids::{IdMap, TaskId, Timestamp};
 use crate::state::{RunState, TaskStatus};
 use crate::usage::{Spend, UsageRecord, UsageStage};
 use std::collections::HashMap;
+
+mod conventions;
+mod observe;
+
+use conventions::{add_model_attrs, add_spend_attrs, i, s};
+use observe::Seen;
 
 /// What a span is, as OpenInference names it (`openinference.span.kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,21 +61,6 @@ pub enum AttrValue {
 
 /// Attributes, in the order they were set.
 pub type Attrs = Vec<(String, AttrValue)>;
-
-fn s(key: &str, v: impl Into<String>) -> (String, AttrValue) {
-    (key.to_owned(), AttrValue::Str(v.into()))
-}
-
-fn i(key: &str, v: u64) -> (String, AttrValue) {
-    (
-        key.to_owned(),
-        AttrValue::Int(i64::try_from(v).unwrap_or(i64::MAX)),
-    )
-}
-
-fn f(key: &str, v: f64) -> (String, AttrValue) {
-    (key.to_owned(), AttrValue::F64(v))
-}
 
 /// Something that happened inside a span.
 #[derive(Debug, Clone, PartialEq)]
@@ -253,334 +244,41 @@ impl TraceBuilder {
             Some((s, p)) if s + 1 == seq => Some(p.clone()),
             _ => None,
         };
+        let seen = Seen {
+            seq,
+            at,
+            kind: &event.kind,
+            state,
+            by: &by,
+        };
         match &event.kind {
-            EventKind::RunStarted { workflow, .. } => self.start_run(seq, at, workflow, None),
-            EventKind::Forked {
-                from_run, at_seq, ..
-            } => {
-                let link = self.fork_of.map(|p| SpanLink {
-                    trace_id: p.trace_id,
-                    span_id: p.run_span(),
-                    attributes: vec![
-                        s("runlog.fork.from_run", from_run.0.clone()),
-                        i("runlog.fork.at_seq", *at_seq),
-                    ],
-                });
-                self.start_run(seq, at, &format!("fork of {from_run}"), link);
-            }
-            EventKind::Attributed { principal, .. } => {
-                self.attributed = Some((seq, principal.clone()))
-            }
-            EventKind::TaskAdded { spec } => self.add_task(&spec.id, seq, at),
-            EventKind::PlanRevised {
-                added,
-                reason,
-                cancelled,
-                ..
-            } => {
-                for spec in added {
-                    self.add_task(&spec.id, seq, at);
-                }
-                self.run_event(
-                    "plan-revised",
-                    at,
-                    vec![
-                        s("runlog.reason", reason.clone()),
-                        i("runlog.cancelled", cancelled.len() as u64),
-                        i("runlog.added", added.len() as u64),
-                    ],
-                );
-                for spans in self.tasks.values_mut() {
-                    if let Some(mut r) = spans.replan.take() {
-                        r.end = at;
-                        r.seqs.1 = seq;
-                        ended.push(r);
-                    }
-                }
-            }
-            EventKind::ReplanRequested {
-                after_task, reason, ..
-            } => {
-                let parent = self.task_span_id(after_task);
-                let span = self.open(
-                    &["replan", after_task.as_str(), &seq.to_string()],
-                    parent,
-                    format!("replan after {after_task}"),
-                    SpanKind::Chain,
-                    seq,
-                    at,
-                );
-                let entry = self.tasks.entry(after_task.clone()).or_default();
-                if entry.replan.is_none() {
-                    let mut span = span;
-                    span.attributes.push(s("runlog.reason", reason.clone()));
-                    entry.replan = Some(span);
-                }
-            }
-            EventKind::ReplanLoopDetected { reason, .. } => {
-                self.run_event(
-                    "replan-loop-detected",
-                    at,
-                    vec![s("runlog.reason", reason.clone())],
-                );
-            }
-            EventKind::TaskStarted {
-                task,
-                agent,
-                attempt,
-                worktree,
-            } => {
-                if let Some(done) = self.close_attempt(task, seq, at) {
-                    ended.extend(done);
-                }
-                let parent = self.task_span_id(task);
-                let mut span = self.open(
-                    &["attempt", task.as_str(), &seq.to_string()],
-                    parent,
-                    format!("invoke_agent {agent}"),
-                    SpanKind::Agent,
-                    seq,
-                    at,
-                );
-                span.attributes.extend([
-                    s("gen_ai.operation.name", "invoke_agent"),
-                    s("gen_ai.agent.name", agent.0.clone()),
-                    s("gen_ai.agent.id", format!("{}/{agent}", self.run)),
-                    s("runlog.task", task.0.clone()),
-                    i("runlog.attempt", u64::from(*attempt)),
-                    s("runlog.worktree", worktree.clone()),
-                ]);
-                if let Some(t) = self.tasks.get_mut(task) {
-                    if let Some(ts) = t.task.as_mut() {
-                        ts.end = at;
-                    }
-                    t.attempt = Some(span);
-                }
-            }
-            EventKind::TestsStarted { task, attempt } => {
-                let parent = self.attempt_span_id(task);
-                let mut span = self.open(
-                    &["tests", task.as_str(), &seq.to_string()],
-                    parent,
-                    "execute_tool tests".into(),
-                    SpanKind::Tool,
-                    seq,
-                    at,
-                );
-                span.attributes.extend([
-                    s("gen_ai.operation.name", "execute_tool"),
-                    s("gen_ai.tool.name", "tests"),
-                    s("runlog.task", task.0.clone()),
-                    i("runlog.attempt", u64::from(*attempt)),
-                ]);
-                if let Some(t) = self.tasks.get_mut(task) {
-                    t.tests = Some(span);
-                }
-            }
-            EventKind::TestsPassed { task, .. } => {
-                if let Some(mut span) = self.tasks.get_mut(task).and_then(|t| t.tests.take()) {
-                    span.end = at;
-                    span.seqs.1 = seq;
-                    ended.push(span);
-                }
-            }
-            EventKind::TestsFailed { task, details, .. } => {
-                if let Some(mut span) = self.tasks.get_mut(task).and_then(|t| t.tests.take()) {
-                    span.end = at;
-                    span.seqs.1 = seq;
-                    span.error = Some(first_line(details));
-                    span.attributes.push(s("error.type", "tests-failed"));
-                    ended.push(span);
-                }
-                self.attempt_event(
-                    task,
-                    "tests-failed",
-                    at,
-                    vec![s("runlog.details", clip(details, 2000))],
-                );
-                self.attempt_error(task, "tests-failed", first_line(details));
-            }
-            EventKind::EvalScored {
-                task,
-                evaluator,
-                score,
-                notes,
-                ..
-            } => {
-                if let Some(mut span) = self.evaluated(task, seq, at, state) {
-                    span.attributes.extend([
-                        s("gen_ai.evaluation.name", evaluator.clone()),
-                        f("gen_ai.evaluation.score.value", *score),
-                    ]);
-                    ended.push(span);
-                }
-                self.attempt_event(
-                    task,
-                    "gen_ai.evaluation.result",
-                    at,
-                    vec![
-                        s("gen_ai.evaluation.name", evaluator.clone()),
-                        f("gen_ai.evaluation.score.value", *score),
-                        s("gen_ai.evaluation.explanation", clip(notes, 2000)),
-                    ],
-                );
-            }
-            EventKind::EvalErrored {
-                task,
-                evaluator,
-                error,
-            } => {
-                if let Some(mut span) = self.evaluated(task, seq, at, state) {
-                    span.error = Some(first_line(error));
-                    span.attributes.extend([
-                        s("gen_ai.evaluation.name", evaluator.clone()),
-                        s("error.type", "eval-error"),
-                    ]);
-                    ended.push(span);
-                }
-            }
-            EventKind::GateDecided {
-                task,
-                threshold,
-                outcome,
-                score,
-            } => {
-                let label = match outcome {
-                    GateOutcome::Pass => "pass",
-                    GateOutcome::Rescue { .. } => "rescue",
-                    GateOutcome::Fail => "fail",
-                };
-                // The verdict's span event gets the decision the gate took with it.
-                if let Some(ev) = self.attempt_mut(task).and_then(|a| {
-                    a.events
-                        .iter_mut()
-                        .rev()
-                        .find(|e| e.name == "gen_ai.evaluation.result")
-                }) {
-                    ev.attributes.extend([
-                        s("gen_ai.evaluation.score.label", label),
-                        f("runlog.threshold", *threshold),
-                    ]);
-                } else {
-                    self.attempt_event(
-                        task,
-                        "gen_ai.evaluation.result",
-                        at,
-                        vec![
-                            f("gen_ai.evaluation.score.value", *score),
-                            s("gen_ai.evaluation.score.label", label),
-                            f("runlog.threshold", *threshold),
-                        ],
-                    );
-                }
-                if *outcome != GateOutcome::Pass {
-                    self.attempt_error(
-                        task,
-                        "eval-below-threshold",
-                        format!("score {score} below the threshold {threshold}: {label}"),
-                    );
-                }
-            }
-            EventKind::StageFailed {
-                task,
-                error,
-                error_type,
-                ..
-            } => {
-                self.attempt_error(task, error_type.as_str(), first_line(error));
-            }
-            EventKind::CheckpointReached { task, name } => self.attempt_event(
-                task,
-                "checkpoint",
-                at,
-                vec![s("runlog.checkpoint", name.clone())],
-            ),
-            EventKind::MessagePosted { task, from, text } => {
-                let attrs = vec![
-                    s("runlog.from", from.clone()),
-                    s("runlog.text", clip(text, 2000)),
-                ];
-                match task {
-                    Some(t) if self.attempt_mut(t).is_some() => {
-                        self.attempt_event(t, "message", at, attrs)
-                    }
-                    Some(t) => self.task_event(t, "message", at, attrs),
-                    None => self.run_event("message", at, attrs),
-                }
-            }
-            EventKind::TaskApproved { task, by: claimed }
-            | EventKind::TaskReopened { task, by: claimed } => {
-                let who = by.clone().unwrap_or_else(|| claimed.clone());
-                self.task_event(task, event.kind.name(), at, vec![s("runlog.by", who)]);
-            }
-            EventKind::TaskRejected {
-                task,
-                by: claimed,
-                reason,
-                ..
-            } => {
-                let who = by.clone().unwrap_or_else(|| claimed.clone());
-                self.task_event(
-                    task,
-                    "task-rejected",
-                    at,
-                    vec![s("runlog.by", who), s("runlog.reason", reason.clone())],
-                );
-            }
-            EventKind::RolledBack {
-                to_seq,
-                reason,
-                by: claimed,
-            } => {
-                let who = by.clone().unwrap_or_else(|| claimed.clone());
-                self.run_event(
-                    "rolled-back",
-                    at,
-                    vec![
-                        i("runlog.to_seq", *to_seq),
-                        s("runlog.reason", reason.clone()),
-                        s("runlog.by", who),
-                    ],
-                );
-            }
-            EventKind::RunInterrupted { reason } => self.run_event(
-                "run-interrupted",
-                at,
-                vec![s("runlog.reason", reason.clone())],
-            ),
-            EventKind::RunResumed { reason } => {
-                self.run_event("run-resumed", at, vec![s("runlog.reason", reason.clone())])
-            }
-            EventKind::ModelCalled(call) => {
-                self.add_usage(&call.usage());
-                if let Some(run) = self.run_span.as_mut() {
-                    add_spend_attrs(&mut run.attributes, &state.spend);
-                }
-                ended.push(self.model_call(call, seq, at));
-            }
-            EventKind::UsageRecorded { usage } => {
-                self.add_usage(usage);
-                if let Some(run) = self.run_span.as_mut() {
-                    add_spend_attrs(&mut run.attributes, &state.spend);
-                }
-            }
-            EventKind::BudgetSpent { task, .. } => {
-                self.task_event(task, "budget-spent", at, vec![])
-            }
-            EventKind::RunFinished { outcome } => {
-                if let Some(run) = self.run_span.as_mut() {
-                    run.attributes.push(s("runlog.outcome", outcome.name()));
-                    match outcome {
-                        RunOutcome::Succeeded => {}
-                        RunOutcome::Failed { failed, .. } => {
-                            run.error = Some(format!("failed: {}", join(failed)))
-                        }
-                        RunOutcome::Paused { reason } => {
-                            run.error = Some(format!("paused: {reason}"))
-                        }
-                    }
-                }
-            }
+            EventKind::RunStarted { .. }
+            | EventKind::Forked { .. }
+            | EventKind::Attributed { .. }
+            | EventKind::TaskAdded { .. }
+            | EventKind::PlanRevised { .. }
+            | EventKind::ReplanRequested { .. }
+            | EventKind::ReplanLoopDetected { .. }
+            | EventKind::RolledBack { .. }
+            | EventKind::RunInterrupted { .. }
+            | EventKind::RunResumed { .. }
+            | EventKind::RunFinished { .. } => self.run_seen(&seen, &mut ended),
+            EventKind::TaskStarted { .. }
+            | EventKind::TestsStarted { .. }
+            | EventKind::TestsPassed { .. }
+            | EventKind::TestsFailed { .. }
+            | EventKind::StageFailed { .. }
+            | EventKind::CheckpointReached { .. }
+            | EventKind::MessagePosted { .. } => self.attempt_seen(&seen, &mut ended),
+            EventKind::EvalScored { .. }
+            | EventKind::EvalErrored { .. }
+            | EventKind::GateDecided { .. }
+            | EventKind::TaskApproved { .. }
+            | EventKind::TaskReopened { .. }
+            | EventKind::TaskRejected { .. } => self.judgement_seen(&seen, &mut ended),
+            EventKind::ModelCalled { .. }
+            | EventKind::UsageRecorded { .. }
+            | EventKind::BudgetSpent { .. } => self.spend_seen(&seen, &mut ended),
             _ => {}
         }
         // An event about one task can move only that task and the groups above it; any other
@@ -634,10 +332,7 @@ impl TraceBuilder {
         span.span_id = self.run_span_id();
         span.parent = None;
         span.link = link;
-        span.attributes.extend([
-            s("gen_ai.operation.name", "invoke_workflow"),
-            s("gen_ai.workflow.name", workflow),
-        ]);
+        span.attributes.extend(conventions::workflow(workflow));
         self.run_span = Some(span);
     }
 
@@ -764,12 +459,9 @@ impl TraceBuilder {
             Timestamp(at.0.saturating_sub(call.duration_ms)),
         );
         span.end = at;
+        span.attributes
+            .extend(conventions::chat(&call.provider, &model));
         span.attributes.extend([
-            s("gen_ai.operation.name", "chat"),
-            s("gen_ai.provider.name", call.provider.clone()),
-            s("llm.provider", call.provider.clone()),
-            s("gen_ai.request.model", model.clone()),
-            s("llm.model_name", model),
             s("runlog.task", call.task.0.clone()),
             i("runlog.attempt", u64::from(call.attempt)),
             s("runlog.stage", call.stage.name()),
@@ -825,8 +517,10 @@ impl TraceBuilder {
                         attributes: vec![
                             s("runlog.run", self.run.clone()),
                             s("runlog.task", id.0.clone()),
-                            s("gen_ai.operation.name", "evaluate"),
-                        ],
+                        ]
+                        .into_iter()
+                        .chain(conventions::evaluate())
+                        .collect(),
                         events: Vec::new(),
                         error: None,
                         link: None,
@@ -922,53 +616,6 @@ fn take_all(t: &mut TaskSpans, seq: u64, at: Timestamp) -> Vec<Span> {
     .flatten()
     .map(|x| ended_at(x, seq, at))
     .collect()
-}
-
-/// The model and provider of the last usage recorded on a span.
-fn add_model_attrs(attrs: &mut Attrs, u: &UsageRecord) {
-    attrs.retain(|(k, _)| {
-        !matches!(
-            k.as_str(),
-            "gen_ai.request.model" | "llm.model_name" | "gen_ai.provider.name" | "llm.provider"
-        )
-    });
-    if let Some(m) = &u.model {
-        attrs.push(s("gen_ai.request.model", m.clone()));
-        attrs.push(s("llm.model_name", m.clone()));
-    }
-    if let Some(p) = &u.provider {
-        attrs.push(s("gen_ai.provider.name", p.clone()));
-        attrs.push(s("llm.provider", p.clone()));
-    }
-}
-
-/// Token counts and cost in both conventions (replacing what was there).
-fn add_spend_attrs(attrs: &mut Attrs, spend: &Spend) {
-    if spend.tokens.total() == 0 && spend.unpriced == 0 && spend.cost_usd == 0.0 {
-        return;
-    }
-    attrs.retain(|(k, _)| {
-        !k.starts_with("gen_ai.usage")
-            && !k.starts_with("llm.token_count")
-            && k != "llm.cost.total"
-            && k != "runlog.usage.unpriced"
-    });
-    let t = &spend.tokens;
-    attrs.extend([
-        i("gen_ai.usage.input_tokens", t.input),
-        i("gen_ai.usage.output_tokens", t.output),
-        i("gen_ai.usage.cache_read.input_tokens", t.cache_read),
-        i("gen_ai.usage.cache_creation.input_tokens", t.cache_write),
-        i("gen_ai.usage.reasoning.output_tokens", t.reasoning),
-        i("llm.token_count.prompt", t.input),
-        i("llm.token_count.completion", t.output),
-        i("llm.token_count.total", t.total()),
-        i("llm.token_count.prompt_details.cache_read", t.cache_read),
-        i("llm.token_count.prompt_details.cache_write", t.cache_write),
-        i("llm.token_count.completion_details.reasoning", t.reasoning),
-        f("llm.cost.total", spend.cost_usd),
-        i("runlog.usage.unpriced", u64::from(spend.unpriced)),
-    ]);
 }
 
 fn first_line(text: &str) -> String {
