@@ -1,4 +1,4 @@
-//! Builds `runlog-exec` (src/exec_shim.c), the static program every command the runner
+//! Builds `runlog-exec` (src/process/exec_shim.c), the static program every command the runner
 //! runs starts through, on x86_64 Linux. Anywhere else, or without a C compiler, the runner
 //! starts commands through `runlog __exec` instead: the same work, at the cost of one glibc
 //! program start per command (see the C file for why that matters).
@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-const SOURCE: &str = "src/exec_shim.c";
+const SOURCE: &str = "src/process/exec_shim.c";
 
 fn main() {
     println!("cargo:rerun-if-changed={SOURCE}");

@@ -163,10 +163,10 @@ impl Server {
     }
 
     fn tls_failed(&self, e: &std::io::Error) -> CliError {
-        if runlog_store::trust::is_ca_as_own(&e.to_string()) {
+        if runlog_store::tls::is_ca_as_own(&e.to_string()) {
             return self
                 .failed(&e)
-                .with_hint(runlog_store::trust::ca_as_own_hint("--ca"));
+                .with_hint(runlog_store::tls::ca_as_own_hint("--ca"));
         }
         self.failed(&e).with_hint(
             "the server's certificate must be signed by the CA given with --ca (or a system root) and name the host of --server; a server with --client-ca also wants --cert and --key",
@@ -257,46 +257,25 @@ impl Server {
 
 /// The TLS client of `--ca`, `--cert` and `--key`.
 fn connector(a: &RemoteArgs) -> Result<tokio_rustls::TlsConnector> {
-    use crate::server::tls;
-    let bad = |e: tls::TlsError| {
-        CliError::input(e.to_string()).with_hint("--ca, --cert and --key take PEM files")
+    use runlog_store::tls::{self, Roots, TlsError};
+    let roots = match &a.ca {
+        Some(ca) => Roots::File(ca.clone()),
+        None => Roots::System,
     };
-    let (roots, given) = match &a.ca {
-        Some(ca) => (
-            tls::roots(ca).map_err(bad)?,
-            tls::certificates(ca).map_err(bad)?,
-        ),
-        None => {
-            let mut roots = rustls::RootCertStore::empty();
-            for cert in rustls_native_certs::load_native_certs().certs {
-                let _ = roots.add(cert);
-            }
-            (roots, Vec::new())
-        }
-    };
-    let verifier = runlog_store::trust::verifier(roots, given, tls::provider()).map_err(|e| {
+    let verifier = tls::verifier_of(&roots).map_err(|e| {
         CliError::input(e.to_string()).with_hint("--ca takes a PEM file of CA certificates")
     })?;
-    let builder = rustls::ClientConfig::builder_with_provider(tls::provider())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| CliError::failed(e.to_string()))?
-        .dangerous()
-        .with_custom_certificate_verifier(verifier);
-    let mut config = match (&a.cert, &a.key) {
-        (Some(cert), Some(key)) => builder
-            .with_client_auth_cert(
-                tls::certificates(cert).map_err(bad)?,
-                tls::private_key(key).map_err(bad)?,
-            )
-            .map_err(|e| {
-                CliError::input(format!(
-                    "{}: not a client certificate for the key {}: {e}",
-                    cert.display(),
-                    key.display()
-                ))
-            })?,
-        _ => builder.with_no_client_auth(),
+    let client = match (&a.cert, &a.key) {
+        (Some(cert), Some(key)) => Some((cert.as_path(), key.as_path())),
+        _ => None,
     };
+    let mut config = tls::client_config(verifier, client).map_err(|e| match e {
+        TlsError::Setup(why) => CliError::failed(why),
+        e @ TlsError::Pair { .. } => {
+            CliError::input(format!("not a client certificate for its key: {e}"))
+        }
+        e => CliError::input(e.to_string()).with_hint("--ca, --cert and --key take PEM files"),
+    })?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(tokio_rustls::TlsConnector::from(Arc::new(config)))
 }

@@ -184,7 +184,7 @@ fn costs_are_recorded_priced_bounded_and_reported_as_computed_by_hand() {
         .unwrap()
         .starts_with("budget-spent:"));
     let audit = json(&store, &["audit", "agent-costs"]);
-    let entry = &audit;
+    let entry = &audit["audit"]["entries"][0];
     assert!(
         close(entry["cost"]["cost_usd"].as_f64().unwrap(), JUDGE_USD),
         "{entry}"

@@ -756,8 +756,8 @@ fn kill_9_of_a_parent_mid_child_then_resume_finishes_both_with_one_child_run() {
 /// Each run in the store with its outcome, as `runlog runs --json` lists them.
 fn outcomes(store: &Path) -> Vec<(String, String)> {
     let runs = text(&runlog(store).args(["runs", "--json"]).output().unwrap());
-    runs.lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+    let runs: Vec<serde_json::Value> = serde_json::from_str(runs.trim()).unwrap();
+    runs.into_iter()
         .map(|v| {
             (
                 v["run"].as_str().unwrap().to_owned(),

@@ -666,12 +666,14 @@ fn decisions_record_who_made_them_beside_who_they_claim_to_be() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    // One JSON line per eval, then one per decision outside the gate.
-    let decisions: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+    // The evals, then the decisions outside the gate.
+    let view: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let decisions: Vec<serde_json::Value> = view["audit"]["out_of_gate"]
+        .as_array()
         .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .iter()
         .filter(|d| d["kind"] == "approved" || d["kind"] == "rejected")
+        .cloned()
         .collect();
     let audit = serde_json::Value::from(decisions.clone());
     let who: Vec<(String, String, String, bool)> = decisions

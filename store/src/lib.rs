@@ -42,7 +42,7 @@ mod repair;
 mod salvage;
 #[cfg(feature = "testkit")]
 pub mod testkit;
-pub mod trust;
+pub mod tls;
 mod types;
 mod verify;
 pub mod wal;

@@ -16,6 +16,7 @@ const CRATES: &[&str] = &[
     "core/src",
     "store/src",
     "replay/src",
+    "cli/gateway/src",
     "cli/runner/src",
     "cli/src",
     "crashfs/src",

@@ -21,10 +21,10 @@ pub enum RunnerError {
     Output(StoreError),
     /// The model gateway could not be opened.
     #[error("cannot open the model gateway")]
-    Gateway(#[source] crate::gateway::GatewayError),
+    Gateway(#[source] runlog_gateway::GatewayError),
     /// A rerun's recorded answers could not be read.
     #[error("cannot answer the rerun's calls from the recording")]
-    Recording(#[source] crate::gateway::RecordingError),
+    Recording(#[source] runlog_gateway::RecordingError),
     /// The runner proposed something the rules refuse: a defect in the runner.
     #[error("the runner issued a command the rules refused: {0}")]
     Refused(Box<Rejection>),

@@ -172,22 +172,6 @@ impl IfRefused {
     }
 }
 
-/// A call the gateway passed, recorded; one the rules refuse (its task replaced by a replan,
-/// an attempt a rollback undid) is noted on the task and the run goes on.
-pub fn model_call(call: runlog_core::model_call::ModelCall) -> Step {
-    let about = format!("{} call {}", call.stage.name(), call.n);
-    Step::Decide {
-        if_refused: IfRefused::Note {
-            task: call.task.clone(),
-            about,
-        },
-        kind: CommandKind::RecordModelCall {
-            call: Box::new(call),
-        },
-        by: None,
-    }
-}
-
 /// A decision whose refusal is the runner's error.
 pub fn record(kind: CommandKind) -> Step {
     decide(kind, IfRefused::Error)

@@ -20,7 +20,7 @@ type Result<T> = std::result::Result<T, RunnerError>;
 /// runner puts it on every call it passes on, so it knows the exact value whatever the
 /// variable is called, and an upstream echoing it back is redacted like any secret.
 fn provider_keys(runner: &RunnerSettings, host: &Host) -> Vec<(String, String)> {
-    use crate::gateway::{Provider, ProviderKind};
+    use runlog_gateway::{Provider, ProviderKind};
     let mut providers = match &runner.gateway {
         crate::workflow::GatewayPlan::On(list) => list.clone(),
         _ => Vec::new(),
@@ -39,20 +39,43 @@ fn provider_keys(runner: &RunnerSettings, host: &Host) -> Vec<(String, String)> 
 /// Where runs start: the store, and its directory on this host.
 #[derive(Debug, Clone)]
 pub struct Launcher {
-    log: Arc<Store>,
+    log: Arc<dyn EventLog>,
+    /// The store, when the log is one (the shared store's workers and child runs need it).
+    store: Option<Arc<Store>>,
     dir: PathBuf,
     host: Host,
+    commands: Arc<dyn crate::process::Commands>,
 }
 
 impl Launcher {
     /// Runs in `log`, whose files on this host are under `dir`, in a process whose
     /// environment gave `host`.
-    pub fn new(log: Arc<Store>, dir: &Path, host: &Host) -> Self {
+    pub fn new(store: Arc<Store>, dir: &Path, host: &Host) -> Self {
         Self {
-            log,
+            log: store.clone(),
+            store: Some(store),
             dir: dir.to_path_buf(),
             host: host.clone(),
+            commands: Arc::new(crate::process::Os),
         }
+    }
+
+    /// Runs in any log (one in memory, for a program embedding the engine), whose run files
+    /// on this host are under `dir`.
+    pub fn over(log: Arc<dyn EventLog>, dir: &Path, host: &Host) -> Self {
+        Self {
+            log,
+            store: None,
+            dir: dir.to_path_buf(),
+            host: host.clone(),
+            commands: Arc::new(crate::process::Os),
+        }
+    }
+
+    /// The runs' commands run through `commands` instead of as processes of this host.
+    pub fn with_commands(mut self, commands: Arc<dyn crate::process::Commands>) -> Self {
+        self.commands = commands;
+        self
     }
 
     /// The context of a run's commands: where, how, and with which secrets replaced.
@@ -74,12 +97,18 @@ impl Launcher {
             workspace,
             host: self.host.clone(),
             redactor: Arc::new(redactor),
+            commands: self.commands.clone(),
         }
     }
 
-    /// The store.
-    pub fn log(&self) -> &Arc<Store> {
+    /// The log runs are recorded in.
+    pub fn log(&self) -> &Arc<dyn EventLog> {
         &self.log
+    }
+
+    /// The store, when the log is one.
+    pub fn store(&self) -> Option<&Store> {
+        self.store.as_deref()
     }
 
     /// The files of `run` on this host.
@@ -88,12 +117,12 @@ impl Launcher {
     }
 
     fn shared(&self) -> Option<String> {
-        self.log.postgres().map(|p| p.url().to_owned())
+        let pg = self.store.as_ref()?.postgres()?;
+        Some(pg.url().to_owned())
     }
 
     fn engine(&self, run: &str, state: RunState, context: Context, opts: RunOptions) -> Engine {
-        let log: Arc<dyn EventLog> = self.log.clone();
-        Engine::new(log, run, state, context, opts)
+        Engine::new(self.log.clone(), run, state, context, opts)
     }
 
     /// Starts a run of `wf` (recorded before this returns): its id is `run_id`, which must be
@@ -127,7 +156,7 @@ impl Launcher {
         let mut engine = self.engine(&run, RunState::default(), context, opts);
         engine.start(wf.start_commands(RunId::from(run.as_str())))?;
         if let Some((open, notes)) = opened {
-            engine.record_now(open)?;
+            engine.record(open)?;
             for n in notes {
                 engine.note_at_start(n);
             }

@@ -18,14 +18,14 @@ pub struct Member {
 
 impl Member {
     /// Joins the shared store as a worker named `name` (default: HOST.PID). `None` on a store
-    /// directory, where one process drives each run.
+    /// directory (or no store), where one process drives each run.
     pub fn join(
-        log: &Store,
+        log: Option<&Store>,
         name: Option<String>,
         lease: Duration,
         host: &crate::Host,
     ) -> Result<Option<Self>, RunnerError> {
-        let Some(pg) = log.postgres() else {
+        let Some(pg) = log.and_then(Store::postgres) else {
             return Ok(None);
         };
         let name = match name {

@@ -26,20 +26,16 @@
 //! # }
 //! ```
 
-mod capture;
 pub mod clock;
 mod crew;
-mod discovery;
 mod engine;
 mod error;
-mod exec_shim;
 pub mod finished;
-pub mod gateway;
+
 pub mod git;
-mod groups;
 mod history;
 mod host;
-pub mod http;
+
 mod launch;
 mod layout;
 pub mod lease;
@@ -50,15 +46,12 @@ pub mod process;
 pub mod protocol;
 mod revision;
 mod spare;
-mod spawn;
 mod step;
 mod sub_project;
 pub mod workflow;
-mod workflow_file;
 pub mod workspace;
 
 pub use crew::Crew;
-pub use discovery::conventions_hint;
 pub use engine::{Context, Ended, Engine, RunOptions};
 pub use error::{RunnerError, WorkflowError};
 pub use host::Host;
@@ -67,4 +60,5 @@ pub use layout::Layout;
 pub use observer::{Observer, Unobserved};
 pub use revision::{added_specs, parse_revision, PlanError};
 pub use sub_project::is_child_of;
+pub use workflow::discovery::conventions_hint;
 pub use workflow::{GatewayPlan, RunnerSettings, Workflow};

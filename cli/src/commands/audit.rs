@@ -32,9 +32,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         return side_by_side((run, &p.audit.entries), (other, &q.audit.entries), ctx.json);
     }
     if ctx.json {
-        p.audit.entries.iter().try_for_each(render::json)?;
-        p.audit.out_of_gate.iter().try_for_each(render::json)?;
-        return Ok(());
+        return render::json(&crate::queries::audit::AuditView::of(run, p));
     }
     outln!(
         "eval audit of {run}: {} evals, {} flagged",

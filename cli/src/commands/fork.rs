@@ -23,13 +23,14 @@ pub struct Args {
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let log = ctx.open()?;
     let run = a.run.as_str();
-    let Forked { new, at, seq } = fork(&log, run, a.at, a.new, ctx.host.clock().now())?;
+    let forked = fork(&log, run, a.at, a.new, ctx.host.clock().now())?;
+    let Forked { new, at, .. } = forked.clone();
     let state_at = Replay::new(&log).state_at_or_head(run, Some(at))?;
     for note in super::children::after_fork(&state_at, &new) {
         errln!("note: {note}");
     }
     if ctx.json {
-        render::json(&serde_json::json!({"run": new, "from_run": run, "at_seq": at, "seq": seq}))?;
+        render::json(&forked)?;
     } else {
         outln!("forked {run}@{at} as {new}; continue it with `runlog resume {new}`");
     }

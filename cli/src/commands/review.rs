@@ -18,7 +18,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let log = ctx.open()?;
     let waiting = queue(&log, &a.runs)?;
     if ctx.json {
-        return waiting.iter().try_for_each(render::json);
+        return render::json(&waiting);
     }
     if waiting.is_empty() {
         outln!("no verdict waits for a person's review");

@@ -15,8 +15,7 @@ pub fn run(_: Args, ctx: &Ctx) -> Result<()> {
     let log = ctx.open()?;
     let rows = rows(&log)?;
     if ctx.json {
-        rows.iter().try_for_each(render::json)?;
-        return Ok(());
+        return render::json(&rows);
     }
     if rows.is_empty() {
         outln!("no runs in {}", ctx.store_name());

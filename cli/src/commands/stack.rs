@@ -3,7 +3,7 @@
 
 use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::queries::stack::as_json;
+use crate::queries::stack::StackView;
 use crate::render;
 use runlog_replay::Replay;
 
@@ -24,7 +24,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let p =
         Replay::new(&log).project(run, a.at, Some(&mut render::replay_progress("replaying")))?;
     if ctx.json {
-        render::json(&as_json(run, &p))?;
+        render::json(&StackView::of(run, &p))?;
         return Ok(());
     }
     let latest = p.stack.all_latest_results();

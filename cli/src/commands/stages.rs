@@ -17,11 +17,10 @@ pub struct Args {
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let log = ctx.open()?;
     let state = Replay::new(&log).head_state(&a.run)?;
-    let rows = health::stage_health(&state);
     if ctx.json {
-        rows.iter().try_for_each(render::json)?;
-        return Ok(());
+        return render::json(&crate::queries::stages::StagesView::of(&a.run, &state));
     }
+    let rows = health::stage_health(&state);
     outln!(
         "{:<20} {:>5} {:>5} {:>5} {:>10} {:>7}  circuit",
         "STAGE",

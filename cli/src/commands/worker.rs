@@ -8,7 +8,7 @@ use runlog_core::RunStatus;
 use runlog_replay::Replay;
 use runlog_runner::lease::Member;
 use runlog_runner::{Ended, Launcher, RunOptions, RunnerError};
-use runlog_store::{EventLog, StoreError};
+use runlog_store::StoreError;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,7 +53,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     a.retention.apply(ctx)?;
     let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store, &ctx.host);
     let lease = Duration::from_millis(a.lease_ms.max(100));
-    let Some(member) = Member::join(launcher.log(), a.name, lease, &ctx.host)? else {
+    let Some(member) = Member::join(launcher.store(), a.name, lease, &ctx.host)? else {
         return Err(CliError::failed("the shared store did not open as one"));
     };
     errln!(

@@ -5,7 +5,7 @@
 //! (`--otlp-compression gzip`, `OTEL_EXPORTER_OTLP_COMPRESSION`).
 
 use crate::error::{CliError, Result};
-use runlog_runner::http::{Client, Target, TlsFiles};
+use runlog_gateway::http::{Client, Target, TlsFiles};
 use std::path::PathBuf;
 
 /// How traces are delivered, as the flags give it (the standard variables fill what they leave).

@@ -260,7 +260,7 @@ fn send_loop(
                     let retry = e.retryable();
                     outcome = Err(format!(
                         "{}; {}",
-                        runlog_runner::http::in_one_line(&e),
+                        runlog_gateway::http::in_one_line(&e),
                         e.fix(endpoint)
                     ));
                     if !retry {

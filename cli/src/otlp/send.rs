@@ -1,11 +1,11 @@
 //! One OTLP/HTTP request with protobuf, as every receiver accepts it, through runlog's one HTTP
-//! client (`runlog_runner::http`, the model gateway's): over TLS for `https://`, gzipped when
+//! client (`runlog_gateway::http`, the model gateway's): over TLS for `https://`, gzipped when
 //! asked, with the endpoint's headers (never shown).
 
 use super::Endpoint;
 use axum::body::Bytes;
 use http_body_util::BodyExt;
-use runlog_runner::http::Unanswered;
+use runlog_gateway::http::Unanswered;
 use std::io::Write;
 use std::time::Duration;
 
@@ -54,7 +54,7 @@ impl SendError {
     pub fn fix(&self, endpoint: &Endpoint) -> String {
         match self {
             SendError::Unreachable { why, .. } if why.is_ca_as_own() => {
-                runlog_store::trust::ca_as_own_hint("--otlp-ca")
+                runlog_store::tls::ca_as_own_hint("--otlp-ca")
             }
             SendError::Unreachable { why, .. } if why.is_certificate() => {
                 "the receiver's certificate does not verify against the system's roots: give the CA that signed it with --otlp-ca FILE (or OTEL_EXPORTER_OTLP_CERTIFICATE)".into()
@@ -111,7 +111,7 @@ pub async fn post_to(
     content_type: &str,
     body: Vec<u8>,
 ) -> Result<(), SendError> {
-    let url = runlog_runner::http::Target {
+    let url = runlog_gateway::http::Target {
         path: path.to_owned(),
         ..endpoint.target.clone()
     }

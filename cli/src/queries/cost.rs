@@ -6,6 +6,7 @@ use serde::Serialize;
 
 /// The cost of a run at a seq.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CostView {
     /// The run.
     pub run: String,

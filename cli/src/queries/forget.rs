@@ -184,6 +184,7 @@ pub fn unshared_blobs(log: &dyn EventLog, doomed: &[Doomed]) -> Result<Vec<[u8; 
 
 /// One tombstone in the register.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Tombstone {
     /// The run forgotten.
     pub run: String,

@@ -2,11 +2,18 @@
 
 use runlog_replay::{Replay, Result};
 
-/// A fork recorded: the new run, the seq it started from, and its head.
+/// A fork recorded: the new run, the run and seq it started from, and its head (`fork --json`,
+/// the API's answer to a fork).
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Forked {
     /// The new run.
+    #[serde(rename = "run")]
     pub new: String,
+    /// The run it was forked from.
+    pub from_run: String,
     /// The seq of the run it was forked from.
+    #[serde(rename = "at_seq")]
     pub at: u64,
     /// The new run's head.
     pub seq: u64,
@@ -36,6 +43,7 @@ pub fn fork(
     let head = replay.fork(run, at, &new, now)?;
     Ok(Forked {
         new,
+        from_run: run.to_owned(),
         at,
         seq: head.seq,
     })

@@ -169,6 +169,7 @@ pub fn report(log: &dyn EventLog, ask: &Ask) -> Result<JudgesReport> {
 
 /// A verdict waiting for a person.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Waiting {
     /// The run.
     pub run: String,

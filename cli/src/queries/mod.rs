@@ -2,17 +2,21 @@
 //! CLI's `--json` and the API's body for one question are the same bytes. Errors are the typed
 //! errors of the libraries; each interface words its own hints.
 
+pub mod audit;
 pub mod board;
 pub mod calls;
 pub mod cost;
 pub mod diff;
 pub mod du;
+pub mod events;
 pub mod forget;
 pub mod fork;
 pub mod judges;
+pub mod recorded;
 pub mod rerun;
 pub mod runs;
 pub mod secrets;
 pub mod stack;
+pub mod stages;
 pub mod story;
 pub mod verify;

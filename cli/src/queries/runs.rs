@@ -6,6 +6,7 @@ use serde::Serialize;
 
 /// One run as `runs` lists it (and the API's `GET /v1/runs`).
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Row {
     /// The run.
     pub run: String,

@@ -7,12 +7,11 @@
 //! opens a connection and says nothing holds up no one.
 
 use axum::serve::Listener;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
 use rustls::server::WebPkiClientVerifier;
 use rustls::ServerConfig;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
@@ -24,28 +23,7 @@ const HANDSHAKE_TIME: Duration = Duration::from_secs(10);
 /// Handshakes under way at once; more wait in the kernel's backlog.
 const HANDSHAKES_AT_ONCE: usize = 64;
 
-/// Why the TLS files cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum TlsError {
-    /// A file cannot be read or holds no PEM item of the kind needed.
-    #[error("{}: {why}", path.display())]
-    File {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        why: String,
-    },
-    /// rustls refused the certificate, the key or the CA.
-    #[error("the TLS certificate {} and key {} do not make a server: {why}", cert.display(), key.display())]
-    Config {
-        /// The certificate file.
-        cert: PathBuf,
-        /// The key file.
-        key: PathBuf,
-        /// rustls's reason.
-        why: String,
-    },
-}
+pub use runlog_store::tls::{certificates, private_key, provider, TlsError};
 
 /// Where the server's certificate, key and (for mutual TLS) client CA are.
 #[derive(Debug, Clone)]
@@ -97,15 +75,10 @@ impl Tls {
     }
 }
 
-/// The one crypto provider runlog's TLS uses (ring).
-pub fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
-}
-
 fn config(files: &TlsFiles) -> Result<ServerConfig, TlsError> {
     let certs = certificates(&files.cert)?;
     let key = private_key(&files.key)?;
-    let refused = |why: String| TlsError::Config {
+    let refused = |why: String| TlsError::Pair {
         cert: files.cert.clone(),
         key: files.key.clone(),
         why,
@@ -115,13 +88,15 @@ fn config(files: &TlsFiles) -> Result<ServerConfig, TlsError> {
         .map_err(|e| refused(e.to_string()))?;
     let builder = match &files.client_ca {
         Some(ca) => {
-            let verifier =
-                WebPkiClientVerifier::builder_with_provider(Arc::new(roots(ca)?), provider())
-                    .build()
-                    .map_err(|e| TlsError::File {
-                        path: ca.clone(),
-                        why: e.to_string(),
-                    })?;
+            let verifier = WebPkiClientVerifier::builder_with_provider(
+                Arc::new(runlog_store::tls::Roots::File(ca.clone()).load()?.0),
+                provider(),
+            )
+            .build()
+            .map_err(|e| TlsError::File {
+                path: ca.clone(),
+                why: e.to_string(),
+            })?;
             builder.with_client_cert_verifier(verifier)
         }
         None => builder.with_no_client_auth(),
@@ -131,44 +106,6 @@ fn config(files: &TlsFiles) -> Result<ServerConfig, TlsError> {
         .map_err(|e| refused(e.to_string()))?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(config)
-}
-
-/// The certificates of a PEM file: at least one.
-pub fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
-    let bad = |why: String| TlsError::File {
-        path: path.to_path_buf(),
-        why,
-    };
-    let certs = CertificateDer::pem_file_iter(path)
-        .map_err(|e| bad(format!("cannot read: {e}")))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| bad(format!("not PEM certificates: {e}")))?;
-    if certs.is_empty() {
-        return Err(bad(
-            "holds no certificate (a PEM `BEGIN CERTIFICATE` block)".into(),
-        ));
-    }
-    Ok(certs)
-}
-
-/// The private key of a PEM file.
-pub fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
-    PrivateKeyDer::from_pem_file(path).map_err(|e| TlsError::File {
-        path: path.to_path_buf(),
-        why: format!("no private key read: {e}"),
-    })
-}
-
-/// The CA certificates of a PEM file, as the roots a peer's certificate is checked against.
-pub fn roots(path: &Path) -> Result<rustls::RootCertStore, TlsError> {
-    let mut roots = rustls::RootCertStore::empty();
-    for c in certificates(path)? {
-        roots.add(c).map_err(|e| TlsError::File {
-            path: path.to_path_buf(),
-            why: format!("not a CA certificate: {e}"),
-        })?;
-    }
-    Ok(roots)
 }
 
 /// TCP connections after their handshake, and where they come from.

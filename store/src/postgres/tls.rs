@@ -8,14 +8,17 @@
 //! `verify-ca` checks the chain; `verify-full` checks the chain and the host name.
 
 use crate::error::{Result, StoreError};
+use crate::tls::{Roots, TlsError};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
-use std::path::{Path, PathBuf};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
+use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_postgres::config::SslMode;
 use tokio_postgres_rustls::MakeRustlsConnect;
+
+/// What checking the server needs and was not given.
+const NO_ROOT: &str = "checking the server needs its root certificate: add sslrootcert=FILE (PEM), or sslrootcert=system for the system's roots";
 
 /// The URL parameters this module takes (tokio-postgres knows none but `sslmode`'s first three
 /// values, and refuses the others).
@@ -152,24 +155,27 @@ impl Ssl {
 
     /// The connector every connection of the store is made with.
     pub fn connector(&self) -> Result<MakeRustlsConnect> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let builder = ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| self.invalid(e.to_string()))?;
         let checks = match (self.mode, &self.root) {
             (Mode::VerifyFull, _) => Checks::Full,
             (Mode::VerifyCa, _) | (Mode::Require, Some(_)) => Checks::Chain,
             _ => Checks::None,
         };
+        let provider = crate::tls::provider();
         let verifier: Arc<dyn ServerCertVerifier> = match checks {
             Checks::None => Arc::new(Lenient {
                 chain: None,
                 provider,
             }),
             Checks::Chain | Checks::Full => {
-                let (roots, given) = self.roots()?;
-                let webpki = crate::trust::verifier(roots, given, provider.clone())
-                    .map_err(|e| self.invalid(e.to_string()))?;
+                let roots = match self.root.as_deref() {
+                    Some("system") => Roots::System,
+                    Some(file) => Roots::File(file.into()),
+                    None => return Err(self.invalid(NO_ROOT.into())),
+                };
+                let webpki = crate::tls::verifier_of(&roots).map_err(|e| match e {
+                    TlsError::NoRoots => self.invalid(NO_ROOT.into()),
+                    e => self.invalid(format!("sslrootcert {e}")),
+                })?;
                 if checks == Checks::Full {
                     webpki
                 } else {
@@ -180,58 +186,15 @@ impl Ssl {
                 }
             }
         };
-        let builder = builder
-            .dangerous()
-            .with_custom_certificate_verifier(verifier);
-        let config = match &self.client {
-            Some((cert, key)) => {
-                let certs = self.certificates("sslcert", cert)?;
-                let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
-                    self.invalid(format!("sslkey {} cannot be read: {e}", key.display()))
-                })?;
-                builder
-                    .with_client_auth_cert(certs, key)
-                    .map_err(|e| self.invalid(format!("the client certificate: {e}")))?
-            }
-            None => builder.with_no_client_auth(),
-        };
+        let client = self
+            .client
+            .as_ref()
+            .map(|(c, k)| (c.as_path(), k.as_path()));
+        let config = crate::tls::client_config(verifier, client).map_err(|e| match e {
+            e @ TlsError::File { .. } => self.invalid(format!("sslcert/sslkey {e}")),
+            e => self.invalid(e.to_string()),
+        })?;
         Ok(MakeRustlsConnect::new(config))
-    }
-
-    /// The roots to check the server's chain against, and the certificates of the file given
-    /// (trusted as they are: see [`crate::trust`]).
-    fn roots(&self) -> Result<(RootCertStore, Vec<CertificateDer<'static>>)> {
-        let mut roots = RootCertStore::empty();
-        let mut given = Vec::new();
-        match self.root.as_deref() {
-            Some("system") => {
-                for cert in rustls_native_certs::load_native_certs().certs {
-                    let _ = roots.add(cert);
-                }
-            }
-            Some(file) => {
-                for cert in self.certificates("sslrootcert", Path::new(file))? {
-                    roots.add(cert.clone()).map_err(|e| {
-                        self.invalid(format!("sslrootcert {file} holds no CA certificate: {e}"))
-                    })?;
-                    given.push(cert);
-                }
-            }
-            None => {}
-        }
-        if roots.is_empty() {
-            return Err(self.invalid(
-                "checking the server needs its root certificate: add sslrootcert=FILE (PEM), or sslrootcert=system for the system's roots".into(),
-            ));
-        }
-        Ok((roots, given))
-    }
-
-    /// The certificates of the PEM file a parameter names.
-    fn certificates(&self, param: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>> {
-        CertificateDer::pem_file_iter(path)
-            .and_then(|certs| certs.collect::<std::result::Result<Vec<_>, _>>())
-            .map_err(|e| self.invalid(format!("{param} {} cannot be read: {e}", path.display())))
     }
 
     fn invalid(&self, why: String) -> StoreError {
@@ -253,8 +216,8 @@ pub fn explained(mode: Mode, why: String) -> (String, bool) {
         )
     } else if why.contains("not valid for name") || why.contains("NotValidForName") {
         Some("the server's certificate does not name the host in the URL: connect by a name it holds, or use sslmode=verify-ca".to_owned())
-    } else if crate::trust::is_ca_as_own(&why) {
-        Some(crate::trust::ca_as_own_hint("sslrootcert"))
+    } else if crate::tls::is_ca_as_own(&why) {
+        Some(crate::tls::ca_as_own_hint("sslrootcert"))
     } else if why.contains("UnknownIssuer") || why.contains("invalid peer certificate") {
         Some("the server's certificate is not signed by a CA of sslrootcert: give the CA that signed it".to_owned())
     } else {
@@ -279,7 +242,7 @@ enum Checks {
 /// signatures are checked either way.
 #[derive(Debug)]
 struct Lenient {
-    chain: Option<Arc<crate::trust::Given>>,
+    chain: Option<Arc<crate::tls::Given>>,
     provider: Arc<rustls::crypto::CryptoProvider>,
 }
 

@@ -16,7 +16,7 @@ impl Engine {
         let Some(ws) = &self.ctx.workspace else {
             return Ok(None);
         };
-        let state = self.session.state();
+        let state = self.rec.state();
         let dir = match job {
             Job::Attempt => ws.prepare(state, id)?,
             // Tests and the evaluator judge the worktree the attempt left.
@@ -46,14 +46,14 @@ impl Engine {
         }
         let mut counts = runlog_core::redact::Counts::new();
         let redactor = self.ctx.redactor.clone();
-        let recorded = ws.record(self.session.state(), id, self.log.as_ref(), |patch| {
+        let recorded = ws.record(self.rec.state(), id, self.rec.log().as_ref(), |patch| {
             redactor.redact_in_place(patch, &mut counts)
         })?;
         if let Some(command) = recorded {
             self.carry_out(
                 crate::finished::redaction(Some(id), counts).map(crate::finished::record),
             )?;
-            self.execute(command)?;
+            self.record(command)?;
         }
         Ok(())
     }
@@ -82,8 +82,8 @@ impl Engine {
             policy,
         };
         let words = writes.describe();
-        self.observer.note(&format!("⚠ {id} {words}"));
-        self.execute(CommandKind::RecordOutsideWrites {
+        self.rec.note(&format!("⚠ {id} {words}"));
+        self.record(CommandKind::RecordOutsideWrites {
             writes: Box::new(writes),
         })?;
         if policy == OutsidePolicy::Fail && out.succeeded() {
@@ -98,10 +98,10 @@ impl Engine {
             return Ok(());
         };
         for task in self.state().merges_due() {
-            if let Some(command) = ws.merge(self.session.state(), &task)? {
+            if let Some(command) = ws.merge(self.rec.state(), &task)? {
                 // Among workers, another may have recorded this merge first: a race lost, not
                 // an error (the next step merges from the new head whatever is still due).
-                if let Err(rejection) = self.try_execute(command)? {
+                if let Err(rejection) = self.rec.record(command)? {
                     tracing::debug!(%task, %rejection, "a merge recorded elsewhere first");
                     continue;
                 }
@@ -112,8 +112,8 @@ impl Engine {
                 .is_some_and(|t| t.code.merged.is_some())
             {
                 // Its work is on the integration branch: its worktree is not needed.
-                if let Err(e) = ws.retire(self.session.state(), &task) {
-                    self.observer
+                if let Err(e) = ws.retire(self.rec.state(), &task) {
+                    self.rec
                         .note(&format!("note: task {task}'s worktree stays: {e}"));
                 }
             }
@@ -127,8 +127,8 @@ impl Engine {
         let Some(ws) = self.ctx.workspace.clone() else {
             return Ok(());
         };
-        if let Some(open) = ws.adopt(self.session.state())? {
-            self.execute(open)?;
+        if let Some(open) = ws.adopt(self.rec.state())? {
+            self.record(open)?;
         }
         Ok(())
     }
@@ -136,7 +136,7 @@ impl Engine {
     /// Puts the git branches where the run's state says after a rollback recorded at `seq`.
     pub(super) fn follow_workspace(&mut self, seq: u64) -> Result<()> {
         if let Some(ws) = &self.ctx.workspace {
-            ws.follow_rollback(self.session.state(), seq)?;
+            ws.follow_rollback(self.rec.state(), seq)?;
         }
         Ok(())
     }

@@ -6,25 +6,20 @@
 
 mod git_workspace;
 mod model_calls;
+mod recorder;
 mod running;
 mod starting;
 mod stopping;
 mod taking_in;
 
-use crate::clock::Clock;
 use crate::crew::{Crew, TICK};
 use crate::error::RunnerError;
 use crate::layout::Layout;
-use crate::observer::{Observer, Unobserved};
+use crate::observer::Observer;
 use crate::process;
-use crate::step::{KillPoint, Planned};
 use crate::workflow::RunnerSettings;
-use runlog_core::dispatch::Frontier;
-use runlog_core::{
-    Command, CommandKind, Event, Rejection, RunId, RunOutcome, RunState, RunStatus, TaskId,
-    TaskStatus,
-};
-use runlog_replay::{Replay, Session};
+use recorder::{required, Recorder};
+use runlog_core::{CommandKind, Event, RunId, RunOutcome, RunState, RunStatus, TaskId};
 use runlog_store::EventLog;
 use running::{Done, Foreign, Processes, Replanning, Running, StopSwitch};
 use std::path::PathBuf;
@@ -83,6 +78,9 @@ pub struct Context {
     /// The secrets replaced in everything the run's commands leave before it is recorded: the
     /// environment's by name, the `redact_file`'s, and the well-known key shapes.
     pub redactor: Arc<runlog_core::redact::Redactor>,
+    /// Where the commands run: processes of this host ([`process::Os`]) unless the program
+    /// embedding the engine says otherwise ([`crate::Launcher::with_commands`]).
+    pub commands: Arc<dyn process::Commands>,
 }
 
 /// How a run ended, for the caller's summary.
@@ -108,30 +106,20 @@ impl Ended {
 
 /// The runner.
 pub struct Engine {
-    session: Session<'static>,
-    /// The store, shared with the session's replay: read beside the session's own borrows.
-    log: Arc<dyn EventLog>,
+    /// The run's head and the one way to record (see [`recorder`]).
+    rec: Recorder,
     ctx: Context,
-    clock: Clock,
-    observer: Box<dyn Observer>,
     jobs_override: Option<u32>,
     /// The processes it started and the channel they report back on.
     procs: Processes,
-    /// The tasks the dispatch looks at, kept up to date with every event the session folds.
-    frontier: Frontier,
     /// Turns true when the driver wants the run stopped (a signal, the API).
     stop: Option<watch::Receiver<bool>>,
     /// The run is resumed: it is made runnable again when driving starts.
     resuming: bool,
     /// What a person should hear when driving starts (how the run's tasks work).
     notes: Vec<String>,
-    /// Each task's story so far, for its agent's `RUNLOG_HISTORY`.
-    histories: super::history::Histories,
     /// Working the run as one worker among many (the shared store); `None` alone.
     crew: Option<Crew>,
-    /// The processes this step starts once its append is durable.
-    planned: Vec<Planned>,
-    kill_point: KillPoint,
     /// Worktrees of ended tasks, handed on to tasks that start (outside a git workspace).
     spares: super::spare::Spares,
     /// The model gateway, when the workflow turns it on (opened as driving starts).
@@ -141,8 +129,8 @@ pub struct Engine {
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
-            .field("run", &self.session.run())
-            .field("seq", &self.session.state().seq)
+            .field("run", &self.rec.run())
+            .field("seq", &self.rec.state().seq)
             .finish()
     }
 }
@@ -156,24 +144,17 @@ impl Engine {
         ctx: Context,
         opts: RunOptions,
     ) -> Self {
-        let histories = super::history::Histories::new(ctx.runner.history_cap);
         let (clock, kill_point) = (ctx.host.clock(), ctx.host.kill_point());
+        let rec = Recorder::new(log, run, state, clock, ctx.runner.history_cap, kill_point);
         Self {
-            session: Session::at(Replay::shared(log.clone()), run, state),
-            log,
+            rec,
+            procs: Processes::new(ctx.commands.clone()),
             ctx,
-            clock,
-            observer: Box::new(Unobserved),
             jobs_override: opts.jobs(),
-            procs: Processes::new(),
-            frontier: Frontier::new(),
             stop: None,
             resuming: false,
             notes: Vec::new(),
-            histories,
             crew: None,
-            planned: Vec::new(),
-            kill_point,
             spares: super::spare::Spares::default(),
             calls: None,
         }
@@ -186,7 +167,7 @@ impl Engine {
 
     /// Shows the engine's work to `observer` (nothing is shown by default).
     pub fn observed_by(mut self, observer: impl Observer + 'static) -> Self {
-        self.observer = Box::new(observer);
+        self.rec.observed_by(Box::new(observer));
         self
     }
 
@@ -202,9 +183,10 @@ impl Engine {
         self.notes.push(note);
     }
 
-    /// Records a command the launcher prepared (opening the workspace).
-    pub(crate) fn record_now(&mut self, kind: CommandKind) -> Result<()> {
-        self.execute(kind).map(|_| ())
+    /// Records `kind`, which the rules must accept (a refusal is an error): what the launcher
+    /// prepared (opening the workspace), and the engine's own decisions that cannot be refused.
+    pub(crate) fn record(&mut self, kind: CommandKind) -> Result<Vec<(u64, Event)>> {
+        required(self.rec.record(kind)?)
     }
 
     /// The run.
@@ -224,131 +206,50 @@ impl Engine {
 
     /// The run's state as this engine knows it (the head).
     pub fn state(&self) -> &RunState {
-        self.session.state()
+        self.rec.state()
     }
 
     fn run(&self) -> &str {
-        self.session.run()
+        self.rec.run()
     }
 
-    /// Decides and records a command through the session; the observer sees each event.
-    fn try_execute(
-        &mut self,
-        kind: CommandKind,
-    ) -> Result<std::result::Result<Vec<(u64, Event)>, Rejection>> {
-        let cmd = Command::new(self.clock.now(), kind);
-        self.try_record(cmd)
-    }
-
-    /// Decides and records a command as it is (with its principal, if it names one). In a
-    /// step, it is staged: the frontier sees it now, everything else once it is appended.
-    fn try_record(
-        &mut self,
-        cmd: Command,
-    ) -> Result<std::result::Result<Vec<(u64, Event)>, Rejection>> {
-        if self.session.is_batching() {
-            let frontier = &mut self.frontier;
-            let staged = self.session.stage(cmd, &mut |seq, e, state| {
-                frontier.observe(seq, &e.kind, state)
-            })?;
-            return Ok(staged.map(|r| r.events));
-        }
-        let observer = &mut self.observer;
-        let histories = &mut self.histories;
-        let log = self.log.as_ref();
-        let frontier = &mut self.frontier;
-        let recorded = self.session.execute_observed(cmd, &mut |seq, e, state| {
-            frontier.observe(seq, &e.kind, state);
-            histories.observe(log, seq, e);
-            observer.event(seq, e, state)
-        })?;
-        Ok(recorded.map(|r| r.events))
-    }
-
-    /// Ends a step: what it staged is appended as one append (its observers see it now), then
-    /// the processes it planned start, each only if its task still stands where the step
-    /// left it. `true` when others' events were taken in first (the state moved under the
-    /// step's dispatch).
+    /// Ends a step: what it staged is appended as one append, then the processes it planned
+    /// start, each only if its task still stands where the step left it. `true` when others'
+    /// events were taken in first (the state moved under the step's dispatch).
     fn commit(&mut self) -> Result<bool> {
-        let mut took_in = false;
-        if self.session.staged() > 0 {
-            tracing::debug!(
-                run = self.session.run(),
-                staged = self.session.staged(),
-                starts = self.planned.len(),
-                "appending a step"
-            );
-            let observer = &mut self.observer;
-            let histories = &mut self.histories;
-            let log = self.log.as_ref();
-            let hand_on = self.ctx.workspace.is_none();
-            let mut ended = Vec::new();
-            let commit = self.session.commit_observed(&mut |seq, e, state| {
-                histories.observe(log, seq, e);
-                if let Some(id) = e.kind.task().filter(|_| hand_on) {
-                    if state.status_of(id).is_some_and(TaskStatus::is_terminal) {
-                        ended.push(id.clone());
-                    }
-                }
-                observer.event(seq, e, state)
-            })?;
-            for id in ended {
-                self.spares.offer(self.ctx.layout.worktree(id.as_str()));
-            }
-            if commit.redecided() {
-                tracing::debug!(
-                    run = self.session.run(),
-                    "the step's append lost a race: decided again on the new head"
-                );
-                // It saw events that were decided again: the tasks they name are found again,
-                // and what those events moved is stopped.
-                self.frontier
-                    .retouch(self.session.state(), commit.moved_by.iter());
-                self.stop_moved();
-                took_in = true;
-            }
-            for (cmd, rejection) in commit.dropped {
-                // Among workers, a start or claim that another worker's came before is the
-                // usual race, not news.
-                let race = matches!(
-                    cmd.kind,
-                    CommandKind::StartTaskAs { .. } | CommandKind::ClaimTask { .. }
-                );
-                if !race {
-                    self.observer.note(&format!(
-                        "note: a decision was not recorded, one appended meanwhile came first: {rejection}"
-                    ));
-                }
-            }
-            if !self.planned.is_empty() {
-                self.kill_point.appended();
-            }
+        let appended = self.rec.commit(self.ctx.workspace.is_none())?;
+        self.appended(appended)
+    }
+
+    /// What follows a step's append: the ended tasks' worktrees handed on, the processes whose
+    /// task moved stopped, the planned ones started.
+    fn appended(&mut self, appended: recorder::Appended) -> Result<bool> {
+        for id in appended.ended {
+            self.spares.offer(self.ctx.layout.worktree(id.as_str()));
         }
-        for p in std::mem::take(&mut self.planned) {
+        if appended.redecided {
+            self.stop_moved();
+        }
+        for p in appended.planned {
             if self.phase(&p.id) == p.phase {
                 self.spawn(&p.id, p.job, p.command, p.dir);
             }
         }
-        Ok(took_in)
-    }
-
-    fn execute(&mut self, kind: CommandKind) -> Result<Vec<(u64, Event)>> {
-        self.try_execute(kind)?
-            .map_err(|r| RunnerError::Refused(Box::new(r)))
+        Ok(appended.redecided)
     }
 
     /// Starts a run of a workflow: the start-run command, then what the workflow records with
     /// it (the test commands found by convention).
     pub fn start(&mut self, commands: Vec<CommandKind>) -> Result<()> {
         for command in commands {
-            self.execute(command)?;
+            self.record(command)?;
         }
         Ok(())
     }
 
     /// Links this run to the task of another run it is the sub-project of.
     pub fn link_parent(&mut self, parent_run: RunId, task: TaskId) -> Result<()> {
-        self.execute(CommandKind::LinkParentRun { parent_run, task })
+        self.record(CommandKind::LinkParentRun { parent_run, task })
             .map(|_| ())
     }
 
@@ -372,11 +273,11 @@ impl Engine {
                 self.ctx.runner.grace,
             )
             .await;
-            self.execute(CommandKind::Interrupt {
+            self.record(CommandKind::Interrupt {
                 reason: "the runner stopped without recording it; resuming".into(),
             })?;
             for text in stopped {
-                self.execute(CommandKind::PostMessage {
+                self.record(CommandKind::PostMessage {
                     task: None,
                     from: "runlog".into(),
                     text,
@@ -386,7 +287,7 @@ impl Engine {
         if self.succeeded() || self.state().status == RunStatus::Running {
             return Ok(());
         }
-        self.execute(CommandKind::Resume {
+        self.record(CommandKind::Resume {
             reason: "runlog resume".into(),
         })
         .map(|_| ())
@@ -412,14 +313,14 @@ impl Engine {
             .then(|| super::marker::hold(&self.ctx.layout.marker()))
             .flatten();
         tracing::debug!(
-            run = self.session.run(),
+            run = self.rec.run(),
             seq = self.state().seq,
             resuming = self.resuming,
             worker = self.crew.as_ref().map(|c| c.me.as_str()),
             "driving"
         );
         for note in std::mem::take(&mut self.notes) {
-            self.observer.note(&format!("note: {note}"));
+            self.rec.observer().note(&format!("note: {note}"));
         }
         if std::mem::take(&mut self.resuming) {
             self.prepare_resume().await?;
@@ -431,13 +332,13 @@ impl Engine {
             self.adopt_workspace()?;
         }
         self.open_gateway().await?;
-        let mut foreign = Foreign::watch(self.log.as_ref(), self.run());
+        let mut foreign = Foreign::watch(self.rec.log().as_ref(), self.run());
         let crew = self.crew.is_some();
         // Without a git workspace, a step's decisions are appended together (among workers
         // too: a start that lost its race is decided again, dropped, and its process never
         // started); in a git workspace each one follows a git operation it records.
         if self.ctx.workspace.is_none() {
-            self.session.batching();
+            self.rec.in_steps();
         }
         loop {
             if crew && self.state().status != RunStatus::Running {
@@ -451,7 +352,7 @@ impl Engine {
                 // (a dependency done elsewhere) is dispatched before this engine waits or ends.
                 continue;
             }
-            self.observer.step(self.session.state());
+            self.rec.show_step();
             // Usage recorded, a budget raised: the gateway refuses calls by the budgets now.
             self.refresh_budgets();
             if self.procs.busy.is_empty() && self.procs.replanning.is_none() {
@@ -462,7 +363,7 @@ impl Engine {
                 match next_due {
                     Some(due) => {
                         tokio::select! {
-                            _ = self.clock.sleep_until(due) => continue,
+                            _ = self.rec.clock().sleep_until(due) => continue,
                             Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
                             () = stop.asked() => return self.interrupt(started).await,
                             _ = tokio::time::sleep(TICK), if crew => {}
@@ -498,7 +399,7 @@ impl Engine {
                 }
                 Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
                 () = stop.asked() => return self.interrupt(started).await,
-                _ = self.clock.sleep_until(next_due.unwrap_or_default()), if next_due.is_some() => {}
+                _ = self.rec.clock().sleep_until(next_due.unwrap_or_default()), if next_due.is_some() => {}
                 _ = tokio::time::sleep(TICK), if crew => {}
             }
         }

@@ -6,7 +6,6 @@
 use super::{Engine, Result};
 use crate::error::RunnerError;
 use crate::finished::{self, Ran};
-use crate::gateway::{Book, Gateway, Passed, Provider, ProviderKind};
 use crate::workflow::GatewayPlan;
 use runlog_core::model_call::Body;
 use runlog_core::redact::Counts;
@@ -14,6 +13,7 @@ use runlog_core::rerun::Answers;
 use runlog_core::usage::UsageStage;
 use runlog_core::CommandKind;
 use runlog_core::{Hash, TaskId};
+use runlog_gateway::{Book, Gateway, Passed, Provider, ProviderKind};
 use std::collections::{HashMap, HashSet};
 use tokio::sync::mpsc;
 
@@ -30,6 +30,45 @@ pub(super) struct ModelCalls {
 
 /// A command's conversation with one model: task, attempt, stage and model.
 type Conversation = (TaskId, u32, UsageStage, Option<String>);
+
+impl ModelCalls {
+    /// What a command of `id`'s `attempt` gets to reach its models through the gateway: the
+    /// gateway's address under every name SDKs and CLIs read, and its own key in place of each
+    /// provider's.
+    fn env(&self, id: &TaskId, attempt: u32, stage: UsageStage) -> Vec<(String, String)> {
+        let key = self.gateway.admit(id, attempt, stage);
+        let url = self.gateway.url().to_owned();
+        let mut env = vec![
+            ("RUNLOG_GATEWAY".to_owned(), url.clone()),
+            ("ANTHROPIC_BASE_URL".to_owned(), url.clone()),
+            ("OPENAI_BASE_URL".to_owned(), format!("{url}/v1")),
+            ("OPENAI_API_BASE".to_owned(), format!("{url}/v1")),
+        ];
+        env.extend(
+            ProviderKind::ALL
+                .into_iter()
+                .map(|k| (k.key_env().to_owned(), key.clone())),
+        );
+        // A provider whose key has a name of its own: that name gets the command's key too.
+        for p in self.gateway.providers() {
+            if !env.iter().any(|(name, _)| name == &p.api_key_env) {
+                env.push((p.api_key_env.clone(), key.clone()));
+            }
+        }
+        env
+    }
+
+    /// The keys of `id`'s command stop working: it ended.
+    fn dismiss(&mut self, id: &TaskId) {
+        self.gateway.dismiss(id);
+        self.last_request.retain(|(task, ..), _| task != id);
+    }
+
+    /// The request this conversation sent last, as kept: the next is stored against it.
+    fn last_request(&mut self, conversation: &Conversation) -> Option<(Hash, Vec<u8>)> {
+        self.last_request.remove(conversation)
+    }
+}
 
 impl Engine {
     /// Opens the gateway when the workflow turns it on, each provider's key read from the
@@ -75,44 +114,31 @@ impl Engine {
     /// In a rerun whose answers come from the recording, the recording (read from the run it
     /// reruns, named by the rerun's record).
     fn rerun_book(&self) -> Result<Option<Book>> {
-        let Some(rerun) = runlog_replay::control::rerun_of(self.log.as_ref(), self.run())? else {
+        let Some(rerun) = runlog_replay::control::rerun_of(self.rec.log().as_ref(), self.run())?
+        else {
             return Ok(None);
         };
         if rerun.answers == Answers::Live {
             return Ok(None);
         }
-        Book::load(self.log.clone(), self.run(), self.ctx.layout.store(), rerun)
-            .map(Some)
-            .map_err(RunnerError::Recording)
+        Book::load(
+            self.rec.log().clone(),
+            self.run(),
+            self.ctx.layout.store(),
+            rerun,
+        )
+        .map(Some)
+        .map_err(RunnerError::Recording)
     }
 
     /// What a command of `id`'s current attempt gets to reach its models through the gateway:
     /// the gateway's address under every name SDKs and CLIs read, and its own key in place of
     /// each provider's.
     pub(super) fn gateway_env(&self, id: &TaskId, ran: Ran) -> Vec<(String, String)> {
-        let (Some(calls), Some(task)) = (&self.calls, self.state().task(id)) else {
-            return Vec::new();
-        };
-        let key = calls.gateway.admit(id, task.attempt, ran.stage());
-        let url = calls.gateway.url().to_owned();
-        let mut env = vec![
-            ("RUNLOG_GATEWAY".to_owned(), url.clone()),
-            ("ANTHROPIC_BASE_URL".to_owned(), url.clone()),
-            ("OPENAI_BASE_URL".to_owned(), format!("{url}/v1")),
-            ("OPENAI_API_BASE".to_owned(), format!("{url}/v1")),
-        ];
-        env.extend(
-            ProviderKind::ALL
-                .into_iter()
-                .map(|k| (k.key_env().to_owned(), key.clone())),
-        );
-        // A provider whose key has a name of its own: that name gets the command's key too.
-        for p in calls.gateway.providers() {
-            if !env.iter().any(|(name, _)| name == &p.api_key_env) {
-                env.push((p.api_key_env.clone(), key.clone()));
-            }
+        match (&self.calls, self.state().task(id)) {
+            (Some(calls), Some(task)) => calls.env(id, task.attempt, ran.stage()),
+            _ => Vec::new(),
         }
-        env
     }
 
     /// Whether the gateway measured calls of `id`'s current attempt's `ran` command: then the
@@ -129,8 +155,7 @@ impl Engine {
     /// The keys of `id`'s command stop working: it ended.
     pub(super) fn withdraw_keys(&mut self, id: &TaskId) {
         if let Some(calls) = &mut self.calls {
-            calls.gateway.dismiss(id);
-            calls.last_request.retain(|(task, ..), _| task != id);
+            calls.dismiss(id);
         }
     }
 
@@ -162,16 +187,16 @@ impl Engine {
             mapped,
         } = passed;
         if let Some(mapped) = mapped {
-            self.carry_out([finished::record(CommandKind::RecordAnswerMapped {
+            self.record(CommandKind::RecordAnswerMapped {
                 mapped: Box::new(mapped),
-            })])?;
+            })?;
         }
         if let Some(divergence) = diverged {
             let stops = !divergence.live;
             let task = divergence.task.clone();
-            self.carry_out([finished::record(CommandKind::RecordDivergence {
+            self.record(CommandKind::RecordDivergence {
                 divergence: Box::new(divergence),
-            })])?;
+            })?;
             // With recorded answers, the attempt stops at its first divergence.
             if stops {
                 if let Some(running) = self.procs.busy.get(&task) {
@@ -189,7 +214,7 @@ impl Engine {
         let previous = self
             .calls
             .as_mut()
-            .and_then(|c| c.last_request.remove(&conversation));
+            .and_then(|c| c.last_request(&conversation));
         let like = previous
             .as_ref()
             .map(|(Hash(h), bytes)| (h, bytes.as_slice()));
@@ -218,9 +243,22 @@ impl Engine {
                 .measured
                 .insert((call.task.clone(), call.attempt, call.stage));
         }
-        let redaction = finished::redaction(Some(&call.task), counts).map(finished::record);
         // What a person may not read is said first, as for a command's output.
-        self.carry_out(redaction.into_iter().chain([finished::model_call(call)]))?;
+        if let Some(redaction) = finished::redaction(Some(&call.task), counts) {
+            self.record(redaction)?;
+        }
+        let (task, about) = (
+            call.task.clone(),
+            format!("{} call {}", call.stage.name(), call.n),
+        );
+        let kind = CommandKind::RecordModelCall {
+            call: Box::new(call),
+        };
+        // One the rules refuse (its task replaced by a replan, an attempt a rollback undid) is
+        // noted on the task and the run goes on.
+        if let Err(refused) = self.rec.record(kind)? {
+            self.note(&task, format!("{about}: {refused}"))?;
+        }
         // Durable before the caller has the whole answer; the budgets it spent in force for
         // the next call.
         self.commit()?;
@@ -237,7 +275,7 @@ impl Engine {
             return;
         };
         let state = self.state();
-        let run = self.session.run();
+        let run = self.rec.run();
         let spent = self
             .procs
             .busy
@@ -274,7 +312,8 @@ impl Engine {
         let mut text = String::from_utf8_lossy(bytes).into_owned();
         self.ctx.redactor.redact_in_place(&mut text, counts);
         let blob = self
-            .log
+            .rec
+            .log()
             .put_blob_like(text.as_bytes(), like)
             .map_err(RunnerError::Output)?;
         let body = Body {

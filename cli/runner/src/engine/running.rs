@@ -1,12 +1,13 @@
 //! What the engine keeps of the processes it started, and the channels its loop waits on.
 
-use crate::process::Outcome;
+use crate::process::{Commands, Outcome};
 use crate::step::Phase;
 use runlog_core::dispatch::Job;
 use runlog_core::TaskId;
 use runlog_store::EventLog;
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -21,17 +22,37 @@ pub(super) struct Processes {
     pub(super) replan_gave_up: bool,
     pub(super) tx: mpsc::UnboundedSender<Done>,
     pub(super) rx: mpsc::UnboundedReceiver<Done>,
+    /// Where they run.
+    pub(super) commands: Arc<dyn Commands>,
 }
 
 impl Processes {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(commands: Arc<dyn Commands>) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         Self {
+            commands,
             busy: HashMap::new(),
             replanning: None,
             replan_gave_up: false,
             tx,
             rx,
+        }
+    }
+
+    /// Stops every process gently and waits up to `within` for each to end; whatever does not
+    /// end in time is abandoned, which kills its group (see `process`).
+    pub(super) async fn stop_all(&mut self, within: Duration) {
+        let mut all: Vec<Running> = self.busy.drain().map(|(_, r)| r).collect();
+        all.extend(self.replanning.take().map(|r| r.running));
+        for r in &all {
+            r.stop();
+        }
+        let deadline = std::time::Instant::now() + within;
+        for mut r in all {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if tokio::time::timeout(left, &mut r.handle).await.is_err() {
+                r.handle.abort();
+            }
         }
     }
 }

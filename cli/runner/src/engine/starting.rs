@@ -4,7 +4,7 @@
 use super::{Done, Engine, Replanning, Result, Running};
 use crate::crew::Crew;
 use crate::error::RunnerError;
-use crate::process::{self, Spec};
+use crate::process::Spec;
 use crate::step::{Phase, Planned};
 use crate::sub_project;
 use runlog_core::dispatch::{Capacity, Job};
@@ -18,20 +18,23 @@ impl Engine {
         self.abandon_lost()?;
         self.merge_due()?;
         let busy = &self.procs.busy;
-        let (crew, state) = (self.crew.as_ref(), self.session.state());
+        let crew = self.crew.as_ref();
         let running = crew.map_or(busy.len(), Crew::running);
+        let free = self.jobs().saturating_sub(running);
+        let now = self.rec.clock().peek();
+        let (frontier, state) = self.rec.frontier();
         let cap = Capacity {
             busy: &|id| busy.contains_key(id) || crew.is_some_and(|c| c.held_elsewhere(state, id)),
-            free: self.jobs().saturating_sub(running),
+            free,
             replanning: self.procs.replanning.is_some(),
             replan_stopped: self.procs.replan_gave_up,
         };
-        let plan = self.frontier.dispatch(state, self.clock.peek(), &cap);
+        let plan = frontier.dispatch(state, now, &cap);
         if !plan.over_budget.is_empty() {
             for task in plan.over_budget {
                 // Another worker may have stopped it first: then there is nothing to do.
-                if let Err(r) = self.try_execute(CommandKind::StopForBudget { task })? {
-                    self.observer.note(&format!("note: {r}"));
+                if let Err(r) = self.rec.record(CommandKind::StopForBudget { task })? {
+                    self.rec.note(&format!("note: {r}"));
                 }
             }
             // Each round fails at least one task, so this ends.
@@ -47,7 +50,7 @@ impl Engine {
                 }
                 None => {
                     self.procs.replan_gave_up = true;
-                    self.observer.note("⏸ a replan was requested and the workflow has no `replan` command: pausing");
+                    self.rec.note("⏸ a replan was requested and the workflow has no `replan` command: pausing");
                 }
             }
         }
@@ -63,17 +66,16 @@ impl Engine {
                 Some(_) => None,
                 None => self.workspace_dir(&id, job)?,
             };
-            if self.session.is_batching() {
-                let phase = self.phase(&id);
-                self.planned.push(Planned {
-                    id,
-                    job,
-                    command,
-                    dir,
-                    phase,
-                });
-            } else {
-                self.spawn(&id, job, command, dir);
+            let phase = self.phase(&id);
+            let planned = Planned {
+                id,
+                job,
+                command,
+                dir,
+                phase,
+            };
+            if let Some(now) = self.rec.plan(planned) {
+                self.spawn(&now.id, now.job, now.command, now.dir);
             }
         }
         Ok(plan.next_due)
@@ -85,7 +87,7 @@ impl Engine {
     pub(super) fn claim(&mut self, id: &TaskId, job: Job) -> Result<bool> {
         let Some(crew) = self.crew.clone() else {
             if job == Job::Attempt {
-                self.execute(CommandKind::StartTask {
+                self.record(CommandKind::StartTask {
                     task: id.clone(),
                     agent: None,
                     worktree: None,
@@ -110,7 +112,7 @@ impl Engine {
                 fresh_worktree,
             },
         };
-        Ok(self.try_execute(command)?.is_ok())
+        Ok(self.rec.record(command)?.is_ok())
     }
 
     /// Among workers: abandons the attempts of workers that were lost, so that the tasks are
@@ -120,14 +122,14 @@ impl Engine {
             return Ok(());
         };
         let busy = &self.procs.busy;
-        for (task, worker) in crew.lost(self.session.state(), &|id| busy.contains_key(id)) {
+        for (task, worker) in crew.lost(self.rec.state(), &|id| busy.contains_key(id)) {
             let reason = if worker == crew.me {
                 "a process of this worker's name stopped without finishing it".to_owned()
             } else {
                 format!("worker {worker}'s lease expired")
             };
             // Refused when another worker abandoned it first: nothing to do.
-            let _ = self.try_execute(CommandKind::AbandonAttempt {
+            let _ = self.rec.record(CommandKind::AbandonAttempt {
                 task,
                 worker,
                 reason,
@@ -139,11 +141,12 @@ impl Engine {
     /// The environment every command of a task sees; `slot` is the command's among those
     /// running (see [`Layout::feedback`]).
     pub(super) fn env_for(&mut self, id: &TaskId, slot: usize) -> Vec<(String, String)> {
-        let Some(t) = self.session.state().task(id) else {
+        let Some(t) = self.rec.state().task(id) else {
             return Vec::new();
         };
         let layout = &self.ctx.layout;
         let worktree = layout.worktree(t.worktree.as_deref().unwrap_or(id.as_str()));
+        // Made (or a spare moved in) first: the files below sit beside it.
         self.spares.make(&worktree);
         // Always there, empty when there is nothing to say.
         let feedback = layout.feedback(slot);
@@ -152,11 +155,9 @@ impl Engine {
             t.feedback.as_deref().unwrap_or_default().as_bytes(),
         );
         let history = layout.history(slot);
-        // Like the feedback file: always there, empty before the task has a story.
-        let _ = self.histories.write(&history, id);
         let usage = layout.usage(Some(id));
         crate::layout::empty_if_present(&usage);
-        vec![
+        let env = vec![
             ("RUNLOG_RUN".into(), self.run().to_owned()),
             ("RUNLOG_TASK".into(), id.0.clone()),
             ("RUNLOG_ATTEMPT".into(), t.attempt.to_string()),
@@ -166,7 +167,10 @@ impl Engine {
             ("RUNLOG_STAGE".into(), t.spec.stage_id().0),
             ("RUNLOG_HISTORY".into(), history.display().to_string()),
             ("RUNLOG_USAGE".into(), usage.display().to_string()),
-        ]
+        ];
+        // Like the feedback file: always there, empty before the task has a story.
+        let _ = self.rec.write_history(&history, id);
+        env
     }
 
     /// A sub-project task's command for this attempt: run its child, or resume the one it
@@ -175,7 +179,7 @@ impl Engine {
         let Some(sp) = self.state().task(id).and_then(|t| t.sub_project.clone()) else {
             return Ok(None);
         };
-        let log = self.log.as_ref();
+        let log = self.rec.log().as_ref();
         let run = self.run().to_owned();
         let exists = |c: &str| {
             log.head(c)
@@ -187,7 +191,14 @@ impl Engine {
             Some(c) if sub_project::is_child_of(log, c.as_str(), &run, id)? => (c.0, false),
             Some(inherited) => {
                 let own = sub_project::new_child_id(log, &run, id)?;
-                sub_project::fork_child(log, inherited.as_str(), &own, &run, id, self.clock.now())?;
+                sub_project::fork_child(
+                    log,
+                    inherited.as_str(),
+                    &own,
+                    &run,
+                    id,
+                    self.rec.clock().now(),
+                )?;
                 self.note(
                     id,
                     format!("child run {inherited} belongs to the run this one was forked from; this run's own, {own}, is forked from it at its head"),
@@ -196,7 +207,7 @@ impl Engine {
             }
             None => (sub_project::new_child_id(log, &run, id)?, true),
         };
-        self.execute(CommandKind::LinkChildRun {
+        self.record(CommandKind::LinkChildRun {
             task: id.clone(),
             child_run: RunId::from(child.as_str()),
         })?;
@@ -215,10 +226,6 @@ impl Engine {
         command: Option<String>,
         dir: Option<PathBuf>,
     ) {
-        // The stories start with what was recorded before this engine (a resumed run).
-        let seen_from = self.session.state().seq;
-        self.histories
-            .load(self.log.as_ref(), self.session.run(), seen_from);
         let Some(task) = self.state().task(id) else {
             return;
         };
@@ -231,7 +238,7 @@ impl Engine {
         let slot = (0..)
             .find(|i| self.procs.busy.values().all(|r| r.slot != *i))
             .unwrap_or_default();
-        tracing::debug!(run = self.session.run(), task = %id, ?job, dir = %dir.display(), "starting a command");
+        tracing::debug!(run = self.rec.run(), task = %id, ?job, dir = %dir.display(), "starting a command");
         let mut env = self.env_for(id, slot);
         env.extend(self.gateway_env(id, crate::finished::Ran::of(job)));
         if let (Some(url), true) = (&self.ctx.shared, child_run) {
@@ -247,7 +254,7 @@ impl Engine {
         let grace = self.ctx.runner.grace;
         let output_cap = self.ctx.runner.output_cap;
         let groups = self.ctx.layout.groups();
-        let tx = self.procs.tx.clone();
+        let (tx, commands) = (self.procs.tx.clone(), self.procs.commands.clone());
         let task = id.clone();
         let running = Running::start(move |stop| async move {
             let spec = Spec {
@@ -260,7 +267,7 @@ impl Engine {
                 groups: Some(&groups),
                 output_cap,
             };
-            let out = process::run(spec, stop).await;
+            let out = commands.run(spec, stop).await;
             let _ = tx.send(Done::Task(task, job, out));
         });
         let running = Running {
@@ -291,8 +298,8 @@ impl Engine {
         let dir = self.ctx.dir.clone();
         let runner = self.ctx.runner.clone();
         let groups = self.ctx.layout.groups();
-        let tx = self.procs.tx.clone();
-        self.observer.note("↺ running the replan command");
+        let (tx, commands) = (self.procs.tx.clone(), self.procs.commands.clone());
+        self.rec.note("↺ running the replan command");
         let running = Running::start(move |stop| async move {
             let spec = Spec {
                 cmd: &cmd,
@@ -306,7 +313,7 @@ impl Engine {
                 groups: Some(&groups),
                 output_cap: runner.output_cap,
             };
-            let out = process::run(spec, stop).await;
+            let out = commands.run(spec, stop).await;
             let _ = tx.send(Done::Replan(out));
         });
         self.procs.replanning = Some(Replanning {

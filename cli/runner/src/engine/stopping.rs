@@ -1,7 +1,7 @@
 //! How driving ends: every task settled (the run finished), or the stop switch (the run
 //! interrupted, or a worker leaving its tasks to the others).
 
-use super::{Ended, Engine, Result, Running, STOP_MARGIN};
+use super::{Ended, Engine, Result, STOP_MARGIN};
 use crate::crew::Crew;
 use crate::error::RunnerError;
 use crate::process;
@@ -16,36 +16,27 @@ impl Engine {
         if let Some(crew) = &self.crew {
             crew.ended(self.procs.busy.len());
         }
-        let mut all: Vec<Running> = self.procs.busy.drain().map(|(_, r)| r).collect();
-        all.extend(self.procs.replanning.take().map(|r| r.running));
-        for r in &all {
-            r.stop();
-        }
-        let deadline = Instant::now() + self.ctx.runner.grace + STOP_MARGIN;
-        for mut r in all {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if tokio::time::timeout(left, &mut r.handle).await.is_err() {
-                r.handle.abort();
-            }
-        }
+        self.procs
+            .stop_all(self.ctx.runner.grace + STOP_MARGIN)
+            .await;
     }
 
     pub(super) async fn interrupt(mut self, started: Instant) -> Result<Ended> {
         tracing::debug!(
-            run = self.session.run(),
+            run = self.rec.run(),
             running = self.procs.busy.len(),
             "stop asked: interrupting"
         );
         self.end_steps()?;
-        self.observer
+        self.rec
             .note("⏹ stopping: asking running commands to end (SIGTERM)");
         self.stop_all().await;
-        self.observer.end();
+        self.rec.observer().end();
         match self.crew.clone().filter(|c| !c.owns_run) {
             // A worker leaves: what it holds goes to the others at once.
             Some(crew) => self.give_up_held(&crew)?,
             None => {
-                self.execute(CommandKind::Interrupt {
+                self.record(CommandKind::Interrupt {
                     reason: "interrupted; `runlog resume` continues".into(),
                 })?;
             }
@@ -63,7 +54,7 @@ impl Engine {
             .map(|t| t.spec.id.clone())
             .collect();
         for task in held {
-            let _ = self.try_execute(CommandKind::AbandonAttempt {
+            let _ = self.rec.record(CommandKind::AbandonAttempt {
                 task,
                 worker: crew.me.clone(),
                 reason: format!("worker {} left", crew.me),
@@ -74,7 +65,7 @@ impl Engine {
 
     pub(super) fn into_ended(self, started: Instant, interrupted: bool) -> Ended {
         Ended {
-            state: self.session.into_state(),
+            state: self.rec.into_state(),
             interrupted,
             elapsed: started.elapsed(),
         }
@@ -82,30 +73,29 @@ impl Engine {
 
     /// Outside the loop's steps every decision is appended as it is made.
     pub(super) fn end_steps(&mut self) -> Result<()> {
-        self.commit()?;
-        self.session.stop_batching();
-        Ok(())
+        let appended = self.rec.end_steps(self.ctx.workspace.is_none())?;
+        self.appended(appended).map(|_| ())
     }
 
     pub(super) fn finish(mut self, started: Instant) -> Result<Ended> {
         tracing::debug!(
-            run = self.session.run(),
+            run = self.rec.run(),
             seq = self.state().seq,
             "nothing more can happen: finishing"
         );
         self.end_steps()?;
-        self.observer.end();
+        self.rec.observer().end();
         // Every command has ended: nothing listed is left to stop.
         process::forget_groups(&self.ctx.layout.groups());
-        match self.try_execute(CommandKind::Finish)? {
+        match self.rec.record(CommandKind::Finish)? {
             Ok(_) => {}
             // Among workers another may have finished it first.
             Err(_) if self.crew.is_some() => {}
             Err(r) => return Err(RunnerError::Refused(Box::new(r))),
         }
         if let Some(ws) = &self.ctx.workspace {
-            if let Err(e) = ws.close(self.session.state()) {
-                self.observer
+            if let Err(e) = ws.close(self.rec.state()) {
+                self.rec
                     .note(&format!("note: the run's worktrees stay: {e}"));
             }
         }

@@ -28,7 +28,7 @@ impl Engine {
             }
             Done::Task(id, job, out) => {
                 tracing::debug!(
-                    run = self.session.run(),
+                    run = self.rec.run(),
                     task = %id,
                     ?job,
                     code = ?out.code,
@@ -50,7 +50,7 @@ impl Engine {
                         self.check_outside(&id, watch, &mut out)?;
                         self.record_changes(&id)?;
                         let child = self.child_ended(&id)?;
-                        let duration_ms = self.clock.duration_ms(out.duration);
+                        let duration_ms = self.rec.clock().duration_ms(out.duration);
                         finished::attempt(self.state(), &id, &out, child.as_ref(), duration_ms)
                     }
                     Job::Tests => finished::tests(&id, &out),
@@ -109,11 +109,11 @@ impl Engine {
                     by,
                     if_refused,
                 } => {
-                    let mut cmd = Command::new(self.clock.now(), kind);
+                    let mut cmd = Command::new(self.rec.clock().now(), kind);
                     if let Some(by) = by {
                         cmd = cmd.issued_by(by);
                     }
-                    let Err(r) = self.try_record(cmd)? else {
+                    let Err(r) = self.rec.record_as(cmd)? else {
                         continue;
                     };
                     match if_refused.refused(&r) {
@@ -125,8 +125,8 @@ impl Engine {
                 Step::Keep { task, stream, text } => self.keep(task, stream, &text)?,
                 Step::GiveUpReplan(why) => {
                     self.procs.replan_gave_up = true;
-                    self.observer.note(&format!("⏸ {why}"));
-                    self.execute(CommandKind::PostMessage {
+                    self.rec.note(&format!("⏸ {why}"));
+                    self.record(CommandKind::PostMessage {
                         task: None,
                         from: "runlog".into(),
                         text: why,
@@ -142,7 +142,8 @@ impl Engine {
     fn keep(&mut self, task: TaskId, stream: String, text: &str) -> Result<()> {
         let (inline, blob) = if text.len() > finished::INLINE_OUTPUT {
             let hash = self
-                .log
+                .rec
+                .log()
                 .put_blob(text.as_bytes())
                 .map_err(RunnerError::Output)?;
             let mut cut = finished::INLINE_OUTPUT;
@@ -153,7 +154,7 @@ impl Engine {
         } else {
             (text.to_owned(), None)
         };
-        self.execute(CommandKind::RecordOutput {
+        self.record(CommandKind::RecordOutput {
             task,
             stream,
             text: inline,
@@ -168,26 +169,15 @@ impl Engine {
         self.carry_out([finished::note(id, text)])
     }
 
+    /// Takes in what others appended to the run up to `seq`: a rollback among it moves the
+    /// git branches, and the processes whose task moved are stopped.
     pub(super) fn take_foreign(&mut self, seq: u64) -> Result<()> {
-        if seq <= self.state().seq {
-            return Ok(());
-        }
-        let events = self.session.catch_up()?;
-        tracing::debug!(
-            run = self.session.run(),
-            events = events.len(),
-            seq,
-            "taking in what others appended"
-        );
-        let mut rolled_back = None;
-        for (seq, e) in &events {
-            self.frontier.observe(*seq, &e.kind, self.session.state());
-            self.histories.observe(self.log.as_ref(), *seq, e);
-            self.observer.event(*seq, e, self.session.state());
-            if matches!(e.kind, runlog_core::EventKind::RolledBack { .. }) {
-                rolled_back = Some(*seq);
-            }
-        }
+        let events = self.rec.take_in(seq)?;
+        let rolled_back = events
+            .iter()
+            .rev()
+            .find(|(_, e)| matches!(e.kind, runlog_core::EventKind::RolledBack { .. }))
+            .map(|(seq, _)| *seq);
         if let Some(seq) = rolled_back {
             self.follow_workspace(seq)?;
         }
@@ -198,13 +188,13 @@ impl Engine {
         let Some(child) = self.state().child_run_of(id).cloned() else {
             return Ok(None);
         };
-        let (succeeded, failures) = match sub_project::child_end(self.log.as_ref(), child.as_str())?
-        {
-            None => return Ok(None),
-            Some(sub_project::ChildEnd::Succeeded) => (true, String::new()),
-            Some(sub_project::ChildEnd::Failed(failures)) => (false, failures),
-        };
-        self.execute(CommandKind::EndChildRun {
+        let (succeeded, failures) =
+            match sub_project::child_end(self.rec.log().as_ref(), child.as_str())? {
+                None => return Ok(None),
+                Some(sub_project::ChildEnd::Succeeded) => (true, String::new()),
+                Some(sub_project::ChildEnd::Failed(failures)) => (false, failures),
+            };
+        self.record(CommandKind::EndChildRun {
             task: id.clone(),
             child_run: child.clone(),
             succeeded,

@@ -132,7 +132,7 @@ pub(super) fn drive_to_end(
     quiet: bool,
     trace: &otlp::TraceArgs,
 ) -> Result<Option<ExitKind>> {
-    let member = Member::join(launcher.log(), None, ctx.host.lease(), &ctx.host)?;
+    let member = Member::join(launcher.store(), None, ctx.host.lease(), &ctx.host)?;
     if let Some(m) = &member {
         m.enlist(&mut engine, true);
     }

@@ -44,6 +44,18 @@ pub fn declarations() -> String {
         ..Declarations::default()
     };
     all.visit::<crate::queries::board::BoardView>();
+    all.visit::<crate::queries::events::EventsPage<'static>>();
+    all.visit::<crate::queries::audit::AuditView>();
+    all.visit::<crate::queries::stages::StagesView>();
+    all.visit::<crate::queries::stack::StackView<'static>>();
+    all.visit::<crate::queries::recorded::Recorded<'static>>();
+    all.visit::<crate::queries::recorded::Executing>();
+    all.visit::<crate::queries::recorded::Interrupting>();
+    all.visit::<crate::queries::fork::Forked>();
+    all.visit::<crate::queries::runs::Row>();
+    all.visit::<crate::queries::cost::CostView>();
+    all.visit::<crate::queries::verify::Checked>();
+    all.visit::<crate::queries::judges::Waiting>();
     all.visit::<crate::render::event::Worded<'static>>();
     all.visit::<crate::render::WordedAudit>();
     all.visit::<crate::queries::calls::CallsView>();

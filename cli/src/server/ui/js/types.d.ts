@@ -102,6 +102,24 @@ by: string,
 seq: number, };
 
 /**
+ * Every eval decision with its words, the decisions taken outside the gate, and the run's
+ * summary.
+ */
+export type AuditView = { 
+/**
+ * The run.
+ */
+run: string, 
+/**
+ * Its decisions.
+ */
+audit: WordedAudit, 
+/**
+ * What happened over the whole run.
+ */
+summary: RunSummary, };
+
+/**
  * An eval decision in words, as `runlog audit` prints it and the web view shows it.
  */
 export type AuditWords = { 
@@ -446,6 +464,37 @@ calls: Array<CallShown>,
 total: Spend, };
 
 /**
+ * What verifying one run found (`verify --json`, the API's `GET /v1/runs/{run}/verify`).
+ * Fields in the alphabetical order `--json` has always printed them in.
+ */
+export type Checked = { 
+/**
+ * The first damage, if any.
+ */
+damage: Found | null, 
+/**
+ * The run's head.
+ */
+head_seq: number | null, 
+/**
+ * No damage.
+ */
+ok: boolean, 
+/**
+ * The run.
+ */
+run: string, 
+/**
+ * Events verified (before the damage, if any).
+ */
+verified: number, 
+/**
+ * For a forgotten run: its tombstone (its events are gone; the tombstone is verified
+ * with the register of forgotten runs).
+ */
+forgotten: Tombstone | null, };
+
+/**
  * A sub-project task's child run (one level: a child's own view shows its children).
  */
 export type Child = { 
@@ -469,6 +518,11 @@ board?: Board,
  * Why it could not be read.
  */
 error?: string, };
+
+/**
+ * Circuit breaker state of a stage.
+ */
+export type Circuit = "closed" | "open";
 
 /**
  * What a gate decision led to.
@@ -521,9 +575,64 @@ reopen: boolean,
 at_seq: number, };
 
 /**
+ * What the rows of a cost report are.
+ */
+export type CostBy = "task" | "model" | "stage" | "attempt" | "call";
+
+/**
+ * One row: what one key spent.
+ */
+export type CostRow = { 
+/**
+ * The task, model, stage or `TASK#ATTEMPT`.
+ */
+key: string, 
+/**
+ * Tokens used.
+ */
+tokens: Tokens, 
+/**
+ * USD, reported or priced.
+ */
+cost_usd: number, 
+/**
+ * Usage records whose cost is unknown (their tokens count, their dollars cannot).
+ */
+unpriced: number, };
+
+/**
  * Where a recorded cost comes from.
  */
 export type CostSource = "reported" | "priced" | "unpriced";
+
+/**
+ * The cost of a run at a seq.
+ */
+export type CostView = { 
+/**
+ * The run.
+ */
+run: string, 
+/**
+ * The seq it is at.
+ */
+seq: number, 
+/**
+ * The run as a whole.
+ */
+total: Spend, 
+/**
+ * How the rows are grouped.
+ */
+by: CostBy, 
+/**
+ * The rows, in first-recorded order.
+ */
+rows: Array<CostRow>, 
+/**
+ * The run's budget and each task's, where set.
+ */
+budgets: Array<BudgetLeft>, };
 
 /**
  * A call of a rerun that did not ask what the recording asked (the `call-diverged` event's
@@ -1331,6 +1440,44 @@ model: string,
 version: string, } | { "type": "answer-mapped" } & AnswerMapped | { "type": "wrote-outside" } & OutsideWrites;
 
 /**
+ * One page of a run's events, each with its words, and where the next page starts.
+ */
+export type EventsPage = { 
+/**
+ * The run.
+ */
+run: string, 
+/**
+ * Its head seq.
+ */
+head: number, 
+/**
+ * The page's events, in order.
+ */
+events: Array<Worded>, 
+/**
+ * The seq the next page starts at, when there is more.
+ */
+next: number | null, };
+
+/**
+ * A run this server now executes (a start, a rerun), or one it is stopping.
+ */
+export type Executing = { 
+/**
+ * The run.
+ */
+run: string, 
+/**
+ * The run it reruns, for a rerun.
+ */
+from_run: string | null, 
+/**
+ * True: the server executes it.
+ */
+executing: boolean, };
+
+/**
  * A decision another threshold or weighting would have changed.
  */
 export type Flip = { 
@@ -1394,6 +1541,62 @@ via: string,
 reason: string, };
 
 /**
+ * A fork's origin.
+ */
+export type ForkOrigin = { 
+/**
+ * Parent run.
+ */
+from_run: RunId, 
+/**
+ * Parent seq.
+ */
+at_seq: number, 
+/**
+ * Parent chain hash at that seq.
+ */
+from_hash: Hash, };
+
+/**
+ * A fork recorded: the new run, the run and seq it started from, and its head (`fork --json`,
+ * the API's answer to a fork).
+ */
+export type Forked = { 
+/**
+ * The new run.
+ */
+run: string, 
+/**
+ * The run it was forked from.
+ */
+from_run: string, 
+/**
+ * The seq of the run it was forked from.
+ */
+at_seq: number, 
+/**
+ * The new run's head.
+ */
+seq: number, };
+
+/**
+ * The first damage in a run.
+ */
+export type Found = { 
+/**
+ * What kind of damage.
+ */
+kind: string, 
+/**
+ * What is wrong, in words.
+ */
+reason: string, 
+/**
+ * Where.
+ */
+seq: number, };
+
+/**
  * What the eval gate decided for one score.
  */
 export type GateOutcome = "pass" | { "rescue": { 
@@ -1406,6 +1609,19 @@ n: number, } } | "fail";
  * A 32-byte blake3 digest (plan hashes, log chain heads, blob references).
  */
 export type Hash = string;
+
+/**
+ * A run this server is interrupting.
+ */
+export type Interrupting = { 
+/**
+ * The run.
+ */
+run: string, 
+/**
+ * True: its commands are being stopped.
+ */
+interrupting: boolean, };
 
 /**
  * The changes an evaluator judged: the commit and its counts (`runlog show RUN TASK --diff
@@ -1500,6 +1716,27 @@ now: string,
  * How many times the answer named it.
  */
 count: number, };
+
+/**
+ * A task's merge that conflicted.
+ */
+export type MergeConflict = { 
+/**
+ * The seq of the conflict.
+ */
+seq: number, 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The files in conflict.
+ */
+files: Array<string>, 
+/**
+ * The rescue that was to resolve it; none: a person.
+ */
+rescue: number | null, };
 
 /**
  * The provider API a call spoke.
@@ -1787,6 +2024,23 @@ stage: StageId, } | { "readiness": "budget-spent",
 spent: string, };
 
 /**
+ * The events a command recorded, with their words, and the run's head after them.
+ */
+export type Recorded = { 
+/**
+ * The run.
+ */
+run: string, 
+/**
+ * Its head seq after the command.
+ */
+head: number, 
+/**
+ * The events it recorded.
+ */
+events: Array<Worded>, };
+
+/**
  * Who recorded a decision, as its `attributed` event says (any log's words, so a string).
  */
 export type Recorder = { 
@@ -1955,6 +2209,51 @@ mode: ReviewMode,
 sample: number, };
 
 /**
+ * One run as `runs` lists it (and the API's `GET /v1/runs`).
+ */
+export type Row = { 
+/**
+ * The run.
+ */
+run: string, 
+/**
+ * Its status word, or `damaged`.
+ */
+status: string, 
+/**
+ * How it finished, once it has.
+ */
+outcome: RunOutcome | null, 
+/**
+ * Events recorded.
+ */
+events: number, 
+/**
+ * When it started.
+ */
+started_ms: number | null, 
+/**
+ * When its latest event happened (with `started_ms`, how long it has run).
+ */
+last_ms: number | null, 
+/**
+ * The run it was forked from.
+ */
+fork_of: string | null, 
+/**
+ * The seq of that run it was forked at.
+ */
+fork_at: number | null, 
+/**
+ * The workflow file it was started from.
+ */
+workflow: string | null, 
+/**
+ * For a sub-project's child run: `RUN/TASK` of its parent.
+ */
+sub_project_of: string | null, };
+
+/**
  * A run: one execution of a workflow, one stream of events.
  */
 export type RunId = string;
@@ -1975,6 +2274,103 @@ blocked: Array<TaskId>, } } | { "paused": {
  * Why, and what would unblock it.
  */
 reason: string, } };
+
+/**
+ * Counts over a run's history plus its current standing.
+ */
+export type RunSummary = { 
+/**
+ * Run id.
+ */
+run: RunId | null, 
+/**
+ * Workflow name.
+ */
+workflow: string | null, 
+/**
+ * `not-started`, `running`, `interrupted` or `finished`.
+ */
+status: string, 
+/**
+ * The outcome, once finished.
+ */
+outcome: RunOutcome | null, 
+/**
+ * Fork origin.
+ */
+fork: ForkOrigin | null, 
+/**
+ * Time of the first event.
+ */
+started_at: Timestamp | null, 
+/**
+ * Time of the last event.
+ */
+last_at: Timestamp | null, 
+/**
+ * Events in the history.
+ */
+events: number, 
+/**
+ * Tasks by status name (current state).
+ */
+tasks: { [key in string]: number }, 
+/**
+ * Attempts started.
+ */
+attempts: number, 
+/**
+ * Eval rescues.
+ */
+rescues: number, 
+/**
+ * Test failures that led to a retry or failure.
+ */
+test_failures: number, 
+/**
+ * Stage failures.
+ */
+stage_failures: number, 
+/**
+ * Evals scored.
+ */
+evals: number, 
+/**
+ * Evaluator errors.
+ */
+eval_errors: number, 
+/**
+ * Replans requested.
+ */
+replans_requested: number, 
+/**
+ * Plans revised.
+ */
+replans: number, 
+/**
+ * Regeneration loops detected.
+ */
+replan_loops: number, 
+/**
+ * Circuits opened.
+ */
+circuits_opened: number, 
+/**
+ * Rollbacks.
+ */
+rollbacks: number, 
+/**
+ * Interruptions.
+ */
+interruptions: number, 
+/**
+ * Messages.
+ */
+messages: number, 
+/**
+ * In a git workspace: each merge into the integration branch that conflicted, in order.
+ */
+merge_conflicts?: Array<MergeConflict>, };
 
 /**
  * Settings in force for a run. Recorded in `RunStarted`, so an audit reads the values that
@@ -2028,9 +2424,130 @@ cost_usd: number,
 unpriced: number, };
 
 /**
+ * One entry of the stack.
+ */
+export type StackEntry = { 
+/**
+ * Seq of the event that pushed it.
+ */
+seq: number, 
+/**
+ * Completed or failed.
+ */
+state: StackState, 
+/**
+ * The stage.
+ */
+stage: StageId, 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The result (completed entries).
+ */
+result: Value | null, 
+/**
+ * The error and its type (failed entries).
+ */
+error: [string, string] | null, 
+/**
+ * Duration of the attempt.
+ */
+duration_ms: number, 
+/**
+ * Retries so far.
+ */
+retry_count: number, 
+/**
+ * When.
+ */
+at: Timestamp, };
+
+/**
+ * What a stack entry records.
+ */
+export type StackState = "stage-completed" | "stage-failed";
+
+/**
+ * The stack, newest first, and the latest result per stage.
+ */
+export type StackView = { 
+/**
+ * The run.
+ */
+run: string, 
+/**
+ * The seq it stands at.
+ */
+seq: number, 
+/**
+ * Its entries, newest first.
+ */
+stack: Array<StackEntry>, 
+/**
+ * Each stage's latest result.
+ */
+latest_results: Record<string, unknown>, };
+
+/**
+ * Health of one stage.
+ */
+export type StageHealthRow = { 
+/**
+ * The stage.
+ */
+stage: StageId, 
+/**
+ * Attempts started.
+ */
+executions: number, 
+/**
+ * Attempts completed.
+ */
+completions: number, 
+/**
+ * Attempts failed.
+ */
+failures: number, 
+/**
+ * Total duration of finished attempts.
+ */
+total_duration_ms: number, 
+/**
+ * Failures since the last success.
+ */
+consecutive_failures: number, 
+/**
+ * Circuit breaker.
+ */
+circuit: Circuit, 
+/**
+ * Whether a strategy was set for the stage at run time.
+ */
+strategy_overridden: boolean, };
+
+/**
  * A supervisor stage; tasks default to a stage named after themselves.
  */
 export type StageId = string;
+
+/**
+ * One row per stage that has run, at a seq.
+ */
+export type StagesView = { 
+/**
+ * The run.
+ */
+run: string, 
+/**
+ * The seq the rows stand at.
+ */
+seq: number, 
+/**
+ * The stages, by name.
+ */
+stages: Array<StageHealthRow>, };
 
 /**
  * The classification of a refactoring task, recorded as an event.
@@ -2133,6 +2650,43 @@ cache_write: number,
  * Of the output, spent reasoning.
  */
 reasoning: number, };
+
+/**
+ * One tombstone in the register.
+ */
+export type Tombstone = { 
+/**
+ * The run forgotten.
+ */
+run: string, 
+/**
+ * Its last seq.
+ */
+head_seq: number, 
+/**
+ * Its chain hash there (hex).
+ */
+head_hash: string, 
+/**
+ * How it stood.
+ */
+outcome: string, 
+/**
+ * Who forgot it.
+ */
+by: string, 
+/**
+ * When (ms since the epoch).
+ */
+at_ms: number, 
+/**
+ * Why.
+ */
+reason: string, 
+/**
+ * The tombstone's own seq in the register.
+ */
+seq: number, };
 
 /**
  * One usage record as the state keeps it (the `usage-recorded` event's fields).
@@ -2246,6 +2800,79 @@ first_week: string,
  * Its first verdict: the version changed there.
  */
 first: VerdictRef, };
+
+/**
+ * A verdict waiting for a person.
+ */
+export type Waiting = { 
+/**
+ * The run.
+ */
+run: string, 
+/**
+ * Seq of the `EvalScored` event.
+ */
+seq: number, 
+/**
+ * When.
+ */
+at: Timestamp, 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The attempt that was scored.
+ */
+attempt: number, 
+/**
+ * Rescues the task had before this score.
+ */
+rescues_before: number, 
+/**
+ * Evaluator.
+ */
+evaluator: string, 
+/**
+ * Score.
+ */
+score: number, 
+/**
+ * Per-dimension scores.
+ */
+dimensions: { [key in string]: number }, 
+/**
+ * Notes.
+ */
+notes: string, 
+/**
+ * Threshold in force.
+ */
+threshold: number | null, 
+/**
+ * The decision.
+ */
+decision: GateOutcome | null, 
+/**
+ * What it led to.
+ */
+consequence: Consequence | null, 
+/**
+ * Flags.
+ */
+flags: Array<AuditFlag>, 
+/**
+ * A later rollback went back before this decision (it stays in the audit).
+ */
+rolled_back: boolean, 
+/**
+ * In a git workspace: what the scored attempt had changed, as recorded before the score.
+ */
+judged?: Judged, 
+/**
+ * What the evaluator reported it used for this score, when it reported usage.
+ */
+cost?: Spend, };
 
 /**
  * One ISO week of an evaluator's scores.

@@ -26,7 +26,7 @@ use axum::response::IntoResponse;
 use http_body_util::{BodyExt, Full};
 use runlog_core::usage::UsageStage;
 use runlog_core::TaskId;
-use runlog_runner::gateway::{Gateway, Passed, Provider, ProviderKind};
+use runlog_gateway::{Gateway, Passed, Provider, ProviderKind};
 use runlog_store::{EventLog, Log, Options};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

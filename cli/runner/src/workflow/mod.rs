@@ -1,8 +1,11 @@
 //! Workflow files: TOML in, a validated plan out, with errors that name the file, the line,
 //! the field and what is allowed.
 
-use super::discovery::{self, Discovery};
-use super::error::WorkflowError;
+pub(crate) mod discovery;
+pub(crate) mod file;
+
+use crate::error::WorkflowError;
+use discovery::Discovery;
 use runlog_core::redact::{Redactor, DEFAULT_ENV_PATTERNS};
 use runlog_core::{
     decide, Command, CommandKind, CostPolicy, Hash, RunId, RunState, Settings, TaskId, TaskSpec,
@@ -11,7 +14,7 @@ use runlog_core::{
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use crate::workflow_file::{
+pub use crate::workflow::file::{
     BudgetFile, Commands, FieldError, GatewayMode, LimitsFile, MaxFile, PriceFile, ProviderFile,
     RetryFile, SettingsFile, TaskFile, WorkflowFile, WorkspaceMode,
 };
@@ -101,7 +104,7 @@ pub enum GatewayPlan {
     Off,
     /// `gateway = "on"` or a `[providers]` table: to the file's providers, and the public
     /// provider of a kind it names none of.
-    On(Vec<crate::gateway::Provider>),
+    On(Vec<runlog_gateway::Provider>),
     /// Nothing said: on, to the public providers whose keys the runner's environment holds
     /// (off when it holds none).
     IfKeys,
@@ -109,7 +112,7 @@ pub enum GatewayPlan {
 
 /// The file's gateway plan: `gateway = "off"`, or on with its `[providers]`, or nothing said.
 fn gateway(file: &WorkflowFile, dir: &Path) -> GatewayPlan {
-    use crate::gateway::{Provider, ProviderKind};
+    use runlog_gateway::{Provider, ProviderKind};
     match file.settings.gateway {
         Some(GatewayMode::Off) => return GatewayPlan::Off,
         None if file.providers.is_empty() => return GatewayPlan::IfKeys,
@@ -320,11 +323,11 @@ impl Workflow {
             path,
         };
         if let GatewayPlan::On(providers) = &wf.runner.gateway {
-            if let Err(crate::gateway::GatewayError::Ca {
+            if let Err(runlog_gateway::GatewayError::Ca {
                 provider,
                 path: ca,
                 why,
-            }) = crate::gateway::check(providers)
+            }) = runlog_gateway::check(providers)
             {
                 return Err(WorkflowError::Field {
                     path: wf.path,

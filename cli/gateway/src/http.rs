@@ -5,9 +5,9 @@
 
 use axum::body::Bytes;
 use hyper::body::Incoming;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use std::path::{Path, PathBuf};
+use runlog_store::tls;
+use rustls::pki_types::ServerName;
+use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -20,28 +20,7 @@ pub struct TlsFiles {
     pub client: Option<(PathBuf, PathBuf)>,
 }
 
-/// Why a client's TLS cannot be set up.
-#[derive(Debug, thiserror::Error)]
-pub enum TlsError {
-    /// A CA file is not one.
-    #[error("the CA file {}: {why}", path.display())]
-    Ca {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong with it.
-        why: String,
-    },
-    /// A client certificate or key is not one, or they do not go together.
-    #[error("the client certificate {} with key {}: {why}", cert.display(), key.display())]
-    Client {
-        /// The certificate file.
-        cert: PathBuf,
-        /// The key file.
-        key: PathBuf,
-        /// What is wrong.
-        why: String,
-    },
-}
+pub use runlog_store::tls::TlsError;
 
 /// Why a request got no answer.
 #[derive(Debug, thiserror::Error)]
@@ -79,7 +58,7 @@ impl Unanswered {
     /// Whether the server showed a CA certificate as its own, and it was not the one given.
     pub fn is_ca_as_own(&self) -> bool {
         self.tls_words()
-            .is_some_and(|w| runlog_store::trust::is_ca_as_own(&w))
+            .is_some_and(|w| runlog_store::tls::is_ca_as_own(&w))
     }
 
     /// Whether the certificate the server showed is what failed (it does not verify).
@@ -186,45 +165,12 @@ impl Target {
 impl Client {
     /// A client trusting the system's roots and `files`' CA, showing `files`' certificate.
     pub fn new(files: &TlsFiles) -> Result<Client, TlsError> {
-        let mut roots = rustls::RootCertStore::empty();
-        for cert in rustls_native_certs::load_native_certs().certs {
-            let _ = roots.add(cert);
-        }
-        let mut given = Vec::new();
-        let ca = |why: String| TlsError::Ca {
-            path: files.ca_file.clone().unwrap_or_default(),
-            why,
-        };
-        if let Some(path) = &files.ca_file {
-            for cert in certificates(path).map_err(ca)? {
-                roots.add(cert.clone()).map_err(|e| ca(e.to_string()))?;
-                given.push(cert);
-            }
-        }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let verifier = runlog_store::trust::verifier(roots, given, provider.clone())
-            .map_err(|e| ca(e.to_string()))?;
-        let builder = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| ca(e.to_string()))?
-            .dangerous()
-            .with_custom_certificate_verifier(verifier);
-        let config = match &files.client {
-            None => builder.with_no_client_auth(),
-            Some((cert, key)) => {
-                let client = |why: String| TlsError::Client {
-                    cert: cert.clone(),
-                    key: key.clone(),
-                    why,
-                };
-                let chain = certificates(cert).map_err(client)?;
-                let private = PrivateKeyDer::from_pem_file(key)
-                    .map_err(|e| client(format!("the key is not a PEM private key: {e}")))?;
-                builder
-                    .with_client_auth_cert(chain, private)
-                    .map_err(|e| client(e.to_string()))?
-            }
-        };
+        let verifier = tls::verifier_of(&tls::Roots::SystemAnd(files.ca_file.clone()))?;
+        let client = files
+            .client
+            .as_ref()
+            .map(|(c, k)| (c.as_path(), k.as_path()));
+        let config = tls::client_config(verifier, client)?;
         Ok(Client {
             tls: Some(tokio_rustls::TlsConnector::from(Arc::new(config))),
         })
@@ -306,17 +252,6 @@ pub fn in_one_line(e: &dyn std::error::Error) -> String {
         cause = c.source();
     }
     words
-}
-
-fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let certs = CertificateDer::pem_file_iter(path)
-        .map_err(|e| format!("cannot read: {e}"))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("not PEM certificates: {e}"))?;
-    if certs.is_empty() {
-        return Err("holds no certificate (a PEM `BEGIN CERTIFICATE` block)".into());
-    }
-    Ok(certs)
 }
 
 #[cfg(test)]

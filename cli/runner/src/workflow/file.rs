@@ -159,7 +159,7 @@ pub enum GatewayMode {
 #[serde(deny_unknown_fields)]
 pub struct ProviderFile {
     /// `anthropic` (Messages) or `openai` (Chat Completions, Responses).
-    pub kind: crate::gateway::ProviderKind,
+    pub kind: runlog_gateway::ProviderKind,
     /// Where it listens (`http://HOST:PORT`, with an optional path such as `/v1`).
     pub base_url: String,
     /// The variable of the runner's environment that holds its key (default

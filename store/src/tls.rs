@@ -1,19 +1,151 @@
-//! Whom runlog's TLS clients trust: the shared store's PostgreSQL (`sslrootcert`), a model
-//! provider or an OTLP receiver (`ca_file`, `--otlp-ca`), another host's `runlog serve`
-//! (`--ca`). A certificate chain is checked by webpki against the roots; and when the server's
-//! own certificate is exactly one of the certificates the person gave, that certificate is
-//! trusted as given (its host name still checked).
+//! runlog's TLS, in one place: the one crypto provider, PEM files read, and the one way a
+//! client is set up ([`client_config`]) for the shared store's PostgreSQL (`sslrootcert`), a
+//! model provider or an OTLP receiver (`ca_file`, `--otlp-ca`) and another host's `runlog
+//! serve` (`--ca`); `serve`'s own certificate is read here too. One [`TlsError`] says which file
+//! is wrong and why.
 //!
-//! Why: `openssl req -x509`, the usual way to make a certificate by hand, makes a CA
-//! certificate, and a server that presents it presents a CA as its own certificate. webpki
-//! refuses that (`CaUsedAsEndEntity`) even when it is the very file given; Python's `ssl` and
-//! curl accept it. Whoever names that file means to trust that server.
+//! Whom a client trusts: a certificate chain is checked by webpki against the roots; and when
+//! the server's own certificate is exactly one of the certificates the person gave, that
+//! certificate is trusted as given (its host name still checked). Why: `openssl req -x509`,
+//! the usual way to make a certificate by hand, makes a CA certificate, and a server that
+//! presents it presents a CA as its own certificate. webpki refuses that (`CaUsedAsEndEntity`)
+//! even when it is the very file given; Python's `ssl` and curl accept it. Whoever names that
+//! file means to trust that server.
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::PrivateKeyDer;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// Why TLS cannot be set up with the files given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TlsError {
+    /// A file cannot be read, or holds no PEM item of the kind needed.
+    #[error("{}: {why}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A certificate and its key do not go together, or rustls refused them.
+    #[error("the certificate {} with key {}: {why}", cert.display(), key.display())]
+    Pair {
+        /// The certificate file.
+        cert: PathBuf,
+        /// The key file.
+        key: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+    /// There is nothing to check the server's certificate against.
+    #[error("no root certificate to check the server against")]
+    NoRoots,
+    /// rustls refused the setup itself.
+    #[error("TLS cannot be set up: {0}")]
+    Setup(String),
+}
+
+/// The one crypto provider runlog's TLS uses (ring).
+pub fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// The certificates of a PEM file: at least one.
+pub fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let bad = |why: String| TlsError::File {
+        path: path.to_path_buf(),
+        why,
+    };
+    let certs = CertificateDer::pem_file_iter(path)
+        .map_err(|e| bad(format!("cannot read: {e}")))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(format!("not PEM certificates: {e}")))?;
+    if certs.is_empty() {
+        return Err(bad(
+            "holds no certificate (a PEM `BEGIN CERTIFICATE` block)".into(),
+        ));
+    }
+    Ok(certs)
+}
+
+/// The private key of a PEM file.
+pub fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
+    PrivateKeyDer::from_pem_file(path).map_err(|e| TlsError::File {
+        path: path.to_path_buf(),
+        why: format!("no private key read: {e}"),
+    })
+}
+
+/// What a client checks a server's certificate against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Roots {
+    /// The system's roots.
+    System,
+    /// The CA certificates of a PEM file, trusted alone.
+    File(PathBuf),
+    /// The system's roots and, when given, a PEM file's beside them.
+    SystemAnd(Option<PathBuf>),
+}
+
+impl Roots {
+    /// The roots, and the certificates of the file given (trusted as they are: see [`Given`]).
+    pub fn load(&self) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), TlsError> {
+        let mut roots = RootCertStore::empty();
+        if matches!(self, Roots::System | Roots::SystemAnd(_)) {
+            for cert in rustls_native_certs::load_native_certs().certs {
+                let _ = roots.add(cert);
+            }
+        }
+        let mut given = Vec::new();
+        if let Roots::File(path) | Roots::SystemAnd(Some(path)) = self {
+            for cert in certificates(path)? {
+                roots.add(cert.clone()).map_err(|e| TlsError::File {
+                    path: path.clone(),
+                    why: format!("not a CA certificate: {e}"),
+                })?;
+                given.push(cert);
+            }
+        }
+        if roots.is_empty() {
+            return Err(TlsError::NoRoots);
+        }
+        Ok((roots, given))
+    }
+}
+
+/// A client's configuration: its server checked by `verifier` (see [`verifier`]), showing the
+/// certificate and key of `client` to a server that asks (mutual TLS).
+pub fn client_config(
+    verifier: Arc<dyn ServerCertVerifier>,
+    client: Option<(&Path, &Path)>,
+) -> Result<ClientConfig, TlsError> {
+    let builder = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TlsError::Setup(e.to_string()))?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier);
+    match client {
+        None => Ok(builder.with_no_client_auth()),
+        Some((cert, key)) => builder
+            .with_client_auth_cert(certificates(cert)?, private_key(key)?)
+            .map_err(|e| TlsError::Pair {
+                cert: cert.to_path_buf(),
+                key: key.to_path_buf(),
+                why: e.to_string(),
+            }),
+    }
+}
+
+/// The verifier of a client trusting `roots` (see [`verifier`]).
+pub fn verifier_of(roots: &Roots) -> Result<Arc<Given>, TlsError> {
+    let (roots, given) = roots.load()?;
+    verifier(roots, given, provider()).map_err(|e| TlsError::Setup(e.to_string()))
+}
 
 /// A chain checked against `roots`, or exactly one of `given` (a CA file's certificates).
 #[derive(Debug)]

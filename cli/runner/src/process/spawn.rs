@@ -3,7 +3,7 @@
 //! between the two what every command needs: its own process group, the user's umask, SIGTERM
 //! from the kernel when the runner dies, its pipes, its directory.
 //!
-//! Why not `posix_spawn` (through the `runlog-exec` program, [`crate::exec_shim`]): glibc's
+//! Why not `posix_spawn` (through the `runlog-exec` program, [`crate::process::exec_shim`]): glibc's
 //! child asks for all 64 signals' dispositions before it execs (65 system calls a command), its
 //! stack is unmapped after each start (a TLB shootdown on every core running the runner's
 //! threads), and the code between fork and exec needs a program of its own, one more exec a

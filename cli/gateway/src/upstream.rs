@@ -49,8 +49,8 @@ impl Upstreams {
                 provider: p.name.clone(),
                 path: p.ca_file.clone().unwrap_or_default(),
                 why: match e {
-                    crate::http::TlsError::Ca { why, .. }
-                    | crate::http::TlsError::Client { why, .. } => why,
+                    crate::http::TlsError::File { why, .. } => why,
+                    other => other.to_string(),
                 },
             })?;
             tls.insert(p.name.clone(), client);

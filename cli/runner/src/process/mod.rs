@@ -19,11 +19,16 @@ use tokio::io::{AsyncRead, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
-use crate::capture::Reader;
-use crate::capture::DRAIN;
-pub use crate::groups::Stop;
-pub use crate::groups::{forget_groups, stop_leftover_groups};
-use crate::groups::{group_alive, list_group, terminate};
+mod capture;
+pub(crate) mod exec_shim;
+mod groups;
+mod spawn;
+
+use capture::Reader;
+use capture::DRAIN;
+pub use groups::Stop;
+pub use groups::{forget_groups, stop_leftover_groups};
+use groups::{group_alive, list_group, terminate};
 
 /// One command to run.
 #[derive(Debug, Clone)]
@@ -185,9 +190,9 @@ pub fn head_and_tail(text: &str, max: usize) -> String {
 
 /// A started command's first process, the leader of its group, as it was started.
 enum Leader {
-    /// By [`crate::spawn`].
-    Own(crate::spawn::Exit),
-    /// By tokio, where [`crate::spawn`] is not available.
+    /// By [`spawn`].
+    Own(spawn::Exit),
+    /// By tokio, where [`spawn`] is not available.
     Tokio(Child),
 }
 
@@ -222,7 +227,7 @@ struct Launched {
 /// How a command is started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Starter {
-    /// [`crate::spawn`]: the runner's own child, no second program.
+    /// [`spawn`]: the runner's own child, no second program.
     Own,
     /// `posix_spawn` of `runlog-exec` (or `runlog __exec`), through tokio.
     Trampoline,
@@ -231,7 +236,7 @@ enum Starter {
 impl Starter {
     /// [`Starter::Own`] where this kernel allows it.
     fn here() -> Self {
-        if crate::spawn::available() {
+        if spawn::available() {
             Starter::Own
         } else {
             Starter::Trampoline
@@ -242,7 +247,7 @@ impl Starter {
 /// Starts the command.
 fn launch(spec: &Spec<'_>, starter: Starter) -> std::io::Result<Launched> {
     if starter == Starter::Own {
-        let started = crate::spawn::start(&crate::spawn::Command {
+        let started = spawn::start(&spawn::Command {
             program: "sh",
             args: &["-c", spec.cmd],
             dir: spec.dir,
@@ -282,6 +287,26 @@ fn launch(spec: &Spec<'_>, starter: Starter) -> std::io::Result<Launched> {
         stderr: child.stderr.take().map(|p| Box::new(p) as Output),
         leader: Leader::Tokio(child),
     })
+}
+
+/// Where a run's commands run: [`Os`] starts them as processes. A program that embeds the
+/// engine may answer them its own way (its tests script each command's outcome).
+pub trait Commands: Send + Sync + std::fmt::Debug {
+    /// Runs what `spec` describes to its end, its timeout, or until `stop` turns true.
+    fn run<'a>(&'a self, spec: Spec<'a>, stop: watch::Receiver<bool>) -> Running<'a>;
+}
+
+/// A command running, its outcome to come.
+pub type Running<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Outcome> + Send + 'a>>;
+
+/// Commands as processes of this host ([`run`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Os;
+
+impl Commands for Os {
+    fn run<'a>(&'a self, spec: Spec<'a>, stop: watch::Receiver<bool>) -> Running<'a> {
+        Box::pin(run(spec, stop))
+    }
 }
 
 /// Runs a command to its end, its timeout, or until `stop` turns true.
@@ -385,14 +410,14 @@ const TRAMPOLINE: &str = "__exec";
 static IS_TRAMPOLINE_HOST: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
-/// A command started the cheap way where [`crate::spawn`] is not available. Every command the
+/// A command started the cheap way where [`spawn`] is not available. Every command the
 /// runner runs must die with it and get the user's umask back, which needs code between fork and
 /// exec; but a fork of the runner (a big, threaded process) copies its page tables, the
 /// runner's main cost on a run of many short tasks (`perf` on the runner benchmark:
 /// `copy_page_range`, `unmap_page_range` and TLB shootdowns on top). So the command starts as
 /// `runlog-exec UMASK PARENT -- PROGRAM ARGS`, which `posix_spawn` starts without copying
 /// anything, and that small static program does the work and execs the program
-/// ([`super::exec_shim`]). Where it was not built, `runlog __exec` does the same
+/// ([`exec_shim`]). Where it was not built, `runlog __exec` does the same
 /// ([`trampoline`]); without a path to its own executable either, the runner forks.
 fn through_trampoline<'a>(program: impl IntoIterator<Item = &'a str>) -> Command {
     static EXE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
@@ -404,7 +429,7 @@ fn through_trampoline<'a>(program: impl IntoIterator<Item = &'a str>) -> Command
     let parent = nix::unistd::getpid();
     let host = IS_TRAMPOLINE_HOST.load(std::sync::atomic::Ordering::Relaxed);
     let exe = EXE.get_or_init(|| std::env::current_exe().ok().filter(|p| p.is_file()));
-    let through = match (super::exec_shim::path(), exe.as_ref().filter(|_| host)) {
+    let through = match (exec_shim::path(), exe.as_ref().filter(|_| host)) {
         (Some(shim), _) => Some((shim, None)),
         (None, Some(exe)) => Some((exe.as_path(), Some(TRAMPOLINE))),
         (None, None) => None,
@@ -487,10 +512,10 @@ fn die_with_parent(command: &mut Command, parent: Pid) {
     }
 }
 
-/// [`crate::spawn::die_with`] for the trampoline and the forked child, the runner's death said
+/// [`spawn::die_with`] for the trampoline and the forked child, the runner's death said
 /// in words.
 fn die_with(parent: Pid, umask: Option<nix::sys::stat::Mode>) -> std::io::Result<()> {
-    crate::spawn::die_with(parent, umask).map_err(|e| match e {
+    spawn::die_with(parent, umask).map_err(|e| match e {
         Errno::ESRCH => std::io::Error::other("the runner exited"),
         other => other.into(),
     })

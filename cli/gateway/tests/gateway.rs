@@ -14,7 +14,7 @@ use http_body_util::{BodyExt, Full};
 use runlog_core::model_call::{CallEnd, ModelApi};
 use runlog_core::usage::UsageStage;
 use runlog_core::TaskId;
-use runlog_runner::gateway::{Gateway, Passed, Provider, ProviderKind};
+use runlog_gateway::{Gateway, Passed, Provider, ProviderKind};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
@@ -578,7 +578,7 @@ async fn a_request_over_the_cap_is_refused_in_the_providers_shape_and_not_passed
     let key = gateway.admit(&TaskId::from("a"), 1, UsageStage::Agent);
     let huge = format!(
         r#"{{"model":"m","messages":[{{"role":"user","content":"{}"}}]}}"#,
-        "x".repeat(runlog_runner::gateway::MAX_REQUEST_BYTES)
+        "x".repeat(runlog_gateway::MAX_REQUEST_BYTES)
     );
     let (status, body) = post(gateway.url(), "/v1/messages", &key, &huge).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");

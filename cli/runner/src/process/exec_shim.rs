@@ -1,4 +1,4 @@
-//! `runlog-exec`, the static program commands start through where [`crate::spawn`] cannot start
+//! `runlog-exec`, the static program commands start through where [`crate::process::spawn`] cannot start
 //! them (no pidfd: a kernel older than 5.3), built by `build.rs` from `exec_shim.c` and kept in
 //! a sealed memory file for the life of the process: nothing is written to disk, nobody can
 //! change it, and `posix_spawn` starts it as `/proc/self/fd/N`.

@@ -5,7 +5,11 @@
 //! once the command has ended (`dismiss`); the real keys stay in the runner. Every call is
 //! passed on as it streams and handed to the engine to record (`Passed`), with the usage the
 //! provider's answer counted.
+//!
+//! [`http`] is the one HTTP client runlog reaches services outside it with: the providers here,
+//! OTLP receivers from the command line.
 
+pub mod http;
 mod providers;
 mod recorded;
 mod relay;

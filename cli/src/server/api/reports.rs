@@ -1,0 +1,128 @@
+//! What a run's history says: its audit, a task's model calls, its cost, its supervisor stack,
+//! its stages, and two runs compared.
+
+use super::{blocking, json_bytes, Api, At, P, Q};
+use crate::queries::audit::AuditView;
+use crate::queries::stack::StackView;
+use crate::queries::stages::StagesView;
+use crate::server::errors::ApiError;
+use axum::extract::State;
+use axum::response::IntoResponse;
+use axum::Json;
+use runlog_replay::Replay;
+use serde::Deserialize;
+
+pub(super) async fn audit(
+    State(api): State<Api>,
+    P(run): P<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    let body = blocking(&api, move |s| {
+        let p = Replay::new(s).project(&run, None, None)?;
+        Ok(AuditView::of(&run, p))
+    })
+    .await?;
+    Ok(Json(body))
+}
+
+/// A task's model calls, each with what was new in its request and the model's answer in
+/// words (`runlog show RUN TASK --calls --json`).
+pub(super) async fn calls(
+    State(api): State<Api>,
+    P((run, task)): P<(String, String)>,
+) -> Result<impl IntoResponse, ApiError> {
+    let body = blocking(&api, move |s| {
+        let replay = Replay::new(s);
+        let state = replay.head_state(&run)?;
+        let id = runlog_core::TaskId::from(task.as_str());
+        if state.task(&id).is_none() {
+            return Err(ApiError::not_found(
+                format!("run {run} has no task {task}"),
+                format!("GET /v1/runs/{run} lists its tasks"),
+            ));
+        }
+        let events = replay.events(&run, 1, state.seq)?;
+        let story = crate::queries::story::story_of(&events, &id);
+        Ok(crate::queries::calls::CallsView::of(
+            s, &run, &task, &story, None,
+        ))
+    })
+    .await?;
+    Ok(Json(body))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CostQuery {
+    at: Option<u64>,
+    by: Option<String>,
+}
+
+pub(super) async fn cost(
+    State(api): State<Api>,
+    P(run): P<String>,
+    Q(q): Q<CostQuery>,
+) -> Result<impl IntoResponse, ApiError> {
+    let by = match q.by.as_deref() {
+        None => runlog_core::projections::CostBy::default(),
+        Some(by) => crate::queries::cost::parse_by(by)
+            .map_err(|e| ApiError::bad(e.to_string(), crate::queries::cost::groupings()))?,
+    };
+    let body = blocking(&api, move |s| {
+        let state = Replay::new(s).state_at_or_head(&run, q.at)?;
+        Ok(crate::queries::cost::CostView::of(&run, &state, by))
+    })
+    .await?;
+    Ok(Json(body))
+}
+
+pub(super) async fn stack(
+    State(api): State<Api>,
+    P(run): P<String>,
+    Q(q): Q<At>,
+) -> Result<impl IntoResponse, ApiError> {
+    let body = blocking(&api, move |s| {
+        let p = Replay::new(s).project(&run, q.at, None)?;
+        json_bytes(&StackView::of(&run, &p))
+    })
+    .await?;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    ))
+}
+
+pub(super) async fn stages(
+    State(api): State<Api>,
+    P(run): P<String>,
+    Q(q): Q<At>,
+) -> Result<impl IntoResponse, ApiError> {
+    let body = blocking(&api, move |s| {
+        let state = Replay::new(s).state_at_or_head(&run, q.at)?;
+        Ok(StagesView::of(&run, &state))
+    })
+    .await?;
+    Ok(Json(body))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Sides {
+    left: String,
+    right: String,
+}
+
+pub(super) async fn diff(
+    State(api): State<Api>,
+    Q(q): Q<Sides>,
+) -> Result<impl IntoResponse, ApiError> {
+    let body = blocking(&api, move |s| {
+        let (_, _, d) = crate::queries::diff::compare(s, &q.left, &q.right, false)?;
+        let body = crate::queries::diff::body(s, &q.left, &q.right, &d)?;
+        json_bytes(&body)
+    })
+    .await?;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    ))
+}
