@@ -3,6 +3,8 @@
 //! calls), read from the bodies as the providers' APIs shape them, streamed or not. Short, for
 //! people reading a run's calls; the bodies themselves are kept whole.
 
+use crate::dialect::words::{block, cut, tool_calls};
+use crate::dialect::{Dialect, Input};
 use crate::model_call::ModelApi;
 use serde_json::{Map, Value};
 
@@ -14,16 +16,10 @@ pub fn asked(api: ModelApi, request: &[u8]) -> String {
     let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(request) else {
         return String::new();
     };
-    let last = match api {
-        ModelApi::Responses => match o.get("input") {
-            Some(Value::String(s)) => return cut(s, SHOWN),
-            Some(Value::Array(items)) => items.last(),
-            _ => None,
-        },
-        _ => o
-            .get("messages")
-            .and_then(Value::as_array)
-            .and_then(|m| m.last()),
+    let last = match Dialect::of(api).map(|d| d.input(&o)) {
+        Some(Input::Text(s)) => return cut(s, SHOWN),
+        Some(Input::Items(items)) => items.last(),
+        _ => None,
     };
     last.and_then(Value::as_object)
         .map(|m| message(m, SHOWN))
@@ -55,16 +51,13 @@ pub fn messages(api: ModelApi, request: &[u8]) -> Vec<(String, String)> {
     if !system.is_empty() {
         out.push(("system".to_owned(), system));
     }
-    let items = match (api, o.get("input")) {
-        (ModelApi::Responses, Some(Value::String(s))) => {
+    let items = match Dialect::of(api).map(|d| d.input(&o)) {
+        Some(Input::Text(s)) => {
             out.push(("user".to_owned(), cut(s, usize::MAX)));
             return out;
         }
-        (ModelApi::Responses, Some(Value::Array(items))) => items,
-        _ => match o.get("messages") {
-            Some(Value::Array(m)) => m,
-            _ => return out,
-        },
+        Some(Input::Items(items)) => items,
+        _ => return out,
     };
     out.extend(items.iter().filter_map(Value::as_object).map(|m| {
         let (role, said) = said(m, usize::MAX);
@@ -86,12 +79,12 @@ pub fn reply(api: ModelApi, response: &[u8], streamed: bool) -> String {
 
 fn reply_cut(api: ModelApi, response: &[u8], streamed: bool, max: usize) -> String {
     let whole = if streamed {
-        crate::assembled::assembled(api, response)
+        crate::dialect::assembled(api, response)
     } else {
         serde_json::from_str::<Value>(String::from_utf8_lossy(response).trim()).ok()
     };
-    match whole {
-        Some(Value::Object(o)) => whole_parts(&o, max).join("; "),
+    match (Dialect::of(api), whole) {
+        (Some(dialect), Some(Value::Object(o))) => dialect.answer_parts(&o, max).join("; "),
         _ => String::new(),
     }
 }
@@ -137,122 +130,6 @@ fn said(m: &Map<String, Value>, max: usize) -> (String, String) {
     }
     parts.extend(tool_calls(m, max));
     (role.to_owned(), parts.join("; "))
-}
-
-/// One content block in words.
-fn block(b: &Map<String, Value>, max: usize) -> Option<String> {
-    let text = |key: &str| b.get(key).and_then(Value::as_str).map(|t| cut(t, max));
-    match b.get("type").and_then(Value::as_str)? {
-        "text" | "input_text" | "output_text" => text("text"),
-        "tool_use" => Some(format!(
-            "tool call {}({})",
-            b.get("name").and_then(Value::as_str).unwrap_or("?"),
-            cut(
-                &b.get("input").map(Value::to_string).unwrap_or_default(),
-                max
-            )
-        )),
-        "tool_result" => {
-            let content = match b.get("content") {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Array(parts)) => parts
-                    .iter()
-                    .filter_map(|p| p.get("text").and_then(Value::as_str))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                _ => String::new(),
-            };
-            Some(format!("tool result: {}", cut(&content, max)))
-        }
-        other => Some(format!("[{other}]")),
-    }
-}
-
-/// OpenAI Chat's `tool_calls` of a message, in words.
-fn tool_calls(m: &Map<String, Value>, max: usize) -> Vec<String> {
-    m.get("tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c.get("function"))
-        .map(|f| {
-            format!(
-                "tool call {}({})",
-                f.get("name").and_then(Value::as_str).unwrap_or("?"),
-                cut(
-                    f.get("arguments")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default(),
-                    max
-                )
-            )
-        })
-        .collect()
-}
-
-/// An answer received whole: Anthropic's `content`, OpenAI Chat's first choice, Responses'
-/// `output`.
-fn whole_parts(o: &Map<String, Value>, max: usize) -> Vec<String> {
-    if let Some(Value::Array(blocks)) = o.get("content") {
-        return blocks
-            .iter()
-            .filter_map(Value::as_object)
-            .filter_map(|b| block(b, max))
-            .collect();
-    }
-    if let Some(m) = o
-        .get("choices")
-        .and_then(Value::as_array)
-        .and_then(|c| c.first())
-        .and_then(|c| c.get("message"))
-        .and_then(Value::as_object)
-    {
-        let mut parts: Vec<String> = m
-            .get("content")
-            .and_then(Value::as_str)
-            .map(|t| cut(t, max))
-            .into_iter()
-            .collect();
-        parts.extend(tool_calls(m, max));
-        return parts;
-    }
-    if let Some(Value::Array(items)) = o.get("output") {
-        return items
-            .iter()
-            .filter_map(Value::as_object)
-            .flat_map(|item| match item.get("type").and_then(Value::as_str) {
-                Some("function_call") => vec![format!(
-                    "tool call {}({})",
-                    item.get("name").and_then(Value::as_str).unwrap_or("?"),
-                    cut(
-                        item.get("arguments")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default(),
-                        max
-                    )
-                )],
-                _ => match item.get("content") {
-                    Some(Value::Array(blocks)) => blocks
-                        .iter()
-                        .filter_map(Value::as_object)
-                        .filter_map(|b| block(b, max))
-                        .collect(),
-                    _ => Vec::new(),
-                },
-            })
-            .collect();
-    }
-    Vec::new()
-}
-
-/// `text` on one line, cut to `max` characters.
-fn cut(text: &str, max: usize) -> String {
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= max {
-        return one_line;
-    }
-    let kept: String = one_line.chars().take(max).collect();
-    format!("{kept}…")
 }
 
 #[cfg(test)]

@@ -42,12 +42,12 @@
 //! assert!(decide(&fold(&events), again).is_err());
 //! ```
 
-pub mod assembled;
 pub mod calendar;
 pub mod codec;
 mod command;
 pub mod conversation;
 mod decide;
+pub mod dialect;
 pub mod dispatch;
 mod error_type;
 mod event;

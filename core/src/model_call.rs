@@ -272,24 +272,6 @@ pub fn measure(answer: &[u8], streamed: bool) -> Measured {
     out
 }
 
-/// The events that close a stream: Anthropic's `message_stop`, Chat Completions' `[DONE]`,
-/// and the three ends of a Responses stream.
-const CLOSING_EVENTS: [&str; 5] = [
-    "event: message_stop",
-    "data: [DONE]",
-    "event: response.completed",
-    "event: response.failed",
-    "event: response.incomplete",
-];
-
-/// Whether a piece of a streamed answer holds the event that closes the stream: the gateway
-/// holds that piece back until the call is recorded, and passes every other at once.
-pub fn closes_stream(piece: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(piece);
-    text.lines()
-        .any(|line| CLOSING_EVENTS.contains(&line.trim_end()))
-}
-
 fn nested<'a>(
     o: &'a serde_json::Map<String, serde_json::Value>,
     key: &str,
@@ -318,25 +300,6 @@ mod tests {
             output,
             cache_read,
             ..Tokens::default()
-        }
-    }
-
-    #[test]
-    fn each_providers_closing_event_closes_its_stream_and_nothing_else_does() {
-        use super::closes_stream;
-        for closing in [
-            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
-            "data: {\"choices\":[]}\n\ndata: [DONE]\n\n",
-            "event: response.completed\ndata: {}\n\n",
-        ] {
-            assert!(closes_stream(closing.as_bytes()), "{closing}");
-        }
-        for not_closing in [
-            "event: message_start\ndata: {}\n\n",
-            "data: {\"delta\":{\"text\":\"event: message_stop\"}}\n\n",
-            "event: response.output_text.delta\ndata: {}\n\n",
-        ] {
-            assert!(!closes_stream(not_closing.as_bytes()), "{not_closing}");
         }
     }
 

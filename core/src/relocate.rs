@@ -10,6 +10,7 @@
 //! first piece given the whole mapped text (its other pieces emptied), so an agent putting the
 //! pieces together reads the mapped text.
 
+use crate::dialect::{Dialect, Seg};
 use crate::model_call::ModelApi;
 use bincode::{Decode, Encode};
 use serde::{Deserialize, Serialize};
@@ -238,7 +239,7 @@ impl Relocation {
             let Some(json) = event.json.as_mut() else {
                 continue;
             };
-            let found = pieces(api, json);
+            let found = Dialect::of(api).map_or_else(Vec::new, |d| d.text_at(json));
             let skip = found.first().map(|(_, at, _)| at.as_slice());
             // One piece an event is what providers send; a second's strings stay as they are.
             event.changed |= self.walk(json, false, skip, counts);
@@ -287,17 +288,6 @@ const JSON_TEXT_KEYS: [&str; 2] = ["arguments", "partial_json"];
 /// A piece of a block's text: its event, where its text is, and whether that is JSON text.
 type Piece = (usize, Vec<Seg>, bool);
 
-/// A step into a JSON value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Seg {
-    Key(String),
-    Index(usize),
-}
-
-fn key(k: &str) -> Seg {
-    Seg::Key(k.to_owned())
-}
-
 fn get<'a>(value: &'a Value, at: &[Seg]) -> Option<&'a str> {
     at.iter()
         .try_fold(value, |v, seg| match seg {
@@ -312,84 +302,6 @@ fn get_mut<'a>(value: &'a mut Value, at: &[Seg]) -> Option<&'a mut Value> {
         Seg::Key(k) => v.get_mut(k),
         Seg::Index(i) => v.get_mut(*i),
     })
-}
-
-/// The pieces of text a streamed event carries: (its block, where, whether JSON text).
-fn pieces(api: ModelApi, event: &Value) -> Vec<(String, Vec<Seg>, bool)> {
-    let kind = event.get("type").and_then(Value::as_str).unwrap_or("");
-    let number = |k: &str| event.get(k).and_then(Value::as_u64).unwrap_or(0);
-    match api {
-        ModelApi::Messages | ModelApi::CountTokens if kind == "content_block_delta" => {
-            let delta = event.get("delta");
-            ["text", "partial_json", "thinking"]
-                .into_iter()
-                .filter(|f| delta.and_then(|d| d.get(*f)).is_some_and(Value::is_string))
-                .map(|f| {
-                    (
-                        format!("{}:{f}", number("index")),
-                        vec![key("delta"), key(f)],
-                        f == "partial_json",
-                    )
-                })
-                .collect()
-        }
-        ModelApi::ChatCompletions => {
-            let mut found = Vec::new();
-            let choices = event.get("choices").and_then(Value::as_array);
-            for (c, choice) in choices.into_iter().flatten().enumerate() {
-                let index = choice.get("index").and_then(Value::as_u64).unwrap_or(0);
-                let delta = choice.get("delta");
-                if delta
-                    .and_then(|d| d.get("content"))
-                    .is_some_and(Value::is_string)
-                {
-                    found.push((
-                        format!("{index}:content"),
-                        vec![key("choices"), Seg::Index(c), key("delta"), key("content")],
-                        false,
-                    ));
-                }
-                let calls = delta
-                    .and_then(|d| d.get("tool_calls"))
-                    .and_then(Value::as_array);
-                for (t, call) in calls.into_iter().flatten().enumerate() {
-                    let arguments = call.get("function").and_then(|f| f.get("arguments"));
-                    if arguments.is_some_and(Value::is_string) {
-                        let n = call.get("index").and_then(Value::as_u64).unwrap_or(0);
-                        found.push((
-                            format!("{index}:tool:{n}"),
-                            vec![
-                                key("choices"),
-                                Seg::Index(c),
-                                key("delta"),
-                                key("tool_calls"),
-                                Seg::Index(t),
-                                key("function"),
-                                key("arguments"),
-                            ],
-                            true,
-                        ));
-                    }
-                }
-            }
-            found
-        }
-        ModelApi::Responses
-            if kind.ends_with(".delta") && event.get("delta").is_some_and(Value::is_string) =>
-        {
-            vec![(
-                format!(
-                    "{kind}:{}:{}:{}",
-                    number("output_index"),
-                    number("content_index"),
-                    number("summary_index")
-                ),
-                vec![key("delta")],
-                kind.contains("arguments"),
-            )]
-        }
-        _ => Vec::new(),
-    }
 }
 
 /// One server-sent event: its lines other than `data:`, its data (as JSON when it is), and
@@ -495,7 +407,7 @@ mod tests {
     }
 
     fn joined(api: ModelApi, stream: &[u8]) -> Value {
-        crate::assembled::assembled(api, stream).unwrap()
+        crate::dialect::assembled(api, stream).unwrap()
     }
 
     #[test]

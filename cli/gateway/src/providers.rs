@@ -86,18 +86,6 @@ impl Provider {
     }
 }
 
-/// The API a request speaks, from its method and path (a query such as `?beta=true` aside).
-pub fn api_of(method: &str, path: &str) -> Option<ModelApi> {
-    match (method, path.trim_end_matches('/')) {
-        ("POST", "/v1/messages") => Some(ModelApi::Messages),
-        ("POST", "/v1/messages/count_tokens") => Some(ModelApi::CountTokens),
-        ("POST", "/v1/chat/completions") => Some(ModelApi::ChatCompletions),
-        ("POST", "/v1/responses") => Some(ModelApi::Responses),
-        ("GET", "/v1/models") => Some(ModelApi::Models),
-        _ => None,
-    }
-}
-
 /// Which kind of provider serves `api` (the model list goes where its caller's key points).
 pub fn kind_of(api: ModelApi, anthropic_caller: bool) -> ProviderKind {
     match api {

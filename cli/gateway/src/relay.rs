@@ -5,7 +5,7 @@
 //! event, or the last piece of a body whose end is known) waits for the record, and the end of
 //! every answer does.
 
-use super::providers::{self, api_of, error_body, kind_of, Provider, ProviderKind};
+use super::providers::{self, error_body, kind_of, Provider, ProviderKind};
 use super::recorded::{Book, Found};
 use super::{upstream, Caller, Following, Passed, Shared, MAX_REQUEST_BYTES};
 use axum::body::{Body, Bytes};
@@ -13,7 +13,8 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
-use runlog_core::model_call::{closes_stream, measure, CallEnd, ModelApi, ModelCall};
+use runlog_core::dialect::{api_of, closes_stream};
+use runlog_core::model_call::{measure, CallEnd, ModelApi, ModelCall};
 use runlog_core::relocate::AnswerMapped;
 use runlog_core::rerun::{Answers, Divergence};
 use runlog_core::usage::CostSource;

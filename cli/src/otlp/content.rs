@@ -54,7 +54,7 @@ fn said(log: &dyn EventLog, call: &ModelCall) -> runlog_store::Result<Attrs> {
     // recorded before it was); a whole answer as it came.
     let answer = match (&call.assembled, call.streamed) {
         (Some(_), _) => body(&call.assembled)?,
-        (None, true) => runlog_core::assembled::assembled(call.api, &response)
+        (None, true) => runlog_core::dialect::assembled(call.api, &response)
             .map_or(response, |whole| whole.to_string().into_bytes()),
         (None, false) => response,
     };

@@ -225,7 +225,7 @@ impl Engine {
         // A stream is kept as its events came and as the message they add up to.
         let assembled = call
             .streamed
-            .then(|| runlog_core::assembled::assembled(call.api, &response))
+            .then(|| runlog_core::dialect::assembled(call.api, &response))
             .flatten()
             .map(|whole| whole.to_string());
         let response = self.kept(&response, &mut counts)?;
