@@ -8,12 +8,6 @@
 //!    the run takes than with nobody reading, in interleaved rounds (`RUNLOG_BENCH_ROUNDS`, 5),
 //!    with the goal line (the median at most 1.15×), at the server's default pacing of reads
 //!    (`RUNLOG_BENCH_READS_PER_SECOND=N` for another rate, 0 for none).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;

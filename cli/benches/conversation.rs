@@ -9,13 +9,7 @@
 //!
 //! `cargo bench -p runlog-cli --bench conversation` (under a minute); `RUNLOG_BENCH_TURNS` (40).
 //! Prints its goal: at most 0.25 of the raw bytes stored. Asserts nothing about time.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    clippy::print_stdout
-)]
+#![allow(clippy::print_stdout)]
 
 #[path = "../tests/common/mod.rs"]
 mod common;

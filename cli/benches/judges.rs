@@ -4,12 +4,6 @@
 //! (read from the cache), with the goal (under 1 s). Asserts nothing about time.
 //! `cargo bench -p runlog-cli --bench judges` (`RUNLOG_BENCH_RUNS=N` for another count,
 //! `RUNLOG_BENCH_STORE=DIR` to keep the store).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_core::review::{ReviewMode, ReviewPolicy};
 use runlog_core::script::{self, Script};

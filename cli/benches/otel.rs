@@ -8,12 +8,6 @@
 //! `cargo bench -p runlog-cli --bench otel`; `RUNLOG_BENCH_EXPORT_TASKS` (default 10,000 tasks,
 //! about 50,000 events) and `RUNLOG_BENCH_LIVE_TASKS` (1,000) for other sizes. Prints its figures
 //! beside the goal (live ≤ 5 % slower); asserts nothing about time.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 #[path = "../tests/common/mod.rs"]
 mod common;

@@ -17,12 +17,6 @@
 //! a DAG of 10,000 tasks that do nothing (`RUNLOG_BENCH_NOOP_WORKER_TASKS`), with the round
 //! trips and statements each claim costs the workers, counted by a relay on a tenth of it.
 //! `RUNLOG_BENCH_TASKS=0 RUNLOG_BENCH_RANDOM_TASKS=0` leaves the single-machine part out.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 #[path = "../tests/common/mod.rs"]
 mod common;

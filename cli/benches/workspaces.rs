@@ -9,12 +9,6 @@
 //! `cargo bench -p runlog-cli --bench workspaces` (about five minutes);
 //! `RUNLOG_BENCH_TASKS` and `RUNLOG_BENCH_FILES` for other sizes. Prints its goals: at most
 //! 1.5× the floor, and at most 2 checkouts left behind. Asserts nothing about time.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 #[path = "../tests/common/mod.rs"]
 mod common;

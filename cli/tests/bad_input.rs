@@ -1,7 +1,6 @@
 //! Bad input everywhere (issue 13, item 4): every command given bad arguments, bad files or a bad
 //! store path exits 2 with a hint, never panics, and leaves the store as it was. One table, one
 //! snapshot of what each case prints (`bad_input__every_bad_input.snap`).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 

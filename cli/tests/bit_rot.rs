@@ -1,12 +1,6 @@
 //! One flipped byte in sled's file, through the binary: a run sled dropped is reported (never
 //! "ok, 0 events"), a database sled cannot open points at `runlog repair`, and the repair brings
 //! every run back to its digest with the damaged files kept aside.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 use common::{runlog, text};

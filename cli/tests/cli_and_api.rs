@@ -1,12 +1,6 @@
 //! One question, one answer: every query the command line and the API both answer gives the
 //! same bytes from `runlog … --json` as from `runlog serve`'s `GET`, on runs that hold what
 //! each query reads (evals, stages, costs, model calls, a fork to compare).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

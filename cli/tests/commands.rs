@@ -1,12 +1,6 @@
 //! Every inspection and control command on the recorded fixture runs, human and `--json`
 //! output snapshotted (insta), plus the errors a user meets: unknown run, seq past the head,
 //! store locked; and `emit` driven by a script.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

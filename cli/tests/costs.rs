@@ -6,12 +6,6 @@
 //!
 //! `RUNLOG_RECORD_FIXTURES=1 cargo test -p runlog-cli --test costs` rewrites
 //! fixtures/runs/agent-costs.jsonl.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

@@ -1,12 +1,6 @@
 //! The guide never lies: every console example in README.md and docs/ runs against the built
 //! binary, as printed (trycmd). Each page runs in a sandbox of its own holding a copy of the
 //! fixtures, with runlog's store (`.runlog`) in it and a fixed clock.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

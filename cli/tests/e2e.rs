@@ -3,12 +3,6 @@
 //! evaluator printing garbage.
 //!
 //! `RUNLOG_RECORD_FIXTURES=1 cargo test -p runlog-cli --test e2e` rewrites fixtures/runs/.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

@@ -1,12 +1,6 @@
 //! What a new user meets first, through the real binary: the one-task hello-world runs,
 //! `runlog init` writes a workflow that runs right away, every command's help speaks runlog's own
 //! words, and the shell completions and the man page come out of the binary.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

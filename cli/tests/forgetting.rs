@@ -2,12 +2,6 @@
 //! the store's files and a tombstone that an export kept elsewhere still checks against; what
 //! something still needs is refused; a kill -9 in the middle leaves each run whole or
 //! forgotten.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

@@ -1,7 +1,6 @@
 //! Every input the fuzzers kept (`fuzz/corpus/TARGET/`), and every crash they found and we fixed
 //! (`fuzz/regressions/TARGET/`), through the same function the fuzz target calls: what once
 //! found a bug, or reached new code, keeps being checked by `cargo test` without a fuzzer.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
 

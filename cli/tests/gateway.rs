@@ -2,12 +2,6 @@
 //! gateway without being told anything but the environment every SDK reads, and each call is
 //! in the run's history with its usage, cost, request and answer. The provider is scripted
 //! here (no network); the runner, the agent (Python's standard library) and the store are real.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 use axum::body::Bytes;

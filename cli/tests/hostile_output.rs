@@ -2,7 +2,6 @@
 //! defect): arbitrary JSON values (nested past the decoder's limit, huge numbers, any unicode)
 //! and arbitrary bytes (invalid UTF-8, NULs, protocol lines with junk) go through the real
 //! runner into a real store, and every command that reads a run back answers without an error.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 

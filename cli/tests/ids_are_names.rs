@@ -2,12 +2,6 @@
 //! worktree or fork id that is not a name is refused with exit 2 (HTTP 400) and a hint, and
 //! nothing is created outside the store; a log recorded before the rule, whose task id climbs
 //! out of its directory, still replays and resumes inside the store.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

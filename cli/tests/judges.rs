@@ -2,12 +2,6 @@
 //! Python evaluator) with known answers (people's decisions in the review queue, a rollback,
 //! a dependent's failing tests, a rescue that changed nothing, one work judged three times),
 //! and every figure of `runlog judges` checked against values worked out by hand here.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

@@ -3,12 +3,6 @@
 //! `by` or a forget's reason, a call too large to pass on. Every secret the runner or the
 //! server knows is replaced before it is recorded, every refused call is recorded, and
 //! `verify --secrets` finds what was recorded before, wherever it sits.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 use axum::http::{HeaderMap, StatusCode};

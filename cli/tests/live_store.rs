@@ -3,12 +3,6 @@
 //! owner's kill -9. All through the real binary, as a second terminal would use it; each case
 //! on a store directory and on the shared store in PostgreSQL (issue 12), where no process owns
 //! the store and decisions reach the engine through LISTEN/NOTIFY.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

@@ -13,12 +13,6 @@
 //! `RUNLOG_FAULT_NONE=1` runs the same work without faults (a seed's baseline);
 //! `RUNLOG_FAULT_SUBNET` (`10.213.0`) is the private /24 of the namespaces, another for a second
 //! test process at once.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 mod faults;

@@ -17,12 +17,6 @@
 //! Without Phoenix the receiver tests say SKIPPED and how to run them; `RUNLOG_REQUIRE_PHOENIX=1`
 //! (set by `.ci/run`) makes that a failure. The trace's shape from `--format otlp-json` is
 //! checked without Phoenix.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

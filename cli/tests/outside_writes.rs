@@ -2,12 +2,6 @@
 //! into the person's checkout and into another run's worktree. Each write is named in the
 //! run's history and on its board; `outside_writes = "fail"` fails the attempt naming them;
 //! the person's files are never touched.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 use common::git::{git, repository};

@@ -2,7 +2,6 @@
 //! store directory is 0700 and everything runlog writes in it (log, WAL, blobs, worktrees,
 //! feedback files, sockets) is closed to other users, while an agent's own files keep the
 //! user's umask; a store other users can write is refused with a hint.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 

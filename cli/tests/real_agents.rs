@@ -3,12 +3,6 @@
 //! SDKs, each a task's agent. The model is scripted here (no network): it asks for one tool
 //! call (Claude Code's `Write`, Codex's `exec_command`) and, once given its result, says it is
 //! done. Everything else is real: the agents, their tools, the worktree, the runner, the store.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 use axum::body::Bytes;

@@ -5,12 +5,6 @@
 //! comparison leaves out), and writes the model's last answer to a file. The judge asks the
 //! model for a score under a rubric. The model is scripted and numbers its answers, so an
 //! answer given again from the recording is told apart from a new one.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 use axum::body::Bytes;

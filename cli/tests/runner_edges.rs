@@ -3,12 +3,6 @@
 //! replan racing a finishing task, a follower that stops reading, a closed terminal. Each test
 //! goes through the real binary with real processes and checks what a user would look at: the
 //! exit code, the recorded events, the files the agents left.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

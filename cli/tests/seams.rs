@@ -1,12 +1,6 @@
 //! Where the runner, the server and the commands meet, through the real binary: a run the
 //! server executes is followed like any other, a hangup never stops a server or its runs, the
 //! API's errors speak HTTP, and the CLI's and the API's JSON for one question are one shape.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

@@ -3,12 +3,6 @@
 //! certificate reloaded on SIGHUP, plain HTTP with tokens refused off loopback; the shared
 //! store on a PostgreSQL that takes TLS only; and an agent that leaks its key every way it can,
 //! with the key found nowhere runlog keeps or hands out.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

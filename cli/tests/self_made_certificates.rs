@@ -3,12 +3,6 @@
 //! is the very file given; runlog trusts exactly the certificate given (its names still
 //! checked), through each of its TLS clients: `runlog run --server --ca` and the runner's HTTP
 //! client (OTLP exports and the gateway's providers, `--otlp-ca` and `ca_file`).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

@@ -1,12 +1,6 @@
 //! `runlog serve` and its HTTP/JSON API, through the real binary: the Unix socket in the store,
 //! TCP with a bearer token, errors as `{error, hint}` with their status codes, commands through
 //! the rules, the event stream resumed with `Last-Event-ID`, and the CLI beside the server.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

@@ -1,12 +1,6 @@
 //! Where a store's space goes (`runlog du`, `runs`' SIZE), through the real binary: a run
 //! whose agent printed more than an event holds, its blob counted; the parts add up to the
 //! totals; the events' bytes are what the store holds.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

@@ -5,12 +5,6 @@
 //! Needs `chromium` and `chromium-driver` (Debian: `apt-get install -y chromium
 //! chromium-driver`; `bash .ci/run` installs them). Without them each test says it was skipped;
 //! with `RUNLOG_REQUIRE_BROWSER=1` (as in CI) it fails instead.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

@@ -3,12 +3,6 @@
 //! taken on by another once its lease expires; a worker frozen past its lease records nothing
 //! when it wakes; workers racing for one task leave one claim. Skipped, saying so, without a
 //! server (see `runlog_store::postgres::scratch`).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

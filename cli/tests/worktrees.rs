@@ -2,12 +2,6 @@
 //! tests make: each task in a worktree of its own, its changes committed and recorded, merged
 //! into the run's branch when done (a conflict rescued), rolled back with the run, and never
 //! made twice after a kill -9.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

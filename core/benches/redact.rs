@@ -4,7 +4,6 @@
 //!
 //! `cargo bench -p runlog-core --bench redact`. Prints MB/s per case; asserts nothing about
 //! time.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use runlog_core::redact::{Counts, Redactor};
 use std::time::Instant;

@@ -1,11 +1,5 @@
 //! Decoding never panics or aborts, whatever the bytes: random bytes, truncated and
 //! bit-flipped events, huge length claims and deeply nested values all give an error.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use proptest::prelude::*;
 use runlog_core::*;

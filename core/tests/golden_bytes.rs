@@ -2,12 +2,6 @@
 //! `golden/events.hex`. A difference means the on-disk format changed, which breaks every
 //! existing log: add a new variant at the end instead. Regenerate only for a new variant, with
 //! `RUNLOG_BLESS=1 cargo test -p runlog-core --test golden_bytes`, and review the diff.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};

@@ -4,12 +4,6 @@
 //! event survives an encode/decode round trip, whatever the dispatch policy proposes is what
 //! `decide` accepts, no attempt starts on a spent budget, and the recorded usage sums to what
 //! every cost view reports.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod support;
 use proptest::prelude::*;

@@ -1,7 +1,6 @@
 //! A known secret never survives redaction, in any encoding a recorder stores it in: as it is
 //! (an output, a reason), JSON-escaped (a request body, an export), or base64 inside a longer
 //! base64 text (a blob an agent sent encoded), wherever in the text it falls.
-#![allow(clippy::unwrap_used)]
 
 use base64::Engine;
 use proptest::prelude::*;

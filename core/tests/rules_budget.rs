@@ -1,12 +1,6 @@
 //! What agents cost: usage is recorded and priced; each budget kind stops what it bounds and
 //! nothing else; an attempt already running finishes; a raised budget lets `resume` go on; a
 //! rollback past a usage record gives that budget back.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod support;
 use runlog_core::dispatch::{dispatch, Capacity, Dispatch};

@@ -1,11 +1,5 @@
 //! Seed 003: never give up (unlimited retries bounded by a budget and the circuit breaker),
 //! required checkpoints before a task may resolve, and the classification as an event.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod support;
 use runlog_core::*;

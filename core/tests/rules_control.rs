@@ -1,11 +1,5 @@
 //! Control: plan validation, the run life cycle (interrupt, resume, finish), rollback, fork,
 //! messages, manual reopen and cancel.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod support;
 use runlog_core::*;

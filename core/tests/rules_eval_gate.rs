@@ -1,12 +1,6 @@
 //! Seed 001: the eval gate. Submit waits in pending-eval; only a passing score makes a task
 //! done and lets dependents start; failing scores rescue the same agent in the same worktree,
 //! capped, then fail; people may approve or reject; legacy `PendingValidation` is upcast.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod support;
 use runlog_core::*;

@@ -1,12 +1,6 @@
 //! The success metrics, from history: the verification loop's final test pass rate, recovery
 //! from test failures without a person, no task done with failing tests; the eval gate's
 //! first-try passes and rescues; every human decision and who made it; time in each state.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod support;
 use runlog_core::projections::project;

@@ -1,12 +1,6 @@
 //! Seed 000: per-task re-evaluation. After a destructive task is done, pending tasks touching
 //! its files trigger `ReplanRequested` and dispatch pauses until `PlanRevised`, which cancels,
 //! adds and records replacements; regenerating an earlier plan is reported as a loop.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod support;
 use runlog_core::*;

@@ -1,12 +1,6 @@
 //! The review queue and the verdicts' record: a held verdict waits in pending-eval whatever
 //! its score, nothing starts its dependents until a person decides, and each person's decision
 //! labels the verdict before it; what happened afterwards contradicts it or not.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_core::projections::judges::{Later, Verdicts};
 use runlog_core::review::{ReviewMode, ReviewPolicy};

@@ -1,12 +1,6 @@
 //! Seed 004's sub-projects: a task whose work is another workflow, run as a child run. The
 //! links both ways, and the child's outcome bubbling up: all done submits the task; a failure
 //! leaves it in progress, waiting, with the failure named, until the parent is resumed.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod support;
 use runlog_core::*;

@@ -1,12 +1,6 @@
 //! Seed 002: the supervisor. Stage attempts push completed/failed entries on the state stack,
 //! failures retry with backoff up to the strategy's limit, consecutive failures open the
 //! stage's circuit, and the latest results are queryable.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod support;
 use runlog_core::projections::stack::StackState;

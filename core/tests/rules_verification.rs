@@ -1,12 +1,6 @@
 //! Seed 004: the verification loop (testing, test-failed, retries with the failure as
 //! feedback, never done with failing tests) and hierarchical plans (parents, depth limit,
 //! status derived from children, failures bubbling up).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod support;
 use runlog_core::*;

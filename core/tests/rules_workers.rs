@@ -1,12 +1,6 @@
 //! Workers of the shared store (issue 12): a start by a worker claims the task in the same
 //! append, so one worker starts each attempt; a task stays with its worker until that worker is
 //! lost, and then its attempt is abandoned and another worker takes it on.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod support;
 use runlog_core::*;

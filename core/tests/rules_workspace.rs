@@ -1,12 +1,6 @@
 //! A run's git workspace: a task's work counts for what waits on it only once merged into the
 //! integration branch; a merge conflict sends the task to a rescue, or to a person when no
 //! rescue is left; a rollback takes the merges back with the state.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod support;
 use runlog_core::*;

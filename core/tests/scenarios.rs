@@ -1,12 +1,6 @@
 //! One scenario per seed, snapshotted (insta, YAML) through every projection: board,
 //! supervisor stack, latest results, stage health, eval audit, run summary. A snapshot change
 //! is a reviewed change: `cargo insta review`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_core::projections::stack::StackEntry;
 use runlog_core::projections::{health, project, Board};

@@ -1,11 +1,5 @@
 //! A run's trace from its events: the span tree, errors where attempts failed, verdicts as span
 //! events, the same ids every time, a fork linked to the run it came from.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod support;
 use runlog_core::projections::trace::{AttrValue, Span, SpanKind, TraceBuilder, TraceIds};

@@ -12,12 +12,6 @@
 //! `RUNLOG_POWER_CYCLES` (default 200 in release, 5 unoptimised) and `RUNLOG_POWER_SEED` choose the work; a finding names
 //! the seed and cycle to replay it. Needs /dev/fuse and fusermount3 (Debian's fuse3, which
 //! `.ci/run` installs); `RUNLOG_REQUIRE_MOUNTS=1` (set by `.ci/run`) makes their absence a failure.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_crashfs::{mount, Cut, Loss, Mounted, Rng, Tree};
 use std::collections::BTreeMap;

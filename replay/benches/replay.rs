@@ -9,12 +9,6 @@
 //! Each measurement runs in a child process of this binary, so its peak resident memory
 //! (VmHWM) is its own. RUNLOG_BENCH_EVENTS and RUNLOG_BENCH_DIR override size and location;
 //! RUNLOG_BENCH_ROUNDS sets the rounds of the replays beside SQLite's (3).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_core::codec::{decode_event, encode_event};
 use runlog_core::projections::Projections;

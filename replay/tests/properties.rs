@@ -1,11 +1,5 @@
 //! Properties of replay: snapshots never change an answer, rollback and fork start exactly
 //! where they say, export/import reproduces the chain, corrupt snapshots are ignored.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use proptest::prelude::*;
 use runlog_core::codec::encode_event;

@@ -1,11 +1,5 @@
 //! For each seed scenario, replayed from a stored log: the board at a past seq (halfway), the
 //! diff from there to the head, and the eval audit. Reviewed with `cargo insta review`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_core::projections::Board;
 use runlog_core::scenarios;

@@ -2,7 +2,6 @@
 //! sessions writing one run never lose or double an event: the loser of a race catches up and
 //! decides again. The writer leaves the snapshots a replay would write, so the run's first
 //! replay writes none.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use runlog_core::script::{checkpoint, start, task, T0};
 use runlog_core::{

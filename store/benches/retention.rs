@@ -6,12 +6,6 @@
 //! RUNLOG_BENCH_EVENTS (default 1,000,000) events in RUNLOG_BENCH_RUNS (default 10,000) runs,
 //! each run appended in one commit; the work directory is `target/bench-retention` (override
 //! with RUNLOG_BENCH_DIR).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_core::codec::encode_event;
 use runlog_core::synthetic::synthetic_run;

@@ -7,12 +7,6 @@
 //! what an append asks of the server (round trips, statements), counted by a relay.
 //! Needs `RUNLOG_TEST_POSTGRES` (an admin URL, as for the tests); prints figures, asserts
 //! nothing about time.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod measure;
 

@@ -4,12 +4,6 @@
 //! `target/bench-store` (override with RUNLOG_BENCH_DIR); events come from
 //! `runlog_core::synthetic`, encoded exactly as runlog stores them. RUNLOG_BENCH_EVENTS sets the
 //! bulk size (default 1,000,000).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod measure;
 

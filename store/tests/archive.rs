@@ -1,11 +1,5 @@
 //! The archive and the heads manifest when something else is lost: a damaged archive segment, a
 //! lost manifest, a store made before either existed, a lost sled database.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_store::{repair, EventLog, Head, Log, Options};
 use std::path::Path;

@@ -12,13 +12,6 @@
 //! file (about 25 minutes on 2 cores). The store lives in `/dev/shm` when there is one: each
 //! offset costs an open, and up to two more with a repair.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
 use runlog_store::{repair, EventLog, Head, Log, Options};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

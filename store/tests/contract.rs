@@ -1,10 +1,4 @@
 //! The EventLog contract, run against the sled log and the in-memory log alike.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_store::frame::{genesis, link};
 use runlog_store::*;

@@ -2,12 +2,6 @@
 //! parent kills it at a random moment, reopens the store, and checks that every acknowledged
 //! record is present and intact and that the chain verifies. 100 iterations by default;
 //! `RUNLOG_CRASH_ITERATIONS=N` for more.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_store::*;
 use std::collections::BTreeMap;

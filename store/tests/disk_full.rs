@@ -4,12 +4,6 @@
 //!
 //! The failure is the kernel's own: `RLIMIT_FSIZE` makes writes past a size fail with EFBIG.
 //! The limit is per process, so this file holds this one test.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod common;
 

@@ -1,12 +1,6 @@
 //! What a power cut can take from the sled store, built by hand or traced: nothing acknowledged
 //! may depend on a file or a directory entry that was never synced, and concurrent writers of
 //! the blob area never trample each other.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_store::*;
 use std::path::{Path, PathBuf};

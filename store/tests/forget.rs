@@ -1,11 +1,5 @@
 //! `forget`: runs removed from a sled store for good. What stays is whole (verified, repairable
 //! from the archive alone), and no byte of a forgotten run is left in any file of the store.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_store::{forget, repair, EventLog, Log, Options};
 use std::path::Path;

@@ -1,7 +1,6 @@
 //! The frame formats and the chains' hashes, pinned byte for byte: a change to either would make
 //! every store written before unreadable, or every export and digest of a run disagree with it.
 //! The per-record bytes below are what the build before the blocked chain wrote.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use runlog_store::backend::memory::MemoryBackend;
 use runlog_store::*;

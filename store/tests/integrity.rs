@@ -1,11 +1,5 @@
 //! Tamper and damage tests: flip any byte of a frame and `verify` names the seq; a cut-off
 //! last frame is a torn tail, damage anywhere else is corruption; reads refuse damaged bytes.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_store::backend::memory::MemoryBackend;
 use runlog_store::backend::sled_db::FRAMES_TREE;

@@ -1,11 +1,5 @@
 //! Opening a sled store: persistence across reopen, clear errors for a locked store, a
 //! directory that is not a store, and a newer format.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_store::*;
 use std::time::Duration;

@@ -1,12 +1,6 @@
 //! Blobs kept packed in a directory store: a conversation's requests, each stored against the
 //! one before, read back whole, take a fraction of their bytes, survive the forgetting of the
 //! run that stored their base, and a damaged one is an error, never wrong bytes.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_store::{forget, EventLog, Log, Options};
 use std::path::Path;

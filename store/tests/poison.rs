@@ -1,12 +1,6 @@
 //! A failed sync poisons the log: the append that hit it is not acknowledged, no later write is
 //! accepted (their durability could not be promised), and what was durable stays readable. A
 //! blob that cannot be stored fails its append whole: nothing of it reaches the log.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_store::backend::memory::MemoryBackend;
 use runlog_store::backend::{Backend, RunSlot};

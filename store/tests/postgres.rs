@@ -1,12 +1,6 @@
 //! What only the shared store has to get right: a schema made by a newer runlog, and
 //! connections the server cuts (`pg_terminate_backend`) in the middle of appends and of
 //! subscriptions. Needs a real PostgreSQL (see `runlog_store::postgres::scratch`).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod pg_admin;
 

@@ -2,12 +2,6 @@
 //! knows is one statement and one round trip; another process's appends in between are still
 //! answered as conflicts and chained from; and a process killed (-9) amid groups of appends
 //! loses none it acknowledged. Needs a real PostgreSQL (see `runlog_store::postgres::scratch`).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 mod pg_admin;
 

@@ -3,12 +3,6 @@
 //! and once space is freed the reopened store appends again. Where mounting is not allowed the
 //! test says so and how to run it; `RUNLOG_REQUIRE_MOUNTS=1` (set by `.ci/run`) makes that a
 //! failure instead.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_store::*;
 use std::path::Path;

@@ -3,12 +3,6 @@
 //! store opens; damage a later entry proves was acknowledged refuses to open and touches
 //! nothing; what the WAL holds is replayed into sled on open. The crash states are built by
 //! hand, as a power cut leaves the file.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_store::wal::{parse, Entry, Wal};
 use runlog_store::*;

@@ -1,12 +1,6 @@
 //! The runs recorded by the runner under `fixtures/runs/` (JSON-lines exports) must keep
 //! importing to the same head hash and replaying to the same projections, whatever changes in
 //! the code. A difference here means old logs would replay differently: review it.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_core::projections::{health, Board, EvalAudit, RunSummary};
 use runlog_replay::export::{import, Header};

@@ -13,13 +13,7 @@
 //! `cargo bench -p runlog-runner --bench gateway` (about a minute); `RUNLOG_BENCH_CALLS`
 //! (2,000) sequential calls per latency figure, `RUNLOG_BENCH_SECONDS` (5) for the throughput.
 //! Prints its figures; asserts nothing about time.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    clippy::print_stdout
-)]
+#![allow(clippy::print_stdout)]
 
 use axum::body::Bytes;
 use axum::response::IntoResponse;

@@ -1,12 +1,6 @@
 //! The model gateway against a scripted provider on loopback: calls pass on with the real
 //! key and come back as they streamed; each is handed over with the usage its answer counted;
 //! a key works only while its command runs.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};

@@ -1,11 +1,5 @@
 //! The engine as a library: built on the in-memory log with scripted commands (no process, no
 //! binary), driven to its end, and judged by the history it recorded and by what it ran.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use runlog_core::{
     Command, CommandKind, Event, EventKind, GateOutcome, RunOutcome, RunState, TaskId, TaskStatus,

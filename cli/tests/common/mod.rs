@@ -3,13 +3,7 @@
 //!
 //! `RUNLOG_TEST_BIN=/path/to/runlog` runs the tests against another build (an older commit, to
 //! check that a test fails without the fix it comes with).
-#![allow(
-    dead_code,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
+#![allow(dead_code)]
 
 pub mod git;
 pub mod provider;
