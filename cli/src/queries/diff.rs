@@ -48,6 +48,7 @@ pub fn compare(
 /// The diff as its JSON body (the CLI's `--json` and the API's): the diff, and `rerun` when one
 /// side is a rerun of the other.
 #[derive(Debug, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Body<'a> {
     /// What differs.
     #[serde(flatten)]
@@ -59,6 +60,7 @@ pub struct Body<'a> {
 
 /// A rerun's calls, beside a diff of it and the run it reruns.
 #[derive(Debug, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RerunCalls {
     /// The rerun.
     pub run: String,

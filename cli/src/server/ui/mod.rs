@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 const PAGE: &str = include_str!("index.html");
 /// The page's script modules (ES modules, no build step), by their path under `/ui/js/`.
-const MODULES: [(&str, &str); 12] = [
+const MODULES: &[(&str, &str)] = &[
     ("main.js", include_str!("js/main.js")),
     ("dom.js", include_str!("js/dom.js")),
     ("api.js", include_str!("js/api.js")),
@@ -28,6 +28,9 @@ const MODULES: [(&str, &str); 12] = [
     ("run/supervisor.js", include_str!("js/run/supervisor.js")),
     ("run/diff.js", include_str!("js/run/diff.js")),
     ("run/task.js", include_str!("js/run/task.js")),
+    ("run/graph.js", include_str!("js/run/graph.js")),
+    ("run/timeline.js", include_str!("js/run/timeline.js")),
+    ("run/live.js", include_str!("js/run/live.js")),
 ];
 const STYLE: &str = include_str!("app.css");
 

@@ -29,10 +29,13 @@ function askToken() {
 }
 
 /**
- * A request to the API; an error answer becomes an Error with the server's hint.
+ * A request to the API; an error answer becomes an Error with the server's hint. `T` is the
+ * view the route answers with (types.d.ts, generated from the API's Rust views): the caller
+ * names it on what it assigns the answer to, and tsc checks every use against the view.
+ * @template T
  * @param {string} path
  * @param {RequestInit & { retried?: boolean }} [init]
- * @returns {Promise<any>}
+ * @returns {Promise<T>}
  */
 export async function api(path, init = {}) {
   /** @type {Record<string, string>} */
@@ -66,6 +69,7 @@ export async function allEvents(run, note) {
   let from = 1;
   let head = 0;
   for (;;) {
+    /** @type {import("./types").EventsPage} */
     const page = await api(`/v1/runs/${enc(run)}/events?from=${from}`);
     head = page.head;
     events.push(...page.events);

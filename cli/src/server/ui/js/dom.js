@@ -24,9 +24,7 @@ export const $ = (sel, root = document) => root.querySelector(sel);
  */
 export function el(tag, attrs = {}, ...children) {
   const svg = ["svg", "g", "rect", "text", "path", "title"].includes(tag);
-  const node = svg
-    ? document.createElementNS("http://www.w3.org/2000/svg", tag)
-    : document.createElement(tag);
+  const node = svg ? document.createElementNS("http://www.w3.org/2000/svg", tag) : document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === null || v === undefined || v === false) continue;
     if (k.startsWith("on") && typeof v === "function") node.addEventListener(k.slice(2), v);
@@ -60,7 +58,10 @@ export function fmt(v) {
 export function when(ms) {
   if (ms === null || ms === undefined) return "";
   const d = new Date(ms);
-  return d.toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+  return d
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, "Z");
 }
 
 /** @param {number | null | undefined} ms */
@@ -100,7 +101,12 @@ export function outcomeText(o) {
   if (o === null || o === undefined || typeof o === "string") return fmt(o);
   return Object.entries(o)
     .map(([k, v]) => {
-      const why = v && typeof v === "object" ? Object.entries(v).filter(([, l]) => Array.isArray(l) && l.length).map(([w, l]) => `${l.join(", ")} ${w}`) : [];
+      const why =
+        v && typeof v === "object"
+          ? Object.entries(v)
+              .filter(([, l]) => Array.isArray(l) && l.length)
+              .map(([w, l]) => `${l.join(", ")} ${w}`)
+          : [];
       return why.length ? `${k}: ${why.join("; ")}` : k;
     })
     .join("; ");
@@ -153,28 +159,36 @@ export function sortableTable(id, columns, rows, rowAttrs) {
   let dir = 1;
   const body = el("tbody");
   const heads = columns.map((c) =>
-    el("th", {
-      "data-key": c.key,
-      class: c.num ? "num" : null,
-      tabindex: 0,
-      scope: "col",
-      onclick: () => sortBy(c.key),
-      onkeydown: (/** @type {KeyboardEvent} */ e) => e.key === "Enter" && sortBy(c.key),
-    }, c.title),
+    el(
+      "th",
+      {
+        "data-key": c.key,
+        class: c.num ? "num" : null,
+        tabindex: 0,
+        scope: "col",
+        onclick: () => sortBy(c.key),
+        onkeydown: (/** @type {KeyboardEvent} */ e) => e.key === "Enter" && sortBy(c.key),
+      },
+      c.title,
+    ),
   );
   function draw() {
     const column = columns.find((c) => c.key === key);
-    const sorted = !column ? rows : [...rows].sort((a, b) => {
-      const x = column.sort(a);
-      const y = column.sort(b);
-      return (x < y ? -1 : x > y ? 1 : 0) * dir;
-    });
+    const sorted = !column
+      ? rows
+      : [...rows].sort((a, b) => {
+          const x = column.sort(a);
+          const y = column.sort(b);
+          return (x < y ? -1 : x > y ? 1 : 0) * dir;
+        });
     body.replaceChildren(
       ...sorted.map((r) =>
         el("tr", rowAttrs(r), ...columns.map((c) => el("td", { class: c.num ? "num" : null }, c.cell(r)))),
       ),
     );
-    heads.forEach((h) => h.setAttribute("aria-sort", h.dataset.key === key ? (dir > 0 ? "ascending" : "descending") : "none"));
+    heads.forEach((h) =>
+      h.setAttribute("aria-sort", h.dataset.key === key ? (dir > 0 ? "ascending" : "descending") : "none"),
+    );
   }
   /** @param {string} k */
   function sortBy(k) {

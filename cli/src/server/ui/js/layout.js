@@ -19,7 +19,8 @@ export const LANE_H = 30;
 export function layout(rows) {
   const byId = new Map(rows.map((r, i) => [r.id, { ...r, row: i }]));
   const kids = new Map();
-  for (const r of rows) if (r.parent && byId.has(r.parent)) (kids.get(r.parent) || kids.set(r.parent, []).get(r.parent)).push(r.id);
+  for (const r of rows)
+    if (r.parent && byId.has(r.parent)) (kids.get(r.parent) || kids.set(r.parent, []).get(r.parent)).push(r.id);
   const needs = new Map();
   for (const r of rows) {
     if (r.group) {
@@ -97,10 +98,14 @@ export function layout(rows) {
   const edges = [];
   for (const r of rows) {
     if (r.group) continue;
-    for (const d of r.after) if (byId.has(d)) edges.push({ from: end(d), to: { x: x(rank.get(r.id) ?? 0), row: byId.get(r.id)?.row ?? 0 }, replaced: false });
+    for (const d of r.after)
+      if (byId.has(d))
+        edges.push({ from: end(d), to: { x: x(rank.get(r.id) ?? 0), row: byId.get(r.id)?.row ?? 0 }, replaced: false });
   }
   for (const r of rows) {
-    for (const n of r.replaced_by || []) if (byId.has(n)) edges.push({ from: end(r.id), to: { x: x(rank.get(n) ?? 0), row: byId.get(n)?.row ?? 0 }, replaced: true });
+    for (const n of r.replaced_by || [])
+      if (byId.has(n))
+        edges.push({ from: end(r.id), to: { x: x(rank.get(n) ?? 0), row: byId.get(n)?.row ?? 0 }, replaced: true });
   }
   const width = x(Math.max(0, ...rank.values()) + 1) + margin;
   return { rows, rank, boxes, edges, x, y, width, height: y(rows.length) + 8 };

@@ -76,6 +76,31 @@ recorded_seq: number,
 mapped: Array<Mapped>, };
 
 /**
+ * How a rerun's calls were answered, from its own events.
+ */
+export type Answered = { 
+/**
+ * Calls answered from the recording ($0.00).
+ */
+recorded: number, 
+/**
+ * Calls that went to a provider.
+ */
+live: number, 
+/**
+ * What the live calls cost, where priced.
+ */
+live_cost_usd: number, 
+/**
+ * Calls refused as they diverged.
+ */
+refused: number, 
+/**
+ * Each attempt's first divergence, in words.
+ */
+divergences: Array<string>, };
+
+/**
  * Where a rerun's model calls are answered from.
  */
 export type Answers = "recorded" | "live" | "recorded-then-live";
@@ -274,17 +299,22 @@ children: Array<Child>,
 parent: ParentLink | null, };
 
 /**
- * A body kept in the store's blob area: its hash and its size.
+ * The diff as its JSON body (the CLI's `--json` and the API's): the diff, and `rerun` when one
+ * side is a rerun of the other.
  */
 export type Body = { 
 /**
- * The blob's hash.
+ * How the rerun's calls were answered.
  */
-blob: Hash, 
+rerun: RerunCalls | null, 
 /**
- * Its size in bytes.
+ * Tasks that differ, in plan order (left's order, then right-only tasks).
  */
-bytes: number, };
+tasks: Array<TaskDiff>, 
+/**
+ * Stage results that differ.
+ */
+stages: Array<StageDiff>, };
 
 /**
  * What bounds an unlimited retry strategy.
@@ -633,6 +663,23 @@ rows: Array<CostRow>,
  * The run's budget and each task's, where set.
  */
 budgets: Array<BudgetLeft>, };
+
+/**
+ * A dimension on both sides.
+ */
+export type DimensionDelta = { 
+/**
+ * Left value.
+ */
+left: number | null, 
+/**
+ * Right value.
+ */
+right: number | null, 
+/**
+ * Right − left, when both exist.
+ */
+delta: number | null, };
 
 /**
  * A call of a rerun that did not ask what the recording asked (the `call-diverged` event's
@@ -1961,6 +2008,11 @@ export type Place = { "place": "checkout" } | { "place": "other-run",
 run: RunId, };
 
 /**
+ * Which sides a task is on.
+ */
+export type Presence = "both" | "left-only" | "right-only";
+
+/**
  * A model's prices in USD per million tokens (`[prices."MODEL"]` in a workflow).
  */
 export type Price = { 
@@ -2106,6 +2158,23 @@ tasks: Array<RerunTask>,
  * work): their commands, tests and evaluators from then on.
  */
 specs: Array<TaskSpec>, };
+
+/**
+ * A rerun's calls, beside a diff of it and the run it reruns.
+ */
+export type RerunCalls = { 
+/**
+ * The rerun.
+ */
+run: string, 
+/**
+ * How its calls were answered.
+ */
+calls: Answered, 
+/**
+ * The same in words.
+ */
+said: string, };
 
 /**
  * A task the rerun runs again from where it stood at the rerun's point, though the run it
@@ -2491,6 +2560,23 @@ stack: Array<StackEntry>,
 latest_results: Record<string, unknown>, };
 
 /**
+ * A stage whose latest result differs.
+ */
+export type StageDiff = { 
+/**
+ * The stage.
+ */
+stage: string, 
+/**
+ * Left result.
+ */
+left: Value | null, 
+/**
+ * Right result.
+ */
+right: Value | null, };
+
+/**
  * Health of one stage.
  */
 export type StageHealthRow = { 
@@ -2553,6 +2639,47 @@ stages: Array<StageHealthRow>, };
  * The classification of a refactoring task, recorded as an event.
  */
 export type TaskClass = "merge" | "move" | "refactor" | "integrate" | "implement" | "new-code" | "analyze-more";
+
+/**
+ * How one task differs.
+ */
+export type TaskDiff = { 
+/**
+ * The task.
+ */
+task: string, 
+/**
+ * Present only on the right (added, e.g. by a replan), only on the left, or both.
+ */
+presence: Presence, 
+/**
+ * Status left → right, when it changed.
+ */
+status: [TaskStatus | null, TaskStatus | null] | null, 
+/**
+ * Attempts left → right, when they changed.
+ */
+attempts: [number, number] | null, 
+/**
+ * Rescues left → right, when they changed.
+ */
+rescues: [number, number] | null, 
+/**
+ * Test failures left → right, when they changed.
+ */
+test_failures: [number, number] | null, 
+/**
+ * Eval score left → right, when it changed.
+ */
+score: [number | null, number | null] | null, 
+/**
+ * Per-dimension score deltas (right − left; a side without it counts as absent).
+ */
+dimensions: { [key in string]: DimensionDelta }, 
+/**
+ * Tasks replacing it on the right that did not on the left.
+ */
+replaced_by: Array<string>, };
 
 /**
  * A task, stable across replans, rollbacks and forks (diffs match tasks by it).

@@ -16,19 +16,45 @@ export function drawBoard(V) {
   if (!board) return el("p", { class: "muted" }, "loading…");
   const rows = board.rows;
   const shown = rows.slice(0, BOARD_ROWS_SHOWN);
-  const table = el("table", { id: "board" },
-    el("thead", {}, el("tr", {}, ["Task", "Status", "Attempt", "Rescues", "Score", "Cost", "Detail"].map((h) => el("th", { scope: "col" }, h)))),
-    el("tbody", {}, shown.flatMap((r) => [boardRow(r, 0, (e) => (e.preventDefault(), V.openTask(r.id))), ...childRows(V, r)])),
+  const table = el(
+    "table",
+    { id: "board" },
+    el(
+      "thead",
+      {},
+      el(
+        "tr",
+        {},
+        ["Task", "Status", "Attempt", "Rescues", "Score", "Cost", "Detail"].map((h) => el("th", { scope: "col" }, h)),
+      ),
+    ),
+    el(
+      "tbody",
+      {},
+      shown.flatMap((r) => [boardRow(r, 0, (e) => (e.preventDefault(), V.openTask(r.id))), ...childRows(V, r)]),
+    ),
   );
-  const more = rows.length > shown.length ? el("p", { class: "muted" }, `the first ${shown.length} of ${rows.length} tasks; the graph shows all`) : null;
-  return el("div", {}, board.paused_for_replan ? el("p", {}, `dispatch paused: replan requested after ${board.paused_for_replan}`) : null, costLine(board), table, more);
+  const more =
+    rows.length > shown.length
+      ? el("p", { class: "muted" }, `the first ${shown.length} of ${rows.length} tasks; the graph shows all`)
+      : null;
+  return el(
+    "div",
+    {},
+    board.paused_for_replan ? el("p", {}, `dispatch paused: replan requested after ${board.paused_for_replan}`) : null,
+    costLine(board),
+    table,
+    more,
+  );
 }
 
 /**
  * Dollars as runlog shows them: four decimals (agent calls cost fractions of a cent).
  * @param {number} x
  */
-function usd(x) { return `$${x.toFixed(4)}`; }
+function usd(x) {
+  return `$${x.toFixed(4)}`;
+}
 
 /**
  * A spend in a cell: `$0.0125`, `$0.0125+?` when some usage had no price, `-` for none.
@@ -54,10 +80,17 @@ function costLine(board) {
   if (!tokens && !s.unpriced && !run) return null;
   const parts = [`cost ${usd(s.cost_usd)}${s.unpriced ? ` + ${s.unpriced} unpriced` : ""}, ${tokens} tokens`];
   if (run) {
-    const left = [run.usd_left !== null ? usd(run.usd_left) : null, run.tokens_left !== null ? `${run.tokens_left} tokens` : null].filter(Boolean);
+    const left = [
+      run.usd_left !== null ? usd(run.usd_left) : null,
+      run.tokens_left !== null ? `${run.tokens_left} tokens` : null,
+    ].filter(Boolean);
     parts.push(`budget left ${left.join(", ")}`);
   }
-  return el("p", { id: "cost", class: run && (run.usd_left === 0 || run.tokens_left === 0) ? "spent" : null }, parts.join("; "));
+  return el(
+    "p",
+    { id: "cost", class: run && (run.usd_left === 0 || run.tokens_left === 0) ? "spent" : null },
+    parts.join("; "),
+  );
 }
 
 /**
@@ -68,14 +101,41 @@ function costLine(board) {
  */
 function boardRow(r, base, open, run) {
   const depth = base + r.depth;
-  return el("tr", { "data-task": r.id, "data-status": r.status, "data-readiness": r.readiness ? r.readiness.readiness : "", "data-run": run || null, class: run ? "child-row" : null },
-    el("td", {}, el("a", { href: run ? `/runs/${enc(run)}` : "#", onclick: open }, `${"  ".repeat(depth - 1)}${depth > r.depth ? "└ " : ""}${r.id}`)),
+  return el(
+    "tr",
+    {
+      "data-task": r.id,
+      "data-status": r.status,
+      "data-readiness": r.readiness ? r.readiness.readiness : "",
+      "data-run": run || null,
+      class: run ? "child-row" : null,
+    },
+    el(
+      "td",
+      {},
+      el(
+        "a",
+        { href: run ? `/runs/${enc(run)}` : "#", onclick: open },
+        `${"  ".repeat(depth - 1)}${depth > r.depth ? "└ " : ""}${r.id}`,
+      ),
+    ),
     el("td", {}, statusBadge(rowLook(r) === "blocked" ? "blocked" : r.status)),
     el("td", { class: "num" }, r.attempt),
     el("td", { class: "num" }, r.rescues),
     el("td", { class: "num" }, fmt(r.score)),
     el("td", { class: "num", "data-cost": r.spend ? r.spend.cost_usd : 0 }, costCell(r.spend)),
-    el("td", {}, [readinessText(r.readiness), r.failed_children.length ? `failed below: ${r.failed_children.join(", ")}` : "", r.note || "", ...(r.outside || []).map((w) => `⚠ ${w}`)].filter(Boolean).join("; ")),
+    el(
+      "td",
+      {},
+      [
+        readinessText(r.readiness),
+        r.failed_children.length ? `failed below: ${r.failed_children.join(", ")}` : "",
+        r.note || "",
+        ...(r.outside || []).map((/** @type {string} */ w) => `⚠ ${w}`),
+      ]
+        .filter(Boolean)
+        .join("; "),
+    ),
   );
 }
 
@@ -87,6 +147,7 @@ function boardRow(r, base, open, run) {
 function childRows(V, r) {
   const child = V.S.children && V.S.children.get(r.id);
   if (!child) return [];
-  if (!child.board) return [el("tr", { class: "child-row" }, el("td", { colspan: 7 }, `child run ${child.run}: ${child.error}`))];
+  if (!child.board)
+    return [el("tr", { class: "child-row" }, el("td", { colspan: 7 }, `child run ${child.run}: ${child.error}`))];
   return child.board.rows.map((c) => boardRow(c, r.depth, null, child.run));
 }

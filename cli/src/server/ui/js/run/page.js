@@ -3,17 +3,17 @@
 // scrubber shows and live while the run goes on. The tabs and the task's story are modules of
 // their own; each gets the page's view (`RunView`) and nothing else.
 
-import { allEvents, api, authHeaders } from "../api.js";
-import { $, crumbs, el, enc, rowLook, showError, sleep, statusBadge, timings, when } from "../dom.js";
-import { layout, LANE_H, NODE_H, NODE_W } from "../layout.js";
+import { allEvents, api } from "../api.js";
+import { $, crumbs, el, enc, showError, statusBadge, timings, when } from "../dom.js";
+import { layout } from "../layout.js";
 import { drawAudit } from "./audit.js";
 import { drawBoard } from "./board.js";
 import { drawDiff } from "./diff.js";
+import { paintGraph } from "./graph.js";
+import { followStream } from "./live.js";
 import { drawSupervisor } from "./supervisor.js";
 import { drawTask, fork, rerun, rollback } from "./task.js";
-
-const ROW = 24; // a timeline row, px (the CSS's --row)
-const OVERSCAN = 30; // rows drawn beyond the visible ones
+import { paintTimeline } from "./timeline.js";
 
 /**
  * What the page knows of the run, at the seq it shows.
@@ -71,6 +71,7 @@ export function runPage(run) {
 
   async function start() {
     const t0 = performance.now();
+    /** @type {[import("../types").Row[], { events: import("../types").Worded[], head: number }]} */
     const [runs, loaded] = await Promise.all([api("/v1/runs"), allEvents(run, (t) => (note.textContent = t))]);
     timings.events_ms = Math.round(performance.now() - t0);
     S.meta = runs.find((/** @type {any} */ r) => r.run === run) || { run };
@@ -84,7 +85,8 @@ export function runPage(run) {
     timings.timeline_ms = Math.round(performance.now() - t1);
     await loadState();
     timings.first_render_ms = Math.round(performance.now());
-    $("#timings").textContent = `opened with ${S.events.length} events; first render ${timings.first_render_ms} ms (events ${timings.events_ms} ms, timeline ${timings.timeline_ms} ms, graph ${timings.graph_ms} ms)`;
+    $("#timings").textContent =
+      `opened with ${S.events.length} events; first render ${timings.first_render_ms} ms (events ${timings.events_ms} ms, timeline ${timings.timeline_ms} ms, graph ${timings.graph_ms} ms)`;
     follow();
     // A link to a verdict (the judges page) opens its task, whose story holds the diff judged.
     const task = new URLSearchParams(location.search).get("task");
@@ -107,39 +109,100 @@ export function runPage(run) {
   let rollbackButton;
 
   function build() {
-    range = el("input", { type: "range", id: "scrubber", min: 1, max: Math.max(1, S.head), value: S.seq, "aria-label": "seq", oninput: () => setSeq(Number(range.value)) });
+    range = el("input", {
+      type: "range",
+      id: "scrubber",
+      min: 1,
+      max: Math.max(1, S.head),
+      value: S.seq,
+      "aria-label": "seq",
+      oninput: () => setSeq(Number(range.value)),
+    });
     seqText = el("output", { id: "seq", for: "scrubber" });
-    rollbackButton = el("button", { id: "rollback", onclick: () => rollback(V), title: "append a rollback to the state after this seq" }, "Roll back to here…");
-    const forkButton = el("button", { id: "fork", onclick: () => fork(V), title: "start a new run from the state after this seq" }, "Fork from here…");
-    const rerunButton = el("button", { id: "rerun", onclick: () => rerun(V), title: "execute the run again from this seq, its model calls answered from the recording" }, "Rerun from here…");
-    const lineage = el("span", {},
-      S.meta.fork_of ? el("span", {}, "fork of ", el("a", { href: `/runs/${enc(S.meta.fork_of)}?at=${S.meta.fork_at}` }, `${S.meta.fork_of}@${S.meta.fork_at}`)) : null,
-      S.meta.sub_project_of ? el("span", { id: "parent-link" }, " sub-project of ", el("a", { href: `/runs/${enc(S.meta.sub_project_of.split("/")[0])}` }, S.meta.sub_project_of)) : null,
+    rollbackButton = el(
+      "button",
+      { id: "rollback", onclick: () => rollback(V), title: "append a rollback to the state after this seq" },
+      "Roll back to here…",
+    );
+    const forkButton = el(
+      "button",
+      { id: "fork", onclick: () => fork(V), title: "start a new run from the state after this seq" },
+      "Fork from here…",
+    );
+    const rerunButton = el(
+      "button",
+      {
+        id: "rerun",
+        onclick: () => rerun(V),
+        title: "execute the run again from this seq, its model calls answered from the recording",
+      },
+      "Rerun from here…",
+    );
+    const lineage = el(
+      "span",
+      {},
+      S.meta.fork_of
+        ? el(
+            "span",
+            {},
+            "fork of ",
+            el(
+              "a",
+              { href: `/runs/${enc(S.meta.fork_of)}?at=${S.meta.fork_at}` },
+              `${S.meta.fork_of}@${S.meta.fork_at}`,
+            ),
+          )
+        : null,
+      S.meta.sub_project_of
+        ? el(
+            "span",
+            { id: "parent-link" },
+            " sub-project of ",
+            el("a", { href: `/runs/${enc(S.meta.sub_project_of.split("/")[0])}` }, S.meta.sub_project_of),
+          )
+        : null,
     );
     graphBox = el("div", { class: "pane scroll graph", id: "graph", "aria-label": "task graph" });
     graphBox.addEventListener("scroll", () => requestAnimationFrame(drawGraph));
     spacer = el("div");
-    timeline = el("div", { class: "pane scroll timeline", id: "timeline", role: "list", "aria-label": "events" }, spacer);
+    timeline = el(
+      "div",
+      { class: "pane scroll timeline", id: "timeline", role: "list", "aria-label": "events" },
+      spacer,
+    );
     timeline.addEventListener("scroll", () => requestAnimationFrame(() => drawTimeline(false)));
     const tabs = ["board", "audit", "supervisor", "diff"].map((t) =>
-      el("button", { role: "tab", id: `tab-${t}`, "aria-selected": t === S.tab ? "true" : "false", onclick: () => selectTab(t) }, t[0].toUpperCase() + t.slice(1)),
+      el(
+        "button",
+        { role: "tab", id: `tab-${t}`, "aria-selected": t === S.tab ? "true" : "false", onclick: () => selectTab(t) },
+        t[0].toUpperCase() + t.slice(1),
+      ),
     );
     tabBody = el("div", { class: "tabpanel", id: "tabpanel", role: "tabpanel" });
     main.replaceChildren(
-      el("div", { class: "runhead" },
+      el(
+        "div",
+        { class: "runhead" },
         el("h1", {}, run),
         el("span", { id: "run-status" }),
         lineage,
         el("span", { class: "muted" }, S.meta.workflow ? `workflow ${S.meta.workflow}` : ""),
       ),
-      el("div", { class: "scrubber" },
+      el(
+        "div",
+        { class: "scrubber" },
         el("button", { onclick: () => setSeq(S.seq - 1), "aria-label": "previous event" }, "←"),
         range,
         el("button", { onclick: () => setSeq(S.seq + 1), "aria-label": "next event" }, "→"),
         el("button", { onclick: () => setSeq(S.head), id: "to-head" }, "Head"),
-        seqText, rollbackButton, forkButton, rerunButton,
+        seqText,
+        rollbackButton,
+        forkButton,
+        rerunButton,
       ),
-      el("div", { class: "layout" },
+      el(
+        "div",
+        { class: "layout" },
         el("div", {}, graphBox, el("div", { class: "tabs", role: "tablist" }, tabs), tabBody),
         timeline,
       ),
@@ -222,94 +285,24 @@ export function runPage(run) {
     main.dataset.state = "ready";
   }
 
-  // -- the graph, drawn for the rows in view only
   function drawGraph() {
-    const L = S.layout;
-    if (!L) return;
-    const top = graphBox.scrollTop;
-    const first = Math.max(0, Math.floor(top / LANE_H) - OVERSCAN);
-    const last = Math.ceil((top + graphBox.clientHeight) / LANE_H) + OVERSCAN;
-    const inView = (/** @type {number} */ a, /** @type {number} */ b) => Math.max(a, b) >= first && Math.min(a, b) <= last;
-    const svg = el("svg", { class: "dag", width: L.width, height: L.height, viewBox: `0 0 ${L.width} ${L.height}`, role: "group", "aria-label": `${L.rows.length} tasks` });
-    for (const b of L.boxes) {
-      if (!inView(b.first, b.last)) continue;
-      const row = L.rows[b.first];
-      svg.append(
-        el("g", { class: `group st-${rowLook(row)}`, "data-group": row.id, "data-status": row.status },
-          el("rect", { x: L.x(b.lo) - b.pad, y: L.y(b.first) - 4, width: L.x(b.hi) - L.x(b.lo) + NODE_W + 2 * b.pad, height: L.y(b.last) - L.y(b.first) + NODE_H + 8 }),
-          el("text", { x: L.x(b.lo) - b.pad + 6, y: L.y(b.first) + 15 }, `${row.id} · ${row.status}`),
-          el("title", {}, row.description),
-        ),
-      );
-    }
-    for (const e of L.edges) {
-      if (!inView(e.from.row, e.to.row)) continue;
-      const y1 = L.y(e.from.row) + NODE_H / 2;
-      const y2 = L.y(e.to.row) + NODE_H / 2;
-      const mid = (e.from.x + e.to.x) / 2;
-      svg.append(el("path", { class: e.replaced ? "edge replaced" : "edge", d: `M${e.from.x},${y1} C${mid},${y1} ${mid},${y2} ${e.to.x},${y2}` }));
-    }
-    for (let i = first; i <= Math.min(last, L.rows.length - 1); i++) {
-      const r = L.rows[i];
-      if (r.group) continue;
-      const look = rowLook(r);
-      const label = r.id.length > 20 ? `${r.id.slice(0, 19)}…` : r.id;
-      svg.append(
-        el("g", {
-          class: `node st-${look}${S.selected === r.id ? " selected" : ""}`,
-          "data-task": r.id, "data-status": r.status, tabindex: 0, role: "button",
-          "aria-label": `${r.id}: ${look}`,
-          onclick: () => openTask(r.id),
-          onkeydown: (/** @type {KeyboardEvent} */ ev) => (ev.key === "Enter" || ev.key === " ") && (ev.preventDefault(), openTask(r.id)),
-        },
-          el("rect", { x: L.x(L.rank.get(r.id)), y: L.y(i), width: NODE_W, height: NODE_H }),
-          el("text", { x: L.x(L.rank.get(r.id)) + 6, y: L.y(i) + 15 }, label),
-          el("title", {}, `${r.id}: ${look}${r.description && r.description !== r.id ? ` — ${r.description}` : ""}`),
-        ),
-      );
-    }
-    graphBox.replaceChildren(svg);
+    paintGraph(graphBox, S, openTask);
   }
 
-  // -- the timeline, drawn for the rows in view only: each event in the words `runlog log` uses
   /**
    * @param {boolean} first
    * @param {boolean} [keepCurrentInView]
    */
   function drawTimeline(first, keepCurrentInView) {
-    spacer.style.height = `${S.events.length * ROW}px`;
-    spacer.style.position = "relative";
-    if (first || keepCurrentInView) {
-      const y = (S.seq - 1) * ROW;
-      if (y < timeline.scrollTop || y > timeline.scrollTop + timeline.clientHeight - ROW) timeline.scrollTop = Math.max(0, y - timeline.clientHeight / 2);
-    }
-    const top = timeline.scrollTop;
-    const from = Math.max(0, Math.floor(top / ROW) - OVERSCAN);
-    const to = Math.min(S.events.length, Math.ceil((top + (timeline.clientHeight || 600)) / ROW) + OVERSCAN);
-    const rows = [];
-    for (let i = from; i < to; i++) {
-      const ev = S.events[i];
-      const row = el("div", {
-        class: `ev${ev.seq > S.seq ? " after" : ""}${ev.seq === S.seq ? " current" : ""}`,
-        role: "listitem", "data-seq": ev.seq, "data-kind": ev.event.type,
-        title: `${when(ev.at)} ${ev.event.type}: ${ev.words}`,
-        onclick: () => setSeq(ev.seq),
-      },
-        el("span", { class: "seq" }, ev.seq),
-        el("span", { class: "kind" }, ev.event.type),
-        el("span", { class: "words" }, ev.words),
-      );
-      row.style.top = `${i * ROW}px`;
-      rows.push(row);
-    }
-    spacer.replaceChildren(...rows);
+    paintTimeline({ box: timeline, spacer }, S, setSeq, first, keepCurrentInView);
   }
 
   // -- tabs
   /** @param {string} t */
   function selectTab(t) {
     S.tab = t;
-    for (const b of main.querySelectorAll("[role=tab]")) b.setAttribute("aria-selected", b.id === `tab-${t}` ? "true" : "false");
+    for (const b of main.querySelectorAll("[role=tab]"))
+      b.setAttribute("aria-selected", b.id === `tab-${t}` ? "true" : "false");
     drawTab().catch(showError);
   }
 
@@ -364,43 +357,14 @@ export function runPage(run) {
    */
   async function catchUp(head) {
     if (head <= S.head) return;
+    /** @type {import("../types").EventsPage} */
     const page = await api(`/v1/runs/${enc(run)}/events?from=${S.head + 1}`);
     const wasAtHead = S.seq === S.head;
     addEvents(page.events);
     if (wasAtHead) setSeq(S.head);
   }
 
-  async function follow() {
-    const live = $("#live");
-    for (;;) {
-      try {
-        const res = await fetch(`/v1/runs/${enc(run)}/stream?from=${S.head + 1}`, { headers: authHeaders() });
-        if (!res.ok || !res.body) throw new Error(`stream: ${res.status}`);
-        live.hidden = false;
-        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-        let buffer = "";
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          buffer += value;
-          const batch = [];
-          let cut;
-          while ((cut = buffer.indexOf("\n\n")) >= 0) {
-            const block = buffer.slice(0, cut);
-            buffer = buffer.slice(cut + 2);
-            const data = block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
-            if (data) batch.push(JSON.parse(data));
-          }
-          if (batch.length) addEvents(batch);
-        }
-      } catch (e) {
-        // A stream that cannot be held: ask for new events instead, then try again.
-        try {
-          await catchUp(Infinity);
-        } catch (_) { /* the next round says more */ }
-      }
-      live.hidden = true;
-      await sleep(2000);
-    }
+  function follow() {
+    followStream(run, () => S.head, addEvents, catchUp);
   }
 }

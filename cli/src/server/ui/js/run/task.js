@@ -25,7 +25,10 @@ export async function drawTask(V, focus) {
     document.body.append(panel);
   }
   if (!r) {
-    panel.replaceChildren(el("p", {}, `${id} is not in the plan at seq ${V.S.seq}`), el("button", { onclick: V.closeTask }, "Close"));
+    panel.replaceChildren(
+      el("p", {}, `${id} is not in the plan at seq ${V.S.seq}`),
+      el("button", { onclick: V.closeTask }, "Close"),
+    );
     return;
   }
   const facts = [
@@ -38,7 +41,12 @@ export async function drawTask(V, focus) {
     ["rescues", r.rescues],
     ["test failures", r.test_failures],
     ["last score", fmt(r.score)],
-    ["cost", r.spend && costCell(r.spend) !== "-" ? `${costCell(r.spend)}, ${r.spend.tokens.input + r.spend.tokens.output} tokens` : ""],
+    [
+      "cost",
+      r.spend && costCell(r.spend) !== "-"
+        ? `${costCell(r.spend)}, ${r.spend.tokens.input + r.spend.tokens.output} tokens`
+        : "",
+    ],
     ["checkpoints", `${r.checkpoints[0]} of ${r.checkpoints[1]}`],
     ["class", fmt(r.class)],
     ["agent", fmt(r.agent)],
@@ -49,20 +57,33 @@ export async function drawTask(V, focus) {
   const story = el("ol", { class: "story", id: "story" }, el("li", { class: "muted" }, "loading its events…"));
   const calls = el("section", { id: "calls", hidden: true });
   panel.replaceChildren(
-    ...[el("p", { class: "buttons" }, el("button", { onclick: V.closeTask, "aria-label": "close the task's story" }, "Close (Esc)")),
-    el("h2", {}, `Task ${id}`),
-    el("dl", {}, facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])),
-    controls(V, r),
-    calls,
-    el("h2", {}, "Story"),
-    story,
-  ].filter(Boolean));
+    ...[
+      el(
+        "p",
+        { class: "buttons" },
+        el("button", { onclick: V.closeTask, "aria-label": "close the task's story" }, "Close (Esc)"),
+      ),
+      el("h2", {}, `Task ${id}`),
+      el(
+        "dl",
+        {},
+        facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]),
+      ),
+      controls(V, r),
+      calls,
+      el("h2", {}, "Story"),
+      story,
+    ].filter(Boolean),
+  );
   if (focus) panel.focus();
   const asked = ++storyAsked;
+  /** @type {import("../types").EventsPage} */
   const page = await api(`/v1/runs/${enc(V.run)}/events?task=${enc(id)}`);
   if (asked !== storyAsked) return;
   story.replaceChildren(...page.events.map((/** @type {import("../types").Worded} */ ev) => storyItem(V, ev)));
-  if (page.next) story.append(el("li", { class: "muted" }, `more events from seq ${page.next}: \`runlog show ${V.run} ${id}\``));
+  if (page.next)
+    story.append(el("li", { class: "muted" }, `more events from seq ${page.next}: \`runlog show ${V.run} ${id}\``));
+  /** @type {import("../types").CallsView} */
   /** @type {import("../types").CallsView} */
   const made = await api(`/v1/runs/${enc(V.run)}/tasks/${enc(id)}/calls`);
   if (asked !== storyAsked || !made.calls.length) return;
@@ -78,8 +99,17 @@ export async function drawTask(V, focus) {
  * @param {import("../types").CallShown} c
  */
 function callItem(c) {
-  const li = el("li", { "data-seq": c.seq, class: "call" },
-    el("div", {}, el("b", {}, `${c.seq} `), `attempt ${c.attempt} ${c.stage} call ${c.n}: `, el("span", { class: "muted" }, c.headline)));
+  const li = el(
+    "li",
+    { "data-seq": c.seq, class: "call" },
+    el(
+      "div",
+      {},
+      el("b", {}, `${c.seq} `),
+      `attempt ${c.attempt} ${c.stage} call ${c.n}: `,
+      el("span", { class: "muted" }, c.headline),
+    ),
+  );
   if (c.asked) li.append(el("div", { class: "asked" }, `asked: ${c.asked}`));
   if (c.answered) li.append(el("div", { class: "answered" }, `answered: ${c.answered}`));
   if (c.error) li.append(el("div", { class: "conflict" }, `error: ${c.error}`));
@@ -98,44 +128,66 @@ function storyItem(V, ev) {
     const pre = el("pre", {}, e.text);
     li.append(el("div", { class: "muted" }, `${e.stream}, attempt ${e.attempt}, ${e.bytes} bytes`), pre);
     if (e.blob) {
-      li.append(el("button", {
-        onclick: async (/** @type {any} */ click) => {
-          click.target.disabled = true;
-          try {
-            pre.textContent = await api(`/v1/blobs/${e.blob}`);
-            click.target.remove();
-          } catch (err) {
-            click.target.disabled = false;
-            showError(err);
-          }
-        },
-      }, `Load all ${e.bytes} bytes`));
+      li.append(
+        el(
+          "button",
+          {
+            onclick: async (/** @type {any} */ click) => {
+              click.target.disabled = true;
+              try {
+                pre.textContent = await api(`/v1/blobs/${e.blob}`);
+                click.target.remove();
+              } catch (err) {
+                click.target.disabled = false;
+                showError(err);
+              }
+            },
+          },
+          `Load all ${e.bytes} bytes`,
+        ),
+      );
     }
     return li;
   }
   if (e.type === "changes-recorded") {
-    li.append(el("div", { class: "muted" }, `attempt ${e.attempt}: commit ${e.commit.slice(0, 12)}, ${e.files.length} file(s), +${e.insertions} −${e.deletions}`));
+    li.append(
+      el(
+        "div",
+        { class: "muted" },
+        `attempt ${e.attempt}: commit ${e.commit.slice(0, 12)}, ${e.files.length} file(s), +${e.insertions} −${e.deletions}`,
+      ),
+    );
     li.append(el("div", {}, e.files.join(", ")));
     if (e.patch) {
       const diff = el("pre", { class: "diff", "data-attempt": e.attempt, hidden: true });
-      li.append(diff, el("button", {
-        onclick: async (/** @type {any} */ click) => {
-          click.target.disabled = true;
-          try {
-            showPatch(diff, e.blob ? await api(`/v1/blobs/${e.blob}`) : e.patch);
-            diff.hidden = false;
-            click.target.remove();
-          } catch (err) {
-            click.target.disabled = false;
-            showError(err);
-          }
-        },
-      }, `Show the diff (${e.patch_bytes} bytes)`));
+      li.append(
+        diff,
+        el(
+          "button",
+          {
+            onclick: async (/** @type {any} */ click) => {
+              click.target.disabled = true;
+              try {
+                showPatch(diff, e.blob ? await api(`/v1/blobs/${e.blob}`) : e.patch);
+                diff.hidden = false;
+                click.target.remove();
+              } catch (err) {
+                click.target.disabled = false;
+                showError(err);
+              }
+            },
+          },
+          `Show the diff (${e.patch_bytes} bytes)`,
+        ),
+      );
     }
     return li;
   }
   if (e.type === "merge-conflicted") {
-    const then = e.rescue == null ? "waits for a person (resolve in its worktree, then approve)" : `rescue ${e.rescue} resolves it`;
+    const then =
+      e.rescue == null
+        ? "waits for a person (resolve in its worktree, then approve)"
+        : `rescue ${e.rescue} resolves it`;
     li.append(el("div", { class: "conflict" }, `did not merge: conflict in ${e.files.join(", ")}; ${then}`));
     return li;
   }
@@ -150,10 +202,19 @@ function storyItem(V, ev) {
  * @param {string} text
  */
 function showPatch(pre, text) {
-  pre.replaceChildren(...text.split("\n").map((line) => {
-    const kind = line.startsWith("+") && !line.startsWith("+++") ? "add" : line.startsWith("-") && !line.startsWith("---") ? "del" : line.startsWith("@@") ? "hunk" : null;
-    return el("span", { class: kind }, `${line}\n`);
-  }));
+  pre.replaceChildren(
+    ...text.split("\n").map((line) => {
+      const kind =
+        line.startsWith("+") && !line.startsWith("+++")
+          ? "add"
+          : line.startsWith("-") && !line.startsWith("---")
+            ? "del"
+            : line.startsWith("@@")
+              ? "hunk"
+              : null;
+      return el("span", { class: kind }, `${line}\n`);
+    }),
+  );
 }
 
 // -- decisions
@@ -164,17 +225,58 @@ function showPatch(pre, text) {
 function controls(V, r) {
   const atHead = V.S.seq === V.S.head;
   const box = el("div", { class: "controls" });
-  const button = (/** @type {string} */ label, /** @type {string} */ id, /** @type {() => void} */ act) => box.append(el("button", { id, onclick: act, disabled: !atHead, title: atHead ? null : "decisions apply to the head: move the scrubber to the head first" }, label));
+  const button = (/** @type {string} */ label, /** @type {string} */ id, /** @type {() => void} */ act) =>
+    box.append(
+      el(
+        "button",
+        {
+          id,
+          onclick: act,
+          disabled: !atHead,
+          title: atHead ? null : "decisions apply to the head: move the scrubber to the head first",
+        },
+        label,
+      ),
+    );
   const gateFailed = r.status === "failed" && r.score !== null;
   if (r.status === "pending-eval" || gateFailed) {
-    button("Approve…", "approve", () => decide(V, "approve", r, "Approve", `Records that you approve ${r.id}, bypassing its eval gate: it becomes done and what waits on it may start.`));
+    button("Approve…", "approve", () =>
+      decide(
+        V,
+        "approve",
+        r,
+        "Approve",
+        `Records that you approve ${r.id}, bypassing its eval gate: it becomes done and what waits on it may start.`,
+      ),
+    );
   }
   if (r.status === "pending-eval") {
-    button("Reject…", "reject", () => decide(V, "reject", r, "Reject", `Records that you reject ${r.id}: it fails (dependents stay blocked).`, { reason: true }));
-    button("Reject and reopen…", "reject-reopen", () => decide(V, "reject-reopen", r, "Reject and reopen", `Records that you reject ${r.id} and put it back to open: it runs again on resume, with your reason as feedback.`, { reason: true }));
+    button("Reject…", "reject", () =>
+      decide(V, "reject", r, "Reject", `Records that you reject ${r.id}: it fails (dependents stay blocked).`, {
+        reason: true,
+      }),
+    );
+    button("Reject and reopen…", "reject-reopen", () =>
+      decide(
+        V,
+        "reject-reopen",
+        r,
+        "Reject and reopen",
+        `Records that you reject ${r.id} and put it back to open: it runs again on resume, with your reason as feedback.`,
+        { reason: true },
+      ),
+    );
   }
   if (r.status === "failed") {
-    button("Reopen…", "reopen", () => decide(V, "reopen", r, "Reopen", `Records that you put ${r.id} back to open (triage): it runs again when the run resumes.`));
+    button("Reopen…", "reopen", () =>
+      decide(
+        V,
+        "reopen",
+        r,
+        "Reopen",
+        `Records that you put ${r.id} back to open (triage): it runs again when the run resumes.`,
+      ),
+    );
   }
   return box.childElementCount ? box : null;
 }
@@ -199,26 +301,43 @@ function confirmWith(title, text, fields = {}) {
   }
   let name = null;
   if (fields.name !== undefined) {
-    name = el("input", { id: "confirm-name", value: fields.name, placeholder: fields.namePlaceholder || "default: RUN-fork-N" });
+    name = el("input", {
+      id: "confirm-name",
+      value: fields.name,
+      placeholder: fields.namePlaceholder || "default: RUN-fork-N",
+    });
     inputs.push(el("label", {}, "New run id ", name));
   }
   /** @type {HTMLSelectElement | null} */
   let answers = null;
   if (fields.answers) {
-    answers = /** @type {HTMLSelectElement} */ (el("select", { id: "confirm-answers" },
-      el("option", { value: "recorded" }, "recorded: every call from the recording"),
-      el("option", { value: "recorded-then-live" }, "recorded, then live from the first call that differs"),
-      el("option", { value: "live" }, "live: every call from the provider"),
-    ));
+    answers = /** @type {HTMLSelectElement} */ (
+      el(
+        "select",
+        { id: "confirm-answers" },
+        el("option", { value: "recorded" }, "recorded: every call from the recording"),
+        el("option", { value: "recorded-then-live" }, "recorded, then live from the first call that differs"),
+        el("option", { value: "live" }, "live: every call from the provider"),
+      )
+    );
     inputs.push(el("label", {}, "Model answers ", answers));
   }
   $("#confirm-fields").replaceChildren(...inputs);
   return new Promise((resolve) => {
-    dialog.addEventListener("close", () => {
-      if (dialog.returnValue !== "ok") return resolve(null);
-      localStorage.setItem("runlog-by", by.value.trim());
-      resolve({ by: by.value.trim() || "web", reason: reason ? reason.value.trim() : null, name: name ? name.value.trim() : null, answers: answers ? answers.value : null });
-    }, { once: true });
+    dialog.addEventListener(
+      "close",
+      () => {
+        if (dialog.returnValue !== "ok") return resolve(null);
+        localStorage.setItem("runlog-by", by.value.trim());
+        resolve({
+          by: by.value.trim() || "web",
+          reason: reason ? reason.value.trim() : null,
+          name: name ? name.value.trim() : null,
+          answers: answers ? answers.value : null,
+        });
+      },
+      { once: true },
+    );
     dialog.returnValue = "";
     dialog.showModal();
   });
@@ -233,7 +352,11 @@ function confirmWith(title, text, fields = {}) {
  * @param {{ reason?: boolean }} [fields]
  */
 async function decide(V, kind, r, title, text, fields) {
-  const answer = await confirmWith(`${title} ${r.id}?`, `${text} It is appended to run ${V.run} after seq ${V.S.head}; nothing is deleted.`, fields);
+  const answer = await confirmWith(
+    `${title} ${r.id}?`,
+    `${text} It is appended to run ${V.run} after seq ${V.S.head}; nothing is deleted.`,
+    fields,
+  );
   if (!answer) return;
   const command = {
     approve: { command: "approve", task: r.id, by: answer.by },
@@ -250,6 +373,7 @@ async function decide(V, kind, r, title, text, fields) {
  */
 async function send(V, command) {
   try {
+    /** @type {import("../types").Recorded} */
     const done = await api(`/v1/runs/${enc(V.run)}/commands`, { method: "POST", body: JSON.stringify(command) });
     await V.catchUp(done.head);
     // What was just recorded is what to see: the head.
@@ -289,6 +413,7 @@ export async function fork(V) {
   if (!answer) return;
   try {
     const body = answer.name ? { at, as: answer.name } : { at };
+    /** @type {import("../types").Forked} */
     const made = await api(`/v1/runs/${enc(V.run)}/fork`, { method: "POST", body: JSON.stringify(body) });
     location.href = `/runs/${enc(made.run)}`;
   } catch (e) {
@@ -313,6 +438,7 @@ export async function rerun(V) {
     /** @type {{ at: number, answers: string | null, as?: string }} */
     const body = { at, answers: answer.answers };
     if (answer.name) body.as = answer.name;
+    /** @type {import("../types").Executing} */
     const made = await api(`/v1/runs/${enc(V.run)}/rerun`, { method: "POST", body: JSON.stringify(body) });
     location.href = `/runs/${enc(made.run)}`;
   } catch (e) {
