@@ -48,6 +48,9 @@ mod signals;
 mod store;
 mod view;
 
+/// The API's OpenAPI document with its answers' schemas generated from the same views.
+#[cfg(feature = "ts")]
+pub use server::api::documented::with_views as openapi_with_views;
 /// The web view's TypeScript declarations, generated from the views the API serializes.
 #[cfg(feature = "ts")]
 pub use server::ui::types::declarations as web_view_types;

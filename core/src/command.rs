@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 /// What one attempt changed in its task's worktree, committed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Changes {
     /// The commit made (the parent when nothing changed).
     pub commit: String,
@@ -33,7 +33,7 @@ pub struct Changes {
 
 /// A command with the time it was issued (the caller's clock; the core reads none).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Command {
     /// When it was issued; becomes the `at` of the events it produces.
     pub at: Timestamp,
@@ -51,7 +51,7 @@ pub struct Command {
 
 /// Who issued a command, as the process recording it knows them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Principal {
     /// The name: a token's, or a user's.
     pub name: String,
@@ -61,7 +61,7 @@ pub struct Principal {
 
 /// How the recording process knows who issued a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Via {
     /// A named API token.
@@ -137,7 +137,7 @@ impl CommandKind {
 
 /// Every command. Field meanings match the events they produce.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(tag = "command", rename_all = "kebab-case")]
 pub enum CommandKind {
     /// Start a run with its initial plan.
@@ -527,7 +527,7 @@ pub enum CommandKind {
 
 /// What a run's usage is priced with and bounded by, as its workflow says.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct CostPolicy {
     /// Prices by model, in USD per million tokens.
     #[serde(default)]
@@ -542,7 +542,7 @@ pub struct CostPolicy {
 
 /// How a command changes one bound of a budget.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Change<T> {
     /// Leave it as it is.

@@ -32,6 +32,18 @@ pub enum ErrorType {
     Other(String),
 }
 
+/// Written as its kebab-case name.
+#[cfg(feature = "ts")]
+impl schemars::JsonSchema for ErrorType {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorType".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string"})
+    }
+}
+
 impl ErrorType {
     /// The classes the runner records itself, each with its name.
     pub const KNOWN: [ErrorType; 7] = [

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 /// One recorded fact with the time it happened. Time enters the core only here and in commands.
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Event {
     /// When it happened (from the command that caused it).
     pub at: Timestamp,
@@ -24,7 +24,7 @@ pub struct Event {
 
 /// How a finished run ended.
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum RunOutcome {
     /// Every task done (or cancelled by a replan).
@@ -56,7 +56,7 @@ impl RunOutcome {
 
 /// What the eval gate decided for one score.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum GateOutcome {
     /// Score at or above the threshold: the task is done and its dependents may start.
@@ -72,7 +72,7 @@ pub enum GateOutcome {
 
 /// A new task standing in for a cancelled one; dependents of `old` wait on `new` instead.
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Replacement {
     /// The superseded task.
     pub old: TaskId,
@@ -82,7 +82,7 @@ pub struct Replacement {
 
 /// Every kind of event. See the module docs for the format rule.
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum EventKind {
     /// The run began with this workflow and these settings.
@@ -634,7 +634,7 @@ pub enum EventKind {
 
 /// What a run's tombstone keeps.
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Forgotten {
     /// The run.
     pub run: RunId,

@@ -11,7 +11,7 @@ macro_rules! string_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Encode, Serialize, Deserialize)]
-        #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+        #[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
         #[serde(transparent)]
         pub struct $name(pub String);
 
@@ -143,7 +143,7 @@ string_id!(
     Serialize,
     Deserialize,
 )]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct Timestamp(pub u64);
 
@@ -164,6 +164,18 @@ impl fmt::Debug for Timestamp {
 #[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Encode, Decode)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "string"))]
 pub struct Hash(pub [u8; 32]);
+
+/// Written as 64 hex digits.
+#[cfg(feature = "ts")]
+impl schemars::JsonSchema for Hash {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Hash".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "pattern": "^[0-9a-f]{64}$"})
+    }
+}
 
 impl Hash {
     /// Hashes `bytes` with blake3.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// The provider API a call spoke.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum ModelApi {
     /// Anthropic Messages (`POST /v1/messages`).
@@ -40,7 +40,7 @@ impl ModelApi {
 
 /// How a call ended.
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(tag = "end", rename_all = "kebab-case")]
 pub enum CallEnd {
     /// The provider answered (its status says how).
@@ -89,7 +89,7 @@ impl CallEnd {
 
 /// A body kept in the store's blob area: its hash and its size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Body {
     /// The blob's hash.
     pub blob: Hash,
@@ -99,7 +99,7 @@ pub struct Body {
 
 /// One model call (the `model-called` event's record).
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct ModelCall {
     /// The task whose command made it (for the replanner, the task whose completion asked
     /// for it).

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// What a write outside the worktree does to its attempt (`[settings] outside_writes`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum OutsidePolicy {
     /// Recorded and shown; the attempt goes on as it ended.
@@ -21,7 +21,7 @@ pub enum OutsidePolicy {
 
 /// A place outside a task's worktree that runlog watches.
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(tag = "place", rename_all = "kebab-case")]
 pub enum Place {
     /// The repository's own checkout (the person's working tree).
@@ -45,7 +45,7 @@ impl Place {
 
 /// The paths changed in one place, relative to it.
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Written {
     /// Where.
     pub place: Place,
@@ -60,7 +60,7 @@ pub const MAX_PATHS: usize = 50;
 
 /// What an attempt wrote outside its worktree (the `wrote-outside` event's record).
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct OutsideWrites {
     /// The task.
     pub task: TaskId,

@@ -25,7 +25,7 @@ pub const MIN_SECRET_LEN: usize = 8;
 
 /// How many of one secret were replaced.
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Redaction {
     /// The secret's name: an environment variable's, a `redact_file` entry's, or a key shape
     /// (`openai-key`, `anthropic-key`, `aws-access-key`, `github-token`, `private-key`).

@@ -8,7 +8,7 @@ use thiserror::Error;
 
 /// Why `decide` refused a command. Nothing was recorded.
 #[derive(Debug, Clone, PartialEq, Error, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(tag = "rule", rename_all = "kebab-case")]
 pub enum Rejection {
     /// Only `StartRun` or `StartFork` may begin a run.

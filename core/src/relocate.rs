@@ -18,7 +18,7 @@ use serde_json::Value;
 
 /// One place of the recording mapped to the rerun's, and how often an answer named it.
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Mapped {
     /// As the recording had it.
     pub was: String,
@@ -31,7 +31,7 @@ pub struct Mapped {
 /// A rerun's call answered from the recording with the recording's places given as the
 /// rerun's (the `answer-mapped` event's record, right before the call's own).
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct AnswerMapped {
     /// The task.
     pub task: crate::ids::TaskId,

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 /// Where a rerun's model calls are answered from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Answers {
     /// Every call from the recording; a call that differs is refused and stops its attempt.
@@ -43,7 +43,7 @@ impl Answers {
 /// A task the rerun runs again from where it stood at the rerun's point, though the run it
 /// was forked from went on past it.
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct RerunTask {
     /// The task.
     pub task: TaskId,
@@ -56,7 +56,7 @@ pub struct RerunTask {
 
 /// A rerun (the `rerun-started` event's record), recorded right after its fork.
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Rerun {
     /// The recorded run whose calls answer this one's.
     pub from_run: RunId,
@@ -87,7 +87,7 @@ impl Rerun {
 /// A call of a rerun that did not ask what the recording asked (the `call-diverged` event's
 /// record): which call, which recorded call it was compared with, and how it differs.
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Divergence {
     /// The task.
     pub task: TaskId,

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// Which verdicts a person reviews whatever the score.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum ReviewMode {
     /// None (the gate decides alone), apart from the sampled share.
@@ -22,7 +22,7 @@ pub enum ReviewMode {
 
 /// The run's review policy, recorded as it starts (`review-set`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct ReviewPolicy {
     /// The verdicts always reviewed.
     pub mode: ReviewMode,
@@ -62,7 +62,7 @@ impl ReviewPolicy {
 
 /// Who an evaluator said it was beside its score.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Judge {
     /// The model it asked (`"model"`), or empty.
     #[serde(default)]

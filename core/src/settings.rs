@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// Settings in force for a run. Recorded in `RunStarted`, so an audit reads the values that
 /// decided, not today's config.
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Settings {
     /// A score at or above this passes the eval gate.
     pub eval_threshold: f64,
@@ -40,7 +40,7 @@ impl Default for Settings {
 
 /// How many times a failing stage is retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum RetryLimit {
     /// At most this many retries after the first attempt.
@@ -51,7 +51,7 @@ pub enum RetryLimit {
 
 /// What bounds an unlimited retry strategy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Budget {
     /// Total attempts of the task, first one included.
     pub max_attempts: Option<u32>,
@@ -68,7 +68,7 @@ impl Budget {
 
 /// The supervisor's recovery strategy, per task (or per stage with `StrategySet`).
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct RetryStrategy {
     /// How many retries.
     pub limit: RetryLimit,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// A task as planned. Immutable once recorded in `TaskAdded` or `PlanRevised`.
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct TaskSpec {
     /// Stable id.
     pub id: TaskId,
@@ -79,7 +79,7 @@ impl TaskSpec {
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Encode, Decode, Serialize, Deserialize,
 )]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskClass {
     /// Duplicate code to merge.

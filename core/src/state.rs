@@ -15,7 +15,7 @@ use std::sync::Arc;
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Encode, Decode, Serialize, Deserialize,
 )]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskStatus {
     /// Not started.
@@ -80,7 +80,7 @@ impl fmt::Display for TaskStatus {
 
 /// Where a run is in its life.
 #[derive(Debug, Clone, Default, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum RunStatus {
     /// No `RunStarted` or `Forked` yet.
@@ -109,7 +109,7 @@ impl RunStatus {
 
 /// Identity of the run.
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct RunInfo {
     /// Run id.
     pub id: RunId,
@@ -123,7 +123,7 @@ pub struct RunInfo {
 
 /// A fork's origin.
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct ForkOrigin {
     /// Parent run.
     pub from_run: RunId,
@@ -136,7 +136,7 @@ pub struct ForkOrigin {
 /// Everything known about one task. Its encoding (in snapshots) leaves out the fields that
 /// hold their default: `state_codec`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct TaskState {
     /// The spec as planned.
     pub spec: TaskSpec,
@@ -209,7 +209,7 @@ pub struct TaskState {
 
 /// A task whose work is another workflow, run as a child run.
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct SubProject {
     /// The child workflow file, as the parent's workflow names it.
     pub workflow: String,
@@ -222,7 +222,7 @@ pub struct SubProject {
 
 /// The task of another run this run is the sub-project of.
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct ParentLink {
     /// The parent run.
     pub run: RunId,
@@ -290,7 +290,7 @@ impl TaskState {
 
 /// Circuit breaker state of a stage.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Circuit {
     /// Attempts allowed.
@@ -302,7 +302,7 @@ pub enum Circuit {
 
 /// A stage's health, as the supervisor keeps it.
 #[derive(Debug, Clone, Default, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct StageHealth {
     /// Attempts started.
     pub executions: u32,
@@ -322,7 +322,7 @@ pub struct StageHealth {
 
 /// A replan that was asked for and not yet answered.
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct PendingReplan {
     /// The finished task that triggered it.
     pub after_task: TaskId,
@@ -341,7 +341,7 @@ pub struct PendingReplan {
 
 /// One `ReplanRequested`, as recorded.
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct ReplanRequest {
     /// The seq of its event.
     pub seq: u64,
@@ -357,7 +357,7 @@ pub struct ReplanRequest {
 
 /// Whether an open task may start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(tag = "readiness", rename_all = "kebab-case")]
 pub enum Readiness {
     /// Every dependency is done.
@@ -388,7 +388,7 @@ pub enum Readiness {
 
 /// The state of one run: the fold of its events. Its encoding (snapshots) is `state_codec`'s.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct RunState {
     /// Seq of the last event folded (its position in the log, not part of the domain state).
     pub seq: u64,
@@ -438,7 +438,7 @@ pub struct RunState {
 
 /// A run's git workspace: its integration branch and where it stands.
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Workspace {
     /// The repository.
     pub repo: String,
@@ -452,7 +452,7 @@ pub struct Workspace {
 
 /// A task's code in a git workspace.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct TaskCode {
     /// The last commit recorded in the task's branch.
     pub commit: Option<String>,

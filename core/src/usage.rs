@@ -23,7 +23,7 @@ pub const MAX_REPORTED_COST_USD: f64 = 1_000_000.0;
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Encode, Decode, Serialize, Deserialize,
 )]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum UsageStage {
     /// The task's agent.
@@ -58,7 +58,7 @@ impl UsageStage {
 
 /// Where a recorded cost comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum CostSource {
     /// The report carried its cost (a reported cost wins over a price).
@@ -84,7 +84,7 @@ impl CostSource {
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Encode, Decode, Serialize, Deserialize,
 )]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Tokens {
     /// Input tokens, cached ones included.
     pub input: u64,
@@ -118,7 +118,7 @@ impl Tokens {
 
 /// One report, normalised.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct UsageReport {
     /// The model, when the report names it.
     pub model: Option<String>,
@@ -132,7 +132,7 @@ pub struct UsageReport {
 
 /// A model's prices in USD per million tokens (`[prices."MODEL"]` in a workflow).
 #[derive(Debug, Clone, Copy, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Price {
     /// Per million input tokens not read from or written to a cache.
     pub input: f64,
@@ -178,7 +178,7 @@ pub type Prices = BTreeMap<String, Price>;
 
 /// A budget's bounds; `None` is no bound.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Limits {
     /// USD, reported or priced (unpriced usage cannot count).
     pub max_cost_usd: Option<f64>,
@@ -221,7 +221,7 @@ impl Limits {
 
 /// What a budget bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum BudgetKind {
     /// Dollars.
@@ -250,7 +250,7 @@ impl BudgetKind {
 
 /// What a budget's scope has spent.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Spend {
     /// Tokens used.
     pub tokens: Tokens,
@@ -280,7 +280,7 @@ impl Spend {
 
 /// A budget found spent, and whose.
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct BudgetStop {
     /// The task whose own budget it is, or none for the run's.
     pub budget: Option<TaskId>,
@@ -327,7 +327,7 @@ impl BudgetStop {
 
 /// One usage record as the state keeps it (the `usage-recorded` event's fields).
 #[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct UsageRecord {
     /// The task.
     pub task: TaskId,

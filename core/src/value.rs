@@ -15,7 +15,7 @@ pub const MAX_DEPTH: usize = 64;
 
 /// A JSON-like value, encodable with bincode.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Value {
     /// No value.

@@ -16,7 +16,7 @@ pub struct Side<'a> {
 
 /// How one task differs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct TaskDiff {
     /// The task.
     pub task: String,
@@ -40,7 +40,7 @@ pub struct TaskDiff {
 
 /// A dimension on both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct DimensionDelta {
     /// Left value.
     pub left: Option<f64>,
@@ -53,7 +53,7 @@ pub struct DimensionDelta {
 /// Which sides a task is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub enum Presence {
     /// Both.
     Both,
@@ -65,7 +65,7 @@ pub enum Presence {
 
 /// A stage whose latest result differs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct StageDiff {
     /// The stage.
     pub stage: String,
@@ -77,7 +77,7 @@ pub struct StageDiff {
 
 /// Everything that differs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Diff {
     /// Tasks that differ, in plan order (left's order, then right-only tasks).
     pub tasks: Vec<TaskDiff>,

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// What pins a run's history up to a seq.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Digest {
     /// The run.
     pub run: String,

@@ -112,7 +112,7 @@ pub fn read(log: &dyn EventLog, run: &str, from: u64, to: u64) -> Result<Vec<(u6
 
 /// An event as JSON shows it (`log --json`, the API, an agent's history file, a live follower): its seq, time and kind.
 #[derive(Debug, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct EventLine<'a> {
     /// Its seq in the run.
     pub seq: u64,

@@ -7,7 +7,7 @@ use runlog_core::projections::{Projections, RunSummary};
 /// Every eval decision with its words, the decisions taken outside the gate, and the run's
 /// summary.
 #[derive(Debug, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct AuditView {
     /// The run.
     pub run: String,

@@ -9,7 +9,7 @@ use serde::Serialize;
 /// The board of a run at a seq, with the edges the board does not hold, the child runs of its
 /// sub-project tasks and its parent.
 #[derive(Debug, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct BoardView {
     /// The run.
     pub run: String,
@@ -29,7 +29,7 @@ pub struct BoardView {
 
 /// A task's edges of the task graph.
 #[derive(Debug, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Link {
     /// The task.
     pub id: runlog_core::TaskId,
@@ -41,7 +41,7 @@ pub struct Link {
 
 /// A sub-project task's child run (one level: a child's own view shows its children).
 #[derive(Debug, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Child {
     /// The task.
     pub task: runlog_core::TaskId,

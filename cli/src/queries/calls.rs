@@ -11,7 +11,7 @@ use serde::Serialize;
 
 /// One call with its conversation in words.
 #[derive(Debug, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct CallShown {
     /// The seq of its `model-called` event.
     pub seq: u64,
@@ -31,7 +31,7 @@ pub struct CallShown {
 
 /// A task's model calls and what they spent together.
 #[derive(Debug, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct CallsView {
     /// The run.
     pub run: String,

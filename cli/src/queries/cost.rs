@@ -6,7 +6,7 @@ use serde::Serialize;
 
 /// The cost of a run at a seq.
 #[derive(Debug, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct CostView {
     /// The run.
     pub run: String,

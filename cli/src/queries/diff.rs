@@ -48,8 +48,8 @@ pub fn compare(
 /// The diff as its JSON body (the CLI's `--json` and the API's): the diff, and `rerun` when one
 /// side is a rerun of the other.
 #[derive(Debug, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct Body<'a> {
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
+pub struct DiffView<'a> {
     /// What differs.
     #[serde(flatten)]
     pub diff: &'a Diff,
@@ -60,7 +60,7 @@ pub struct Body<'a> {
 
 /// A rerun's calls, beside a diff of it and the run it reruns.
 #[derive(Debug, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct RerunCalls {
     /// The rerun.
     pub run: String,
@@ -76,7 +76,7 @@ pub fn body<'a>(
     left: &str,
     right: &str,
     d: &'a Diff,
-) -> Result<Body<'a>> {
+) -> Result<DiffView<'a>> {
     let rerun =
         crate::queries::rerun::between(log, &side(left).0, &side(right).0)?.map(|(run, calls)| {
             RerunCalls {
@@ -85,5 +85,5 @@ pub fn body<'a>(
                 calls,
             }
         });
-    Ok(Body { diff: d, rerun })
+    Ok(DiffView { diff: d, rerun })
 }

@@ -33,7 +33,7 @@ pub struct Read {
 
 /// One page of a run's events, each with its words, and where the next page starts.
 #[derive(Debug, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct EventsPage<'a> {
     /// The run.
     pub run: &'a str,

@@ -184,7 +184,7 @@ pub fn unshared_blobs(log: &dyn EventLog, doomed: &[Doomed]) -> Result<Vec<[u8; 
 
 /// One tombstone in the register.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Tombstone {
     /// The run forgotten.
     pub run: String,

@@ -5,7 +5,7 @@ use runlog_replay::{Replay, Result};
 /// A fork recorded: the new run, the run and seq it started from, and its head (`fork --json`,
 /// the API's answer to a fork).
 #[derive(Debug, Clone, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Forked {
     /// The new run.
     #[serde(rename = "run")]

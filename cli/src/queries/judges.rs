@@ -169,7 +169,7 @@ pub fn report(log: &dyn EventLog, ask: &Ask) -> Result<JudgesReport> {
 
 /// A verdict waiting for a person.
 #[derive(Debug, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Waiting {
     /// The run.
     pub run: String,

@@ -5,7 +5,7 @@ use runlog_core::Event;
 
 /// The events a command recorded, with their words, and the run's head after them.
 #[derive(Debug, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Recorded<'a> {
     /// The run.
     pub run: &'a str,
@@ -28,7 +28,7 @@ impl<'a> Recorded<'a> {
 
 /// A run this server now executes (a start, a rerun), or one it is stopping.
 #[derive(Debug, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Executing {
     /// The run.
     pub run: String,
@@ -41,7 +41,7 @@ pub struct Executing {
 
 /// A run this server is interrupting.
 #[derive(Debug, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Interrupting {
     /// The run.
     pub run: String,

@@ -286,7 +286,7 @@ fn changed_specs(
 
 /// How a rerun's calls were answered, from its own events.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Answered {
     /// Calls answered from the recording ($0.00).
     pub recorded: usize,

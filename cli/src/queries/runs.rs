@@ -6,7 +6,7 @@ use serde::Serialize;
 
 /// One run as `runs` lists it (and the API's `GET /v1/runs`).
 #[derive(Debug, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Row {
     /// The run.
     pub run: String,

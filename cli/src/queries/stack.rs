@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 /// The stack, newest first, and the latest result per stage.
 #[derive(Debug, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct StackView<'a> {
     /// The run.
     pub run: &'a str,

@@ -5,7 +5,7 @@ use runlog_core::RunState;
 
 /// One row per stage that has run, at a seq.
 #[derive(Debug, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct StagesView {
     /// The run.
     pub run: String,

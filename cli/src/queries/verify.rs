@@ -8,7 +8,7 @@ use serde::Serialize;
 /// What verifying one run found (`verify --json`, the API's `GET /v1/runs/{run}/verify`).
 /// Fields in the alphabetical order `--json` has always printed them in.
 #[derive(Debug, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Checked {
     /// The first damage, if any.
     pub damage: Option<Found>,
@@ -35,7 +35,7 @@ impl Checked {
 
 /// The first damage in a run.
 #[derive(Debug, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Found {
     /// What kind of damage.
     pub kind: &'static str,

@@ -589,7 +589,7 @@ pub fn write_event(
 /// An event as the API sends it: its line (seq, time, kind) and the same words `runlog log`
 /// prints for it, so that the web view and the CLI cannot word it differently.
 #[derive(Debug, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Worded<'a> {
     /// The event.
     #[serde(flatten)]

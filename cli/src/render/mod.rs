@@ -112,7 +112,7 @@ pub fn gate_word(o: &runlog_core::GateOutcome) -> String {
 
 /// An eval decision in words, as `runlog audit` prints it and the web view shows it.
 #[derive(Debug, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct AuditWords {
     /// The gate's decision and the threshold in force (`pass at threshold 0.7`).
     pub decision: String,
@@ -158,7 +158,7 @@ impl AuditWords {
 
 /// An eval decision as the API sends it: the audit's entry with its words.
 #[derive(Debug, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct WordedDecision {
     /// The decision.
     #[serde(flatten)]
@@ -169,7 +169,7 @@ pub struct WordedDecision {
 
 /// A run's audit as the API sends it: each decision with its words.
 #[derive(Debug, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct WordedAudit {
     /// Every eval decision, in order.
     pub entries: Vec<WordedDecision>,

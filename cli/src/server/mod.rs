@@ -4,7 +4,7 @@
 //! size, requests at once, time per request (the event stream excepted); a slow client never
 //! holds up a run, whose engine runs elsewhere.
 
-mod api;
+pub(crate) mod api;
 mod connections;
 mod errors;
 mod hosted;

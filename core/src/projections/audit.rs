@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Who recorded a decision, as its `attributed` event says (any log's words, so a string).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Recorder {
     /// The name: a token's, a user's, an agent's.
     pub name: String,
@@ -23,7 +23,7 @@ pub const NEAR_THRESHOLD: f64 = 0.05;
 
 /// What a gate decision led to.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(tag = "consequence", rename_all = "kebab-case")]
 pub enum Consequence {
     /// The task was done; these dependents became ready at that seq.
@@ -72,7 +72,7 @@ pub enum Consequence {
 
 /// Why an audit entry deserves a second look.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(tag = "flag", rename_all = "kebab-case")]
 pub enum AuditFlag {
     /// Within 0.05 of the threshold, either side.
@@ -96,7 +96,7 @@ pub enum AuditFlag {
 
 /// One eval decision.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct AuditEntry {
     /// Seq of the `EvalScored` event.
     pub seq: u64,
@@ -139,7 +139,7 @@ pub struct AuditEntry {
 /// The changes an evaluator judged: the commit and its counts (`runlog show RUN TASK --diff
 /// --attempt N` prints the patch).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Judged {
     /// The attempt whose changes they are.
     pub attempt: u32,
@@ -156,7 +156,7 @@ pub struct Judged {
 /// A decision a person or an evaluator error made outside the gate, or secrets kept out of
 /// the record.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum OutOfGate {
     /// Approved by hand.
@@ -223,7 +223,7 @@ pub enum OutOfGate {
 
 /// The audit of a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct EvalAudit {
     /// Every eval, in order.
     pub entries: Vec<AuditEntry>,

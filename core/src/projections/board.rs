@@ -9,7 +9,7 @@ use serde::Serialize;
 
 /// One row of the board.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct BoardRow {
     /// Task id.
     pub id: TaskId,
@@ -56,7 +56,7 @@ pub struct BoardRow {
 
 /// The board: rows in plan order, children right after their parent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Board {
     /// Rows.
     pub rows: Vec<BoardRow>,

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 /// What the rows of a cost report are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum CostBy {
     /// One row per task.
@@ -60,7 +60,7 @@ impl CostBy {
 
 /// One row: what one key spent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct CostRow {
     /// The task, model, stage or `TASK#ATTEMPT`.
     pub key: String,
@@ -71,7 +71,7 @@ pub struct CostRow {
 
 /// A budget and what is left of it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct BudgetLeft {
     /// The task whose budget it is, or none for the run's.
     pub task: Option<String>,
@@ -112,7 +112,7 @@ impl BudgetLeft {
 
 /// The cost of a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct CostReport {
     /// The run as a whole.
     pub total: Spend,

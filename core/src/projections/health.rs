@@ -6,7 +6,7 @@ use serde::Serialize;
 
 /// Health of one stage.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct StageHealthRow {
     /// The stage.
     pub stage: StageId,

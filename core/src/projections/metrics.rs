@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// A share: how many of how many, and their ratio (none of none has no rate).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Rate {
     /// The ones that count.
     pub of: u32,
@@ -42,7 +42,7 @@ impl Rate {
 
 /// A decision a person (or a script acting for one) made about the run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Intervention {
     /// Seq of the decision's event.
     pub seq: u64,
@@ -56,7 +56,7 @@ pub struct Intervention {
 
 /// The metrics of one run (or, summed, of many).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct RunMetrics {
     /// Tasks in the plan (groups aside).
     pub tasks: u32,
@@ -97,7 +97,7 @@ pub struct RunMetrics {
 
 /// What agents cost, from the run's usage records as it stands.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct CostMetrics {
     /// Everything.
     pub total: Spend,

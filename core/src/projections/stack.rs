@@ -15,7 +15,7 @@ use std::hash::Hash;
 
 /// What a stack entry records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum StackState {
     /// The stage completed.
@@ -26,7 +26,7 @@ pub enum StackState {
 
 /// One entry of the stack.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct StackEntry {
     /// Seq of the event that pushed it.
     pub seq: u64,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 /// Counts over a run's history plus its current standing.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct RunSummary {
     /// Run id.
     pub run: Option<RunId>,
@@ -62,7 +62,7 @@ pub struct RunSummary {
 
 /// A task's merge that conflicted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct MergeConflict {
     /// The seq of the conflict.
     pub seq: u64,

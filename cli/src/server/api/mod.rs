@@ -3,6 +3,8 @@
 
 mod branches;
 mod commands;
+#[cfg(feature = "ts")]
+pub mod documented;
 mod events;
 mod integrity;
 mod judges;

@@ -56,7 +56,7 @@ pub fn declarations() -> String {
     all.visit::<crate::queries::cost::CostView>();
     all.visit::<crate::queries::verify::Checked>();
     all.visit::<crate::queries::judges::Waiting>();
-    all.visit::<crate::queries::diff::Body<'static>>();
+    all.visit::<crate::queries::diff::DiffView<'static>>();
     all.visit::<crate::render::event::Worded<'static>>();
     all.visit::<crate::render::WordedAudit>();
     all.visit::<crate::queries::calls::CallsView>();

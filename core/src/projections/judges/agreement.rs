@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// The gate's pass or not against a person's, over the labelled verdicts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Agreement {
     /// The gate passed and the person approved.
     pub both_pass: u64,

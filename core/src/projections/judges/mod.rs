@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 
 /// One score an evaluator gave, and what became of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Verdict {
     /// The run.
     pub run: String,
@@ -72,7 +72,7 @@ pub struct Verdict {
 
 /// A person's decision on the work a verdict judged.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Label {
     /// Who.
     pub by: String,
@@ -91,7 +91,7 @@ impl Label {
 
 /// Something that happened to the judged work after the verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(tag = "what", rename_all = "kebab-case")]
 pub enum Later {
     /// A rollback went back before the verdict.

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Which verdicts a report takes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Filter {
     /// Given at or after this time.
     pub since: Option<Timestamp>,
@@ -39,7 +39,7 @@ impl Filter {
 
 /// Another threshold, or a weighting of the dimensions, to decide the recorded scores again.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct WhatIf {
     /// The threshold (each verdict's own where none).
     pub threshold: Option<f64>,
@@ -66,7 +66,7 @@ impl WhatIf {
 
 /// A verdict named in a report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct VerdictRef {
     /// The run.
     pub run: String,
@@ -111,7 +111,7 @@ pub fn decision_word(d: Option<GateOutcome>) -> String {
 
 /// How often what happened afterwards contradicted one kind of decision.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Rate {
     /// Decisions of the kind.
     pub of: u64,
@@ -125,7 +125,7 @@ pub struct Rate {
 
 /// The same work judged more than once.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Retest {
     /// Works judged more than once.
     pub works: u64,
@@ -143,7 +143,7 @@ pub struct Retest {
 
 /// One ISO week of an evaluator's scores.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Week {
     /// `YYYY-Www`.
     pub week: String,
@@ -159,7 +159,7 @@ pub struct Week {
 
 /// One version of an evaluator, as it said it was.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct VersionSeen {
     /// The version (empty: it said none).
     pub version: String,
@@ -177,7 +177,7 @@ pub struct VersionSeen {
 
 /// How an evaluator's scores moved over time and across its versions.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Drift {
     /// By week, oldest first.
     pub weeks: Vec<Week>,
@@ -187,7 +187,7 @@ pub struct Drift {
 
 /// A decision another threshold or weighting would have changed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Flip {
     /// The verdict.
     pub verdict: VerdictRef,
@@ -204,7 +204,7 @@ pub struct Flip {
 
 /// What a what-if would have decided for one evaluator.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct WhatIfResult {
     /// Passes the recorded decisions had.
     pub passed: u64,
@@ -220,7 +220,7 @@ pub struct WhatIfResult {
 
 /// One evaluator, across the verdicts a report takes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct EvaluatorReport {
     /// The eval command.
     pub evaluator: String,
@@ -270,7 +270,7 @@ pub struct EvaluatorReport {
 
 /// Every evaluator's report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct JudgesReport {
     /// Runs read.
     pub runs: u64,

@@ -299,22 +299,17 @@ children: Array<Child>,
 parent: ParentLink | null, };
 
 /**
- * The diff as its JSON body (the CLI's `--json` and the API's): the diff, and `rerun` when one
- * side is a rerun of the other.
+ * A body kept in the store's blob area: its hash and its size.
  */
 export type Body = { 
 /**
- * How the rerun's calls were answered.
+ * The blob's hash.
  */
-rerun: RerunCalls | null, 
+blob: Hash, 
 /**
- * Tasks that differ, in plan order (left's order, then right-only tasks).
+ * Its size in bytes.
  */
-tasks: Array<TaskDiff>, 
-/**
- * Stage results that differ.
- */
-stages: Array<StageDiff>, };
+bytes: number, };
 
 /**
  * What bounds an unlimited retry strategy.
@@ -663,6 +658,24 @@ rows: Array<CostRow>,
  * The run's budget and each task's, where set.
  */
 budgets: Array<BudgetLeft>, };
+
+/**
+ * The diff as its JSON body (the CLI's `--json` and the API's): the diff, and `rerun` when one
+ * side is a rerun of the other.
+ */
+export type DiffView = { 
+/**
+ * How the rerun's calls were answered.
+ */
+rerun: RerunCalls | null, 
+/**
+ * Tasks that differ, in plan order (left's order, then right-only tasks).
+ */
+tasks: Array<TaskDiff>, 
+/**
+ * Stage results that differ.
+ */
+stages: Array<StageDiff>, };
 
 /**
  * A dimension on both sides.

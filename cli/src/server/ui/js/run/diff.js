@@ -17,7 +17,7 @@ export function drawDiff(V) {
   const right = el("input", { id: "diff-right", value: V.run, "aria-label": "right side, RUN or RUN@SEQ" });
   const out = el("div", { id: "diff-out" });
   async function compare() {
-    /** @type {import("../types").Body} */
+    /** @type {import("../types").DiffView} */
     const d = await api(`/v1/diff?left=${enc(left.value.trim())}&right=${enc(right.value.trim())}`);
     const pair = (/** @type {any} */ p) => (p ? `${fmt(p[0])} → ${fmt(p[1])}` : "");
     out.replaceChildren(
