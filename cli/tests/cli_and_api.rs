@@ -4,10 +4,9 @@
 
 mod common;
 
-use common::{repo, request, runlog, text, wait_for};
+use common::{repo, request, runlog, text};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 fn ok(store: &Path, args: &[&str]) -> String {
@@ -39,13 +38,7 @@ fn every_query_the_cli_and_the_api_share_gives_the_same_bytes() {
         &store,
         &["fork", "quickstart", "--at", "12", "--as", "qfork"],
     );
-    let server = runlog(&store)
-        .arg("serve")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(|| store.join("api.sock").exists());
+    let server = common::serve_socket(&store);
 
     let shared: &[(&[&str], &str)] = &[
         (&["runs"], "/v1/runs"),

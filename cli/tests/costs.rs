@@ -9,23 +9,16 @@
 
 mod common;
 
-use common::{open, repo, request, runlog, text, wait_for};
+use common::{open, repo, request, runlog, text};
 use runlog_core::usage::Spend;
 use runlog_replay::Replay;
 use serde_json::Value;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
 fn serve(store: &Path) -> Child {
-    let child = runlog(store)
-        .arg("serve")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(|| store.join("api.sock").exists());
-    child
+    common::serve_socket(store)
 }
 
 fn api(store: &Path, method: &str, path: &str, body: &str) -> (u16, Value) {

@@ -19,14 +19,7 @@ fn api(store: &Path, method: &str, path: &str, body: &str) -> (u16, serde_json::
 }
 
 fn serve(store: &Path) -> Child {
-    let child = runlog(store)
-        .arg("serve")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for(|| UnixStream::connect(store.join("api.sock")).is_ok());
-    child
+    common::serve_socket(store)
 }
 
 fn signal(child: &Child, sig: nix::sys::signal::Signal) {

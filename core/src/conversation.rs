@@ -3,7 +3,7 @@
 //! calls), read from the bodies as the providers' APIs shape them, streamed or not. Short, for
 //! people reading a run's calls; the bodies themselves are kept whole.
 
-use crate::dialect::words::{block, cut, tool_calls};
+use crate::dialect::words::{blocks, cut, tool_calls};
 use crate::dialect::{Dialect, Input};
 use crate::model_call::ModelApi;
 use serde_json::{Map, Value};
@@ -40,12 +40,7 @@ pub fn messages(api: ModelApi, request: &[u8]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let system = match o.get("system").or_else(|| o.get("instructions")) {
         Some(Value::String(s)) => cut(s, usize::MAX),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .filter_map(Value::as_object)
-            .filter_map(|b| block(b, usize::MAX))
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Some(Value::Array(list)) => blocks(list, usize::MAX).join("\n"),
         _ => String::new(),
     };
     if !system.is_empty() {
@@ -105,14 +100,7 @@ fn said(m: &Map<String, Value>, max: usize) -> (String, String) {
     let mut parts = Vec::new();
     match m.get("content") {
         Some(Value::String(s)) => parts.push(cut(s, max)),
-        Some(Value::Array(blocks)) => {
-            parts.extend(
-                blocks
-                    .iter()
-                    .filter_map(Value::as_object)
-                    .filter_map(|b| block(b, max)),
-            );
-        }
+        Some(Value::Array(list)) => parts.extend(blocks(list, max)),
         _ => {}
     }
     // OpenAI's tool results and calls stand beside the content.

@@ -2,6 +2,7 @@
 //! all rules live in `decide`. Events about unknown tasks change nothing.
 
 use crate::event::{Event, EventKind, GateOutcome};
+use crate::family::Family;
 use crate::files::touched_files;
 use crate::ids::{StageId, TaskId, Timestamp};
 use crate::state::{
@@ -23,73 +24,18 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
     state.seq += 1;
     let at = event.at;
     let kind = &event.kind;
-    // Every variant is named here, so a new one is placed in a family (or said to change
-    // nothing) before the crate compiles.
-    match kind {
-        EventKind::RunStarted { .. }
-        | EventKind::RunFinished { .. }
-        | EventKind::RunInterrupted { .. }
-        | EventKind::RunResumed { .. }
-        | EventKind::Forked { .. }
-        | EventKind::RolledBack { .. }
-        | EventKind::ParentLinked { .. }
-        | EventKind::RerunStarted { .. } => run_moved(state, at, kind),
-        EventKind::TaskAdded { .. }
-        | EventKind::ReplanRequested { .. }
-        | EventKind::PlanRevised { .. }
-        | EventKind::ReplanLoopDetected { .. } => plan_changed(state, kind),
-        EventKind::TaskStarted { .. }
-        | EventKind::TaskSubmitted { .. }
-        | EventKind::TestsStarted { .. }
-        | EventKind::TestsPassed { .. }
-        | EventKind::TestsFailed { .. }
-        | EventKind::TaskFailed { .. }
-        | EventKind::TaskCancelled { .. }
-        | EventKind::TaskReopened { .. }
-        | EventKind::CheckpointReached { .. }
-        | EventKind::TaskClassified { .. }
-        | EventKind::WorkerClaimed { .. }
-        | EventKind::AttemptAbandoned { .. } => task_moved(state, at, kind),
-        EventKind::EvalScored { .. }
-        | EventKind::GateDecided { .. }
-        | EventKind::TaskApproved { .. }
-        | EventKind::TaskRejected { .. }
-        | EventKind::ReviewSet { .. }
-        | EventKind::ReviewHeld { .. }
-        | EventKind::PendingValidation { .. }
-        | EventKind::EvalErrored { .. } => task_judged(state, kind),
-        EventKind::SubProjectDeclared { .. }
-        | EventKind::ChildRunStarted { .. }
-        | EventKind::ChildRunEnded { .. } => sub_project_moved(state, kind),
-        EventKind::WorkspaceOpened { .. }
-        | EventKind::ChangesRecorded { .. }
-        | EventKind::TaskMerged { .. }
-        | EventKind::MergeConflicted { .. }
-        | EventKind::WroteOutside { .. } => code_moved(state, kind),
-        EventKind::UsageRecorded { .. }
-        | EventKind::ModelCalled { .. }
-        | EventKind::PricesSet { .. }
-        | EventKind::BudgetSet { .. }
-        | EventKind::BudgetSpent { .. } => spend_moved(state, kind),
-        EventKind::StageStarted { .. }
-        | EventKind::StageCompleted { .. }
-        | EventKind::StageFailed { .. }
-        | EventKind::RetryScheduled { .. }
-        | EventKind::CircuitOpened { .. }
-        | EventKind::CircuitClosed { .. }
-        | EventKind::StrategySet { .. } => stage_moved(state, at, kind),
+    match kind.family() {
+        Family::Run => run_moved(state, at, kind),
+        Family::Plan => plan_changed(state, kind),
+        Family::Attempt => task_moved(state, at, kind),
+        Family::Judgement => task_judged(state, kind),
+        Family::SubProject => sub_project_moved(state, kind),
+        Family::Code => code_moved(state, kind),
+        Family::Spend => spend_moved(state, kind),
+        Family::Stage => stage_moved(state, at, kind),
         // Said for people, audits and `diff`, or a usage claim kept beside the measure (only the
         // measure counts): the state does not change.
-        EventKind::MessagePosted { .. }
-        | EventKind::OutputRecorded { .. }
-        | EventKind::Attributed { .. }
-        | EventKind::SecretsRedacted { .. }
-        | EventKind::RunForgotten { .. }
-        | EventKind::TestsDiscovered { .. }
-        | EventKind::UsageClaimed { .. }
-        | EventKind::CallDiverged { .. }
-        | EventKind::AnswerMapped { .. }
-        | EventKind::EvaluatorNamed { .. } => {}
+        Family::Said => {}
     }
 }
 

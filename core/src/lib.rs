@@ -52,6 +52,7 @@ pub mod dispatch;
 mod error_type;
 mod event;
 mod evolve;
+mod family;
 mod feedback;
 mod files;
 pub mod fold;
@@ -85,6 +86,7 @@ pub use event::{
     Event, EventKind, Forgotten, GateOutcome, Replacement, RunOutcome, FORGOTTEN_RUNS,
 };
 pub use evolve::{evolve, evolve_in_place};
+pub use family::Family;
 pub use feedback::eval_feedback;
 pub use files::{is_destructive, paths_in, touched_files};
 pub use fold::{fold, fold_with, state_at};

@@ -1,116 +1,31 @@
 //! Events for people: one line each, in words, or as a JSON line.
 
 use super::gate_word;
-use runlog_core::{Event, EventKind};
+use runlog_core::{Event, EventKind, Family};
 pub use runlog_replay::events::EventLine;
 
 /// One event in words (used by log, show, replay).
 pub fn describe(e: &EventKind) -> String {
-    // Every variant is named here, so a new one gets its words before the crate compiles.
-    match e {
-        EventKind::RunStarted { .. }
-        | EventKind::RunFinished { .. }
-        | EventKind::RunInterrupted { .. }
-        | EventKind::RunResumed { .. }
-        | EventKind::Forked { .. }
-        | EventKind::RolledBack { .. }
-        | EventKind::RunForgotten { .. }
-        | EventKind::RerunStarted { .. }
-        | EventKind::Attributed { .. }
-        | EventKind::TaskAdded { .. }
-        | EventKind::ReplanRequested { .. }
-        | EventKind::PlanRevised { .. }
-        | EventKind::ReplanLoopDetected { .. }
-        | EventKind::SubProjectDeclared { .. }
-        | EventKind::ChildRunStarted { .. }
-        | EventKind::ParentLinked { .. }
-        | EventKind::ChildRunEnded { .. } => run_words(e),
-        EventKind::TaskStarted { .. }
-        | EventKind::TaskSubmitted { .. }
-        | EventKind::TestsStarted { .. }
-        | EventKind::TestsPassed { .. }
-        | EventKind::TestsFailed { .. }
-        | EventKind::TestsDiscovered { .. }
-        | EventKind::EvalScored { .. }
-        | EventKind::GateDecided { .. }
-        | EventKind::OutputRecorded { .. }
-        | EventKind::WorkerClaimed { .. }
-        | EventKind::AttemptAbandoned { .. }
-        | EventKind::ReviewSet { .. }
-        | EventKind::ReviewHeld { .. }
-        | EventKind::EvaluatorNamed { .. }
-        | EventKind::PendingValidation { .. }
-        | EventKind::EvalErrored { .. }
-        | EventKind::TaskApproved { .. }
-        | EventKind::TaskRejected { .. }
-        | EventKind::TaskFailed { .. }
-        | EventKind::TaskCancelled { .. }
-        | EventKind::TaskReopened { .. }
-        | EventKind::CheckpointReached { .. }
-        | EventKind::TaskClassified { .. }
-        | EventKind::MessagePosted { .. }
-        | EventKind::SecretsRedacted { .. } => task_words(e),
-        EventKind::WorkspaceOpened { .. }
-        | EventKind::ChangesRecorded { .. }
-        | EventKind::TaskMerged { .. }
-        | EventKind::MergeConflicted { .. }
-        | EventKind::WroteOutside { .. } => code_words(e),
-        EventKind::UsageRecorded { .. }
-        | EventKind::UsageClaimed { .. }
-        | EventKind::ModelCalled { .. }
-        | EventKind::AnswerMapped { .. }
-        | EventKind::CallDiverged { .. }
-        | EventKind::PricesSet { .. }
-        | EventKind::BudgetSet { .. }
-        | EventKind::BudgetSpent { .. } => spend_words(e),
-        EventKind::StageStarted { .. }
-        | EventKind::StageCompleted { .. }
-        | EventKind::StageFailed { .. }
-        | EventKind::RetryScheduled { .. }
-        | EventKind::CircuitOpened { .. }
-        | EventKind::CircuitClosed { .. }
-        | EventKind::StrategySet { .. } => stage_words(e),
+    match e.family() {
+        Family::Run => run_words(e),
+        Family::Plan => plan_words(e),
+        Family::Attempt => attempt_words(e),
+        Family::Judgement => judgement_words(e),
+        Family::SubProject => sub_project_words(e),
+        Family::Code => code_words(e),
+        Family::Spend => spend_words(e),
+        Family::Stage => stage_words(e),
+        Family::Said => said_words(e),
     }
 }
 
-/// The run and its plan.
+/// The run as a whole.
 fn run_words(e: &EventKind) -> String {
     match e {
-        EventKind::Attributed { principal, via } => {
-            format!("recorded by {principal} ({via})")
-        }
-        EventKind::SubProjectDeclared { task, workflow } => {
-            format!("{task} is a sub-project: it runs the workflow {workflow} as a child run")
-        }
-        EventKind::ChildRunStarted { task, child_run } => {
-            format!("{task} runs child run {child_run}")
-        }
         EventKind::ParentLinked { parent_run, task } => {
             format!("this run is the sub-project of task {task} of run {parent_run}")
         }
-        EventKind::ChildRunEnded {
-            task,
-            child_run,
-            succeeded: true,
-            ..
-        } => format!("{task}'s child run {child_run} succeeded"),
-        EventKind::ChildRunEnded {
-            task,
-            child_run,
-            failures,
-            ..
-        } => format!("{task}'s child run {child_run} did not succeed: {failures}; {task} waits"),
         EventKind::RerunStarted(r) => rerun_words(r),
-        EventKind::RunForgotten(f) => format!(
-            "run {} forgotten by {} ({}): {}, {} events ending in {}; {}",
-            f.run,
-            f.principal,
-            f.via,
-            f.outcome,
-            f.head_seq,
-            f.head_hash.to_hex(),
-            f.reason
-        ),
         EventKind::RunStarted {
             run,
             workflow,
@@ -146,6 +61,14 @@ fn run_words(e: &EventKind) -> String {
         EventKind::RolledBack { to_seq, reason, by } => {
             format!("rolled back to seq {to_seq} by {by}: {}", first_line(reason))
         }
+        // Not of this family: `describe` sends each kind to its own.
+        _ => String::new(),
+    }
+}
+
+/// The plan.
+fn plan_words(e: &EventKind) -> String {
+    match e {
         EventKind::TaskAdded { spec } => {
             let mut parts = vec![format!("{} added", spec.id)];
             if !spec.after.is_empty() {
@@ -207,8 +130,8 @@ fn run_words(e: &EventKind) -> String {
     }
 }
 
-/// A task's attempts, tests, judgement and messages.
-fn task_words(e: &EventKind) -> String {
+/// A task's attempts.
+fn attempt_words(e: &EventKind) -> String {
     match e {
         EventKind::TaskStarted {
             task,
@@ -224,6 +147,47 @@ fn task_words(e: &EventKind) -> String {
         EventKind::TestsFailed { task, details, .. } => {
             format!("{task} tests failed: {}", first_line(details))
         }
+        EventKind::WorkerClaimed {
+            task,
+            attempt,
+            worker,
+            fresh_worktree,
+            previous,
+        } => {
+            let from = previous
+                .as_ref()
+                .map(|p| format!(" from worker {p}"))
+                .unwrap_or_default();
+            let fresh = if *fresh_worktree {
+                " in a fresh worktree (the feedback goes with it)"
+            } else {
+                ""
+            };
+            format!("{task} attempt {attempt} taken on by worker {worker}{from}{fresh}")
+        }
+        EventKind::AttemptAbandoned {
+            task,
+            attempt,
+            worker,
+            reason,
+        } => format!("{task} attempt {attempt} of worker {worker} abandoned: {reason}"),
+        EventKind::TaskFailed { task, reason } => format!("{task} failed: {}", first_line(reason)),
+        EventKind::TaskCancelled { task, reason } => {
+            format!("{task} cancelled: {}", first_line(reason))
+        }
+        EventKind::TaskReopened { task, by } => format!("{task} reopened by {by}"),
+        EventKind::CheckpointReached { task, name } => format!("{task} reached checkpoint {name}"),
+        EventKind::TaskClassified { task, class } => {
+            format!("{task} classified as {}", class.name())
+        }
+        // Not of this family: `describe` sends each kind to its own.
+        _ => String::new(),
+    }
+}
+
+/// A task's evaluation, gate and review.
+fn judgement_words(e: &EventKind) -> String {
+    match e {
         EventKind::EvalScored {
             task,
             score,
@@ -249,46 +213,6 @@ fn task_words(e: &EventKind) -> String {
                 gate_word(outcome)
             )
         }
-        EventKind::OutputRecorded {
-            task,
-            stream,
-            bytes,
-            blob,
-            ..
-        } => format!(
-            "{task} {stream}: {bytes} bytes{}",
-            blob.map(|b| format!(" (blob {})", &b.to_hex()[..12]))
-                .unwrap_or_default()
-        ),
-        EventKind::TestsDiscovered {
-            task,
-            convention,
-            test,
-        } => format!("{task} tests found by the convention {convention}: {test}"),
-        EventKind::WorkerClaimed {
-            task,
-            attempt,
-            worker,
-            fresh_worktree,
-            previous,
-        } => {
-            let from = previous
-                .as_ref()
-                .map(|p| format!(" from worker {p}"))
-                .unwrap_or_default();
-            let fresh = if *fresh_worktree {
-                " in a fresh worktree (the feedback goes with it)"
-            } else {
-                ""
-            };
-            format!("{task} attempt {attempt} taken on by worker {worker}{from}{fresh}")
-        }
-        EventKind::AttemptAbandoned {
-            task,
-            attempt,
-            worker,
-            reason,
-        } => format!("{task} attempt {attempt} of worker {worker} abandoned: {reason}"),
         EventKind::ReviewSet { policy } => format!(
             "people review {} verdicts{}",
             match policy.mode {
@@ -310,28 +234,6 @@ fn task_words(e: &EventKind) -> String {
             "{task} gate: {score} vs threshold {threshold} → {}, held for a person's review",
             gate_word(outcome)
         ),
-        EventKind::EvaluatorNamed {
-            task,
-            model,
-            version,
-        } => format!(
-            "{task} evaluator: {}",
-            super::join(
-                &[("model", model), ("version", version)]
-                    .iter()
-                    .filter(|(_, v)| !v.is_empty())
-                    .map(|(k, v)| format!("{k} {v}"))
-                    .collect::<Vec<_>>()
-            )
-        ),
-        EventKind::SecretsRedacted { task, redactions } => format!(
-            "secrets redacted from {}: {}",
-            task.as_ref().map_or_else(
-                || "the run's record".to_owned(),
-                |t| format!("{t}'s record")
-            ),
-            redaction_words(redactions)
-        ),
         EventKind::PendingValidation { task } => format!("{task} waits for validation"),
         EventKind::EvalErrored {
             task,
@@ -352,19 +254,32 @@ fn task_words(e: &EventKind) -> String {
             if *reopen { " and reopened" } else { "" },
             first_line(reason)
         ),
-        EventKind::TaskFailed { task, reason } => format!("{task} failed: {}", first_line(reason)),
-        EventKind::TaskCancelled { task, reason } => {
-            format!("{task} cancelled: {}", first_line(reason))
+        // Not of this family: `describe` sends each kind to its own.
+        _ => String::new(),
+    }
+}
+
+/// A sub-project and its child run.
+fn sub_project_words(e: &EventKind) -> String {
+    match e {
+        EventKind::SubProjectDeclared { task, workflow } => {
+            format!("{task} is a sub-project: it runs the workflow {workflow} as a child run")
         }
-        EventKind::TaskReopened { task, by } => format!("{task} reopened by {by}"),
-        EventKind::CheckpointReached { task, name } => format!("{task} reached checkpoint {name}"),
-        EventKind::TaskClassified { task, class } => {
-            format!("{task} classified as {}", class.name())
+        EventKind::ChildRunStarted { task, child_run } => {
+            format!("{task} runs child run {child_run}")
         }
-        EventKind::MessagePosted { task, from, text } => match task {
-            Some(task) => format!("{task}: message from {from}: {}", first_line(text)),
-            None => format!("message from {from}: {}", first_line(text)),
-        },
+        EventKind::ChildRunEnded {
+            task,
+            child_run,
+            succeeded: true,
+            ..
+        } => format!("{task}'s child run {child_run} succeeded"),
+        EventKind::ChildRunEnded {
+            task,
+            child_run,
+            failures,
+            ..
+        } => format!("{task}'s child run {child_run} did not succeed: {failures}; {task} waits"),
         // Not of this family: `describe` sends each kind to its own.
         _ => String::new(),
     }
@@ -435,7 +350,7 @@ fn code_words(e: &EventKind) -> String {
     }
 }
 
-/// Model calls, usage, prices and budgets.
+/// Usage, model calls, prices and budgets.
 fn spend_words(e: &EventKind) -> String {
     match e {
         EventKind::UsageRecorded { usage } => format!(
@@ -444,31 +359,9 @@ fn spend_words(e: &EventKind) -> String {
             usage.attempt,
             usage.describe()
         ),
-        EventKind::UsageClaimed { usage } => format!(
-            "{} attempt {} {}: its claim, beside the calls the gateway measured",
-            usage.task,
-            usage.attempt,
-            usage.describe().replacen(" used ", " says it used ", 1)
-        ),
         EventKind::ModelCalled(call) => {
             format!("{} attempt {} {}", call.task, call.attempt, call.describe())
         }
-        EventKind::AnswerMapped(m) => format!(
-            "{} attempt {}, call {}: the recorded answer given in this run's places: {}",
-            m.task,
-            m.attempt,
-            m.n,
-            runlog_core::relocate::Mapped::describe(&m.mapped)
-        ),
-        EventKind::CallDiverged(d) => format!(
-            "{} ({})",
-            d.describe(),
-            if d.live {
-                "sent to the provider"
-            } else {
-                "refused: the attempt stops"
-            }
-        ),
         EventKind::PricesSet { prices } => format!(
             "prices set for {}",
             prices.keys().cloned().collect::<Vec<_>>().join(", ")
@@ -541,6 +434,91 @@ fn stage_words(e: &EventKind) -> String {
             },
             strategy.delay_ms,
             strategy.backoff
+        ),
+        // Not of this family: `describe` sends each kind to its own.
+        _ => String::new(),
+    }
+}
+
+/// What is said without changing the state.
+fn said_words(e: &EventKind) -> String {
+    match e {
+        EventKind::Attributed { principal, via } => {
+            format!("recorded by {principal} ({via})")
+        }
+        EventKind::RunForgotten(f) => format!(
+            "run {} forgotten by {} ({}): {}, {} events ending in {}; {}",
+            f.run,
+            f.principal,
+            f.via,
+            f.outcome,
+            f.head_seq,
+            f.head_hash.to_hex(),
+            f.reason
+        ),
+        EventKind::OutputRecorded {
+            task,
+            stream,
+            bytes,
+            blob,
+            ..
+        } => format!(
+            "{task} {stream}: {bytes} bytes{}",
+            blob.map(|b| format!(" (blob {})", &b.to_hex()[..12]))
+                .unwrap_or_default()
+        ),
+        EventKind::TestsDiscovered {
+            task,
+            convention,
+            test,
+        } => format!("{task} tests found by the convention {convention}: {test}"),
+        EventKind::EvaluatorNamed {
+            task,
+            model,
+            version,
+        } => format!(
+            "{task} evaluator: {}",
+            super::join(
+                &[("model", model), ("version", version)]
+                    .iter()
+                    .filter(|(_, v)| !v.is_empty())
+                    .map(|(k, v)| format!("{k} {v}"))
+                    .collect::<Vec<_>>()
+            )
+        ),
+        EventKind::SecretsRedacted { task, redactions } => format!(
+            "secrets redacted from {}: {}",
+            task.as_ref().map_or_else(
+                || "the run's record".to_owned(),
+                |t| format!("{t}'s record")
+            ),
+            redaction_words(redactions)
+        ),
+        EventKind::MessagePosted { task, from, text } => match task {
+            Some(task) => format!("{task}: message from {from}: {}", first_line(text)),
+            None => format!("message from {from}: {}", first_line(text)),
+        },
+        EventKind::UsageClaimed { usage } => format!(
+            "{} attempt {} {}: its claim, beside the calls the gateway measured",
+            usage.task,
+            usage.attempt,
+            usage.describe().replacen(" used ", " says it used ", 1)
+        ),
+        EventKind::AnswerMapped(m) => format!(
+            "{} attempt {}, call {}: the recorded answer given in this run's places: {}",
+            m.task,
+            m.attempt,
+            m.n,
+            runlog_core::relocate::Mapped::describe(&m.mapped)
+        ),
+        EventKind::CallDiverged(d) => format!(
+            "{} ({})",
+            d.describe(),
+            if d.live {
+                "sent to the provider"
+            } else {
+                "refused: the attempt stops"
+            }
         ),
         // Not of this family: `describe` sends each kind to its own.
         _ => String::new(),

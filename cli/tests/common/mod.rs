@@ -334,6 +334,18 @@ pub fn dag(n: usize, jobs: u32, run: &str, window: usize) -> String {
     toml
 }
 
+/// `runlog serve` on `store`'s socket alone, once the socket takes connections.
+pub fn serve_socket(store: &Path) -> std::process::Child {
+    let child = runlog(store)
+        .arg("serve")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(|| std::os::unix::net::UnixStream::connect(store.join("api.sock")).is_ok());
+    child
+}
+
 /// `runlog serve --http 127.0.0.1:0` on `store`, with `args`: the server and its view's address
 /// (`http://` or `https://`, without the final `/`), once `STORE/view.url` says it.
 pub fn serve_http(store: &Path, args: &[&std::ffi::OsStr]) -> (std::process::Child, String) {

@@ -1,7 +1,7 @@
 //! Anthropic Messages (`POST /v1/messages`): content blocks, a stream of `message_start`,
 //! `content_block_*` and `message_delta` events closed by `message_stop`.
 
-use super::words::block;
+use super::words::blocks;
 use super::{key, kind, Input, TextAt};
 use serde_json::{json, Map, Value};
 
@@ -39,14 +39,10 @@ pub(super) fn input(request: &Map<String, Value>) -> Input<'_> {
 
 /// A whole answer's parts in words: its content blocks.
 pub(super) fn answer_parts(whole: &Map<String, Value>, max: usize) -> Vec<String> {
-    let Some(Value::Array(blocks)) = whole.get("content") else {
-        return Vec::new();
-    };
-    blocks
-        .iter()
-        .filter_map(Value::as_object)
-        .filter_map(|b| block(b, max))
-        .collect()
+    match whole.get("content") {
+        Some(Value::Array(list)) => blocks(list, max),
+        _ => Vec::new(),
+    }
 }
 
 /// Anthropic: `message_start`'s message, each block from its start and deltas, the stop reason

@@ -2,7 +2,7 @@
 //! calls), a stream of `response.*` events closed by the response it completed (or failed, or
 //! left incomplete).
 
-use super::words::{block, cut};
+use super::words::{arguments, blocks, tool_call};
 use super::{key, kind, Input, TextAt};
 use serde_json::{Map, Value};
 
@@ -65,22 +65,9 @@ pub(super) fn answer_parts(whole: &Map<String, Value>, max: usize) -> Vec<String
         .iter()
         .filter_map(Value::as_object)
         .flat_map(|item| match item.get("type").and_then(Value::as_str) {
-            Some("function_call") => vec![format!(
-                "tool call {}({})",
-                item.get("name").and_then(Value::as_str).unwrap_or("?"),
-                cut(
-                    item.get("arguments")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default(),
-                    max
-                )
-            )],
+            Some("function_call") => vec![tool_call(item, arguments(item), max)],
             _ => match item.get("content") {
-                Some(Value::Array(blocks)) => blocks
-                    .iter()
-                    .filter_map(Value::as_object)
-                    .filter_map(|b| block(b, max))
-                    .collect(),
+                Some(Value::Array(list)) => blocks(list, max),
                 _ => Vec::new(),
             },
         })

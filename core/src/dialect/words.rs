@@ -8,13 +8,10 @@ pub(crate) fn block(b: &Map<String, Value>, max: usize) -> Option<String> {
     let text = |key: &str| b.get(key).and_then(Value::as_str).map(|t| cut(t, max));
     match b.get("type").and_then(Value::as_str)? {
         "text" | "input_text" | "output_text" => text("text"),
-        "tool_use" => Some(format!(
-            "tool call {}({})",
-            b.get("name").and_then(Value::as_str).unwrap_or("?"),
-            cut(
-                &b.get("input").map(Value::to_string).unwrap_or_default(),
-                max
-            )
+        "tool_use" => Some(tool_call(
+            b,
+            &b.get("input").map(Value::to_string).unwrap_or_default(),
+            max,
         )),
         "tool_result" => {
             let content = match b.get("content") {
@@ -38,19 +35,29 @@ pub(crate) fn tool_calls(m: &Map<String, Value>, max: usize) -> Vec<String> {
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter_map(|c| c.get("function"))
-        .map(|f| {
-            format!(
-                "tool call {}({})",
-                f.get("name").and_then(Value::as_str).unwrap_or("?"),
-                cut(
-                    f.get("arguments")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default(),
-                    max
-                )
-            )
-        })
+        .filter_map(|c| c.get("function").and_then(Value::as_object))
+        .map(|f| tool_call(f, arguments(f), max))
+        .collect()
+}
+
+/// A tool call in words: the `name` that `call` holds and its `arguments`, cut.
+pub(crate) fn tool_call(call: &Map<String, Value>, arguments: &str, max: usize) -> String {
+    let name = call.get("name").and_then(Value::as_str).unwrap_or("?");
+    format!("tool call {name}({})", cut(arguments, max))
+}
+
+/// A call's `arguments`, JSON as text (OpenAI's).
+pub(crate) fn arguments(call: &Map<String, Value>) -> &str {
+    call.get("arguments")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// Content blocks in words, each cut to `max` characters.
+pub(crate) fn blocks(list: &[Value], max: usize) -> Vec<String> {
+    list.iter()
+        .filter_map(Value::as_object)
+        .filter_map(|b| block(b, max))
         .collect()
 }
 
