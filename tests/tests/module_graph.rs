@@ -103,3 +103,23 @@ fn no_error_says_its_cause_twice() {
         found.join("\n")
     );
 }
+
+#[test]
+fn architecture_md_has_no_paragraph_over_600_characters() {
+    let doc = std::fs::read_to_string(workspace().join("ARCHITECTURE.md")).unwrap_or_default();
+    // A drawing in a fenced block is not a paragraph.
+    let prose: String = doc.split("```").step_by(2).collect::<Vec<_>>().join("\n\n");
+    let long: Vec<String> = prose
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|p| p.chars().count() > 600)
+        .map(|p| {
+            format!(
+                "{} characters: {}…",
+                p.chars().count(),
+                p.chars().take(80).collect::<String>()
+            )
+        })
+        .collect();
+    assert!(long.is_empty(), "{}", long.join("\n"));
+}
