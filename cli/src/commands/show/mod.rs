@@ -49,7 +49,6 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         return Err(CliError::input(format!("run {run} has no task {task}"))
             .with_hint(format!("tasks: {}", known.join(", "))));
     };
-    let board = Board::of(&state);
     let head = state.seq;
     let events = replay.events(run, 1, head)?;
     let story = crate::queries::story::story_of(&events, &id);
@@ -64,6 +63,8 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         }
         return diff(&log, run, task, &story, a.attempt, ctx.json);
     }
+    // Only the story and its json read the board: --calls and --diff never make it.
+    let board = Board::of(&state);
     if ctx.json {
         #[derive(Serialize)]
         struct Show<'a> {

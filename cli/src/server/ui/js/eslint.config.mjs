@@ -1,4 +1,3 @@
-// @ts-check
 // The web view's modules, linted (`.ci/run`): ESLint's recommended rules for browser ES modules.
 import js from "@eslint/js";
 import globals from "globals";
