@@ -97,7 +97,7 @@ fn main() {
     let events = runlog(&store).args(["--json", "runs"]).output().unwrap();
     let events: serde_json::Value =
         serde_json::from_slice(events.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
-    let events = events["events"].as_u64().unwrap_or(0);
+    let events = events[0]["events"].as_u64().unwrap_or(0);
     let file = dir.path().join("trace.json");
     let started = Instant::now();
     let out = runlog(&store)

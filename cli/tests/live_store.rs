@@ -104,7 +104,8 @@ fn twenty_runs_share_one_store_each_with_its_own_exit_code(store: &Path, dir: &P
         assert_eq!(verify.status.code(), Some(0), "{run}: {}", text(&verify));
     }
     let runs = runlog(store).args(["--json", "runs"]).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&runs.stdout).lines().count(), 20);
+    let runs: Vec<serde_json::Value> = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(runs.len(), 20);
 }
 
 fn a_run_outlives_the_kill_9_of_the_process_that_owned_the_store(store: &Path, dir: &Path) {
