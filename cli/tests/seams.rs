@@ -117,13 +117,7 @@ fn a_hangup_neither_stops_the_server_nor_interrupts_its_runs() {
 #[test]
 fn api_errors_give_http_hints_and_statuses() {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store");
-    let out = runlog(&store)
-        .arg("import")
-        .arg(repo().join("fixtures/runs/quickstart.jsonl"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    let store = common::quickstart_in(dir.path());
     // An interrupted run: started through emit, then interrupted.
     let mut emit = runlog(&store)
         .args(["emit", "paused"])

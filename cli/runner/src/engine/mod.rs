@@ -145,7 +145,16 @@ impl Engine {
         opts: RunOptions,
     ) -> Self {
         let (clock, kill_point) = (ctx.host.clock(), ctx.host.kill_point());
-        let rec = Recorder::new(log, run, state, clock, ctx.runner.history_cap, kill_point);
+        let hand_on = ctx.workspace.is_none();
+        let rec = Recorder::new(
+            log,
+            run,
+            state,
+            clock,
+            ctx.runner.history_cap,
+            kill_point,
+            hand_on,
+        );
         Self {
             rec,
             procs: Processes::new(ctx.commands.clone()),
@@ -217,7 +226,7 @@ impl Engine {
     /// start, each only if its task still stands where the step left it. `true` when others'
     /// events were taken in first (the state moved under the step's dispatch).
     fn commit(&mut self) -> Result<bool> {
-        let appended = self.rec.commit(self.ctx.workspace.is_none())?;
+        let appended = self.rec.commit()?;
         self.appended(appended)
     }
 

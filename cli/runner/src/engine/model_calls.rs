@@ -65,7 +65,7 @@ impl ModelCalls {
     }
 
     /// The request this conversation sent last, as kept: the next is stored against it.
-    fn last_request(&mut self, conversation: &Conversation) -> Option<(Hash, Vec<u8>)> {
+    fn take_last_request(&mut self, conversation: &Conversation) -> Option<(Hash, Vec<u8>)> {
         self.last_request.remove(conversation)
     }
 }
@@ -214,7 +214,7 @@ impl Engine {
         let previous = self
             .calls
             .as_mut()
-            .and_then(|c| c.last_request(&conversation));
+            .and_then(|c| c.take_last_request(&conversation));
         let like = previous
             .as_ref()
             .map(|(Hash(h), bytes)| (h, bytes.as_slice()));

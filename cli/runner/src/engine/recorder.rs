@@ -42,6 +42,9 @@ pub(super) struct Recorder {
     /// The processes this step starts once its append is durable.
     planned: Vec<Planned>,
     kill_point: KillPoint,
+    /// The tasks that end are reported with each append, their worktrees to be handed on
+    /// (outside a git workspace, where each task keeps its own).
+    hand_on: bool,
 }
 
 /// What a step's append came to.
@@ -64,6 +67,7 @@ impl Recorder {
         clock: Clock,
         history_cap: usize,
         kill_point: KillPoint,
+        hand_on: bool,
     ) -> Self {
         Self {
             session: Session::at(Replay::shared(log.clone()), run, state),
@@ -74,6 +78,7 @@ impl Recorder {
             histories: Histories::new(history_cap),
             planned: Vec::new(),
             kill_point,
+            hand_on,
         }
     }
 
@@ -159,17 +164,16 @@ impl Recorder {
     }
 
     /// Appends what is staged, then records every decision as it is made.
-    pub(super) fn end_steps(&mut self, hand_on: bool) -> Result<Appended> {
-        let appended = self.commit(hand_on)?;
+    pub(super) fn end_steps(&mut self) -> Result<Appended> {
+        let appended = self.commit()?;
         self.session.stop_batching();
         Ok(appended)
     }
 
     /// Ends a step: what it staged is appended as one append (the observer and the stories
     /// see it now). After a race lost to others' appends, the tasks their events name are
-    /// found again. `hand_on`: the tasks that ended are reported, their worktrees to be handed
-    /// on (outside a git workspace).
-    pub(super) fn commit(&mut self, hand_on: bool) -> Result<Appended> {
+    /// found again.
+    pub(super) fn commit(&mut self) -> Result<Appended> {
         let mut appended = Appended {
             planned: std::mem::take(&mut self.planned),
             ..Appended::default()
@@ -186,6 +190,7 @@ impl Recorder {
         let observer = &mut self.observer;
         let histories = &mut self.histories;
         let log = self.log.as_ref();
+        let hand_on = self.hand_on;
         let ended = &mut appended.ended;
         let commit = self.session.commit_observed(&mut |seq, e, state| {
             histories.observe(log, seq, e);

@@ -73,7 +73,7 @@ impl Engine {
 
     /// Outside the loop's steps every decision is appended as it is made.
     pub(super) fn end_steps(&mut self) -> Result<()> {
-        let appended = self.rec.end_steps(self.ctx.workspace.is_none())?;
+        let appended = self.rec.end_steps()?;
         self.appended(appended).map(|_| ())
     }
 

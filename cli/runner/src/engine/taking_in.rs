@@ -173,6 +173,10 @@ impl Engine {
     /// git branches, and the processes whose task moved are stopped.
     pub(super) fn take_foreign(&mut self, seq: u64) -> Result<()> {
         let events = self.rec.take_in(seq)?;
+        // Most announcements are this engine's own appends: nothing to take in, nothing moved.
+        if events.is_empty() {
+            return Ok(());
+        }
         let rolled_back = events
             .iter()
             .rev()
