@@ -230,6 +230,32 @@ impl From<ReplayError> for CliError {
     }
 }
 
+impl From<crate::queries::experiment::ExperimentError> for CliError {
+    fn from(e: crate::queries::experiment::ExperimentError) -> Self {
+        use crate::queries::experiment::ExperimentError as E;
+        match e {
+            E::Replay(r) => r.into(),
+            E::Store(s) => s.into(),
+            E::Unknown { .. } => Self::wrap(
+                ExitKind::Input,
+                Some("`runlog experiments` lists them".into()),
+                e,
+            ),
+            E::Name { .. } | E::Suite { .. } => Self::wrap(
+                ExitKind::Input,
+                Some("`runlog experiment run --help` shows how a suite and variants are given".into()),
+                e,
+            ),
+            E::Variant { .. } => Self::wrap(
+                ExitKind::Input,
+                Some("a variant file holds [gateway.models], [all] and [task.ID] tables of run, test, eval, requires_testing, description: see docs/experiments.md".into()),
+                e,
+            ),
+            E::Rerun { .. } => Self::wrap(ExitKind::Failed, None, e),
+        }
+    }
+}
+
 impl From<Rejection> for CliError {
     fn from(r: Rejection) -> Self {
         Self::wrap(ExitKind::Input, Some(rejection_hint(&r)), r)

@@ -523,6 +523,11 @@ pub enum CommandKind {
         /// Where, what, and the policy in force.
         writes: Box<crate::outside::OutsideWrites>,
     },
+    /// Record that this rerun is one of an experiment's (right after its `rerun-started`).
+    JoinExperiment {
+        /// The experiment, the variant and repeat, the model map.
+        lineage: Box<crate::experiment::ExperimentRerun>,
+    },
 }
 
 /// What a run's usage is priced with and bounded by, as its workflow says.

@@ -630,6 +630,17 @@ pub enum EventKind {
     /// An attempt changed files outside its own worktree, in places runlog watches; with the
     /// policy in force (whether the attempt fails for it).
     WroteOutside(Box<crate::outside::OutsideWrites>),
+    /// An experiment was defined: its suite pinned, its variants, repeats and budget. First in
+    /// the experiment's register ([`crate::experiment::register_of`]).
+    ExperimentDefined(Box<crate::experiment::Experiment>),
+    /// A rerun of an experiment was started: in the register, and in the rerun itself (third,
+    /// after its `rerun-started`) as its lineage.
+    ExperimentRerun(Box<crate::experiment::ExperimentRerun>),
+    /// An experiment's budget was changed (`experiment resume --max-cost-usd`), in its register.
+    ExperimentBudgetSet {
+        /// The most its live calls may cost now, in USD.
+        max_cost_usd: Option<f64>,
+    },
 }
 
 /// What a run's tombstone keeps.
@@ -740,6 +751,9 @@ event_names! {
     EvaluatorNamed => "evaluator-named",
     AnswerMapped => "answer-mapped",
     WroteOutside => "wrote-outside",
+    ExperimentDefined => "experiment-defined",
+    ExperimentRerun => "experiment-rerun",
+    ExperimentBudgetSet => "experiment-budget-set",
 }
 
 impl EventKind {
@@ -842,7 +856,10 @@ impl EventKind {
             | EventKind::PricesSet { .. }
             | EventKind::RunForgotten { .. }
             | EventKind::RerunStarted(_)
-            | EventKind::ReviewSet { .. } => None,
+            | EventKind::ReviewSet { .. }
+            | EventKind::ExperimentDefined(_)
+            | EventKind::ExperimentRerun(_)
+            | EventKind::ExperimentBudgetSet { .. } => None,
         }
     }
 }

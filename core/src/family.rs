@@ -22,7 +22,7 @@ pub enum Family {
     Spend,
     /// Each stage's health, its retries and its circuit.
     Stage,
-    /// What is said for people, audits and comparisons and changes no state: messages, outputs, who acted, redactions, a forgotten run, tests found, usage claimed, a rerun's divergences and mapped answers, an evaluator named.
+    /// What is said for people, audits and comparisons and changes no state: messages, outputs, who acted, redactions, a forgotten run, tests found, usage claimed, a rerun's divergences and mapped answers, an evaluator named, experiments.
     Said,
 }
 
@@ -92,7 +92,10 @@ impl EventKind {
             | EventKind::UsageClaimed { .. }
             | EventKind::CallDiverged { .. }
             | EventKind::AnswerMapped { .. }
-            | EventKind::EvaluatorNamed { .. } => Family::Said,
+            | EventKind::EvaluatorNamed { .. }
+            | EventKind::ExperimentDefined { .. }
+            | EventKind::ExperimentRerun { .. }
+            | EventKind::ExperimentBudgetSet { .. } => Family::Said,
         }
     }
 }

@@ -52,6 +52,7 @@ pub mod dispatch;
 mod error_type;
 mod event;
 mod evolve;
+pub mod experiment;
 mod family;
 mod feedback;
 mod files;

@@ -7,7 +7,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 62;
+const VARIANTS: usize = 65;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -75,6 +75,9 @@ fn index(k: &EventKind) -> usize {
         EventKind::EvaluatorNamed { .. } => 59,
         EventKind::AnswerMapped(_) => 60,
         EventKind::WroteOutside(_) => 61,
+        EventKind::ExperimentDefined(_) => 62,
+        EventKind::ExperimentRerun(_) => 63,
+        EventKind::ExperimentBudgetSet { .. } => 64,
     }
 }
 
@@ -552,6 +555,41 @@ fn samples() -> Vec<EventKind> {
             ],
             policy: runlog_core::outside::OutsidePolicy::Fail,
         })),
+        EventKind::ExperimentDefined(Box::new(runlog_core::experiment::Experiment {
+            name: "haiku-trial".into(),
+            suite: vec![runlog_core::experiment::SuiteRun {
+                run: RunId::from("nightly-3"),
+                head_seq: 120,
+                head_hash: "ab".repeat(32),
+                tasks: vec![t("build")],
+            }],
+            variants: vec![runlog_core::experiment::Variant {
+                name: "haiku".into(),
+                file: "haiku.toml".into(),
+                text: "[gateway.models]\n\"claude-sonnet-4-5\" = \"claude-haiku-4-5\"\n".into(),
+                models: vec![("claude-sonnet-4-5".into(), "claude-haiku-4-5".into())],
+            }],
+            repeat: 3,
+            answers: runlog_core::rerun::Answers::RecordedThenLive,
+            max_cost_usd: Some(5.0),
+            skipped: vec![runlog_core::experiment::Skipped {
+                run: RunId::from("nightly-2"),
+                variant: "haiku".into(),
+                reason: "it has no task build".into(),
+            }],
+            seed: 42,
+        })),
+        EventKind::ExperimentRerun(Box::new(runlog_core::experiment::ExperimentRerun {
+            experiment: "haiku-trial".into(),
+            run: RunId::from("nightly-3"),
+            variant: "haiku".into(),
+            repeat: 2,
+            rerun: RunId::from("haiku-trial.haiku.nightly-3.2"),
+            models: vec![("claude-sonnet-4-5".into(), "claude-haiku-4-5".into())],
+        })),
+        EventKind::ExperimentBudgetSet {
+            max_cost_usd: Some(12.5),
+        },
     ]
 }
 

@@ -99,6 +99,20 @@ pub fn rerun_of(log: &dyn EventLog, run: &str) -> Result<Option<runlog_core::rer
         }))
 }
 
+/// Which experiment a rerun belongs to, read from its lineage (third, after its fork and its
+/// `rerun-started`); `None` for any other run.
+pub fn experiment_of(
+    log: &dyn EventLog,
+    run: &str,
+) -> Result<Option<runlog_core::experiment::ExperimentRerun>> {
+    Ok(events::read(log, run, 3, 3)?
+        .into_iter()
+        .find_map(|(_, e)| match e.kind {
+            EventKind::ExperimentRerun(r) => Some(*r),
+            _ => None,
+        }))
+}
+
 /// A fork's origin, read from its first event.
 pub fn fork_origin(log: &dyn EventLog, run: &str) -> Result<Option<Origin>> {
     Ok(events::read(log, run, 1, 1)?

@@ -24,9 +24,10 @@ impl Tombstone {
     }
 }
 
-/// Whether `run` is the store's register of forgotten runs, which no listing shows as a run.
+/// Whether `run` is one of the store's registers (of forgotten runs, of an experiment), which
+/// no listing shows as a run: their names start with '.', which no run's can.
 pub fn is_register(run: &str) -> bool {
-    run == FORGOTTEN_RUNS
+    run == FORGOTTEN_RUNS || run.starts_with('.')
 }
 
 /// Every tombstone, oldest first.

@@ -116,7 +116,9 @@ async fn gateway(provider: &str, recording: Recording, store: &std::path::Path) 
         ca_file: None,
     }];
     let keys = HashMap::from([("anthropic".to_owned(), "sk-real".to_owned())]);
-    Gateway::start(providers, keys, tx, None).await.unwrap()
+    Gateway::start(providers, keys, tx, None, Default::default())
+        .await
+        .unwrap()
 }
 
 /// A client on one kept-alive connection.

@@ -89,6 +89,25 @@ struct Shared {
     upstreams: upstream::Upstreams,
     /// In a rerun, the recording that answers calls.
     book: Option<Book>,
+    /// In an experiment's rerun, the models asked for that another answers.
+    models: ModelMap,
+}
+
+/// An experiment variant's model map: a call asking the first model is answered by the
+/// second (asked of the provider under that name).
+#[derive(Debug, Clone, Default)]
+pub struct ModelMap(HashMap<String, String>);
+
+impl ModelMap {
+    /// The map of `pairs` (asked, answering).
+    pub fn of(pairs: &[(String, String)]) -> ModelMap {
+        ModelMap(pairs.iter().cloned().collect())
+    }
+
+    /// The model that answers a call asking `model`, when the map changes it.
+    fn answering(&self, model: Option<&str>) -> Option<String> {
+        self.0.get(model?).cloned()
+    }
 }
 
 impl Shared {
@@ -123,12 +142,13 @@ pub fn check(providers: &[Provider]) -> Result<(), GatewayError> {
 impl Gateway {
     /// Listens on a free port of 127.0.0.1 for calls to `providers`, whose keys are in `keys`
     /// (by provider name); each call is handed to `passed`; in a rerun, answered from `book`
-    /// as its answers say. Must be called within a tokio runtime.
+    /// as its answers say, the models `models` maps asked under their new names. Must be called within a tokio runtime.
     pub async fn start(
         providers: Vec<Provider>,
         keys: HashMap<String, String>,
         passed: mpsc::UnboundedSender<Passed>,
         book: Option<Book>,
+        models: ModelMap,
     ) -> Result<Gateway, GatewayError> {
         let upstreams = upstream::Upstreams::of(&providers)?;
         let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
@@ -144,6 +164,7 @@ impl Gateway {
             passed,
             upstreams,
             book,
+            models,
         });
         let app = axum::Router::new()
             .fallback(relay::relay)

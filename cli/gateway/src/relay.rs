@@ -111,7 +111,21 @@ pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -
         call.refused(CallEnd::Refused, &why);
         return answer(kind, StatusCode::BAD_GATEWAY, "api_error", &why);
     };
-    if let Some(book) = shared.book.as_ref().filter(|b| b.answers != Answers::Live) {
+    // A model the experiment maps is asked of the provider under its new name, and never
+    // answered from a recording of the one asked (the request kept is the one the command sent).
+    let mapped = shared.models.answering(call.model.as_deref());
+    let bytes = match &mapped {
+        Some(answering) => {
+            call.model = Some(answering.clone());
+            asking(&bytes, answering).unwrap_or(bytes)
+        }
+        None => bytes,
+    };
+    if let Some(book) = shared
+        .book
+        .as_ref()
+        .filter(|b| b.answers != Answers::Live && mapped.is_none())
+    {
         call = match from_recording(book, &caller, call, kind, api, &bytes).await {
             Ok(answered) => return answered,
             Err(goes_live) => goes_live,
@@ -165,6 +179,13 @@ pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -
     *response.status_mut() = status;
     *response.headers_mut() = headers;
     response
+}
+
+/// `request` asking `model` instead of the model it names.
+fn asking(request: &Bytes, model: &str) -> Option<Bytes> {
+    let mut body: serde_json::Value = serde_json::from_slice(request).ok()?;
+    *body.as_object_mut()?.get_mut("model")? = serde_json::Value::String(model.to_owned());
+    serde_json::to_vec(&body).ok().map(Bytes::from)
 }
 
 /// In a rerun, the recording's answer to `call`, or its refusal once its command diverged;

@@ -101,7 +101,12 @@ async fn gateway_to(provider: &str) -> (Gateway, mpsc::UnboundedReceiver<Passed>
         ca_file: None,
     }];
     let keys = HashMap::from([("anthropic".to_owned(), REAL_KEY.to_owned())]);
-    (Gateway::start(providers, keys, tx, None).await.unwrap(), rx)
+    (
+        Gateway::start(providers, keys, tx, None, Default::default())
+            .await
+            .unwrap(),
+        rx,
+    )
 }
 
 /// A client connection to `authority` (`HOST:PORT`).
@@ -237,7 +242,9 @@ async fn an_openai_call_goes_to_the_openai_provider_with_its_key_as_a_bearer() {
         ca_file: None,
     }];
     let keys = HashMap::from([("local".to_owned(), "sk-local-real".to_owned())]);
-    let gateway = Gateway::start(providers, keys, tx, None).await.unwrap();
+    let gateway = Gateway::start(providers, keys, tx, None, Default::default())
+        .await
+        .unwrap();
     let key = gateway.admit(&TaskId::from("t"), 1, UsageStage::Tests);
     let authority = gateway.url().trim_start_matches("http://").to_owned();
     let mut sender = connect(&authority).await;
@@ -381,7 +388,9 @@ async fn a_provider_over_https_is_trusted_by_its_ca_file_and_refused_without_it(
             ca_file: ca,
         }];
         let keys = HashMap::from([("anthropic".to_owned(), REAL_KEY.to_owned())]);
-        let gateway = Gateway::start(providers, keys, tx, None).await.unwrap();
+        let gateway = Gateway::start(providers, keys, tx, None, Default::default())
+            .await
+            .unwrap();
         let key = gateway.admit(&TaskId::from("a"), 1, UsageStage::Agent);
         let url = gateway.url().to_owned();
         let call =
@@ -418,7 +427,7 @@ async fn a_ca_file_that_is_not_one_stops_the_gateway_from_opening() {
         api_key_env: "OPENAI_API_KEY".into(),
         ca_file: Some(bad.clone()),
     }];
-    let error = Gateway::start(providers, HashMap::new(), tx, None)
+    let error = Gateway::start(providers, HashMap::new(), tx, None, Default::default())
         .await
         .unwrap_err();
     let said = error.to_string();

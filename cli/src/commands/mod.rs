@@ -13,6 +13,7 @@ pub(crate) mod diff;
 mod digest;
 mod du;
 pub(crate) mod emit;
+mod experiment;
 mod export;
 mod forget;
 pub(crate) mod fork;
@@ -172,6 +173,17 @@ pub enum Command {
     ///
     /// Example: runlog rerun quickstart-1 --workflow stricter.toml --answers recorded-then-live
     Rerun(rerun::Args),
+    /// Execute recorded runs again under variants (another model, prompt, test or judge) and
+    /// compare each variant with the recording: pass rates with their intervals, tasks fixed
+    /// and broken, scores, cost. Calls a variant does not change are answered from the
+    /// recording; a model the variant maps (`[gateway.models]`) is always asked live.
+    ///
+    /// Example: runlog experiment run judge-v2 --since 2026-11-01 --variant strict=strict.toml
+    Experiment(experiment::Args),
+    /// Every experiment, with how far it has gone and what it spent.
+    ///
+    /// Example: runlog experiments
+    Experiments(experiment::ListArgs),
     /// Compare two runs, or two points of one run (RUN@SEQ), by task.
     ///
     /// Example: runlog diff quickstart-1@20 quickstart-1
@@ -328,6 +340,7 @@ impl Command {
                 | Command::Stages(_)
                 | Command::Audit(_)
                 | Command::Judges(_)
+                | Command::Experiments(_)
                 | Command::Review(_)
                 | Command::Metrics(_)
                 | Command::Diff(_)
@@ -347,6 +360,8 @@ impl Command {
             Command::Run(a) => run::run(a, ctx),
             Command::Resume(a) => resume::run(a, ctx),
             Command::Rerun(a) => rerun::run(a, ctx),
+            Command::Experiment(a) => experiment::run(a, ctx),
+            Command::Experiments(a) => done(experiment::list(a, ctx)),
             Command::Runs(a) => done(runs::run(a, ctx)),
             Command::Du(a) => done(du::run(a, ctx)),
             Command::Forget(a) => done(forget::run(a, ctx)),

@@ -62,6 +62,8 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         answers,
         workflow: a.workflow,
         new: a.new,
+        specs: None,
+        lineage: None,
     };
     let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store, &ctx.host);
     let log = launcher.log().as_ref();

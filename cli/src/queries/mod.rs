@@ -9,6 +9,7 @@ pub mod cost;
 pub mod diff;
 pub mod du;
 pub mod events;
+pub mod experiment;
 pub mod forget;
 pub mod fork;
 pub mod judges;

@@ -65,6 +65,11 @@ pub struct Asked {
     pub workflow: Option<std::path::PathBuf>,
     /// The new run's id (default: RUN-rerun-N).
     pub new: Option<String>,
+    /// Specs given instead of a workflow file's, with what they come from (an experiment's
+    /// variant applied to the run's tasks).
+    pub specs: Option<(String, Vec<TaskSpec>)>,
+    /// The experiment this rerun is one of: recorded right after it starts.
+    pub lineage: Option<runlog_core::experiment::ExperimentRerun>,
 }
 
 /// A rerun recorded: the new run and where it starts.
@@ -135,12 +140,13 @@ pub fn start(log: &dyn EventLog, asked: Asked, now: Timestamp) -> Result<Started
             });
         }
     }
-    let specs = match &asked.workflow {
-        Some(path) => {
+    let specs = match (&asked.workflow, &asked.specs) {
+        (Some(path), _) => {
             let wf = runlog_runner::Workflow::load(path).map_err(Box::new)?;
             changed_specs(&path.display().to_string(), run, &at_state, &wf.tasks)?
         }
-        None => Vec::new(),
+        (None, Some((from, specs))) => changed_specs(from, run, &at_state, specs)?,
+        (None, None) => Vec::new(),
     };
     // Carried over as done: the others, at the head; run again: the named ones, from `at`.
     let carried = !asked.tasks.is_empty();
@@ -189,6 +195,16 @@ pub fn start(log: &dyn EventLog, asked: Asked, now: Timestamp) -> Result<Started
             },
         ))?
         .map_err(ReplayError::Rejected)?;
+    if let Some(lineage) = asked.lineage {
+        session
+            .execute(Command::new(
+                now,
+                CommandKind::JoinExperiment {
+                    lineage: Box::new(lineage),
+                },
+            ))?
+            .map_err(ReplayError::Rejected)?;
+    }
     let tasks = match carried {
         true => asked.tasks,
         false => at_state

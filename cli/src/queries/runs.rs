@@ -37,8 +37,8 @@ pub fn rows(log: &dyn EventLog) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     let mut parents = std::collections::HashMap::new();
     for meta in log.runs()? {
-        if meta.run == runlog_core::FORGOTTEN_RUNS {
-            // The register of forgotten runs is no run: `verify` and `forget` read it.
+        if runlog_replay::forgotten::is_register(&meta.run) {
+            // A register is no run: `verify`, `forget` and `experiment` read them.
             continue;
         }
         if meta.head.is_none() {

@@ -520,6 +520,22 @@ fn said_words(e: &EventKind) -> String {
                 "refused: the attempt stops"
             }
         ),
+        EventKind::ExperimentDefined(x) => format!(
+            "experiment {} defined: {} runs, variants {}, {} repeat(s)",
+            x.name,
+            x.suite.len(),
+            x.variants
+                .iter()
+                .map(|v| v.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            x.repeat
+        ),
+        EventKind::ExperimentRerun(r) => r.describe(),
+        EventKind::ExperimentBudgetSet { max_cost_usd } => match max_cost_usd {
+            Some(usd) => format!("experiment budget set to {}", runlog_core::usage::usd(*usd)),
+            None => "experiment budget removed".to_owned(),
+        },
         // Not of this family: `describe` sends each kind to its own.
         _ => String::new(),
     }

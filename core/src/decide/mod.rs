@@ -226,6 +226,7 @@ fn decide_kinds(
             find(state, &writes.task)?;
             Ok(vec![EventKind::WroteOutside(writes)])
         }
+        CommandKind::JoinExperiment { lineage } => rerun::join_experiment(state, *lineage),
     }
 }
 

@@ -2,6 +2,7 @@
 
 use super::{find, require_started};
 use crate::event::EventKind;
+use crate::experiment::ExperimentRerun;
 use crate::rejection::Rejection;
 use crate::relocate::AnswerMapped;
 use crate::rerun::{Divergence, Rerun};
@@ -42,4 +43,21 @@ pub(super) fn record_answer_mapped(
     require_started(state)?;
     find(state, &mapped.task)?;
     Ok(vec![EventKind::AnswerMapped(Box::new(mapped))])
+}
+
+pub(super) fn join_experiment(
+    state: &RunState,
+    lineage: ExperimentRerun,
+) -> Result<Vec<EventKind>, Rejection> {
+    require_started(state)?;
+    // Only a rerun not yet driven: its lineage is read third, right after `rerun-started`.
+    if state.seq != 2 {
+        return Err(Rejection::InvalidRerun {
+            reason: format!(
+                "{} joins an experiment right after its rerun starts, not at seq {}",
+                lineage.rerun, state.seq
+            ),
+        });
+    }
+    Ok(vec![EventKind::ExperimentRerun(Box::new(lineage))])
 }

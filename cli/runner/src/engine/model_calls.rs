@@ -13,7 +13,7 @@ use runlog_core::rerun::Answers;
 use runlog_core::usage::UsageStage;
 use runlog_core::CommandKind;
 use runlog_core::{Hash, TaskId};
-use runlog_gateway::{Book, Gateway, Passed, Provider, ProviderKind};
+use runlog_gateway::{Book, Gateway, ModelMap, Passed, Provider, ProviderKind};
 use std::collections::{HashMap, HashSet};
 use tokio::sync::mpsc;
 
@@ -99,7 +99,10 @@ impl Engine {
             })
             .collect();
         let (tx, passed) = mpsc::unbounded_channel();
-        let gateway = Gateway::start(providers, keys, tx, book)
+        let models = runlog_replay::control::experiment_of(self.rec.log().as_ref(), self.run())?
+            .map(|x| ModelMap::of(&x.models))
+            .unwrap_or_default();
+        let gateway = Gateway::start(providers, keys, tx, book, models)
             .await
             .map_err(RunnerError::Gateway)?;
         self.calls = Some(ModelCalls {

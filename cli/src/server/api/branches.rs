@@ -62,6 +62,8 @@ pub(super) async fn rerun(
             .unwrap_or(runlog_core::rerun::Answers::Recorded),
         workflow: from.workflow,
         new: from.new,
+        specs: None,
+        lineage: None,
     };
     let new = api
         .hosted

@@ -1,0 +1,375 @@
+//! `runlog experiment`: recorded runs executed again under variants, compared with the
+//! recording. The agent is a small Python program that asks a model through the gateway for
+//! its task's answer and writes it; the task's test checks the answer; the judge asks a model
+//! for a score. The model is scripted and its answer depends on the model asked: `gpt-big`
+//! always writes good answers, `gpt-small` breaks task `b`, `gpt-coin` answers at random; the
+//! judge gives 0.9 under the lenient rubric and 0.5 under the strict one. The figures the
+//! report prints are checked against statsmodels and scipy.
+
+mod common;
+use axum::body::Bytes;
+use common::provider::serve;
+use common::{runlog, text};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+const KEY: &str = "sk-proj-the-runners-own-openai-key-0123456789";
+
+const AGENT: &str = r#"
+import json, os, sys, urllib.request, time
+task, out = sys.argv[1], sys.argv[2]
+time.sleep(float(os.environ.get("AGENT_SLEEP", "0")))
+body = json.dumps({"model": "gpt-big", "messages": [{"role": "user", "content": "write the answer of task " + task}]}).encode()
+request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body,
+    headers={"authorization": "Bearer " + os.environ["OPENAI_API_KEY"], "content-type": "application/json"})
+open(out, "w").write(json.load(urllib.request.urlopen(request))["choices"][0]["message"]["content"])
+"#;
+
+const JUDGE: &str = r#"
+import json, os, sys, urllib.request
+answer = open(sys.argv[2]).read()
+body = json.dumps({"model": "gpt-judge", "messages": [{"role": "user", "content": "judge under the " + sys.argv[1] + " rubric: " + answer}]}).encode()
+request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body,
+    headers={"authorization": "Bearer " + os.environ["OPENAI_API_KEY"], "content-type": "application/json"})
+print(json.load(urllib.request.urlopen(request))["choices"][0]["message"]["content"])
+"#;
+
+/// Every call the scripted model was asked: (model, what was asked).
+type Asked = Arc<Mutex<Vec<(String, String)>>>;
+
+fn scripted_model() -> (String, Asked) {
+    let asked: Asked = Arc::default();
+    let seen = asked.clone();
+    let coin = Arc::new(Mutex::new(0x2545_f491_4f6c_dd1d_u64));
+    let app = axum::Router::new().fallback(move |body: Bytes| {
+        let seen = seen.clone();
+        let coin = coin.clone();
+        async move {
+            let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let model = req["model"].as_str().unwrap_or("").to_owned();
+            let said = req["messages"].to_string();
+            seen.lock().unwrap().push((model.clone(), said.clone()));
+            let content = if said.contains("strict rubric") {
+                json!({"score": 0.5}).to_string()
+            } else if said.contains("rubric") {
+                json!({"score": 0.9}).to_string()
+            } else if model == "gpt-small" && said.contains("task b") {
+                "bad".to_owned()
+            } else if model == "gpt-coin" {
+                let mut c = coin.lock().unwrap();
+                *c ^= *c << 13;
+                *c ^= *c >> 7;
+                *c ^= *c << 17;
+                if *c % 2 == 0 { "good" } else { "bad" }.to_owned()
+            } else {
+                "good".to_owned()
+            };
+            axum::Json(json!({"id": "chatcmpl-1", "object": "chat.completion",
+                "created": 1_700_000_000, "model": model,
+                "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}]}))
+        }
+    });
+    (serve(app), asked)
+}
+
+/// A directory with the agent, the judge and a workflow of tasks `a`, `b`, `c`, each answered
+/// by the agent, tested (`grep good`) and judged under the lenient rubric.
+fn project(dir: &Path, provider: &str) -> PathBuf {
+    std::fs::write(dir.join("agent.py"), AGENT).unwrap();
+    std::fs::write(dir.join("judge.py"), JUDGE).unwrap();
+    let d = dir.display();
+    let mut toml = format!(
+        "name = \"answers\"\n[settings]\nworkspace = \"none\"\neval_threshold = 0.7\n\
+         max_test_retries = 0\nmax_eval_rescues = 0\n\
+         [providers.openai]\nkind = \"openai\"\nbase_url = \"{provider}\"\n\
+         [prices.\"gpt-big\"]\ninput = 3.0\noutput = 15.0\n\
+         [prices.\"gpt-small\"]\ninput = 1.0\noutput = 5.0\n\
+         [prices.\"gpt-coin\"]\ninput = 1.0\noutput = 5.0\n\
+         [prices.\"gpt-judge\"]\ninput = 1.0\noutput = 5.0\n"
+    );
+    for id in ["a", "b", "c"] {
+        toml.push_str(&format!(
+            "[[task]]\nid = \"{id}\"\nrun = \"python3 {d}/agent.py {id} {d}/answer-{id}.txt\"\n\
+             test = \"grep -q good {d}/answer-{id}.txt\"\n\
+             eval = \"python3 {d}/judge.py lenient {d}/answer-{id}.txt\"\n"
+        ));
+    }
+    let path = dir.join("wf.toml");
+    std::fs::write(&path, toml).unwrap();
+    path
+}
+
+fn with_key(store: &Path) -> std::process::Command {
+    let mut c = runlog(store);
+    c.env("OPENAI_API_KEY", KEY);
+    c
+}
+
+/// `n` recorded runs of the workflow, `night-1`…; the store.
+fn recorded(dir: &Path, wf: &Path, n: usize) -> PathBuf {
+    let store = dir.join("store");
+    for i in 1..=n {
+        let out = with_key(&store)
+            .args([
+                "run",
+                wf.to_str().unwrap(),
+                "--run-id",
+                &format!("night-{i}"),
+                "--quiet",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    store
+}
+
+fn variant(dir: &Path, name: &str, toml: &str) -> String {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, toml).unwrap();
+    format!("{name}={}", path.display())
+}
+
+fn experiment(store: &Path, args: &[&str]) -> std::process::Output {
+    with_key(store)
+        .args(["experiment"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn report(store: &Path, name: &str) -> Value {
+    let out = runlog(store)
+        .args(["--json", "experiment", "show", name])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn figures<'a>(report: &'a Value, variant: &str) -> &'a Value {
+    report["figures"]["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == variant)
+        .unwrap()
+}
+
+/// What statsmodels and scipy say: Wilson's interval of k of n, and the sign test's p-value.
+fn independent(k: u32, n: u32, fixed: u32, broken: u32) -> (f64, f64, f64) {
+    let program = format!(
+        "from statsmodels.stats.proportion import proportion_confint\n\
+         from scipy.stats import binomtest\n\
+         lo, hi = proportion_confint({k}, {n}, alpha=0.05, method='wilson')\n\
+         n = {}\n\
+         print(lo, hi, binomtest({fixed}, n, 0.5).pvalue if n else 1.0)\n",
+        fixed + broken
+    );
+    let out = std::process::Command::new("python3")
+        .args(["-c", &program])
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "this test checks the report against statsmodels and scipy, which python3 cannot import here \
+         (.ci/run installs them into the pytest venv: `pip install scipy statsmodels` and put that venv's bin on PATH): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    (got[0], got[1], got[2])
+}
+
+fn close(a: &Value, b: f64) -> bool {
+    (a.as_f64().unwrap() - b).abs() < 1e-9
+}
+
+#[test]
+fn a_smaller_model_breaks_one_task_in_three_and_the_report_names_it_with_its_statistics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (provider, asked) = scripted_model();
+    let wf = project(tmp.path(), &provider);
+    let store = recorded(tmp.path(), &wf, 3);
+    let before = asked.lock().unwrap().len();
+    let small = variant(
+        tmp.path(),
+        "small",
+        "[gateway.models]\n\"gpt-big\" = \"gpt-small\"\n",
+    );
+    let out = experiment(
+        &store,
+        &[
+            "run",
+            "downsize",
+            "--runs",
+            "night-1,night-2,night-3",
+            "--variant",
+            &small,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("broken night-1/b: runlog diff night-1 downsize.small.night-1.1"),
+        "{said}"
+    );
+    // Every agent call went live to the model mapped; no call asked for gpt-big.
+    let live: Vec<(String, String)> = asked.lock().unwrap()[before..].to_vec();
+    let agents: Vec<&(String, String)> =
+        live.iter().filter(|(_, s)| !s.contains("rubric")).collect();
+    assert_eq!(agents.len(), 9, "{live:?}");
+    assert!(agents.iter().all(|(m, _)| m == "gpt-small"), "{live:?}");
+
+    let r = report(&store, "downsize");
+    let base = figures(&r, "base");
+    let v = figures(&r, "small");
+    assert_eq!(
+        (
+            base["pass_rate"]["k"].as_u64(),
+            base["pass_rate"]["n"].as_u64()
+        ),
+        (Some(9), Some(9))
+    );
+    assert_eq!(
+        (v["pass_rate"]["k"].as_u64(), v["pass_rate"]["n"].as_u64()),
+        (Some(6), Some(9))
+    );
+    let broken: Vec<String> = v["broken"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}/{}",
+                f["run"].as_str().unwrap(),
+                f["task"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(broken, ["night-1/b", "night-2/b", "night-3/b"]);
+    let (lo, hi, p) = independent(6, 9, 0, 3);
+    assert!(
+        close(&v["pass_rate"]["low"], lo) && close(&v["pass_rate"]["high"], hi),
+        "{v} vs {lo} {hi}"
+    );
+    assert!(close(&v["sign_test_p"], p), "{v} vs {p}");
+    let (lo, hi, _) = independent(9, 9, 0, 0);
+    assert!(close(&base["pass_rate"]["low"], lo) && close(&base["pass_rate"]["high"], hi));
+    // The judge's calls were answered from the recording where they asked the same.
+    assert!(v["totals"]["recorded_calls"].as_u64().unwrap() >= 6, "{v}");
+
+    // The gate: worse on pass rate, so exit 1 naming the criterion.
+    let gate = runlog(&store)
+        .args([
+            "experiment",
+            "gate",
+            "downsize",
+            "--max-pass-rate-drop",
+            "0.02",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(gate.status.code(), Some(1), "{}", text(&gate));
+    assert!(
+        text(&gate).contains("small --max-pass-rate-drop"),
+        "{}",
+        text(&gate)
+    );
+    let lenient = runlog(&store)
+        .args([
+            "experiment",
+            "gate",
+            "downsize",
+            "--max-pass-rate-drop",
+            "0.5",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(lenient.status.code(), Some(0), "{}", text(&lenient));
+
+    // The reruns are runs with the experiment in their lineage; the register is not a run.
+    let runs = runlog(&store).args(["--json", "runs"]).output().unwrap();
+    let runs: Value = serde_json::from_slice(&runs.stdout).unwrap();
+    let names: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 6, "{names:?}");
+    assert!(names.iter().all(|n| !n.starts_with('.')));
+    let listed = runlog(&store)
+        .args(["--json", "experiments"])
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed[0]["name"], "downsize");
+    assert_eq!(listed[0]["progress"]["ended"], 3);
+}
+
+#[test]
+fn a_judge_only_variant_pays_for_the_judge_alone_and_an_equal_variant_passes_the_gate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (provider, asked) = scripted_model();
+    let wf = project(tmp.path(), &provider);
+    let store = recorded(tmp.path(), &wf, 2);
+    let before = asked.lock().unwrap().len();
+    let d = tmp.path().display();
+    let strict = variant(
+        tmp.path(),
+        "strict",
+        &format!("[all]\neval = \"python3 {d}/judge.py strict {d}/answer-$RUNLOG_TASK.txt\"\n"),
+    );
+    let same = variant(tmp.path(), "same", "");
+    let out = experiment(
+        &store,
+        &[
+            "run",
+            "rejudge",
+            "--runs",
+            "night-1,night-2",
+            "--variant",
+            &strict,
+            "--variant",
+            &same,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let live: Vec<(String, String)> = asked.lock().unwrap()[before..].to_vec();
+    assert!(!live.is_empty());
+    assert!(
+        live.iter()
+            .all(|(m, s)| m == "gpt-judge" && s.contains("strict rubric")),
+        "{live:?}"
+    );
+    let r = report(&store, "rejudge");
+    let v = figures(&r, "strict");
+    assert_eq!(v["judge_passed"]["k"], 0, "{v}");
+    assert_eq!(v["broken"].as_array().unwrap().len(), 6);
+    assert!(v["totals"]["saved_usd"].as_f64().unwrap() > 0.0, "{v}");
+    assert_eq!(
+        figures(&r, "same")["totals"]["live_usd"].as_f64(),
+        Some(0.0)
+    );
+    let gate = runlog(&store)
+        .args([
+            "experiment",
+            "gate",
+            "rejudge",
+            "--variant",
+            "same",
+            "--max-pass-rate-drop",
+            "0",
+            "--max-cost-ratio",
+            "1.0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(gate.status.code(), Some(0), "{}", text(&gate));
+}
