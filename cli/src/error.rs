@@ -66,7 +66,8 @@ impl CliError {
         }
     }
 
-    fn wrap(
+    /// An error of `kind` from the typed error `e` (kept as its cause), with `hint`.
+    pub(crate) fn wrap(
         kind: ExitKind,
         hint: Option<String>,
         e: impl std::error::Error + Send + Sync + 'static,
@@ -227,32 +228,6 @@ impl From<StoreError> for CliError {
 impl From<ReplayError> for CliError {
     fn from(e: ReplayError) -> Self {
         Self::wrap(replay_exit(&e), replay_hint(&e), e)
-    }
-}
-
-impl From<crate::queries::experiment::ExperimentError> for CliError {
-    fn from(e: crate::queries::experiment::ExperimentError) -> Self {
-        use crate::queries::experiment::ExperimentError as E;
-        match e {
-            E::Replay(r) => r.into(),
-            E::Store(s) => s.into(),
-            E::Unknown { .. } => Self::wrap(
-                ExitKind::Input,
-                Some("`runlog experiments` lists them".into()),
-                e,
-            ),
-            E::Name { .. } | E::Suite { .. } => Self::wrap(
-                ExitKind::Input,
-                Some("`runlog experiment run --help` shows how a suite and variants are given".into()),
-                e,
-            ),
-            E::Variant { .. } => Self::wrap(
-                ExitKind::Input,
-                Some("a variant file holds [gateway.models], [all] and [task.ID] tables of run, test, eval, requires_testing, description: see docs/experiments.md".into()),
-                e,
-            ),
-            E::Rerun { .. } => Self::wrap(ExitKind::Failed, None, e),
-        }
     }
 }
 

@@ -2,7 +2,8 @@
 //! recording. The agent is a small Python program that asks a model through the gateway for
 //! its task's answer and writes it; the task's test checks the answer; the judge asks a model
 //! for a score. The model is scripted and its answer depends on the model asked: `gpt-big`
-//! always writes good answers, `gpt-small` breaks task `b`, `gpt-coin` answers at random; the
+//! always writes good answers, `gpt-small` breaks task `b`, `gpt-coin` gives each task's second
+//! answer bad (a flaky model); the
 //! judge gives 0.9 under the lenient rubric and 0.5 under the strict one. The figures the
 //! report prints are checked against statsmodels and scipy.
 
@@ -41,7 +42,7 @@ type Asked = Arc<Mutex<Vec<(String, String)>>>;
 fn scripted_model() -> (String, Asked) {
     let asked: Asked = Arc::default();
     let seen = asked.clone();
-    let coin = Arc::new(Mutex::new(0x2545_f491_4f6c_dd1d_u64));
+    let coin = Arc::new(Mutex::new(std::collections::HashMap::<String, u32>::new()));
     let app = axum::Router::new().fallback(move |body: Bytes| {
         let seen = seen.clone();
         let coin = coin.clone();
@@ -57,11 +58,11 @@ fn scripted_model() -> (String, Asked) {
             } else if model == "gpt-small" && said.contains("task b") {
                 "bad".to_owned()
             } else if model == "gpt-coin" {
-                let mut c = coin.lock().unwrap();
-                *c ^= *c << 13;
-                *c ^= *c >> 7;
-                *c ^= *c << 17;
-                if *c % 2 == 0 { "good" } else { "bad" }.to_owned()
+                // Each task's second answer of three is bad: the same task, another outcome.
+                let mut flips = coin.lock().unwrap();
+                let n = flips.entry(said.clone()).or_insert(0_u32);
+                *n += 1;
+                if *n % 3 == 2 { "bad" } else { "good" }.to_owned()
             } else {
                 "good".to_owned()
             };
@@ -311,6 +312,25 @@ fn a_smaller_model_breaks_one_task_in_three_and_the_report_names_it_with_its_sta
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(listed[0]["name"], "downsize");
     assert_eq!(listed[0]["progress"]["ended"], 3);
+
+    // The API answers with the very bytes of --json.
+    let mut server = common::serve_socket(&store);
+    let shown = runlog(&store)
+        .args(["--json", "experiment", "show", "downsize"])
+        .output()
+        .unwrap();
+    let mut socket = std::os::unix::net::UnixStream::connect(store.join("api.sock")).unwrap();
+    let (status, body) = common::request(&mut socket, "GET", "/v1/experiments/downsize", &[], "");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body.trim_end(),
+        String::from_utf8_lossy(&shown.stdout).trim_end()
+    );
+    let mut socket = std::os::unix::net::UnixStream::connect(store.join("api.sock")).unwrap();
+    let (status, body) = common::request(&mut socket, "GET", "/v1/experiments/nope", &[], "");
+    assert_eq!(status, 404, "{body}");
+    server.kill().unwrap();
+    server.wait().unwrap();
 }
 
 #[test]
@@ -372,4 +392,211 @@ fn a_judge_only_variant_pays_for_the_judge_alone_and_an_equal_variant_passes_the
         .output()
         .unwrap();
     assert_eq!(gate.status.code(), Some(0), "{}", text(&gate));
+}
+
+fn listed(store: &Path) -> Value {
+    let out = runlog(store)
+        .args(["--json", "experiments"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn repeats_tell_a_flaky_model_from_a_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (provider, _) = scripted_model();
+    let wf = project(tmp.path(), &provider);
+    let store = recorded(tmp.path(), &wf, 1);
+    let coin = variant(
+        tmp.path(),
+        "coin",
+        "[gateway.models]\n\"gpt-big\" = \"gpt-coin\"\n",
+    );
+    let out = experiment(
+        &store,
+        &[
+            "run",
+            "noise",
+            "--runs",
+            "night-1",
+            "--variant",
+            &coin,
+            "--repeat",
+            "3",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = report(&store, "noise");
+    assert_eq!(r["progress"]["total"], 6, "base and coin, three times each");
+    let base = figures(&r, "base");
+    // The recording and its three live repeats, all done.
+    assert_eq!(
+        (
+            base["pass_rate"]["k"].as_u64(),
+            base["pass_rate"]["n"].as_u64()
+        ),
+        (Some(12), Some(12))
+    );
+    assert_eq!(base["flaky"].as_array().unwrap().len(), 0);
+    let coin = figures(&r, "coin");
+    assert_eq!(
+        coin["flaky"],
+        json!(["night-1/a", "night-1/b", "night-1/c"]),
+        "{coin}"
+    );
+    // Most of each task's repeats passed: flaky, not broken.
+    assert_eq!(coin["broken"].as_array().unwrap().len(), 0);
+    let row = &r["figures"]["tasks"][0];
+    assert_eq!(row["cells"][1]["done"]["k"], 2);
+    assert_eq!(row["cells"][1]["done"]["n"], 3);
+}
+
+#[test]
+fn an_experiment_killed_mid_way_resumes_without_executing_a_finished_rerun_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (provider, asked) = scripted_model();
+    let wf = project(tmp.path(), &provider);
+    let store = recorded(tmp.path(), &wf, 3);
+    let small = variant(
+        tmp.path(),
+        "small",
+        "[gateway.models]\n\"gpt-big\" = \"gpt-small\"\n",
+    );
+    let before = asked.lock().unwrap().len();
+    let mut child = with_key(&store)
+        .env("AGENT_SLEEP", "0.5")
+        .args([
+            "experiment",
+            "run",
+            "cut",
+            "--runs",
+            "night-1,night-2,night-3",
+            "--variant",
+            &small,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    common::wait_for(|| {
+        let l = listed(&store);
+        l[0]["progress"]["ended"].as_u64().unwrap_or(0) >= 1
+    });
+    // Into the second rerun, then kill -9.
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let at_kill = listed(&store)[0]["progress"].clone();
+    assert!(at_kill["ended"].as_u64().unwrap() < 3, "{at_kill}");
+    let out = experiment(&store, &["resume", "cut"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = report(&store, "cut");
+    assert_eq!(r["progress"]["ended"], 3);
+    assert_eq!(r["progress"]["total"], 3);
+    let v = figures(&r, "small");
+    assert_eq!(
+        (v["pass_rate"]["k"].as_u64(), v["pass_rate"]["n"].as_u64()),
+        (Some(6), Some(9))
+    );
+    assert_eq!(v["broken"].as_array().unwrap().len(), 3);
+    // Each rerun once: three reruns beside the three runs, each task's agent asked at most once
+    // more than the work needs (an attempt cut off by the kill runs again).
+    let runs = runlog(&store).args(["--json", "runs"]).output().unwrap();
+    let runs: Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 6, "{runs}");
+    let agents = asked.lock().unwrap()[before..]
+        .iter()
+        .filter(|(m, _)| m == "gpt-small")
+        .count();
+    assert!(
+        (9..=10).contains(&agents),
+        "{agents} agent calls for 9 tasks"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_by_name_and_records_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (provider, _) = scripted_model();
+    let wf = project(tmp.path(), &provider);
+    let store = recorded(tmp.path(), &wf, 1);
+    let cases: Vec<(String, Vec<String>, &str)> = vec![
+        (
+            variant(tmp.path(), "field", "[all]\nmodel = \"x\"\n"),
+            vec![],
+            "unknown field `model`",
+        ),
+        (
+            variant(tmp.path(), "task", "[task.zzz]\neval = \"true\"\n"),
+            vec![],
+            "no run of the suite has",
+        ),
+        (
+            variant(
+                tmp.path(),
+                "model",
+                "[gateway.models]\n\"gpt-huge\" = \"gpt-small\"\n",
+            ),
+            vec![],
+            "maps gpt-huge, which no call of the suite asked",
+        ),
+        (
+            variant(tmp.path(), "ok", ""),
+            vec!["--since".into(), "2099-01-01".into()],
+            "no recorded run that has ended matches",
+        ),
+        (
+            variant(tmp.path(), "ok", ""),
+            vec!["--runs".into(), "nope".into()],
+            "no run nope",
+        ),
+    ];
+    for (v, suite, says) in cases {
+        let suite = if suite.is_empty() {
+            vec!["--runs".to_owned(), "night-1".to_owned()]
+        } else {
+            suite
+        };
+        let mut args = vec![
+            "run".to_owned(),
+            "trial".to_owned(),
+            "--variant".to_owned(),
+            v,
+        ];
+        args.extend(suite);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = experiment(&store, &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains(says), "{args:?}: {}", text(&out));
+        assert_eq!(listed(&store), json!([]));
+    }
+    let ok = variant(tmp.path(), "ok", "");
+    let out = experiment(
+        &store,
+        &["run", "trial", "--runs", "night-1", "--variant", &ok],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let again = experiment(
+        &store,
+        &["run", "trial", "--runs", "night-1", "--variant", &ok],
+    );
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again));
+    assert!(
+        text(&again).contains("an experiment has it already"),
+        "{}",
+        text(&again)
+    );
+    let unknown = runlog(&store)
+        .args(["experiment", "show", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        text(&unknown).contains("runlog experiments"),
+        "{}",
+        text(&unknown)
+    );
+    assert_eq!(listed(&store).as_array().unwrap().len(), 1);
 }

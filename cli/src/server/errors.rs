@@ -233,6 +233,25 @@ impl From<crate::queries::rerun::RerunError> for ApiError {
     }
 }
 
+impl From<crate::queries::experiment::ExperimentError> for ApiError {
+    fn from(e: crate::queries::experiment::ExperimentError) -> Self {
+        use crate::queries::experiment::ExperimentError as E;
+        match e {
+            E::Replay(r) => r.into(),
+            E::Store(s) => s.into(),
+            E::Unknown { .. } => Self {
+                status: StatusCode::NOT_FOUND,
+                hint: Some("GET /v1/experiments lists them".into()),
+                error: e.to_string(),
+            },
+            E::Name { .. } | E::Suite { .. } | E::Variant { .. } | E::Rerun { .. } => Self::bad(
+                e.to_string(),
+                "docs/experiments.md shows how one is defined",
+            ),
+        }
+    }
+}
+
 impl From<WorkflowError> for ApiError {
     fn from(e: WorkflowError) -> Self {
         let hint = match &e {

@@ -82,9 +82,9 @@ pub struct VariantFigures {
     /// Against `base`, task by task: the mean of (this variant's mean score − base's).
     pub score_difference: Option<Difference>,
     /// Tasks base did not do and this variant did (by most of their executions).
-    pub fixed: Vec<Flip>,
+    pub fixed: Vec<FlippedTask>,
     /// Tasks base did and this variant did not.
-    pub broken: Vec<Flip>,
+    pub broken: Vec<FlippedTask>,
     /// The exact sign test's p-value, fixed against broken.
     pub sign_test_p: f64,
     /// Cost, tokens, calls and time.
@@ -110,7 +110,7 @@ pub struct Difference {
 /// A task whose outcome flipped.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
-pub struct Flip {
+pub struct FlippedTask {
     /// The suite run.
     pub run: RunId,
     /// The task.
@@ -312,11 +312,11 @@ fn variant_figures(i: usize, name: &str, rows: &[TaskRow], seed: u64) -> Variant
             count(seen.len()),
         )
     };
-    let flips = |word: &str| -> Vec<Flip> {
+    let flips = |word: &str| -> Vec<FlippedTask> {
         cells
             .iter()
             .filter(|(_, c)| c.flip.as_deref() == Some(word))
-            .map(|(r, c)| Flip {
+            .map(|(r, c)| FlippedTask {
                 run: r.run.clone(),
                 task: r.task.clone(),
                 rerun: c.executions.iter().find_map(|e| e.rerun.clone()),

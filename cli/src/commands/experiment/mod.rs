@@ -5,8 +5,8 @@ mod execute;
 mod report;
 
 use crate::ctx::Ctx;
-use crate::error::{ExitKind, Result};
-use crate::queries::experiment::{suite, Asked};
+use crate::error::{CliError, ExitKind, Result};
+use crate::queries::experiment::{suite, Asked, ExperimentError};
 use runlog_core::rerun::Answers;
 use std::path::PathBuf;
 
@@ -148,4 +148,31 @@ pub struct ListArgs {}
 /// Lists the experiments.
 pub fn list(_: ListArgs, ctx: &Ctx) -> Result<()> {
     report::list(ctx)
+}
+
+// The command line's words for a refused experiment: bad input (exit 2) with what to do.
+impl From<ExperimentError> for CliError {
+    fn from(e: ExperimentError) -> Self {
+        use ExperimentError as E;
+        match e {
+            E::Replay(r) => r.into(),
+            E::Store(s) => s.into(),
+            E::Unknown { .. } => CliError::wrap(
+                ExitKind::Input,
+                Some("`runlog experiments` lists them".into()),
+                e,
+            ),
+            E::Name { .. } | E::Suite { .. } => CliError::wrap(
+                ExitKind::Input,
+                Some("`runlog experiment run --help` shows how a suite and variants are given".into()),
+                e,
+            ),
+            E::Variant { .. } => CliError::wrap(
+                ExitKind::Input,
+                Some("a variant file holds [gateway.models], [all] and [task.ID] tables of run, test, eval, requires_testing, description: see docs/experiments.md".into()),
+                e,
+            ),
+            E::Rerun { .. } => CliError::wrap(ExitKind::Failed, None, e),
+        }
+    }
 }

@@ -129,6 +129,18 @@ fn answers(g: &mut SchemaGenerator) -> Vec<Answer> {
             "200",
             g.subschema_for::<Vec<q::judges::Waiting>>(),
         ),
+        of(
+            "get",
+            super::EXPERIMENTS,
+            "200",
+            g.subschema_for::<Vec<q::experiment::report::ExperimentRow>>(),
+        ),
+        of(
+            "get",
+            super::EXPERIMENT,
+            "200",
+            g.subschema_for::<q::experiment::report::ExperimentView>(),
+        ),
     ]
 }
 

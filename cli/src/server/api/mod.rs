@@ -6,6 +6,7 @@ mod commands;
 #[cfg(feature = "ts")]
 pub mod documented;
 mod events;
+mod experiments;
 mod integrity;
 mod judges;
 mod reports;
@@ -24,6 +25,7 @@ use axum::Router;
 use branches::{fork, rerun};
 use commands::{budget, command};
 use events::{blob, events, stream_events};
+use experiments::{experiment, experiments};
 use integrity::{digest, export, verify};
 use judges::{judges, review};
 use reports::{audit, calls, cost, diff, stack, stages};
@@ -75,6 +77,8 @@ const BLOB: &str = "/v1/blobs/{hash}";
 const CALLS: &str = "/v1/runs/{run}/tasks/{task}/calls";
 const JUDGES: &str = "/v1/judges";
 const REVIEW: &str = "/v1/review";
+const EXPERIMENTS: &str = "/v1/experiments";
+const EXPERIMENT: &str = "/v1/experiments/{name}";
 
 /// Declares each route once, in two groups: `bounded` ones answer within [`REQUEST_TIME`],
 /// `open` ones (the event stream) last as long as their client. Makes the routers and
@@ -128,6 +132,8 @@ routes! {
         CALLS => { get(Read): calls }
         JUDGES => { get(Read): judges }
         REVIEW => { get(Read): review }
+        EXPERIMENTS => { get(Read): experiments }
+        EXPERIMENT => { get(Read): experiment }
     }
     open {
         STREAM => { get(Read): stream_events }

@@ -1497,7 +1497,11 @@ model: string,
 /**
  * Its own version (a prompt's, a rubric's), or empty.
  */
-version: string, } | { "type": "answer-mapped" } & AnswerMapped | { "type": "wrote-outside" } & OutsideWrites;
+version: string, } | { "type": "answer-mapped" } & AnswerMapped | { "type": "wrote-outside" } & OutsideWrites | { "type": "experiment-defined" } & Experiment | { "type": "experiment-rerun" } & ExperimentRerun | { "type": "experiment-budget-set", 
+/**
+ * The most its live calls may cost now, in USD.
+ */
+max_cost_usd: number | null, };
 
 /**
  * One page of a run's events, each with its words, and where the next page starts.
@@ -1536,6 +1540,73 @@ from_run: string | null,
  * True: the server executes it.
  */
 executing: boolean, };
+
+/**
+ * An experiment as defined (the `experiment-defined` event's record, first in its register).
+ */
+export type Experiment = { 
+/**
+ * Its name.
+ */
+name: string, 
+/**
+ * The recorded runs it executes again, each pinned at its head then.
+ */
+suite: Array<SuiteRun>, 
+/**
+ * The variants, in the order given (`base` is not among them).
+ */
+variants: Array<Variant>, 
+/**
+ * How many times each variant runs each suite run; above 1, `base` also runs live.
+ */
+repeat: number, 
+/**
+ * Where the reruns' calls are answered from.
+ */
+answers: Answers, 
+/**
+ * The most its live calls may cost, in USD (raised by `experiment resume`).
+ */
+max_cost_usd: number | null, 
+/**
+ * Suite runs a variant cannot be applied to, with why: counted in the report.
+ */
+skipped: Array<Skipped>, 
+/**
+ * The bootstrap's seed: the report's intervals are the same every time it is made.
+ */
+seed: number, };
+
+/**
+ * One rerun of an experiment (the `experiment-rerun` event's record): in the register when it
+ * is started, and in the rerun itself, third, as its lineage.
+ */
+export type ExperimentRerun = { 
+/**
+ * The experiment.
+ */
+experiment: string, 
+/**
+ * The suite run executed again.
+ */
+run: RunId, 
+/**
+ * The variant.
+ */
+variant: string, 
+/**
+ * Which repeat, from 1.
+ */
+repeat: number, 
+/**
+ * The rerun.
+ */
+rerun: RunId, 
+/**
+ * The model map its gateway applies.
+ */
+models: Array<[string, string]>, };
 
 /**
  * A decision another threshold or weighting would have changed.
@@ -2489,6 +2560,23 @@ jobs: number,
 history_warn_events: number, };
 
 /**
+ * A suite run a variant is not applied to.
+ */
+export type Skipped = { 
+/**
+ * The run.
+ */
+run: RunId, 
+/**
+ * The variant.
+ */
+variant: string, 
+/**
+ * Why, in words.
+ */
+reason: string, };
+
+/**
  * What a budget's scope has spent.
  */
 export type Spend = { 
@@ -2647,6 +2735,27 @@ seq: number,
  * The stages, by name.
  */
 stages: Array<StageHealthRow>, };
+
+/**
+ * A recorded run of the suite.
+ */
+export type SuiteRun = { 
+/**
+ * The run.
+ */
+run: RunId, 
+/**
+ * Its head when the experiment was defined: what `base` is.
+ */
+head_seq: number, 
+/**
+ * Its chain hash at that seq, hex.
+ */
+head_hash: string, 
+/**
+ * The tasks executed again (empty: all of them).
+ */
+tasks: Array<TaskId>, };
 
 /**
  * The classification of a refactoring task, recorded as an event.
@@ -2878,6 +2987,27 @@ export type UsageStage = "agent" | "tests" | "evaluator" | "replanner";
  * A JSON-like value, encodable with bincode.
  */
 export type Value = null | boolean | number | number | string | Array<Value> | { [key in string]: Value };
+
+/**
+ * A variant: an overlay on each recorded run's workflow.
+ */
+export type Variant = { 
+/**
+ * Its name.
+ */
+name: string, 
+/**
+ * The file it was read from, as given.
+ */
+file: string, 
+/**
+ * The file's text, kept whole: each rerun applies it to its run's tasks.
+ */
+text: string, 
+/**
+ * Its model map: a call asking the first model is answered by the second.
+ */
+models: Array<[string, string]>, };
 
 /**
  * A verdict named in a report.
