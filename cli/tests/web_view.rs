@@ -1037,3 +1037,60 @@ fn an_attempt_that_wrote_outside_its_worktree_is_flagged_on_the_board_and_in_its
     });
     stop(server);
 }
+
+#[test]
+fn an_experiments_page_shows_variants_as_columns_and_a_broken_task_opens_its_rerun() {
+    let Some(parts) = browser_parts() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    common::copy_tree(&repo().join("fixtures"), &dir.path().join("fixtures"));
+    import(&store, "release-notes");
+    let out = runlog(&store)
+        .args([
+            "experiment",
+            "run",
+            "notes-check",
+            "--runs",
+            "release-notes",
+            "--variant",
+            "tested=fixtures/experiments/tested.toml",
+            "--variant",
+            "strict=fixtures/experiments/strict.toml",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::text(&out));
+    let d = driver(parts);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (server, base) = serve(&store);
+    rt.block_on(async {
+        let c = browse(&d).await;
+        c.goto(&base).await.unwrap();
+        click_css(&c, "#experiments-link").await;
+        wait_css(&c, "main[data-state=ready] #experiments").await;
+        click_css(&c, "#experiments tr[data-experiment] a").await;
+        wait_css(&c, "main[data-state=ready] #experiment-table").await;
+        let heads = js(&c, "return [...document.querySelectorAll('#experiment-table thead th[data-variant]')].map(t => t.dataset.variant);").await;
+        assert_eq!(heads, json!(["base", "tested", "strict"]));
+        let cells = js(
+            &c,
+            "return [...document.querySelectorAll(\"#experiment-table tr[data-task='release-notes/notes'] td\")].map(t => [t.dataset.cell, t.dataset.flip, t.textContent]);",
+        )
+        .await;
+        assert_eq!(cells[0][0], "base");
+        assert_eq!(cells[1][1], "");
+        assert_eq!(cells[2][1], "broken");
+        assert!(cells[2][2].as_str().unwrap().starts_with("▼ broken not done"), "{cells}");
+        let points = js(&c, "return [...document.querySelectorAll('#cost-pass g.point')].map(g => g.dataset.variant);").await;
+        assert_eq!(points, json!(["base", "tested", "strict"]));
+        screenshot(&c, "experiment").await;
+        // The broken cell opens the strict rerun's task, where its story says why.
+        click_css(&c, "#experiment-table td[data-flip=broken] a").await;
+        wait_css(&c, "#task-panel").await;
+        let url = c.current_url().await.unwrap();
+        assert!(url.path().ends_with("/runs/notes-check.strict.release-notes.1"), "{url}");
+        c.close().await.unwrap();
+    });
+    stop(server);
+}

@@ -21,6 +21,7 @@ const MODULES: &[(&str, &str)] = &[
     ("api.js", include_str!("js/api.js")),
     ("runs.js", include_str!("js/runs.js")),
     ("judges.js", include_str!("js/judges.js")),
+    ("experiments.js", include_str!("js/experiments.js")),
     ("layout.js", include_str!("js/layout.js")),
     ("run/page.js", include_str!("js/run/page.js")),
     ("run/board.js", include_str!("js/run/board.js")),
@@ -68,12 +69,14 @@ async fn module(axum::extract::Path(path): axum::extract::Path<String>) -> Respo
 }
 
 /// The pages' routes: the runs page at `/`, a run at `/runs/{run}`, the evaluators at
-/// `/judges` (the same page; its script reads the address), its script modules and its style sheet.
+/// `/judges`, the experiments at `/experiments` (the same page; its script reads the address), its script modules and its style sheet.
 pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
         .route("/", get(page))
         .route("/runs/{run}", get(page))
         .route("/judges", get(page))
+        .route("/experiments", get(page))
+        .route("/experiments/{name}", get(page))
         .route("/ui/js/{*path}", get(module))
         .route(
             "/ui/app.css",

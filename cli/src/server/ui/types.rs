@@ -56,6 +56,8 @@ pub fn declarations() -> String {
     all.visit::<crate::queries::cost::CostView>();
     all.visit::<crate::queries::verify::Checked>();
     all.visit::<crate::queries::judges::Waiting>();
+    all.visit::<crate::queries::experiment::report::ExperimentView>();
+    all.visit::<crate::queries::experiment::report::ExperimentRow>();
     all.visit::<crate::queries::diff::DiffView<'static>>();
     all.visit::<crate::render::event::Worded<'static>>();
     all.visit::<crate::render::WordedAudit>();

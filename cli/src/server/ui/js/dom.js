@@ -23,7 +23,7 @@ export const $ = (sel, root = document) => root.querySelector(sel);
  * @returns {any}
  */
 export function el(tag, attrs = {}, ...children) {
-  const svg = ["svg", "g", "rect", "text", "path", "title"].includes(tag);
+  const svg = ["svg", "g", "rect", "text", "path", "title", "circle", "line"].includes(tag);
   const node = svg ? document.createElementNS("http://www.w3.org/2000/svg", tag) : document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === null || v === undefined || v === false) continue;

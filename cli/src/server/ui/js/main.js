@@ -4,6 +4,7 @@
 // the server sends (those `runlog log` and `runlog audit` print); it keeps no data of its own.
 
 import { $, showError } from "./dom.js";
+import { experimentsPage } from "./experiments.js";
 import { judgesPage } from "./judges.js";
 import { runPage } from "./run/page.js";
 import { runsPage } from "./runs.js";
@@ -12,6 +13,7 @@ function route() {
   const m = location.pathname.match(/^\/runs\/([^/]+)\/?$/);
   if (m) runPage(decodeURIComponent(m[1]));
   else if (location.pathname.replace(/\/$/, "") === "/judges") judgesPage().catch(showError);
+  else if (location.pathname.startsWith("/experiments")) experimentsPage().catch(showError);
   else runsPage().catch(showError);
 }
 

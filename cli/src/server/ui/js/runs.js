@@ -20,6 +20,12 @@ export async function runsPage() {
       el("span", { class: "muted" }, ": how far each evaluator agrees with people and with what happened"),
     ),
     el(
+      "p",
+      {},
+      el("a", { href: "/experiments", id: "experiments-link" }, "Experiments"),
+      el("span", { class: "muted" }, ": recorded runs executed again under variants, compared with the recording"),
+    ),
+    el(
       "div",
       { class: "filters" },
       el("label", {}, "Status ", filter),

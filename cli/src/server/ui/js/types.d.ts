@@ -489,6 +489,39 @@ calls: Array<CallShown>,
 total: Spend, };
 
 /**
+ * One variant's executions of one task.
+ */
+export type Cell = { 
+/**
+ * The variant.
+ */
+variant: string, 
+/**
+ * Executions ended done, of those ended.
+ */
+done: Share, 
+/**
+ * The mean score of the scored ones.
+ */
+mean_score: number | null, 
+/**
+ * The scores' spread (highest − lowest) across repeats.
+ */
+score_spread: number | null, 
+/**
+ * The mean cost.
+ */
+cost_usd: number, 
+/**
+ * Whether most of its executions ended otherwise than base's: `fixed` or `broken`.
+ */
+flip: string | null, 
+/**
+ * Each execution: its rerun (none for the recording) and its outcome, once ended.
+ */
+executions: Array<Execution>, };
+
+/**
  * What verifying one run found (`verify --json`, the API's `GET /v1/runs/{run}/verify`).
  * Fields in the alphabetical order `--json` has always printed them in.
  */
@@ -676,6 +709,27 @@ tasks: Array<TaskDiff>,
  * Stage results that differ.
  */
 stages: Array<StageDiff>, };
+
+/**
+ * A paired difference with its seeded bootstrap interval.
+ */
+export type Difference = { 
+/**
+ * Tasks paired.
+ */
+pairs: number, 
+/**
+ * The mean difference.
+ */
+mean: number, 
+/**
+ * 95% interval, low end.
+ */
+low: number, 
+/**
+ * High end.
+ */
+high: number, };
 
 /**
  * A dimension on both sides.
@@ -1542,6 +1596,19 @@ from_run: string | null,
 executing: boolean, };
 
 /**
+ * One execution in a cell.
+ */
+export type Execution = { 
+/**
+ * The rerun, or none for the recording.
+ */
+rerun: RunId | null, 
+/**
+ * What it did, once ended.
+ */
+outcome: Outcome | null, };
+
+/**
  * An experiment as defined (the `experiment-defined` event's record, first in its register).
  */
 export type Experiment = { 
@@ -1609,6 +1676,89 @@ rerun: RunId,
 models: Array<[string, string]>, };
 
 /**
+ * One experiment in the list.
+ */
+export type ExperimentRow = { 
+/**
+ * Its name.
+ */
+name: string, 
+/**
+ * When it was defined.
+ */
+defined_ms: number, 
+/**
+ * Suite runs.
+ */
+runs: number, 
+/**
+ * Its variants' names.
+ */
+variants: Array<string>, 
+/**
+ * How far it has gone.
+ */
+progress: Progress, };
+
+/**
+ * An experiment's report.
+ */
+export type ExperimentView = { 
+/**
+ * Its name.
+ */
+name: string, 
+/**
+ * When it was defined (ms since the epoch).
+ */
+defined_ms: number, 
+/**
+ * The suite, each run as pinned and whether it is still in the store.
+ */
+suite: Array<SuiteStatus>, 
+/**
+ * The variants (`base` first: the recording).
+ */
+variants: Array<VariantInfo>, 
+/**
+ * Repeats.
+ */
+repeat: number, 
+/**
+ * Where the reruns' answers come from.
+ */
+answers: Answers, 
+/**
+ * The budget for live calls, in USD.
+ */
+max_cost_usd: number | null, 
+/**
+ * How far it has gone.
+ */
+progress: Progress, 
+/**
+ * Runs a variant was not applied to, with why.
+ */
+skipped: Array<Skipped>, 
+/**
+ * The figures.
+ */
+figures: Figures, };
+
+/**
+ * The report.
+ */
+export type Figures = { 
+/**
+ * Each variant, `base` first.
+ */
+variants: Array<VariantFigures>, 
+/**
+ * Each task of the suite, by run.
+ */
+tasks: Array<TaskRow>, };
+
+/**
  * A decision another threshold or weighting would have changed.
  */
 export type Flip = { 
@@ -1633,6 +1783,23 @@ afterwards: string,
  * `true`; with the old one: `false`; nothing says: none.
  */
 borne_out: boolean | null, };
+
+/**
+ * A task whose outcome flipped.
+ */
+export type FlippedTask = { 
+/**
+ * The suite run.
+ */
+run: RunId, 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * The rerun that shows it (the first of the variant's).
+ */
+rerun: RunId | null, };
 
 /**
  * What a run's tombstone keeps.
@@ -2044,6 +2211,51 @@ task: TaskId | null,
 redactions: Array<Redaction>, };
 
 /**
+ * What one task did in one execution (the recording, or a rerun).
+ */
+export type Outcome = { 
+/**
+ * It ended done.
+ */
+done: boolean, 
+/**
+ * Whether its last tests passed (none when it has none or they did not run).
+ */
+tests: boolean | null, 
+/**
+ * Whether the gate passed its last score (none when it is not judged or was not).
+ */
+judged: boolean | null, 
+/**
+ * Its last score.
+ */
+score: number | null, 
+/**
+ * What its calls cost, answered live or from the recording (as the recording priced them).
+ */
+cost_usd: number, 
+/**
+ * The part of `cost_usd` answered from the recording, paid once in the recorded run.
+ */
+saved_usd: number, 
+/**
+ * Tokens its calls used (recorded answers count the recording's).
+ */
+tokens: number, 
+/**
+ * Calls its commands made.
+ */
+calls: number, 
+/**
+ * Of those, answered from the recording.
+ */
+recorded_calls: number, 
+/**
+ * From its first attempt's start to its end, in milliseconds.
+ */
+wall_ms: number, };
+
+/**
  * What a write outside the worktree does to its attempt (`[settings] outside_writes`).
  */
 export type OutsidePolicy = "warn" | "fail";
@@ -2116,6 +2328,31 @@ cache_read: number | null,
  * Per million tokens written to a cache; the input price when not given.
  */
 cache_write: number | null, };
+
+/**
+ * Reruns done of all.
+ */
+export type Progress = { 
+/**
+ * Reruns planned.
+ */
+total: number, 
+/**
+ * Ended.
+ */
+ended: number, 
+/**
+ * Started and not ended.
+ */
+started: number, 
+/**
+ * What the live calls cost, in USD.
+ */
+live_usd: number, 
+/**
+ * What the calls answered from the recording had cost, in USD.
+ */
+saved_usd: number, };
 
 /**
  * How often what happened afterwards contradicted one kind of decision.
@@ -2560,6 +2797,31 @@ jobs: number,
 history_warn_events: number, };
 
 /**
+ * A share with its 95% interval.
+ */
+export type Share = { 
+/**
+ * Successes.
+ */
+k: number, 
+/**
+ * Trials.
+ */
+n: number, 
+/**
+ * k / n (0 when n is 0).
+ */
+share: number, 
+/**
+ * The interval's low end.
+ */
+low: number, 
+/**
+ * Its high end.
+ */
+high: number, };
+
+/**
  * A suite run a variant is not applied to.
  */
 export type Skipped = { 
@@ -2758,6 +3020,31 @@ head_hash: string,
 tasks: Array<TaskId>, };
 
 /**
+ * A suite run in the report.
+ */
+export type SuiteStatus = { 
+/**
+ * The run.
+ */
+run: string, 
+/**
+ * Its head when pinned.
+ */
+head_seq: number, 
+/**
+ * Its chain hash then.
+ */
+head_hash: string, 
+/**
+ * The tasks executed again (empty: all).
+ */
+tasks: Array<string>, 
+/**
+ * The run was forgotten (or removed) since: its base figures are missing.
+ */
+gone: boolean, };
+
+/**
  * The classification of a refactoring task, recorded as an event.
  */
 export type TaskClass = "merge" | "move" | "refactor" | "integrate" | "implement" | "new-code" | "analyze-more";
@@ -2807,6 +3094,23 @@ replaced_by: Array<string>, };
  * A task, stable across replans, rollbacks and forks (diffs match tasks by it).
  */
 export type TaskId = string;
+
+/**
+ * A task of the suite and what each variant made of it.
+ */
+export type TaskRow = { 
+/**
+ * The suite run.
+ */
+run: RunId, 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * One cell per variant, in the report's order.
+ */
+cells: Array<Cell>, };
 
 /**
  * A task as planned. Immutable once recorded in `TaskAdded` or `PlanRevised`.
@@ -2938,6 +3242,51 @@ reason: string,
 seq: number, };
 
 /**
+ * What a variant's executions used.
+ */
+export type Totals = { 
+/**
+ * USD in all, answered live or from the recording.
+ */
+cost_usd: number, 
+/**
+ * Per execution.
+ */
+cost_usd_mean: number, 
+/**
+ * USD of calls answered from the recording (not paid again).
+ */
+saved_usd: number, 
+/**
+ * USD of calls that went live.
+ */
+live_usd: number, 
+/**
+ * Tokens in all.
+ */
+tokens: number, 
+/**
+ * Per execution.
+ */
+tokens_mean: number, 
+/**
+ * Calls in all.
+ */
+calls: number, 
+/**
+ * Of those, answered from the recording.
+ */
+recorded_calls: number, 
+/**
+ * Milliseconds in all (tasks' own time, summed).
+ */
+wall_ms: number, 
+/**
+ * Per execution.
+ */
+wall_ms_mean: number, };
+
+/**
  * One usage record as the state keeps it (the `usage-recorded` event's fields).
  */
 export type UsageRecord = { 
@@ -3006,6 +3355,80 @@ file: string,
 text: string, 
 /**
  * Its model map: a call asking the first model is answered by the second.
+ */
+models: Array<[string, string]>, };
+
+/**
+ * One variant's figures.
+ */
+export type VariantFigures = { 
+/**
+ * The variant.
+ */
+name: string, 
+/**
+ * Executions of a task that ended (repeats counted each).
+ */
+executions: number, 
+/**
+ * Executions not ended yet.
+ */
+unfinished: number, 
+/**
+ * The share of executions whose task was done.
+ */
+pass_rate: Share, 
+/**
+ * Of the executions with tests, the share whose tests passed.
+ */
+tests_passed: Share, 
+/**
+ * Of the judged executions, the share the gate passed.
+ */
+judge_passed: Share, 
+/**
+ * The mean score of the scored executions.
+ */
+mean_score: number | null, 
+/**
+ * Against `base`, task by task: the mean of (this variant's mean score − base's).
+ */
+score_difference: Difference | null, 
+/**
+ * Tasks base did not do and this variant did (by most of their executions).
+ */
+fixed: Array<FlippedTask>, 
+/**
+ * Tasks base did and this variant did not.
+ */
+broken: Array<FlippedTask>, 
+/**
+ * The exact sign test's p-value, fixed against broken.
+ */
+sign_test_p: number, 
+/**
+ * Cost, tokens, calls and time.
+ */
+totals: Totals, 
+/**
+ * Tasks whose executions did not all end the same (with repeats: flaky, not changed).
+ */
+flaky: Array<string>, };
+
+/**
+ * A variant in the report.
+ */
+export type VariantInfo = { 
+/**
+ * Its name.
+ */
+name: string, 
+/**
+ * Its file (none for `base`).
+ */
+file: string | null, 
+/**
+ * Its model map, asked → answering.
  */
 models: Array<[string, string]>, };
 
