@@ -80,7 +80,10 @@ fn json_of(store: &Path, args: &[&str]) -> Value {
 
 /// A run's own span: from its first event to its last, in ms.
 fn span(store: &Path, run: &str) -> u64 {
-    let out = common::runlog(store).args(["--json", "log", run]).output().unwrap();
+    let out = common::runlog(store)
+        .args(["--json", "log", run])
+        .output()
+        .unwrap();
     let times: Vec<u64> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok()?["at"].as_u64())
@@ -135,7 +138,14 @@ fn main() {
     .unwrap();
     let executed = Instant::now();
     let out = common::runlog(&store)
-        .args(["experiment", "run", "rejudge", "--runs", &ids.join(","), "--variant"])
+        .args([
+            "experiment",
+            "run",
+            "rejudge",
+            "--runs",
+            &ids.join(","),
+            "--variant",
+        ])
         .arg(format!("strict={}", variant.display()))
         .env("OPENAI_API_KEY", "sk-scripted")
         .output()

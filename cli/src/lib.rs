@@ -35,6 +35,7 @@ mod client;
 mod commands;
 mod ctx;
 mod error;
+mod experimenting;
 mod follow;
 pub mod fuzz;
 mod intake;

@@ -600,3 +600,47 @@ fn bad_input_is_refused_by_name_and_records_nothing() {
     );
     assert_eq!(listed(&store).as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn an_experiment_posted_to_the_api_is_executed_by_the_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (provider, _) = scripted_model();
+    let wf = project(tmp.path(), &provider);
+    let store = recorded(tmp.path(), &wf, 2);
+    let same = tmp.path().join("same.toml");
+    std::fs::write(&same, "").unwrap();
+    let mut server = common::serve_socket(&store);
+    let post = |body: &str| {
+        let mut socket = std::os::unix::net::UnixStream::connect(store.join("api.sock")).unwrap();
+        common::request(
+            &mut socket,
+            "POST",
+            "/v1/experiments",
+            &[("content-type", "application/json")],
+            body,
+        )
+    };
+    let (status, body) = post(
+        r#"{"name": "api-trial", "runs": ["night-1"], "variants": {"x": "/no/such/file.toml"}}"#,
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("cannot read it"), "{body}");
+    let asked =
+        json!({"name": "api-trial", "runs": ["night-1", "night-2"], "variants": {"same": same}});
+    let (status, body) = post(&asked.to_string());
+    assert_eq!(status, 201, "{body}");
+    let started: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(started["reruns"], 2);
+    common::wait_for(|| listed(&store)[0]["progress"]["ended"] == 2);
+    let r = report(&store, "api-trial");
+    let v = figures(&r, "same");
+    assert_eq!(
+        (v["pass_rate"]["k"].as_u64(), v["pass_rate"]["n"].as_u64()),
+        (Some(6), Some(6))
+    );
+    assert_eq!(v["totals"]["live_usd"].as_f64(), Some(0.0));
+    let (status, _) = post(&asked.to_string());
+    assert_eq!(status, 400, "the name is taken");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}

@@ -18,6 +18,8 @@ use tokio::sync::{oneshot, watch};
 #[derive(Debug)]
 pub struct Hosted {
     runs: Mutex<HashMap<String, Run>>,
+    /// The experiments executing here, each with the switch that stops it.
+    experiments: Mutex<HashMap<String, watch::Sender<bool>>>,
     tasks: tokio::sync::Mutex<tokio::task::JoinSet<()>>,
     engines: tokio::runtime::Handle,
     /// One permit per run executing; none left, a start is answered 429.
@@ -61,6 +63,7 @@ impl Hosted {
             trace,
             host,
             runs: Mutex::default(),
+            experiments: Mutex::default(),
             tasks: tokio::sync::Mutex::default(),
             engines,
             places: Arc::new(tokio::sync::Semaphore::new(max_runs)),
@@ -112,13 +115,7 @@ impl Hosted {
         dir: PathBuf,
         prepare: impl FnOnce(&Launcher) -> Result<runlog_runner::Engine, ApiError> + Send + 'static,
     ) -> Result<String, ApiError> {
-        let place = self.places.clone().try_acquire_owned().map_err(|_| {
-            ApiError::with_status(
-                axum::http::StatusCode::TOO_MANY_REQUESTS,
-                format!("this server executes {} runs already", self.max_runs),
-                "wait for one to finish, or start the server with a higher --max-runs",
-            )
-        })?;
+        let place = self.place()?;
         let (started, id) = oneshot::channel();
         let (ask, asked) = watch::channel(false);
         let hosted = self.clone();
@@ -179,13 +176,75 @@ impl Hosted {
             .map_err(|_| ApiError::internal("the run's task ended before it started"))?
     }
 
+    /// Executes experiment `name` (defined already) on the engines' runtime, one rerun at a
+    /// time, in one of the server's places; it stops when the server does.
+    pub async fn experiment(
+        self: &Arc<Self>,
+        store: Arc<Store>,
+        dir: PathBuf,
+        name: String,
+    ) -> Result<(), ApiError> {
+        let place = self.place()?;
+        let (ask, asked) = watch::channel(false);
+        self.experiments
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.clone(), ask);
+        let hosted = self.clone();
+        let mut tasks = self.tasks.lock().await;
+        tasks.spawn_on(
+            async move {
+                let _place = place;
+                let launcher = Launcher::new(store, &dir, &hosted.host);
+                let mut said =
+                    |_: &crate::queries::experiment::Planned,
+                     _: &crate::queries::experiment::report::Progress| {};
+                let done = crate::experimenting::execute(
+                    &launcher,
+                    &hosted.host,
+                    &name,
+                    1,
+                    asked,
+                    &mut said,
+                )
+                .await;
+                if let Err(e) = done {
+                    errln!("experiment {name} stopped: {e}");
+                }
+                hosted
+                    .experiments
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&name);
+            },
+            &self.engines,
+        );
+        Ok(())
+    }
+
+    /// A place for one more run or experiment, or the answer that there is none.
+    fn place(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        self.places.clone().try_acquire_owned().map_err(|_| {
+            ApiError::with_status(
+                axum::http::StatusCode::TOO_MANY_REQUESTS,
+                format!("this server executes {} runs already", self.max_runs),
+                "wait for one to finish, or start the server with a higher --max-runs",
+            )
+        })
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Run>> {
         self.runs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Whether any run executes here.
+    /// Whether any run (or experiment) executes here.
     pub fn executing(&self) -> bool {
         !self.lock().is_empty()
+            || !self
+                .experiments
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_empty()
     }
 
     /// Asks a hosted run to stop; `false` when this server does not execute it.
@@ -211,6 +270,14 @@ impl Hosted {
     pub async fn stop_all(&self) {
         for r in self.lock().values() {
             let _ = r.ask.send(true);
+        }
+        for ask in self
+            .experiments
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+        {
+            let _ = ask.send(true);
         }
         let mut tasks = self.tasks.lock().await;
         while tasks.join_next().await.is_some() {}

@@ -1,17 +1,14 @@
-//! Executing an experiment: its reruns, `--jobs` at a time, each a fork driven like `resume`
-//! drives a run, until all have ended, its budget is reached or a signal stops it. Resuming is
-//! the same walk: a rerun that ended is skipped, one cut off is driven on from its log.
+//! `runlog experiment run` and `resume`: the experiment defined (or its budget raised), then
+//! executed on this process's runtime (`crate::experimenting`), stopped by a signal, with a
+//! progress line after each rerun and the report at the end.
 
 use crate::ctx::Ctx;
 use crate::error::{CliError, ExitKind, Result};
 use crate::queries::experiment::report::{view, Progress};
-use crate::queries::experiment::{define, plan, register, start_rerun, Asked, Planned};
+use crate::queries::experiment::{define, plan, register, Asked, Planned};
 use crate::signals::Signals;
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use runlog_core::EventKind;
-use runlog_replay::Replay;
-use runlog_runner::lease::Member;
-use runlog_runner::{Launcher, RunOptions};
+use runlog_runner::Launcher;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -58,103 +55,31 @@ pub(super) fn resume(
     execute(ctx, &launcher, name, jobs)
 }
 
-/// What the walk found each rerun to need.
-enum Next {
-    Ended,
-    Drive,
-    Start,
-}
-
-fn next_of(launcher: &Launcher, p: &Planned) -> Result<Next> {
-    let log = launcher.log().as_ref();
-    if log.head(&p.rerun)?.is_none() {
-        return Ok(Next::Start);
-    }
-    let state = Replay::new(log).head_state(&p.rerun)?;
-    if runlog_replay::control::experiment_of(log, &p.rerun)?.is_none() {
-        return Err(CliError::failed(format!(
-            "run {} is in the store but is not this experiment's rerun (it was cut off while it was being made, or the name was taken)",
-            p.rerun
-        ))
-        .with_hint(format!("`runlog forget {}` removes it; resume then makes it again", p.rerun)));
-    }
-    Ok(match state.status {
-        runlog_core::RunStatus::Finished(_) => Next::Ended,
-        _ => Next::Drive,
-    })
-}
-
 fn execute(ctx: &Ctx, launcher: &Launcher, name: &str, jobs: u32) -> Result<Option<ExitKind>> {
-    let log = launcher.log().as_ref();
-    let x = register::read(log, name)?.experiment;
-    let mut todo = Vec::new();
-    for p in plan(&x) {
-        match next_of(launcher, &p)? {
-            Next::Ended => {}
-            Next::Drive => todo.push((p, false)),
-            Next::Start => todo.push((p, true)),
-        }
-    }
     let rt = crate::runtime::for_command("experiment")?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let began = Instant::now();
-    let mut spent = view(log, name)?.progress;
-    let at_start = spent.ended;
-    let mut budget_reached = false;
-    let interrupted = rt.block_on(async {
+    let at_start = view(launcher.log().as_ref(), name)?.progress.ended;
+    let mut said = |p: &Planned, spent: &Progress| say_progress(name, p, spent, began, at_start);
+    let done = rt.block_on(async {
         tokio::spawn(Signals::new()?.stop_on_any(stop));
-        let mut pending = todo.into_iter();
-        let mut running = FuturesUnordered::new();
-        let mut interrupted = false;
-        loop {
-            while running.len() < jobs as usize && !interrupted && !*stopped.borrow() {
-                if let Some(max) = x.max_cost_usd {
-                    if spent.live_usd >= max {
-                        budget_reached = true;
-                        break;
-                    }
-                }
-                let Some((p, fresh)) = pending.next() else {
-                    break;
-                };
-                if fresh {
-                    start_rerun(log, &x, &p, ctx.host.clock().now())?;
-                }
-                let (mut engine, _) = launcher.resume(&p.rerun, RunOptions::default())?;
-                let member = Member::join(launcher.store(), None, ctx.host.lease(), &ctx.host)?;
-                if let Some(m) = &member {
-                    m.enlist(&mut engine, true);
-                }
-                let engine = engine.stop_when(stopped.clone());
-                running.push(async move {
-                    let ended = engine.drive().await;
-                    drop(member);
-                    (p, ended)
-                });
-            }
-            let Some((p, ended)) = running.next().await else {
-                break;
-            };
-            let ended = ended?;
-            interrupted |= ended.interrupted;
-            spent = view(log, name)?.progress;
-            say_progress(name, &p, &spent, began, at_start);
-        }
-        Ok::<_, CliError>(interrupted)
+        crate::experimenting::execute(launcher, &ctx.host, name, jobs, stopped, &mut said)
+            .await
+            .map_err(CliError::from)
     })?;
-    let v = view(log, name)?;
-    if interrupted {
+    let v = done.view;
+    if done.interrupted {
         errln!(
             "experiment {name} stopped: {} of {} reruns ended; `runlog experiment resume {name}` goes on",
             v.progress.ended, v.progress.total
         );
         return Ok(Some(ExitKind::Interrupted));
     }
-    if budget_reached && v.progress.ended < v.progress.total {
+    if done.budget_reached {
         errln!(
             "experiment {name} stopped at its budget: {} live of {}, {} of {} reruns ended",
             runlog_core::usage::usd(v.progress.live_usd),
-            runlog_core::usage::usd(x.max_cost_usd.unwrap_or(0.0)),
+            runlog_core::usage::usd(v.max_cost_usd.unwrap_or(0.0)),
             v.progress.ended,
             v.progress.total
         );
@@ -186,4 +111,22 @@ fn say_progress(name: &str, p: &Planned, spent: &Progress, began: Instant, at_st
         p.run,
         p.variant
     );
+}
+
+/// An execution that failed, in the command line's words.
+impl From<crate::experimenting::ExecuteError> for CliError {
+    fn from(e: crate::experimenting::ExecuteError) -> Self {
+        use crate::experimenting::ExecuteError as E;
+        match e {
+            E::Experiment(x) => x.into(),
+            E::Runner(r) => r.into(),
+            E::Replay(r) => r.into(),
+            E::Store(s) => s.into(),
+            E::Taken { ref rerun } => {
+                let hint =
+                    format!("`runlog forget {rerun}` removes it; resume then makes it again");
+                CliError::wrap(ExitKind::Failed, Some(hint), e)
+            }
+        }
+    }
 }

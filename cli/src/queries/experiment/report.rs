@@ -83,6 +83,20 @@ pub struct Progress {
     pub saved_usd: f64,
 }
 
+/// An experiment defined and under way (`POST /v1/experiments`).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
+pub struct ExperimentStarted {
+    /// Its name: `GET /v1/experiments/NAME` follows it.
+    pub experiment: String,
+    /// The reruns planned.
+    pub reruns: u32,
+    /// Runs a variant was not applied to, with why.
+    pub skipped: Vec<Skipped>,
+    /// Always true: the server executes it.
+    pub executing: bool,
+}
+
 /// One experiment in the list.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]

@@ -136,6 +136,12 @@ fn answers(g: &mut SchemaGenerator) -> Vec<Answer> {
             g.subschema_for::<Vec<q::experiment::report::ExperimentRow>>(),
         ),
         of(
+            "post",
+            super::EXPERIMENTS,
+            "201",
+            g.subschema_for::<q::experiment::report::ExperimentStarted>(),
+        ),
+        of(
             "get",
             super::EXPERIMENT,
             "200",

@@ -25,7 +25,7 @@ use axum::Router;
 use branches::{fork, rerun};
 use commands::{budget, command};
 use events::{blob, events, stream_events};
-use experiments::{experiment, experiments};
+use experiments::{experiment, experiments, start as start_experiment};
 use integrity::{digest, export, verify};
 use judges::{judges, review};
 use reports::{audit, calls, cost, diff, stack, stages};
@@ -132,7 +132,7 @@ routes! {
         CALLS => { get(Read): calls }
         JUDGES => { get(Read): judges }
         REVIEW => { get(Read): review }
-        EXPERIMENTS => { get(Read): experiments }
+        EXPERIMENTS => { get(Read): experiments, post(Run): start_experiment }
         EXPERIMENT => { get(Read): experiment }
     }
     open {

@@ -1,0 +1,134 @@
+//! Executing an experiment (`runlog experiment run|resume`, `POST /v1/experiments`): its
+//! reruns, `jobs` at a time on the caller's runtime, each a fork driven as `resume` drives a
+//! run, until every one has ended, the budget is reached or `stop` is set. The same walk
+//! resumes one: a rerun that ended is skipped, one cut off is driven on from its log.
+
+use crate::queries::experiment::report::{view, ExperimentView, Progress};
+use crate::queries::experiment::{plan, register, start_rerun, ExperimentError, Planned};
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use runlog_replay::{Replay, ReplayError};
+use runlog_runner::lease::Member;
+use runlog_runner::{Launcher, RunOptions, RunnerError};
+use tokio::sync::watch;
+
+/// Why an experiment stopped short of its end.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecuteError {
+    /// Reading or recording the experiment failed.
+    #[error(transparent)]
+    Experiment(#[from] ExperimentError),
+    /// A rerun could not be driven.
+    #[error(transparent)]
+    Runner(#[from] RunnerError),
+    /// A rerun could not be read.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] runlog_store::StoreError),
+    /// A rerun's name is held by a run that is not this experiment's rerun.
+    #[error("run {rerun} is in the store but is not this experiment's rerun (it was cut off while it was being made, or the name was taken)")]
+    Taken {
+        /// The run.
+        rerun: String,
+    },
+}
+
+/// How an execution ended.
+#[derive(Debug)]
+pub struct Executed {
+    /// `stop` was set (a signal, the server stopping).
+    pub interrupted: bool,
+    /// Reruns were left as the budget was reached.
+    pub budget_reached: bool,
+    /// The report now.
+    pub view: ExperimentView,
+}
+
+/// What the walk found a rerun to need.
+enum Next {
+    Ended,
+    Drive,
+    Start,
+}
+
+fn next_of(launcher: &Launcher, p: &Planned) -> Result<Next, ExecuteError> {
+    let log = launcher.log().as_ref();
+    if log.head(&p.rerun)?.is_none() {
+        return Ok(Next::Start);
+    }
+    if runlog_replay::control::experiment_of(log, &p.rerun)?.is_none() {
+        return Err(ExecuteError::Taken {
+            rerun: p.rerun.clone(),
+        });
+    }
+    Ok(match Replay::new(log).head_state(&p.rerun)?.status {
+        runlog_core::RunStatus::Finished(_) => Next::Ended,
+        _ => Next::Drive,
+    })
+}
+
+/// Executes experiment `name`'s reruns not yet ended, `jobs` at a time; `said` hears of each
+/// rerun that ends, with the progress then. Must be awaited within a tokio runtime.
+pub async fn execute(
+    launcher: &Launcher,
+    host: &runlog_runner::Host,
+    name: &str,
+    jobs: u32,
+    stop: watch::Receiver<bool>,
+    said: &mut (dyn FnMut(&Planned, &Progress) + Send),
+) -> Result<Executed, ExecuteError> {
+    let log = launcher.log().as_ref();
+    let x = register::read(log, name)?.experiment;
+    let mut todo = Vec::new();
+    for p in plan(&x) {
+        match next_of(launcher, &p)? {
+            Next::Ended => {}
+            Next::Drive => todo.push((p, false)),
+            Next::Start => todo.push((p, true)),
+        }
+    }
+    let mut spent = view(log, name)?.progress.live_usd;
+    let mut budget_reached = false;
+    let mut interrupted = false;
+    let mut pending = todo.into_iter();
+    let mut running = FuturesUnordered::new();
+    loop {
+        while running.len() < jobs.max(1) as usize && !interrupted && !*stop.borrow() {
+            if x.max_cost_usd.is_some_and(|max| spent >= max) {
+                budget_reached = true;
+                break;
+            }
+            let Some((p, fresh)) = pending.next() else {
+                break;
+            };
+            if fresh {
+                start_rerun(log, &x, &p, host.clock().now())?;
+            }
+            let (mut engine, _) = launcher.resume(&p.rerun, RunOptions::default())?;
+            let member = Member::join(launcher.store(), None, host.lease(), host)?;
+            if let Some(m) = &member {
+                m.enlist(&mut engine, true);
+            }
+            let engine = engine.stop_when(stop.clone());
+            running.push(async move {
+                let ended = engine.drive().await;
+                drop(member);
+                (p, ended)
+            });
+        }
+        let Some((p, ended)) = running.next().await else {
+            break;
+        };
+        interrupted |= ended?.interrupted;
+        let progress = view(log, name)?.progress;
+        spent = progress.live_usd;
+        said(&p, &progress);
+    }
+    interrupted |= *stop.borrow();
+    Ok(Executed {
+        interrupted,
+        budget_reached: budget_reached && pending.next().is_some(),
+        view: view(log, name)?,
+    })
+}
