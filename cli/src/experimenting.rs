@@ -3,7 +3,7 @@
 //! run, until every one has ended, the budget is reached or `stop` is set. The same walk
 //! resumes one: a rerun that ended is skipped, one cut off is driven on from its log.
 
-use crate::queries::experiment::report::{view, ExperimentView, Progress};
+use crate::queries::experiment::report::{spent_by, view, ExperimentView, Progress};
 use crate::queries::experiment::{plan, register, start_rerun, ExperimentError, Planned};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use runlog_replay::{Replay, ReplayError};
@@ -88,23 +88,28 @@ pub async fn execute(
             Next::Start => todo.push((p, true)),
         }
     }
-    let mut spent = view(log, name)?.progress.live_usd;
+    // Read whole once; then kept up rerun by rerun (reading every rerun after each is quadratic).
+    let mut progress = view(log, name)?.progress;
     let mut budget_reached = false;
     let mut interrupted = false;
     let mut pending = todo.into_iter();
     let mut running = FuturesUnordered::new();
     loop {
         while running.len() < jobs.max(1) as usize && !interrupted && !*stop.borrow() {
-            if x.max_cost_usd.is_some_and(|max| spent >= max) {
+            if x.max_cost_usd.is_some_and(|max| progress.live_usd >= max) {
                 budget_reached = true;
                 break;
             }
             let Some((p, fresh)) = pending.next() else {
                 break;
             };
-            if fresh {
+            // A rerun cut off before: what it spent then is in the progress already.
+            let before = if fresh {
                 start_rerun(log, &x, &p, host.clock().now())?;
-            }
+                (0.0, 0.0)
+            } else {
+                spent_by(log, &x, &p)?
+            };
             let (mut engine, _) = launcher.resume(&p.rerun, RunOptions::default())?;
             let member = Member::join(launcher.store(), None, host.lease(), host)?;
             if let Some(m) = &member {
@@ -114,15 +119,20 @@ pub async fn execute(
             running.push(async move {
                 let ended = engine.drive().await;
                 drop(member);
-                (p, ended)
+                (p, before, ended)
             });
         }
-        let Some((p, ended)) = running.next().await else {
+        let Some((p, before, ended)) = running.next().await else {
             break;
         };
-        interrupted |= ended?.interrupted;
-        let progress = view(log, name)?.progress;
-        spent = progress.live_usd;
+        let ended = ended?;
+        interrupted |= ended.interrupted;
+        let (live, saved) = spent_by(log, &x, &p)?;
+        progress.live_usd += live - before.0;
+        progress.saved_usd += saved - before.1;
+        if matches!(ended.state.status, runlog_core::RunStatus::Finished(_)) {
+            progress.ended += 1;
+        }
         said(&p, &progress);
     }
     interrupted |= *stop.borrow();

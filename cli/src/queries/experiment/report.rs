@@ -237,6 +237,24 @@ pub fn view(log: &dyn EventLog, name: &str) -> Result<ExperimentView, Experiment
     })
 }
 
+/// What rerun `p` of `x` spent: (USD live, USD its calls answered from the recording had cost),
+/// read from it and its suite run alone, so an experiment's progress is kept up rerun by rerun.
+pub fn spent_by(
+    log: &dyn EventLog,
+    x: &runlog_core::experiment::Experiment,
+    p: &super::Planned,
+) -> Result<(f64, f64), ExperimentError> {
+    let (Some(s), Some(head)) = (x.suite.get(p.index), log.head(&p.rerun)?) else {
+        return Ok((0.0, 0.0));
+    };
+    let recorded = calls_of(log, s.run.as_str(), s.head_seq)?;
+    Ok(measured(log, &p.rerun, head.seq, &recorded)?
+        .values()
+        .fold((0.0, 0.0), |(live, saved), m| {
+            (live + m.cost_usd - m.saved_usd, saved + m.saved_usd)
+        }))
+}
+
 /// The recorded calls of `run` up to `head`, by seq: their cost and tokens.
 fn calls_of(
     log: &dyn EventLog,
