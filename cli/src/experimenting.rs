@@ -92,6 +92,8 @@ pub async fn execute(
     let mut progress = view(log, name)?.progress;
     let mut budget_reached = false;
     let mut interrupted = false;
+    // On the shared store this process is one worker among many, for every rerun it drives.
+    let member = Member::join(launcher.store(), None, host.lease(), host)?;
     let mut pending = todo.into_iter();
     let mut running = FuturesUnordered::new();
     loop {
@@ -111,14 +113,12 @@ pub async fn execute(
                 spent_by(log, &x, &p)?
             };
             let (mut engine, _) = launcher.resume(&p.rerun, RunOptions::default())?;
-            let member = Member::join(launcher.store(), None, host.lease(), host)?;
             if let Some(m) = &member {
                 m.enlist(&mut engine, true);
             }
             let engine = engine.stop_when(stop.clone());
             running.push(async move {
                 let ended = engine.drive().await;
-                drop(member);
                 (p, before, ended)
             });
         }
@@ -136,6 +136,7 @@ pub async fn execute(
         said(&p, &progress);
     }
     interrupted |= *stop.borrow();
+    drop(member);
     Ok(Executed {
         interrupted,
         budget_reached: budget_reached && pending.next().is_some(),

@@ -644,3 +644,75 @@ fn an_experiment_posted_to_the_api_is_executed_by_the_server() {
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+#[test]
+fn workers_on_postgresql_share_one_experiment() {
+    let Some(db) = runlog_store::postgres::scratch::scratch() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (provider, _) = scripted_model();
+    let wf = project(tmp.path(), &provider);
+    let url = std::path::PathBuf::from(&db.url);
+    // Each host with a local directory of its own, all on the one store.
+    let on = |host: &str| {
+        let mut c = with_key(&url);
+        c.env("RUNLOG_LOCAL_DIR", tmp.path().join(host));
+        c
+    };
+    for run in ["night-1", "night-2"] {
+        let out = on("recorder")
+            .args(["run", wf.to_str().unwrap(), "--run-id", run, "--quiet"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    let small = variant(
+        tmp.path(),
+        "small",
+        "[gateway.models]\n\"gpt-big\" = \"gpt-small\"\n",
+    );
+    let mut helper = on("helper")
+        .env("AGENT_SLEEP", "0.3")
+        .args(["worker", "--name", "helper", "--jobs", "4"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = on("lead")
+        .env("AGENT_SLEEP", "0.3")
+        .args([
+            "experiment",
+            "run",
+            "shared",
+            "--runs",
+            "night-1,night-2",
+            "--variant",
+            &small,
+            "--jobs",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    helper.kill().unwrap();
+    helper.wait().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = report(&url, "shared");
+    assert_eq!(r["progress"]["ended"], 2);
+    let v = figures(&r, "small");
+    assert_eq!(
+        (v["pass_rate"]["k"].as_u64(), v["pass_rate"]["n"].as_u64()),
+        (Some(4), Some(6))
+    );
+    // The reruns' attempts were claimed by the experiment's own process and by the helper.
+    let mut claimed = std::collections::BTreeSet::new();
+    for rerun in ["shared.small.night-1.1", "shared.small.night-2.1"] {
+        for e in common::provider::logged(&url, rerun, &["--kind", "worker-claimed"]) {
+            claimed.insert(e["worker"].as_str().unwrap().to_owned());
+        }
+    }
+    assert!(
+        claimed.contains("helper") && claimed.len() >= 2,
+        "{claimed:?}"
+    );
+}

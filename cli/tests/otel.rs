@@ -902,3 +902,94 @@ fn a_hosted_receiver_over_https_with_a_key_and_a_client_certificate_gets_the_tra
         assert!(!found, "the key is in {}", path.display());
     }
 }
+
+#[test]
+fn an_experiment_exported_to_phoenix_reads_back_as_a_dataset_and_an_experiment_per_variant() {
+    let Some(bin) = phoenix_bin() else { return };
+    let phoenix = Phoenix::start(&bin);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    common::copy_tree(&repo().join("fixtures"), &dir.path().join("fixtures"));
+    import(&store, "release-notes");
+    let out = runlog(&store)
+        .args([
+            "experiment",
+            "run",
+            "notes-check",
+            "--runs",
+            "release-notes",
+            "--variant",
+            "tested=fixtures/experiments/tested.toml",
+            "--variant",
+            "strict=fixtures/experiments/strict.toml",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let out = runlog(&store)
+        .args([
+            "--json",
+            "experiment",
+            "export",
+            "notes-check",
+            "--phoenix",
+            &phoenix.url(),
+            "--dataset",
+            "notes",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let sent: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let dataset = sent["dataset_id"].as_str().unwrap();
+    let (status, body) = get(phoenix.port, &format!("/v1/datasets/{dataset}/examples")).unwrap();
+    assert_eq!(status, 200, "{body}");
+    let examples: Value = serde_json::from_str(&body).unwrap();
+    let examples = examples["data"]["examples"].as_array().unwrap();
+    assert_eq!(examples.len(), 1);
+    assert_eq!(
+        examples[0]["input"],
+        serde_json::json!({"run": "release-notes", "task": "notes"})
+    );
+    let (status, body) = get(phoenix.port, &format!("/v1/datasets/{dataset}/experiments")).unwrap();
+    assert_eq!(status, 200, "{body}");
+    let listed: Value = serde_json::from_str(&body).unwrap();
+    let mut names: Vec<String> = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["base", "strict", "tested"]);
+    // The strict variant's run: not done, evaluated so.
+    let strict = sent["experiments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e[0] == "strict")
+        .unwrap()[1]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, body) = get(phoenix.port, &format!("/v1/experiments/{strict}/json")).unwrap();
+    assert_eq!(status, 200, "{body}");
+    let records: Value = serde_json::from_str(&body).unwrap();
+    let record = &records[0];
+    assert_eq!(record["output"]["done"], false, "{record}");
+    assert_eq!(
+        record["output"]["runlog.run"],
+        "notes-check.strict.release-notes.1"
+    );
+    let done = record["annotations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "done")
+        .unwrap();
+    assert_eq!(
+        (done["label"].as_str(), done["score"].as_f64()),
+        (Some("not done"), Some(0.0))
+    );
+}

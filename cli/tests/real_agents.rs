@@ -142,7 +142,30 @@ fn target(asked: &Value) -> String {
             .get(..rest.find(['"', '\'', ' ', '\\']).unwrap_or(rest.len()))
             .unwrap_or_default()
             .to_owned(),
-        None => format!("{}/hello.txt", working_directory(asked)),
+        None => match task_asked(asked) {
+            Some(task) => format!("{}/hello-{task}.txt", working_directory(asked)),
+            None => format!("{}/hello.txt", working_directory(asked)),
+        },
+    }
+}
+
+/// The task a prompt names ("… for task b"), if it names one.
+fn task_asked(asked: &Value) -> Option<String> {
+    let text = asked.to_string();
+    let rest = text.get(text.find("for task ")? + "for task ".len()..)?;
+    Some(
+        rest.chars()
+            .take_while(char::is_ascii_alphanumeric)
+            .collect(),
+    )
+}
+
+/// What the model writes: good work, but `claude-small` breaks task b's.
+fn content(asked: &Value) -> &'static str {
+    if asked["model"] == "claude-small" && task_asked(asked).as_deref() == Some("b") {
+        "broken\n"
+    } else {
+        "hello from the model\n"
     }
 }
 
@@ -165,7 +188,7 @@ fn messages(asked: &Value, streamed: bool) -> Response {
         .and_then(|m| m["content"].as_array())
         .is_some_and(|c| c.iter().any(|c| c["type"] == "tool_result"));
     let (block, deltas, stop) = if offers_write && !has_result {
-        let input = json!({"file_path": target(asked), "content": "hello from the model\n"});
+        let input = json!({"file_path": target(asked), "content": content(asked)});
         (
             json!({"type": "tool_use", "id": "toolu_1", "name": "Write", "input": {}}),
             pieces(&input.to_string())
@@ -886,4 +909,115 @@ fn codex_unconfined_writes_into_the_checkout_and_runlog_names_it_confined_it_is_
         "{}",
         printed(&store, "confined")
     );
+}
+
+/// The experiment of issue 76 with the real Claude Code: three recorded runs of three tasks,
+/// each asking `claude-big`; a variant maps it to `claude-small`, which breaks task b.
+#[test]
+fn an_experiment_of_claude_code_on_another_model_names_the_task_it_breaks() {
+    let Some(clis) = agent_clis() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (provider, asked) = scripted_model();
+    let mut wf = format!(
+        "name = \"hello\"\n[settings]\nmax_test_retries = 0\n\
+         [providers.anthropic]\nkind = \"anthropic\"\nbase_url = \"{provider}\"\n\
+         [prices.\"claude-scripted\"]\ninput = 3.0\noutput = 15.0\n"
+    );
+    for task in ["a", "b", "c"] {
+        wf.push_str(&format!(
+            "[[task]]\nid = \"{task}\"\nrun = \"claude -p 'write hello.txt for task {task}' --model claude-big --output-format json --allowedTools Write\"\n\
+             test = \"grep -q hello hello-{task}.txt\"\n"
+        ));
+    }
+    let repo = repository(dir.path(), &[("wf.toml", &wf)]);
+    for run in ["day-1", "day-2", "day-3"] {
+        ran(dir.path(), &repo, run, Some(&clis));
+    }
+    let store = dir.path().join("store");
+    let before = asked.lock().unwrap().len();
+    std::fs::write(
+        dir.path().join("small.toml"),
+        "[gateway.models]\n\"claude-big\" = \"claude-small\"\n",
+    )
+    .unwrap();
+    let out = runlog_for_agents(dir.path(), Some(&clis))
+        .args([
+            "--json",
+            "experiment",
+            "run",
+            "smaller",
+            "--runs",
+            "day-1,day-2,day-3",
+            "--variant",
+        ])
+        .arg(format!("small={}", dir.path().join("small.toml").display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        asked.lock().unwrap().len() > before,
+        "the mapped calls went to the provider"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let small = &report["figures"]["variants"][1];
+    assert_eq!(small["name"], "small");
+    let broken: Vec<String> = small["broken"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}/{}",
+                f["run"].as_str().unwrap(),
+                f["task"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(broken, ["day-1/b", "day-2/b", "day-3/b"]);
+    assert_eq!(
+        (
+            small["pass_rate"]["k"].as_u64(),
+            small["pass_rate"]["n"].as_u64()
+        ),
+        (Some(6), Some(9))
+    );
+    // Against statsmodels and scipy, computed here.
+    let check = std::process::Command::new("python3")
+        .args(["-c", "from statsmodels.stats.proportion import proportion_confint\nfrom scipy.stats import binomtest\nlo, hi = proportion_confint(6, 9, alpha=0.05, method='wilson')\nprint(lo, hi, binomtest(0, 3, 0.5).pvalue)"])
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "statsmodels and scipy (.ci/run installs them in the pytest venv): {}",
+        text(&check)
+    );
+    let want: Vec<f64> = String::from_utf8_lossy(&check.stdout)
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let got = [
+        &small["pass_rate"]["low"],
+        &small["pass_rate"]["high"],
+        &small["sign_test_p"],
+    ];
+    for (g, w) in got.iter().zip(&want) {
+        assert!(
+            (g.as_f64().unwrap() - w).abs() < 1e-9,
+            "{got:?} vs {want:?}"
+        );
+    }
+    // The broken task's rerun asked the provider for claude-small, and recorded the request
+    // as Claude Code sent it (asking claude-big).
+    let calls = logged(
+        &store,
+        "smaller.small.day-1.1",
+        &["--kind", "model-called", "--task", "b"],
+    );
+    let messages: Vec<&Value> = calls.iter().filter(|c| c["api"] == "messages").collect();
+    assert!(!messages.is_empty(), "{calls:?}");
+    assert!(
+        messages.iter().all(|c| c["end"] != "replayed"),
+        "{messages:?}"
+    );
+    assert!(blob(&store, &messages[0]["request"]).contains("claude-big"));
 }

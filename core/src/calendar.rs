@@ -35,6 +35,19 @@ pub fn date(at: Timestamp) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` of a timestamp (RFC 3339, UTC).
+pub fn rfc3339(at: Timestamp) -> String {
+    let ms = at.0 % DAY_MS;
+    format!(
+        "{}T{:02}:{:02}:{:02}.{:03}Z",
+        date(at),
+        ms / 3_600_000,
+        ms / 60_000 % 60,
+        ms / 1_000 % 60,
+        ms % 1_000
+    )
+}
+
 /// The ISO week of a timestamp, as `YYYY-Www` (weeks begin on Monday; week 1 holds the
 /// year's first Thursday).
 pub fn iso_week(at: Timestamp) -> String {
@@ -64,6 +77,14 @@ pub fn parse_date(text: &str) -> Option<Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_in_rfc_3339() {
+        assert_eq!(
+            rfc3339(Timestamp(1_700_000_000_123)),
+            "2023-11-14T22:13:20.123Z"
+        );
+    }
 
     #[test]
     fn dates_and_weeks_are_the_calendars() {

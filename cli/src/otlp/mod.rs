@@ -7,6 +7,7 @@ pub mod annotations;
 pub mod content;
 mod convert;
 mod endpoint;
+pub mod experiment;
 mod history;
 mod live;
 mod send;

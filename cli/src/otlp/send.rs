@@ -111,6 +111,43 @@ pub async fn post_to(
     content_type: &str,
     body: Vec<u8>,
 ) -> Result<(), SendError> {
+    send_to(endpoint, axum::http::Method::POST, path, content_type, body)
+        .await
+        .map(|_| ())
+}
+
+/// `method` on `path` of `endpoint`'s server with a JSON `body` (none: no body), and its JSON
+/// answer (Phoenix's REST API).
+pub async fn ask_json(
+    endpoint: &Endpoint,
+    method: axum::http::Method,
+    path: &str,
+    body: Option<&serde_json::Value>,
+) -> Result<serde_json::Value, SendError> {
+    let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+    let answer = send_to(endpoint, method, path, "application/json", bytes).await?;
+    serde_json::from_slice(&answer).map_err(|e| SendError::Refused {
+        url: runlog_gateway::http::Target {
+            path: path.to_owned(),
+            ..endpoint.target.clone()
+        }
+        .url(),
+        status: 200,
+        body: format!(
+            "not JSON ({e}): {}",
+            String::from_utf8_lossy(answer.get(..200).unwrap_or(&answer))
+        ),
+    })
+}
+
+/// One request to `path` on `endpoint`'s server; the answer's body when its status is 2xx.
+async fn send_to(
+    endpoint: &Endpoint,
+    method: axum::http::Method,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> Result<Bytes, SendError> {
     let url = runlog_gateway::http::Target {
         path: path.to_owned(),
         ..endpoint.target.clone()
@@ -121,9 +158,11 @@ pub async fn post_to(
         why,
     };
     let exchange = async {
-        let mut request =
-            axum::http::Request::post(path).header(axum::http::header::CONTENT_TYPE, content_type);
-        let body = if endpoint.gzip {
+        let mut request = axum::http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header(axum::http::header::CONTENT_TYPE, content_type);
+        let body = if endpoint.gzip && !body.is_empty() {
             request = request.header(axum::http::header::CONTENT_ENCODING, "gzip");
             gzipped(&body)
         } else {
@@ -145,7 +184,7 @@ pub async fn post_to(
             .map(|b| b.to_bytes())
             .unwrap_or_default();
         if (200..300).contains(&status) {
-            Ok(())
+            Ok(answer)
         } else {
             Err(SendError::Refused {
                 url: url.clone(),

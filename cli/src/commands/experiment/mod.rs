@@ -50,6 +50,12 @@ enum What {
         after_help = "Exit codes: 0 every criterion holds, 1 one failed (each is named), 2 usage or no such experiment."
     )]
     Gate(report::GateArgs),
+    /// Send the experiment to Arize Phoenix: the suite's tasks as a dataset, each variant as a
+    /// Phoenix experiment with a run for each execution and its outcome, score and cost as
+    /// evaluations.
+    ///
+    /// Example: runlog experiment export haiku-trial --phoenix http://127.0.0.1:6006
+    Export(report::ExportArgs),
 }
 
 /// How the reruns are driven.
@@ -138,6 +144,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
         What::Resume(r) => execute::resume(ctx, &r.name, r.driving.jobs, r.driving.max_cost_usd),
         What::Show(s) => report::show(ctx, &s).map(|()| None),
         What::Gate(g) => report::gate(ctx, &g),
+        What::Export(e) => report::export(ctx, &e).map(|()| None),
     }
 }
 

@@ -36,6 +36,50 @@ pub(super) struct GateArgs {
     max_score_drop: Option<f64>,
 }
 
+#[derive(Debug, clap::Args)]
+pub(super) struct ExportArgs {
+    /// The experiment.
+    name: String,
+    /// Phoenix's address: http(s)://HOST:PORT
+    #[arg(long, value_name = "URL")]
+    phoenix: String,
+    /// The dataset's name in Phoenix [default: runlog NAME at the time of the export]
+    #[arg(long, value_name = "NAME")]
+    dataset: Option<String>,
+    #[command(flatten)]
+    delivery: crate::otlp::Delivery,
+}
+
+pub(super) fn export(ctx: &Ctx, a: &ExportArgs) -> Result<()> {
+    let v = view(&ctx.open()?, &a.name)?;
+    let endpoint = crate::otlp::Endpoint::parse(&a.phoenix, &a.delivery)?;
+    let now = ctx.host.clock().now();
+    let dataset = a
+        .dataset
+        .clone()
+        .unwrap_or_else(|| format!("runlog {} {}", v.name, runlog_core::calendar::rfc3339(now)));
+    let rt = crate::runtime::for_command("experiment export")?;
+    let sent = rt
+        .block_on(crate::otlp::experiment::to_phoenix(&endpoint, &v, &dataset))
+        .map_err(|e| {
+            crate::error::CliError::sending(format!("the export to {} failed", a.phoenix), e)
+                .with_hint("is Phoenix (20.x) serving there? `phoenix serve` starts one")
+        })?;
+    if ctx.json {
+        return crate::render::json(&sent);
+    }
+    outln!(
+        "dataset {:?} ({} examples, id {})",
+        sent.dataset,
+        v.figures.tasks.len(),
+        sent.dataset_id
+    );
+    for (variant, id, runs) in &sent.experiments {
+        outln!("experiment {variant}: {runs} runs with their evaluations (id {id})");
+    }
+    Ok(())
+}
+
 pub(super) fn show(ctx: &Ctx, a: &ShowArgs) -> Result<()> {
     let v = view(&ctx.open()?, &a.name)?;
     if ctx.json {

@@ -110,7 +110,6 @@ pub fn define(
         .iter()
         .map(|s| replay.state_at_or_head(s.run.as_str(), Some(s.head_seq)))
         .collect::<Result<Vec<_>, _>>()?;
-    let recorded = recorded_models(log, &suite)?;
     let mut variants = Vec::new();
     let mut skipped = Vec::new();
     let mut names = BTreeSet::new();
@@ -131,17 +130,11 @@ pub fn define(
         let text =
             std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
         let overlay = Overlay::parse(&file, &text)?;
-        for (asked_model, _) in &overlay.models {
-            if !recorded.contains(asked_model) {
-                return Err(bad(format!(
-                    "its [gateway.models] maps {asked_model}, which no call of the suite asked ({})",
-                    if recorded.is_empty() {
-                        "the suite recorded no model call".to_owned()
-                    } else {
-                        recorded.iter().cloned().collect::<Vec<_>>().join(", ")
-                    }
-                )));
-            }
+        let keys: Vec<String> = overlay.models.iter().map(|(k, _)| k.clone()).collect();
+        if let Some(unknown) = models_not_asked(log, &suite, &keys)?.first() {
+            return Err(bad(format!(
+                "its [gateway.models] maps {unknown}, which no call of the suite asked"
+            )));
         }
         let mut fits_one = overlay.tasks().next().is_none();
         for (s, state) in suite.iter().zip(&states) {
@@ -192,21 +185,33 @@ fn seed_of(name: &str) -> u64 {
     u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]])
 }
 
-/// The models the suite's calls asked (or were answered by).
-fn recorded_models(
+/// Of `wanted`, the models no call of the suite asked or was answered by. A call's record
+/// names the model that answered (`claude-sonnet-4-5-20250929` for `claude-sonnet-4-5`), so
+/// the requests are read for the model asked, until every one wanted is found.
+fn models_not_asked(
     log: &dyn EventLog,
     suite: &[runlog_core::experiment::SuiteRun],
-) -> Result<BTreeSet<String>, ReplayError> {
-    let mut models = BTreeSet::new();
+    wanted: &[String],
+) -> Result<Vec<String>, ReplayError> {
+    let mut missing: BTreeSet<String> = wanted.iter().cloned().collect();
     for s in suite {
         runlog_replay::events::for_each(log, s.run.as_str(), 1, s.head_seq, &mut |_, e| {
             if let EventKind::ModelCalled(call) = e.kind {
-                models.extend(call.model);
+                if let Some(m) = &call.model {
+                    missing.remove(m);
+                }
+                let asked = call
+                    .request
+                    .and_then(|b| log.get_blob(&b.blob.0).ok().flatten())
+                    .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok());
+                if let Some(m) = asked.as_ref().and_then(|r| r["model"].as_str()) {
+                    missing.remove(m);
+                }
             }
-            Ok(true)
+            Ok(!missing.is_empty())
         })?;
     }
-    Ok(models)
+    Ok(missing.into_iter().collect())
 }
 
 /// One rerun of the plan.
