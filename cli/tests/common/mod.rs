@@ -179,6 +179,23 @@ pub fn pytest_found() -> bool {
     found
 }
 
+/// Whether python3 imports statsmodels and scipy, which the experiment tests check figures
+/// against; without them a check says SKIPPED and how to get them (a failure when
+/// `RUNLOG_REQUIRE_SCIPY` is set, as `.ci/run` sets it).
+pub fn scipy_found() -> bool {
+    let found = Command::new("python3")
+        .args(["-c", "import scipy, statsmodels"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        let why = "python3 cannot import statsmodels and scipy (pip install scipy statsmodels; \
+                   bash .ci/run installs them into its pytest venv)";
+        assert!(std::env::var_os("RUNLOG_REQUIRE_SCIPY").is_none(), "{why}");
+        eprintln!("SKIPPED: {why}");
+    }
+    found
+}
+
 /// The marker some run's runner holds while it drives the run (`STORE/runners/RUN`), once it
 /// does.
 pub fn runner_marker(store: &Path) -> Option<PathBuf> {
