@@ -61,23 +61,28 @@ pub async fn to_phoenix(
     });
     let path = format!("{base}/v1/datasets/upload?sync=true");
     let answer = ask_json(endpoint, Method::POST, &path, Some(&upload)).await?;
-    let dataset_id = answer["data"]["dataset_id"]
-        .as_str()
+    let dataset_id = answer
+        .pointer("/data/dataset_id")
+        .and_then(Value::as_str)
         .ok_or_else(|| refused(endpoint, &path, "dataset_id", &answer))?
         .to_owned();
-    let version_id = answer["data"]["version_id"].as_str().map(str::to_owned);
+    let version_id = answer
+        .pointer("/data/version_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     let path = format!("{base}/v1/datasets/{dataset_id}/examples");
     let answer = ask_json(endpoint, Method::GET, &path, None).await?;
-    let examples: HashMap<(String, String), String> = answer["data"]["examples"]
-        .as_array()
+    let examples: HashMap<(String, String), String> = answer
+        .pointer("/data/examples")
+        .and_then(Value::as_array)
         .ok_or_else(|| refused(endpoint, &path, "examples", &answer))?
         .iter()
         .filter_map(|e| {
             let key = (
-                e["input"]["run"].as_str()?.to_owned(),
-                e["input"]["task"].as_str()?.to_owned(),
+                e.pointer("/input/run").and_then(Value::as_str)?.to_owned(),
+                e.pointer("/input/task").and_then(Value::as_str)?.to_owned(),
             );
-            Some((key, e["id"].as_str()?.to_owned()))
+            Some((key, e.pointer("/id").and_then(Value::as_str)?.to_owned()))
         })
         .collect();
     let mut experiments = Vec::new();
@@ -105,8 +110,9 @@ pub async fn to_phoenix(
             })),
         )
         .await?;
-        let experiment_id = made["data"]["id"]
-            .as_str()
+        let experiment_id = made
+            .pointer("/data/id")
+            .and_then(Value::as_str)
             .ok_or_else(|| refused(endpoint, &path, "experiment id", &made))?
             .to_owned();
         let mut runs = 0;
@@ -169,8 +175,9 @@ async fn run(
         })),
     )
     .await?;
-    answer["data"]["id"]
-        .as_str()
+    answer
+        .pointer("/data/id")
+        .and_then(Value::as_str)
         .map(str::to_owned)
         .ok_or_else(|| refused(endpoint, &path, "run id", &answer))
 }
