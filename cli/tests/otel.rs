@@ -908,25 +908,7 @@ fn an_experiment_exported_to_phoenix_reads_back_as_a_dataset_and_an_experiment_p
     let Some(bin) = phoenix_bin() else { return };
     let phoenix = Phoenix::start(&bin);
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store");
-    common::copy_tree(&repo().join("fixtures"), &dir.path().join("fixtures"));
-    import(&store, "release-notes");
-    let out = runlog(&store)
-        .args([
-            "experiment",
-            "run",
-            "notes-check",
-            "--runs",
-            "release-notes",
-            "--variant",
-            "tested=fixtures/experiments/tested.toml",
-            "--variant",
-            "strict=fixtures/experiments/strict.toml",
-        ])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    let store = common::notes_experiment(dir.path());
     let out = runlog(&store)
         .args([
             "--json",

@@ -1042,25 +1042,7 @@ fn an_attempt_that_wrote_outside_its_worktree_is_flagged_on_the_board_and_in_its
 fn an_experiments_page_shows_variants_as_columns_and_a_broken_task_opens_its_rerun() {
     let Some(parts) = browser_parts() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store");
-    common::copy_tree(&repo().join("fixtures"), &dir.path().join("fixtures"));
-    import(&store, "release-notes");
-    let out = runlog(&store)
-        .args([
-            "experiment",
-            "run",
-            "notes-check",
-            "--runs",
-            "release-notes",
-            "--variant",
-            "tested=fixtures/experiments/tested.toml",
-            "--variant",
-            "strict=fixtures/experiments/strict.toml",
-        ])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", common::text(&out));
+    let store = common::notes_experiment(dir.path());
     let d = driver(parts);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (server, base) = serve(&store);

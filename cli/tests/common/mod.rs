@@ -392,3 +392,32 @@ pub fn apparent_bytes(dir: &Path) -> u64 {
             .sum()
     })
 }
+
+/// The experiment of docs/experiments.md in `dir` (its store at `dir/store`): the release-notes
+/// fixture run imported and executed again under the fixture variants `tested` (a test it
+/// passes) and `strict` (a test it fails), as `notes-check`. The store.
+pub fn notes_experiment(dir: &Path) -> PathBuf {
+    let store = dir.join("store");
+    copy_tree(&repo().join("fixtures"), &dir.join("fixtures"));
+    let imported = runlog(&store)
+        .arg("import")
+        .arg(repo().join("fixtures/runs/release-notes.jsonl"))
+        .output()
+        .unwrap();
+    assert!(imported.status.success(), "{}", text(&imported));
+    let out = runlog(&store)
+        .args([
+            "experiment",
+            "run",
+            "notes-check",
+            "--runs",
+            "release-notes",
+        ])
+        .args(["--variant", "tested=fixtures/experiments/tested.toml"])
+        .args(["--variant", "strict=fixtures/experiments/strict.toml"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    store
+}
