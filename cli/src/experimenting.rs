@@ -82,6 +82,10 @@ pub async fn execute(
     let x = register::read(log, name)?.experiment;
     let mut todo = Vec::new();
     for p in plan(&x) {
+        if log.head(p.run.as_str())?.is_none() {
+            // Its suite run was forgotten since: the report names it gone.
+            continue;
+        }
         match next_of(launcher, &p)? {
             Next::Ended => {}
             Next::Drive => todo.push((p, false)),

@@ -810,3 +810,62 @@ fn a_suite_file_picks_runs_and_tasks_a_run_the_variant_does_not_fit_is_skipped_a
         (Some(2), Some(4))
     );
 }
+
+#[test]
+fn a_suite_run_forgotten_later_is_named_gone_and_its_reruns_are_not_awaited() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (provider, _) = scripted_model();
+    let wf = project(tmp.path(), &provider);
+    let store = recorded(tmp.path(), &wf, 2);
+    let same = variant(tmp.path(), "same", "");
+    let out = experiment(
+        &store,
+        &[
+            "run",
+            "kept",
+            "--runs",
+            "night-1,night-2",
+            "--variant",
+            &same,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // A run goes with its forks: the rerun too.
+    let forgot = runlog(&store)
+        .args([
+            "forget",
+            "night-1",
+            "kept.same.night-1.1",
+            "--reason",
+            "retention",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(forgot.status.code(), Some(0), "{}", text(&forgot));
+    let r = report(&store, "kept");
+    assert_eq!(r["suite"][0]["gone"], true);
+    assert_eq!(r["suite"][1]["gone"], false);
+    assert_eq!(
+        (
+            r["progress"]["ended"].as_u64(),
+            r["progress"]["total"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
+    let shown = runlog(&store)
+        .args(["experiment", "show", "kept"])
+        .output()
+        .unwrap();
+    assert!(
+        text(&shown).contains("run night-1 is no longer in the store"),
+        "{}",
+        text(&shown)
+    );
+    let resumed = experiment(&store, &["resume", "kept"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    let gate = runlog(&store)
+        .args(["experiment", "gate", "kept", "--max-pass-rate-drop", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(gate.status.code(), Some(0), "{}", text(&gate));
+}

@@ -71,7 +71,7 @@ pub struct VariantInfo {
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
 pub struct Progress {
-    /// Reruns planned.
+    /// Reruns planned (of the suite runs still in the store).
     pub total: u32,
     /// Ended.
     pub ended: u32,
@@ -141,10 +141,8 @@ pub fn view(log: &dyn EventLog, name: &str) -> Result<ExperimentView, Experiment
     let replay = Replay::new(log);
     let mut observed = Vec::new();
     let mut suite = Vec::new();
-    let mut progress = Progress {
-        total: count(plan(x).len()),
-        ..Progress::default()
-    };
+    // The reruns of a suite run forgotten since (a fork goes with its run) are not counted.
+    let mut progress = Progress::default();
     for (index, s) in x.suite.iter().enumerate() {
         let run = s.run.as_str();
         let base = match replay.state_at_or_head(run, Some(s.head_seq)) {
@@ -180,6 +178,7 @@ pub fn view(log: &dyn EventLog, name: &str) -> Result<ExperimentView, Experiment
             });
         }
         for p in plan(x).into_iter().filter(|p| p.index == index) {
+            progress.total += 1;
             let ended = match log.head(&p.rerun)? {
                 Some(head) => {
                     let state = replay.head_state(&p.rerun)?;
