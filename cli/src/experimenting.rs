@@ -96,12 +96,18 @@ pub async fn execute(
     let mut progress = view(log, name)?.progress;
     let mut budget_reached = false;
     let mut interrupted = false;
+    // A rerun that could not be driven: no other starts, those under way are awaited.
+    let mut failed: Option<ExecuteError> = None;
     // On the shared store this process is one worker among many, for every rerun it drives.
     let member = Member::join(launcher.store(), None, host.lease(), host)?;
     let mut pending = todo.into_iter();
     let mut running = FuturesUnordered::new();
     loop {
-        while running.len() < jobs.max(1) as usize && !interrupted && !*stop.borrow() {
+        while running.len() < jobs.max(1) as usize
+            && !interrupted
+            && failed.is_none()
+            && !*stop.borrow()
+        {
             if x.max_cost_usd.is_some_and(|max| progress.live_usd >= max) {
                 budget_reached = true;
                 break;
@@ -109,14 +115,23 @@ pub async fn execute(
             let Some((p, fresh)) = pending.next() else {
                 break;
             };
-            // A rerun cut off before: what it spent then is in the progress already.
-            let before = if fresh {
-                start_rerun(log, &x, &p, host.clock().now())?;
-                (0.0, 0.0)
-            } else {
-                spent_by(log, &x, &p)?
+            let prepared = (|| -> Result<_, ExecuteError> {
+                // A rerun cut off before: what it spent then is in the progress already.
+                let before = if fresh {
+                    start_rerun(log, &x, &p, host.clock().now())?;
+                    (0.0, 0.0)
+                } else {
+                    spent_by(log, &x, &p)?
+                };
+                Ok((before, launcher.resume(&p.rerun, RunOptions::default())?.0))
+            })();
+            let (before, mut engine) = match prepared {
+                Ok(prepared) => prepared,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
             };
-            let (mut engine, _) = launcher.resume(&p.rerun, RunOptions::default())?;
             if let Some(m) = &member {
                 m.enlist(&mut engine, true);
             }
@@ -129,7 +144,13 @@ pub async fn execute(
         let Some((p, before, ended)) = running.next().await else {
             break;
         };
-        let ended = ended?;
+        let ended = match ended {
+            Ok(ended) => ended,
+            Err(e) => {
+                failed.get_or_insert(e.into());
+                continue;
+            }
+        };
         interrupted |= ended.interrupted;
         let (live, saved) = spent_by(log, &x, &p)?;
         progress.live_usd += live - before.0;
@@ -141,6 +162,9 @@ pub async fn execute(
     }
     interrupted |= *stop.borrow();
     drop(member);
+    if let Some(e) = failed {
+        return Err(e);
+    }
     Ok(Executed {
         interrupted,
         budget_reached: budget_reached && pending.next().is_some(),
