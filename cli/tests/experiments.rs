@@ -24,7 +24,8 @@ time.sleep(float(os.environ.get("AGENT_SLEEP", "0")))
 body = json.dumps({"model": "gpt-big", "messages": [{"role": "user", "content": "write the answer of task " + task}]}).encode()
 request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body,
     headers={"authorization": "Bearer " + os.environ["OPENAI_API_KEY"], "content-type": "application/json"})
-open(out, "w").write(json.load(urllib.request.urlopen(request))["choices"][0]["message"]["content"])
+answer = json.load(urllib.request.urlopen(request))["choices"][0]["message"]["content"]
+open(out, "w").write(answer)
 "#;
 
 const JUDGE: &str = r#"
@@ -77,7 +78,8 @@ fn scripted_model() -> (String, Asked) {
 }
 
 /// A directory with the agent, the judge and a workflow of tasks `a`, `b`, `c`, each answered
-/// by the agent, tested (`grep good`) and judged under the lenient rubric.
+/// by the agent, tested (`grep good`) and judged under the lenient rubric. Each run writes its
+/// answers to files of its own: reruns executed at once must not read each other's.
 fn project(dir: &Path, provider: &str) -> PathBuf {
     std::fs::write(dir.join("agent.py"), AGENT).unwrap();
     std::fs::write(dir.join("judge.py"), JUDGE).unwrap();
@@ -93,9 +95,9 @@ fn project(dir: &Path, provider: &str) -> PathBuf {
     );
     for id in ["a", "b", "c"] {
         toml.push_str(&format!(
-            "[[task]]\nid = \"{id}\"\nrun = \"python3 {d}/agent.py {id} {d}/answer-{id}.txt\"\n\
-             test = \"grep -q good {d}/answer-{id}.txt\"\n\
-             eval = \"python3 {d}/judge.py lenient {d}/answer-{id}.txt\"\n"
+            "[[task]]\nid = \"{id}\"\nrun = \"python3 {d}/agent.py {id} {d}/answer-$RUNLOG_RUN-{id}.txt\"\n\
+             test = \"grep -q good {d}/answer-$RUNLOG_RUN-{id}.txt\"\n\
+             eval = \"python3 {d}/judge.py lenient {d}/answer-$RUNLOG_RUN-{id}.txt\"\n"
         ));
     }
     let path = dir.join("wf.toml");
@@ -346,7 +348,7 @@ fn a_judge_only_variant_pays_for_the_judge_alone_and_an_equal_variant_passes_the
     let strict = variant(
         tmp.path(),
         "strict",
-        &format!("[all]\neval = \"python3 {d}/judge.py strict {d}/answer-$RUNLOG_TASK.txt\"\n"),
+        &format!("[all]\neval = \"python3 {d}/judge.py strict {d}/answer-$RUNLOG_RUN-$RUNLOG_TASK.txt\"\n"),
     );
     let same = variant(tmp.path(), "same", "");
     let out = experiment(
