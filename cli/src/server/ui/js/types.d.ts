@@ -2334,7 +2334,7 @@ cache_write: number | null, };
  */
 export type Progress = { 
 /**
- * Reruns planned.
+ * Reruns planned (of the suite runs still in the store).
  */
 total: number, 
 /**
