@@ -45,7 +45,7 @@ request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completi
 print(json.load(urllib.request.urlopen(request))["choices"][0]["message"]["content"])
 "#;
 
-fn provider(runtime: &tokio::runtime::Runtime, called: Arc<AtomicUsize>) -> String {
+fn provider(called: Arc<AtomicUsize>) -> String {
     let app = axum::Router::new().fallback(move |body: Bytes| {
         let called = called.clone();
         async move {
@@ -64,12 +64,7 @@ fn provider(runtime: &tokio::runtime::Runtime, called: Arc<AtomicUsize>) -> Stri
                 "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}]}))
         }
     });
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    runtime.spawn(async move { axum::serve(listener, app).await.unwrap() });
-    url
+    common::provider::serve(app)
 }
 
 fn json_of(store: &Path, args: &[&str]) -> Value {
@@ -96,9 +91,8 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100);
-    let runtime = tokio::runtime::Runtime::new().unwrap();
     let called = Arc::new(AtomicUsize::new(0));
-    let upstream = provider(&runtime, called.clone());
+    let upstream = provider(called.clone());
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().display();
     std::fs::write(dir.path().join("agent.py"), AGENT).unwrap();

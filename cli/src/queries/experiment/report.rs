@@ -143,6 +143,7 @@ pub fn view(log: &dyn EventLog, name: &str) -> Result<ExperimentView, Experiment
     let mut suite = Vec::new();
     // The reruns of a suite run forgotten since (a fork goes with its run) are not counted.
     let mut progress = Progress::default();
+    let planned = plan(x);
     for (index, s) in x.suite.iter().enumerate() {
         let run = s.run.as_str();
         let base = match replay.state_at_or_head(run, Some(s.head_seq)) {
@@ -177,7 +178,7 @@ pub fn view(log: &dyn EventLog, name: &str) -> Result<ExperimentView, Experiment
                 outcome: Some(outcome(&base, t, own.get(t))),
             });
         }
-        for p in plan(x).into_iter().filter(|p| p.index == index) {
+        for p in planned.iter().filter(|p| p.index == index) {
             progress.total += 1;
             let ended = match log.head(&p.rerun)? {
                 Some(head) => {
