@@ -76,6 +76,9 @@ pub enum Via {
     TcpWithoutToken,
     /// What an agent printed (tasks it added to the plan).
     AgentOutput,
+    /// A tool of runlog's MCP server: the token's name over HTTP, the user who started
+    /// `runlog mcp` over stdio.
+    Mcp,
 }
 
 impl Via {
@@ -88,6 +91,7 @@ impl Via {
             Via::ClientCertificate => "client-certificate",
             Via::TcpWithoutToken => "tcp-without-token",
             Via::AgentOutput => "agent-output",
+            Via::Mcp => "mcp",
         }
     }
 }

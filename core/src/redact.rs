@@ -124,7 +124,7 @@ impl Redactor {
     /// A redactor of the key shapes and of `values` (`(name, value)`); values shorter than
     /// [`MIN_SECRET_LEN`] are ignored.
     pub fn new(values: impl IntoIterator<Item = (String, String)>) -> Self {
-        let mut values: Vec<(String, String)> = values
+        let values: Vec<(String, String)> = values
             .into_iter()
             .filter(|(_, v)| v.len() >= MIN_SECRET_LEN)
             .flat_map(|(name, value)| {
@@ -133,6 +133,18 @@ impl Redactor {
                     .map(move |encoded| (name.clone(), encoded))
             })
             .collect();
+        Self::of_encoded(values)
+    }
+
+    /// This redactor and `(name, value)` too (a secret the process made: a token it hands a
+    /// run's commands).
+    pub fn with(&self, name: &str, value: &str) -> Self {
+        let mut values = self.values.clone();
+        values.extend(Self::new([(name.to_owned(), value.to_owned())]).values);
+        Self::of_encoded(values)
+    }
+
+    fn of_encoded(mut values: Vec<(String, String)>) -> Self {
         values.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
         values.dedup_by(|a, b| a.1 == b.1);
         let matcher = AhoCorasick::builder()

@@ -248,7 +248,7 @@ impl Caller {
 
 /// 128 bits from the kernel's random source, as hex: a key no other process can guess; none
 /// when the source cannot be read (a key from anything guessable would be no key).
-fn fresh_hex() -> Option<String> {
+pub fn fresh_hex() -> Option<String> {
     let mut bytes = [0u8; 16];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))

@@ -111,6 +111,11 @@ impl Launcher {
         self.store.as_deref()
     }
 
+    /// The store, shared, when the launcher has one (see [`Launcher::store`]).
+    pub fn shared_store(&self) -> Option<Arc<Store>> {
+        self.store.clone()
+    }
+
     /// The files of `run` on this host.
     pub fn layout(&self, run: &str) -> Layout {
         Layout::new(&self.dir, run)

@@ -21,6 +21,7 @@ mod import;
 mod init;
 mod judges;
 mod log;
+mod mcp;
 mod metrics;
 mod reject;
 mod reopen;
@@ -282,6 +283,17 @@ pub enum Command {
     ///
     /// Example: runlog serve --http 127.0.0.1:7700
     Serve(serve::Args),
+    /// Serve runlog's tools to an agent over the Model Context Protocol on stdin and stdout.
+    ///
+    /// What a coding agent's MCP configuration starts (Claude Code, Codex, Cursor): tools
+    /// named after these commands (runs, status, log, show, audit, judges, review, diff, cost,
+    /// experiments; approve, reject, reopen, rollback, fork, budget, rerun, resume) with their
+    /// flags as arguments, each answering with the view `--json` prints. It acts as the user
+    /// who started it, recorded with `via = mcp`; --read-only lists only the tools that look.
+    /// `runlog serve` offers the same tools over HTTP at /mcp, behind its tokens.
+    ///
+    /// Example: claude mcp add runlog -- runlog mcp --store /path/to/.runlog
+    Mcp(mcp::Args),
     /// The task graph with status colours, as Graphviz dot or Mermaid.
     ///
     /// With --json: {"run", "seq", "format", "graph"}.
@@ -391,6 +403,7 @@ impl Command {
             Command::Emit(a) => done(emit::run(a, ctx)),
             Command::Viz(a) => done(viz::run(a, ctx)),
             Command::Serve(a) => done(serve::run(a, ctx)),
+            Command::Mcp(a) => done(mcp::run(a, ctx)),
             Command::Ui(a) => done(ui::run(a, ctx)),
             Command::Worker(a) => worker::run(a, ctx),
             Command::Completions(a) => done(completions::run(a)),

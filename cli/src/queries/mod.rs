@@ -20,4 +20,5 @@ pub mod secrets;
 pub mod stack;
 pub mod stages;
 pub mod story;
+pub mod task;
 pub mod verify;

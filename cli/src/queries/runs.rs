@@ -100,3 +100,55 @@ pub fn rows(log: &dyn EventLog) -> Result<Vec<Row>> {
     }
     Ok(rows)
 }
+
+/// Which runs a listing keeps (`GET /v1/runs?status=…&outcome=…&workflow=…&limit=N`); every
+/// one when nothing is asked.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Only {
+    /// Its status word.
+    pub status: Option<String>,
+    /// How it finished: `succeeded`, `failed` or `paused`.
+    pub outcome: Option<String>,
+    /// The workflow file it was started from, as recorded.
+    pub workflow: Option<String>,
+    /// The newest this many (by when they started), in the listing's order.
+    pub limit: Option<usize>,
+}
+
+impl Only {
+    /// The rows kept, in their order.
+    pub fn of(&self, rows: Vec<Row>) -> Vec<Row> {
+        let mut kept: Vec<Row> = rows
+            .into_iter()
+            .filter(|r| self.status.as_ref().is_none_or(|s| *s == r.status))
+            .filter(|r| {
+                self.outcome
+                    .as_ref()
+                    .is_none_or(|o| r.outcome.as_ref().is_some_and(|x| x.name() == o))
+            })
+            .filter(|r| {
+                self.workflow
+                    .as_ref()
+                    .is_none_or(|w| r.workflow.as_ref() == Some(w))
+            })
+            .collect();
+        if let Some(n) = self.limit {
+            let mut newest: Vec<(Option<u64>, usize)> = kept
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.started_ms, i))
+                .collect();
+            newest.sort_by(|a, b| b.cmp(a));
+            let keep: std::collections::HashSet<usize> =
+                newest.into_iter().take(n).map(|(_, i)| i).collect();
+            kept = kept
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| keep.contains(i))
+                .map(|(_, r)| r)
+                .collect();
+        }
+        kept
+    }
+}

@@ -107,6 +107,35 @@ impl Hosted {
         .await
     }
 
+    /// Drives a recorded run on from its log (`runlog resume`'s); its id once it is executing.
+    /// A run that succeeded already is refused: there is nothing to drive.
+    pub async fn resume(
+        self: &Arc<Self>,
+        store: Arc<Store>,
+        dir: PathBuf,
+        run: String,
+    ) -> Result<String, ApiError> {
+        if self.lock().contains_key(&run) {
+            return Err(ApiError::with_status(
+                axum::http::StatusCode::CONFLICT,
+                format!("run {run} is executing on this server already"),
+                "follow it (GET /v1/runs/RUN/stream), or interrupt it first",
+            ));
+        }
+        self.execute(store, dir, move |launcher| {
+            let (engine, _notes) = launcher.resume(&run, RunOptions::default())?;
+            if engine.succeeded() {
+                return Err(ApiError::with_status(
+                    axum::http::StatusCode::CONFLICT,
+                    format!("run {run} succeeded already; there is nothing to resume"),
+                    "rerun it (POST /v1/runs/RUN/rerun) to execute it again",
+                ));
+            }
+            Ok(engine)
+        })
+        .await
+    }
+
     /// Executes the run whose engine `prepare` makes (recording what starts it), once there
     /// is a place for it; its id once it is recorded.
     async fn execute(
@@ -133,6 +162,13 @@ impl Hosted {
                     }
                 };
                 let run = engine.run_id().to_owned();
+                let access = crate::server::mcp::inside::grant(
+                    store.clone(),
+                    dir.clone(),
+                    &hosted.host,
+                    &run,
+                );
+                let engine = crate::server::mcp::inside::given(engine, access.as_ref());
                 let (shown, state) = watch::channel(Arc::new(RunState::default()));
                 let replay = runlog_replay::Replay::new(store.as_ref());
                 let (observer, exporting) = match crate::otlp::traced(

@@ -8,6 +8,7 @@ pub(crate) mod api;
 mod connections;
 mod errors;
 mod hosted;
+pub mod mcp;
 pub mod pacing;
 mod stream;
 pub mod tls;
@@ -19,7 +20,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use tokens::Tokens;
+pub use tokens::{Scope, Tokens};
 
 /// What a server serves and how.
 #[derive(Debug)]

@@ -124,6 +124,8 @@ pub struct Engine {
     spares: super::spare::Spares,
     /// The model gateway, when the workflow turns it on (opened as driving starts).
     calls: Option<model_calls::ModelCalls>,
+    /// What the program driving the run gives every command besides (see [`Engine::with_env`]).
+    extra_env: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -166,6 +168,7 @@ impl Engine {
             crew: None,
             spares: super::spare::Spares::default(),
             calls: None,
+            extra_env: Vec::new(),
         }
     }
 
@@ -177,6 +180,19 @@ impl Engine {
     /// Shows the engine's work to `observer` (nothing is shown by default).
     pub fn observed_by(mut self, observer: impl Observer + 'static) -> Self {
         self.rec.observed_by(Box::new(observer));
+        self
+    }
+
+    /// Every command the run starts also gets `vars` (how to reach the program driving it, say);
+    /// the values of those named in `secret` are replaced, like the environment's secrets, in
+    /// everything the run's commands leave before it is recorded.
+    pub fn with_env(mut self, vars: Vec<(String, String)>, secret: &[&str]) -> Self {
+        for (name, value) in &vars {
+            if secret.contains(&name.as_str()) {
+                self.ctx.redactor = Arc::new(self.ctx.redactor.with(name, value));
+            }
+        }
+        self.extra_env.extend(vars);
         self
     }
 

@@ -9,7 +9,6 @@ use crate::render;
 use crate::render::{color, status_word};
 use runlog_core::projections::Board;
 use runlog_core::{Event, EventKind, TaskId};
-use runlog_replay::events::EventLine;
 use runlog_replay::Replay;
 use runlog_store::EventLog;
 use serde::Serialize;
@@ -63,28 +62,13 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         }
         return diff(&log, run, task, &story, a.attempt, ctx.json);
     }
-    // Only the story and its json read the board: --calls and --diff never make it.
-    let board = Board::of(&state);
     if ctx.json {
-        #[derive(Serialize)]
-        struct Show<'a> {
-            run: &'a str,
-            task: Option<&'a runlog_core::projections::board::BoardRow>,
-            spec: &'a runlog_core::TaskSpec,
-            events: Vec<serde_json::Value>,
-        }
-        let events = story
-            .iter()
-            .map(|(seq, e)| serde_json::to_value(EventLine::of(*seq, e)).unwrap_or_default())
-            .collect();
-        render::json(&Show {
-            run,
-            task: board.row(&id),
-            spec: &t.spec,
-            events,
-        })?;
-        return Ok(());
+        return render::json(&crate::queries::task::view(
+            &log, run, &state, &t.spec, &story,
+        ));
     }
+    // Only the story reads the board: --calls and --diff never make it.
+    let board = Board::of(&state);
     let c = color();
     outln!(
         "task {task} of run {run}: {}",

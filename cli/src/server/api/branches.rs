@@ -1,4 +1,5 @@
-//! New runs from a run's history: a fork at a seq, and a rerun (executed by this server).
+//! New runs from a run's history: a fork at a seq, and a rerun (executed by this server); and
+//! a run driven on from its log (a resume).
 
 use super::{blocking, optional_body, Api, P};
 use crate::queries::recorded::Executing;
@@ -74,6 +75,26 @@ pub(super) async fn rerun(
         Json(Executing {
             run: new,
             from_run: Some(run),
+            executing: true,
+        }),
+    ))
+}
+
+/// Drives an interrupted, crashed or paused run on from its log (`runlog resume`), executed by
+/// this server.
+pub(super) async fn resume(
+    State(api): State<Api>,
+    P(run): P<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    let resumed = api
+        .hosted
+        .resume(api.store.clone(), api.dir.clone(), run)
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(Executing {
+            run: resumed,
+            from_run: None,
             executing: true,
         }),
     ))

@@ -112,6 +112,18 @@ fn answers(g: &mut SchemaGenerator) -> Vec<Answer> {
             g.subschema_for::<q::recorded::Executing>(),
         ),
         of(
+            "post",
+            super::RESUME,
+            "201",
+            g.subschema_for::<q::recorded::Executing>(),
+        ),
+        of(
+            "get",
+            super::TASK,
+            "200",
+            g.subschema_for::<q::task::TaskView<'static>>(),
+        ),
+        of(
             "get",
             super::CALLS,
             "200",

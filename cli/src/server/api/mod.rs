@@ -22,13 +22,13 @@ use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
-use branches::{fork, rerun};
+use branches::{fork, rerun, resume};
 use commands::{budget, command};
 use events::{blob, events, stream_events};
 use experiments::{experiment, experiments, start as start_experiment};
 use integrity::{digest, export, verify};
 use judges::{judges, review};
-use reports::{audit, calls, cost, diff, stack, stages};
+use reports::{audit, calls, cost, diff, stack, stages, task};
 use runlog_core::{Principal, Via};
 use runlog_store::Store;
 use runs::{board, interrupt, runs, start_run};
@@ -55,30 +55,38 @@ const REQUEST_TIME: Duration = Duration::from_secs(30);
 /// Tasks one request may add: a start-run's plan, a plan revision's additions.
 const MAX_TASKS: usize = 10_000;
 
-const OPENAPI_PATH: &str = "/v1/openapi.json";
-const RUNS: &str = "/v1/runs";
-const RUN: &str = "/v1/runs/{run}";
-const EVENTS: &str = "/v1/runs/{run}/events";
-const STREAM: &str = "/v1/runs/{run}/stream";
-const AUDIT: &str = "/v1/runs/{run}/audit";
-const COST: &str = "/v1/runs/{run}/cost";
-const BUDGET: &str = "/v1/runs/{run}/budget";
-const COMMANDS: &str = "/v1/runs/{run}/commands";
-const INTERRUPT: &str = "/v1/runs/{run}/interrupt";
-const STACK: &str = "/v1/runs/{run}/stack";
-const STAGES: &str = "/v1/runs/{run}/stages";
-const VERIFY: &str = "/v1/runs/{run}/verify";
-const DIGEST: &str = "/v1/runs/{run}/digest";
-const EXPORT: &str = "/v1/runs/{run}/export";
-const DIFF: &str = "/v1/diff";
-const FORK: &str = "/v1/runs/{run}/fork";
-const RERUN: &str = "/v1/runs/{run}/rerun";
-const BLOB: &str = "/v1/blobs/{hash}";
-const CALLS: &str = "/v1/runs/{run}/tasks/{task}/calls";
-const JUDGES: &str = "/v1/judges";
-const REVIEW: &str = "/v1/review";
-const EXPERIMENTS: &str = "/v1/experiments";
-const EXPERIMENT: &str = "/v1/experiments/{name}";
+/// The API's paths (the MCP tools name the routes whose views they answer with).
+pub(crate) mod paths {
+    pub const OPENAPI_PATH: &str = "/v1/openapi.json";
+    pub const RUNS: &str = "/v1/runs";
+    pub const RUN: &str = "/v1/runs/{run}";
+    pub const EVENTS: &str = "/v1/runs/{run}/events";
+    pub const STREAM: &str = "/v1/runs/{run}/stream";
+    pub const AUDIT: &str = "/v1/runs/{run}/audit";
+    pub const COST: &str = "/v1/runs/{run}/cost";
+    pub const BUDGET: &str = "/v1/runs/{run}/budget";
+    pub const COMMANDS: &str = "/v1/runs/{run}/commands";
+    pub const INTERRUPT: &str = "/v1/runs/{run}/interrupt";
+    pub const STACK: &str = "/v1/runs/{run}/stack";
+    pub const STAGES: &str = "/v1/runs/{run}/stages";
+    pub const VERIFY: &str = "/v1/runs/{run}/verify";
+    pub const DIGEST: &str = "/v1/runs/{run}/digest";
+    pub const EXPORT: &str = "/v1/runs/{run}/export";
+    pub const DIFF: &str = "/v1/diff";
+    pub const FORK: &str = "/v1/runs/{run}/fork";
+    pub const RERUN: &str = "/v1/runs/{run}/rerun";
+    pub const RESUME: &str = "/v1/runs/{run}/resume";
+    pub const BLOB: &str = "/v1/blobs/{hash}";
+    pub const TASK: &str = "/v1/runs/{run}/tasks/{task}";
+    pub const CALLS: &str = "/v1/runs/{run}/tasks/{task}/calls";
+    pub const JUDGES: &str = "/v1/judges";
+    pub const REVIEW: &str = "/v1/review";
+    pub const EXPERIMENTS: &str = "/v1/experiments";
+    pub const EXPERIMENT: &str = "/v1/experiments/{name}";
+    /// The Model Context Protocol endpoint (Streamable HTTP).
+    pub const MCP: &str = "/mcp";
+}
+use paths::*;
 
 /// Declares each route once, in two groups: `bounded` ones answer within [`REQUEST_TIME`],
 /// `open` ones (the event stream) last as long as their client. Makes the routers and
@@ -128,7 +136,9 @@ routes! {
         COMMANDS => { post(Steer): command }
         FORK => { post(Steer): fork }
         RERUN => { post(Run): rerun }
+        RESUME => { post(Run): resume }
         BLOB => { get(Read): blob }
+        TASK => { get(Read): task }
         CALLS => { get(Read): calls }
         JUDGES => { get(Read): judges }
         REVIEW => { get(Read): review }
@@ -142,9 +152,14 @@ routes! {
 
 /// What a request's token allows, as [`authorize`] found it (none without tokens).
 #[derive(Debug, Clone)]
-struct Granted {
-    holder: String,
-    scope: Scope,
+pub(crate) struct Granted {
+    /// The token's name.
+    pub holder: String,
+    /// What it allows.
+    pub scope: Scope,
+    /// The one run it is valid for: a token a run's commands are given, which only the MCP
+    /// endpoint of their run's process takes (see `super::mcp::inside`).
+    pub run: Option<String>,
 }
 
 /// `route`, refused to a token whose scope is below `needed`.
@@ -185,8 +200,21 @@ pub struct Api {
     pub pacing: Arc<super::pacing::Pacing>,
 }
 
-/// The API's routes over `api`.
+/// The API's routes over `api`, and the MCP endpoint, whose tools ask those routes.
 pub fn router(api: Api) -> Router {
+    let v1 = layered(
+        v1_routes(),
+        Api {
+            tokens: None,
+            ..api.clone()
+        },
+    );
+    let mcp = super::mcp::http(super::mcp::Server::new(v1, None), api.tokens.is_some());
+    layered(v1_routes().route_service(MCP, mcp), api)
+}
+
+/// `/v1`, each route answering within [`REQUEST_TIME`] but the event stream.
+fn v1_routes() -> Router<Api> {
     let bounded = bounded_routes().layer(
         tower::ServiceBuilder::new()
             .layer(axum::error_handling::HandleErrorLayer::new(
@@ -200,6 +228,11 @@ pub fn router(api: Api) -> Router {
             .layer(tower::timeout::TimeoutLayer::new(REQUEST_TIME)),
     );
     open_routes(bounded)
+}
+
+/// `routes` behind what every request passes: the token check, the bounds, JSON refusals.
+fn layered(routes: Router<Api>, api: Api) -> Router {
+    routes
         .fallback(|| async {
             ApiError::not_found("no such resource", "GET /v1/openapi.json lists them")
         })
@@ -390,6 +423,7 @@ fn token_holder(
     let granted = Granted {
         holder: name.to_owned(),
         scope,
+        run: None,
     };
     Ok((principal, granted))
 }

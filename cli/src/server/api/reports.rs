@@ -24,6 +24,35 @@ pub(super) async fn audit(
     Ok(Json(body))
 }
 
+/// A task's whole story: its row, spec, events with their words, and model calls (`runlog
+/// show RUN TASK --json`).
+pub(super) async fn task(
+    State(api): State<Api>,
+    P((run, task)): P<(String, String)>,
+) -> Result<impl IntoResponse, ApiError> {
+    let body = blocking(&api, move |s| {
+        let replay = Replay::new(s);
+        let state = replay.head_state(&run)?;
+        let id = runlog_core::TaskId::from(task.as_str());
+        let Some(t) = state.task(&id) else {
+            return Err(ApiError::not_found(
+                format!("run {run} has no task {task}"),
+                format!("GET /v1/runs/{run} lists its tasks"),
+            ));
+        };
+        let events = replay.events(&run, 1, state.seq)?;
+        let story = crate::queries::story::story_of(&events, &id);
+        json_bytes(&crate::queries::task::view(
+            s, &run, &state, &t.spec, &story,
+        ))
+    })
+    .await?;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    ))
+}
+
 /// A task's model calls, each with what was new in its request and the model's answer in
 /// words (`runlog show RUN TASK --calls --json`).
 pub(super) async fn calls(

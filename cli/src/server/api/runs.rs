@@ -13,8 +13,11 @@ use runlog_replay::Replay;
 use runlog_store::EventLog;
 use std::sync::Arc;
 
-pub(super) async fn runs(State(api): State<Api>) -> Result<impl IntoResponse, ApiError> {
-    let rows = blocking(&api, |s| Ok(crate::queries::runs::rows(s)?)).await?;
+pub(super) async fn runs(
+    State(api): State<Api>,
+    Q(only): Q<crate::queries::runs::Only>,
+) -> Result<impl IntoResponse, ApiError> {
+    let rows = blocking(&api, move |s| Ok(only.of(crate::queries::runs::rows(s)?))).await?;
     Ok(Json(rows))
 }
 

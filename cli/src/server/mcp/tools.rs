@@ -1,0 +1,720 @@
+//! The tools, each named after the command a person already knows and taking its flags by their
+//! long names: what it asks of `/v1` (the route whose view it answers with, and so whose
+//! `outputSchema` it has), the scope a token needs for it, and what it tells a client about
+//! itself (`readOnlyHint`, `destructiveHint`).
+
+use super::super::tokens::Scope;
+use axum::http::Method;
+use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// What a tool does to the store, as the client is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Effect {
+    /// Reads only.
+    Looks,
+    /// Records commands or starts runs; history is only added to.
+    Acts,
+    /// Records a rollback: the run's state goes back (its history stays).
+    Destroys,
+}
+
+/// One request of `/v1`, as a tool's arguments make it.
+#[derive(Debug)]
+pub(super) struct Ask {
+    pub method: Method,
+    /// The path with its query, encoded.
+    pub uri: String,
+    pub body: Option<Value>,
+}
+
+/// What a tool's arguments say beyond the request: the one run they are about (a token valid
+/// for one run may ask only about it).
+pub(super) trait Args: DeserializeOwned + JsonSchema {
+    /// The request; `who` is the caller's name, the `by` of a decision that names none.
+    fn ask(self, who: &str) -> Ask;
+    /// The run asked about, when the tool is about one run.
+    fn run(&self) -> Option<&str>;
+}
+
+/// A tool.
+pub(super) struct Tool {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub scope: Scope,
+    pub effect: Effect,
+    /// The route whose answer the tool returns: method, path template, success status.
+    pub route: (&'static str, &'static str, &'static str),
+    /// An answer that is a list is returned under this key (structured content is an object).
+    pub wrap: Option<&'static str>,
+    /// The input schema.
+    pub input: fn() -> schemars::Schema,
+    /// The arguments read: the request and the run they are about, or why they are refused.
+    pub read: fn(Value, &str) -> Result<(Ask, Option<String>), String>,
+}
+
+impl Tool {
+    /// Whether it is about one run (it takes `run`): the tools a run's own token may call.
+    pub fn runs_one(&self) -> bool {
+        (self.input)()
+            .as_value()
+            .pointer("/required")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|r| r.iter().any(|f| f == "run"))
+    }
+}
+
+fn input<A: Args>() -> schemars::Schema {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<A>()
+}
+
+fn read<A: Args>(args: Value, who: &str) -> Result<(Ask, Option<String>), String> {
+    let a: A = serde_json::from_value(args).map_err(|e| e.to_string())?;
+    let run = a.run().map(str::to_owned);
+    Ok((a.ask(who), run))
+}
+
+macro_rules! tool {
+    ($name:literal, $args:ty, $scope:ident, $effect:ident, ($m:literal, $p:expr, $s:literal), $wrap:expr, $doc:literal) => {
+        Tool {
+            name: $name,
+            description: $doc,
+            scope: Scope::$scope,
+            effect: Effect::$effect,
+            route: ($m, $p, $s),
+            wrap: $wrap,
+            input: input::<$args>,
+            read: read::<$args>,
+        }
+    };
+}
+
+/// Every tool, in the order `tools/list` gives them: the ones that look, then the ones that act.
+pub(super) fn all() -> Vec<Tool> {
+    use super::super::api::paths as p;
+    vec![
+        tool!("runs", RunsArgs, Read, Looks, ("get", p::RUNS, "200"), Some("runs"),
+            "The runs in the store, newest first: status, outcome, events, when, lineage (fork of, sub-project of). Filter by status, outcome or workflow; limit how many."),
+        tool!("status", StatusArgs, Read, Looks, ("get", p::RUN, "200"), None,
+            "A run's board at its head or at any seq (`at`): each task's status, attempts, rescues, score, spend, and what it waits for."),
+        tool!("log", LogArgs, Read, Looks, ("get", p::EVENTS, "200"), None,
+            "A run's events, each with its words, filtered by task or kind, a page at a time: when the answer has `next`, call again with `from` set to it."),
+        tool!("show", ShowArgs, Read, Looks, ("get", p::TASK, "200"), None,
+            "One task's whole story: its spec, every event about it with its words (each attempt's output, test output, verdicts with the judge's notes, the changes it recorded with the patch) and its model calls."),
+        tool!("audit", AuditArgs, Read, Looks, ("get", p::AUDIT, "200"), None,
+            "Every evaluation decision of a run: score, threshold, outcome, the judge's notes, and who approved, rejected or reopened after it."),
+        tool!("judges", JudgesArgs, Read, Looks, ("get", p::JUDGES, "200"), None,
+            "Each judge audited across runs: agreement with people's decisions (accuracy, Cohen's kappa, n), false passes and fails against what happened later, spread, drift."),
+        tool!("review", ReviewArgs, Read, Looks, ("get", p::REVIEW, "200"), Some("waiting"),
+            "The verdicts waiting for a person's review, each with its score, notes and the change judged; `approve` and `reject` decide them."),
+        tool!("diff", DiffArgs, Read, Looks, ("get", p::DIFF, "200"), None,
+            "Two runs compared task by task; when one is a rerun of the other, how its model calls were answered and each attempt's first divergence."),
+        tool!("cost", CostArgs, Read, Looks, ("get", p::COST, "200"), None,
+            "What a run's model calls used and cost, by task, model or provider, and its budgets."),
+        tool!("experiments", ExperimentsArgs, Read, Looks, ("get", p::EXPERIMENTS, "200"), Some("experiments"),
+            "The experiments in the store: each variant's reruns of a suite of recorded runs, and how far they are."),
+        tool!("experiment", ExperimentArgs, Read, Looks, ("get", p::EXPERIMENT, "200"), None,
+            "One experiment's report: each variant against the recording, with intervals, per run and task."),
+        tool!("approve", ApproveArgs, Steer, Acts, ("post", p::COMMANDS, "200"), None,
+            "Approve a task waiting for a person (a verdict in review, or a task in pending-eval): recorded with who asked."),
+        tool!("reject", RejectArgs, Steer, Acts, ("post", p::COMMANDS, "200"), None,
+            "Reject a task waiting for a person, with a reason: failed, or open again with `reopen`."),
+        tool!("reopen", ReopenArgs, Steer, Acts, ("post", p::COMMANDS, "200"), None,
+            "Put a failed task back to open, to be attempted again."),
+        tool!("rollback", RollbackArgs, Steer, Destroys, ("post", p::COMMANDS, "200"), None,
+            "Return a run to an earlier seq (`to`), with a reason: the tasks' state goes back to what it was there; the history after it is kept and the rollback recorded."),
+        tool!("fork", ForkArgs, Steer, Acts, ("post", p::FORK, "201"), None,
+            "A new run that shares this run's history up to a seq (`at`, default its head) and goes on from there."),
+        tool!("budget", BudgetArgs, Steer, Acts, ("post", p::BUDGET, "200"), None,
+            "Set a run's (or one task's) budget: the most its model calls may cost or the most tokens they may use."),
+        tool!("rerun", RerunArgs, Run, Acts, ("post", p::RERUN, "201"), None,
+            "Run a recorded run again as a new run, its model calls answered from the recording while they ask what was asked; executed by the server."),
+        tool!("resume", ResumeArgs, Run, Acts, ("post", p::RESUME, "201"), None,
+            "Drive an interrupted, crashed or paused run on from its log; executed by the server."),
+    ]
+}
+
+/// `template` with each `{name}` replaced by its value, encoded as a path segment.
+fn path(template: &str, values: &[(&str, &str)]) -> String {
+    values.iter().fold(template.to_owned(), |p, (k, v)| {
+        p.replace(
+            &format!("{{{k}}}"),
+            &utf8_percent_encode(v, NON_ALPHANUMERIC).to_string(),
+        )
+    })
+}
+
+/// A GET of `path` with the query `q` (its fields left out when `None`).
+fn get(path: String, q: &impl Serialize) -> Ask {
+    let query = serde_urlencoded::to_string(q).unwrap_or_default();
+    let uri = if query.is_empty() {
+        path
+    } else {
+        format!("{path}?{query}")
+    };
+    Ask {
+        method: Method::GET,
+        uri,
+        body: None,
+    }
+}
+
+fn post(path: String, body: Value) -> Ask {
+    Ask {
+        method: Method::POST,
+        uri: path,
+        body: Some(body),
+    }
+}
+
+/// Nothing to add to a request.
+#[derive(Serialize)]
+struct NoQuery {}
+
+/// `runs`.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RunsArgs {
+    /// Only runs with this status: running, finished, interrupted, paused, damaged…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    status: Option<String>,
+    /// Only runs that ended so: succeeded, failed, partial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    outcome: Option<String>,
+    /// Only runs started from this workflow file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    workflow: Option<String>,
+    /// At most this many (the newest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    limit: Option<u32>,
+}
+
+impl Args for RunsArgs {
+    fn ask(self, _: &str) -> Ask {
+        get(super::super::api::paths::RUNS.to_owned(), &self)
+    }
+    fn run(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// `status`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct StatusArgs {
+    /// The run.
+    run: String,
+    /// The seq to show the board at [default: its head].
+    #[serde(default)]
+    at: Option<u64>,
+}
+
+impl Args for StatusArgs {
+    fn ask(self, _: &str) -> Ask {
+        let p = path(super::super::api::paths::RUN, &[("run", &self.run)]);
+        get(p, &json!({ "at": self.at }).as_object().map(only_given))
+    }
+    fn run(&self) -> Option<&str> {
+        Some(&self.run)
+    }
+}
+
+/// The fields of a query that are given (serde_urlencoded writes `null` as an empty value).
+fn only_given(m: &serde_json::Map<String, Value>) -> Vec<(String, String)> {
+    m.iter()
+        .filter_map(|(k, v)| match v {
+            Value::Null => None,
+            Value::String(s) => Some((k.clone(), s.clone())),
+            other => Some((k.clone(), other.to_string())),
+        })
+        .collect()
+}
+
+/// `log`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct LogArgs {
+    /// The run.
+    run: String,
+    /// The first seq (the `next` of the page before) [default: 1].
+    #[serde(default)]
+    from: Option<u64>,
+    /// The last seq [default: its head].
+    #[serde(default)]
+    to: Option<u64>,
+    /// Only the events about this task.
+    #[serde(default)]
+    task: Option<String>,
+    /// Only the events of this kind (`tests-failed`, `eval-scored`, `rolled-back`…).
+    #[serde(default)]
+    kind: Option<String>,
+}
+
+impl Args for LogArgs {
+    fn ask(self, _: &str) -> Ask {
+        let p = path(super::super::api::paths::EVENTS, &[("run", &self.run)]);
+        let q = json!({"from": self.from, "to": self.to, "task": self.task, "kind": self.kind});
+        get(p, &q.as_object().map(only_given))
+    }
+    fn run(&self) -> Option<&str> {
+        Some(&self.run)
+    }
+}
+
+/// `show`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ShowArgs {
+    /// The run.
+    run: String,
+    /// The task.
+    task: String,
+}
+
+impl Args for ShowArgs {
+    fn ask(self, _: &str) -> Ask {
+        let p = path(
+            super::super::api::paths::TASK,
+            &[("run", &self.run), ("task", &self.task)],
+        );
+        get(p, &NoQuery {})
+    }
+    fn run(&self) -> Option<&str> {
+        Some(&self.run)
+    }
+}
+
+/// `audit`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AuditArgs {
+    /// The run.
+    run: String,
+}
+
+impl Args for AuditArgs {
+    fn ask(self, _: &str) -> Ask {
+        get(
+            path(super::super::api::paths::AUDIT, &[("run", &self.run)]),
+            &NoQuery {},
+        )
+    }
+    fn run(&self) -> Option<&str> {
+        Some(&self.run)
+    }
+}
+
+/// `judges`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct JudgesArgs {
+    /// Only these runs [default: every run].
+    #[serde(default)]
+    runs: Vec<String>,
+    /// Only runs started on or after this date (YYYY-MM-DD).
+    #[serde(default)]
+    since: Option<String>,
+    /// Only runs of this workflow.
+    #[serde(default)]
+    workflow: Option<String>,
+    /// Only this evaluator (its command).
+    #[serde(default)]
+    evaluator: Option<String>,
+    /// What the decisions would have been at this threshold.
+    #[serde(default)]
+    threshold: Option<f64>,
+    /// What the scores would have been with these dimension weights: `DIM=W,DIM=W`.
+    #[serde(default)]
+    weights: Option<String>,
+}
+
+impl Args for JudgesArgs {
+    fn ask(self, _: &str) -> Ask {
+        let runs = (!self.runs.is_empty()).then(|| self.runs.join(","));
+        let q = json!({"runs": runs, "since": self.since, "workflow": self.workflow,
+            "evaluator": self.evaluator, "threshold": self.threshold, "weights": self.weights});
+        get(
+            super::super::api::paths::JUDGES.to_owned(),
+            &q.as_object().map(only_given),
+        )
+    }
+    fn run(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// `review`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ReviewArgs {
+    /// Only these runs [default: every run].
+    #[serde(default)]
+    runs: Vec<String>,
+}
+
+impl Args for ReviewArgs {
+    fn ask(self, _: &str) -> Ask {
+        let runs = (!self.runs.is_empty()).then(|| self.runs.join(","));
+        get(
+            super::super::api::paths::REVIEW.to_owned(),
+            &json!({ "runs": runs }).as_object().map(only_given),
+        )
+    }
+    fn run(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// `diff`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DiffArgs {
+    /// One run (the original, for a rerun).
+    left: String,
+    /// The other.
+    right: String,
+}
+
+impl Args for DiffArgs {
+    fn ask(self, _: &str) -> Ask {
+        let q = json!({"left": self.left, "right": self.right});
+        get(
+            super::super::api::paths::DIFF.to_owned(),
+            &q.as_object().map(only_given),
+        )
+    }
+    fn run(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// `cost`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CostArgs {
+    /// The run.
+    run: String,
+    /// At this seq [default: its head].
+    #[serde(default)]
+    at: Option<u64>,
+    /// Grouped by `task`, `model`, `provider`, `stage` or `attempt` (comma-separated).
+    #[serde(default)]
+    by: Option<String>,
+}
+
+impl Args for CostArgs {
+    fn ask(self, _: &str) -> Ask {
+        let p = path(super::super::api::paths::COST, &[("run", &self.run)]);
+        get(
+            p,
+            &json!({"at": self.at, "by": self.by})
+                .as_object()
+                .map(only_given),
+        )
+    }
+    fn run(&self) -> Option<&str> {
+        Some(&self.run)
+    }
+}
+
+/// `experiments`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ExperimentsArgs {}
+
+impl Args for ExperimentsArgs {
+    fn ask(self, _: &str) -> Ask {
+        get(
+            super::super::api::paths::EXPERIMENTS.to_owned(),
+            &NoQuery {},
+        )
+    }
+    fn run(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// `experiment show`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ExperimentArgs {
+    /// The experiment.
+    name: String,
+}
+
+impl Args for ExperimentArgs {
+    fn ask(self, _: &str) -> Ask {
+        get(
+            path(
+                super::super::api::paths::EXPERIMENT,
+                &[("name", &self.name)],
+            ),
+            &NoQuery {},
+        )
+    }
+    fn run(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// A command for a run, as `runlog emit` takes it.
+fn command(run: &str, body: Value) -> Ask {
+    post(
+        path(super::super::api::paths::COMMANDS, &[("run", run)]),
+        body,
+    )
+}
+
+/// `approve`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ApproveArgs {
+    /// The run.
+    run: String,
+    /// The task.
+    task: String,
+    /// Who decides [default: the token's name, or the user who started the server].
+    #[serde(default)]
+    by: Option<String>,
+}
+
+impl Args for ApproveArgs {
+    fn ask(self, who: &str) -> Ask {
+        let by = self.by.unwrap_or_else(|| who.to_owned());
+        command(
+            &self.run,
+            json!({"command": "approve", "task": self.task, "by": by}),
+        )
+    }
+    fn run(&self) -> Option<&str> {
+        Some(&self.run)
+    }
+}
+
+/// `reject`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RejectArgs {
+    /// The run.
+    run: String,
+    /// The task.
+    task: String,
+    /// Why.
+    reason: String,
+    /// Back to open, to be attempted again, instead of failed.
+    #[serde(default)]
+    reopen: bool,
+    /// Who decides [default: the token's name, or the user who started the server].
+    #[serde(default)]
+    by: Option<String>,
+}
+
+impl Args for RejectArgs {
+    fn ask(self, who: &str) -> Ask {
+        let by = self.by.unwrap_or_else(|| who.to_owned());
+        command(
+            &self.run,
+            json!({"command": "reject", "task": self.task, "by": by, "reopen": self.reopen, "reason": self.reason}),
+        )
+    }
+    fn run(&self) -> Option<&str> {
+        Some(&self.run)
+    }
+}
+
+/// `reopen`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ReopenArgs {
+    /// The run.
+    run: String,
+    /// The failed task.
+    task: String,
+    /// Who decides [default: the token's name, or the user who started the server].
+    #[serde(default)]
+    by: Option<String>,
+}
+
+impl Args for ReopenArgs {
+    fn ask(self, who: &str) -> Ask {
+        let by = self.by.unwrap_or_else(|| who.to_owned());
+        command(
+            &self.run,
+            json!({"command": "reopen", "task": self.task, "by": by}),
+        )
+    }
+    fn run(&self) -> Option<&str> {
+        Some(&self.run)
+    }
+}
+
+/// `rollback`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RollbackArgs {
+    /// The run.
+    run: String,
+    /// The seq to return to.
+    #[schemars(range(min = 1))]
+    to: u64,
+    /// Why.
+    reason: String,
+    /// Who decides [default: the token's name, or the user who started the server].
+    #[serde(default)]
+    by: Option<String>,
+}
+
+impl Args for RollbackArgs {
+    fn ask(self, who: &str) -> Ask {
+        let by = self.by.unwrap_or_else(|| who.to_owned());
+        command(
+            &self.run,
+            json!({"command": "rollback", "to_seq": self.to, "reason": self.reason, "by": by}),
+        )
+    }
+    fn run(&self) -> Option<&str> {
+        Some(&self.run)
+    }
+}
+
+/// `fork`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ForkArgs {
+    /// The run.
+    run: String,
+    /// The seq to fork at [default: its head].
+    #[serde(default)]
+    at: Option<u64>,
+    /// The new run's id [default: RUN-fork-N].
+    #[serde(default, rename = "as")]
+    new: Option<String>,
+}
+
+impl Args for ForkArgs {
+    fn ask(self, _: &str) -> Ask {
+        let body = json!({"at": self.at, "as": self.new});
+        post(
+            path(super::super::api::paths::FORK, &[("run", &self.run)]),
+            without_nulls(body),
+        )
+    }
+    fn run(&self) -> Option<&str> {
+        Some(&self.run)
+    }
+}
+
+/// `value` without its `null` fields (a body's field left out keeps its default).
+fn without_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(m) => Value::Object(m.into_iter().filter(|(_, v)| !v.is_null()).collect()),
+        other => other,
+    }
+}
+
+/// `budget`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BudgetArgs {
+    /// The run.
+    run: String,
+    /// This task's budget [default: the run's].
+    #[serde(default)]
+    task: Option<String>,
+    /// The most its model calls may cost, in US dollars.
+    #[serde(default)]
+    max_cost_usd: Option<f64>,
+    /// The most tokens its model calls may use.
+    #[serde(default)]
+    max_tokens: Option<u64>,
+    /// Who decides [default: the token's name, or the user who started the server].
+    #[serde(default)]
+    by: Option<String>,
+}
+
+impl Args for BudgetArgs {
+    fn ask(self, who: &str) -> Ask {
+        let by = self.by.unwrap_or_else(|| who.to_owned());
+        let body = json!({"task": self.task, "max_cost_usd": self.max_cost_usd,
+            "max_tokens": self.max_tokens, "by": by});
+        post(
+            path(super::super::api::paths::BUDGET, &[("run", &self.run)]),
+            without_nulls(body),
+        )
+    }
+    fn run(&self) -> Option<&str> {
+        Some(&self.run)
+    }
+}
+
+/// Where a rerun's model calls are answered from.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+enum Answers {
+    /// From the recording while they ask what was asked; refused when they diverge.
+    Recorded,
+    /// From the providers.
+    Live,
+    /// From the recording, then from the providers once a call diverges.
+    RecordedThenLive,
+}
+
+/// `rerun`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RerunArgs {
+    /// The run.
+    run: String,
+    /// The seq to re-execute from [default: before the first attempt].
+    #[serde(default)]
+    at: Option<u64>,
+    /// Run only these tasks again; the others are carried over as done.
+    #[serde(default)]
+    tasks: Vec<String>,
+    /// Where its model calls are answered from [default: recorded].
+    #[serde(default)]
+    answers: Option<Answers>,
+    /// The new run's id [default: RUN-rerun-N].
+    #[serde(default, rename = "as")]
+    new: Option<String>,
+}
+
+impl Args for RerunArgs {
+    fn ask(self, _: &str) -> Ask {
+        let body =
+            json!({"at": self.at, "tasks": self.tasks, "answers": self.answers, "as": self.new});
+        post(
+            path(super::super::api::paths::RERUN, &[("run", &self.run)]),
+            without_nulls(body),
+        )
+    }
+    fn run(&self) -> Option<&str> {
+        Some(&self.run)
+    }
+}
+
+/// `resume`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ResumeArgs {
+    /// The run.
+    run: String,
+}
+
+impl Args for ResumeArgs {
+    fn ask(self, _: &str) -> Ask {
+        post(
+            path(super::super::api::paths::RESUME, &[("run", &self.run)]),
+            json!({}),
+        )
+    }
+    fn run(&self) -> Option<&str> {
+        Some(&self.run)
+    }
+}
