@@ -10,7 +10,7 @@ use axum::http::Uri;
 use axum::response::{IntoResponse, Response};
 use common::git::{git, repository};
 use common::provider::{logged, serve, sse};
-use common::{runlog, text};
+use common::{agent_clis, runlog, text};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,29 +18,6 @@ use std::sync::{Arc, Mutex};
 
 const ANTHROPIC_KEY: &str = "sk-ant-api03-the-runners-own-key-0123456789";
 const OPENAI_KEY: &str = "sk-proj-the-runners-own-openai-key-0123456789";
-
-/// Where the pinned CLIs are (`RUNLOG_AGENT_CLIS`, else the cache `.ci/run` fills); without
-/// them a test says SKIPPED and how to get them (a failure when `RUNLOG_REQUIRE_AGENTS` is set,
-/// as `.ci/run` sets it).
-fn agent_clis() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("RUNLOG_AGENT_CLIS").map(PathBuf::from),
-        std::env::var_os("HOME")
-            .map(|h| PathBuf::from(h).join(".cache/runlog-agents/node_modules/.bin")),
-    ];
-    let found = candidates
-        .into_iter()
-        .flatten()
-        .find(|d| d.join("claude").exists() && d.join("codex").exists());
-    if found.is_none() {
-        let why = "the real-agent tests need the Claude Code and Codex CLIs \
-                   (npm i -E --prefix ~/.cache/runlog-agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0; \
-                   bash .ci/run installs them; or point RUNLOG_AGENT_CLIS at their bin directory)";
-        assert!(std::env::var_os("RUNLOG_REQUIRE_AGENTS").is_none(), "{why}");
-        eprintln!("SKIPPED: {why}");
-    }
-    found
-}
 
 /// Whether `python3` imports the official SDKs (said as `agent_clis` says it).
 fn sdks_found() -> bool {

@@ -183,14 +183,33 @@ pub fn pytest_found() -> bool {
 /// against; without them a check says SKIPPED and how to get them (a failure when
 /// `RUNLOG_REQUIRE_SCIPY` is set, as `.ci/run` sets it).
 pub fn scipy_found() -> bool {
+    python_imports(
+        "import scipy, statsmodels",
+        "python3 cannot import statsmodels and scipy (pip install scipy statsmodels; \
+         bash .ci/run installs them into its pytest venv)",
+        "RUNLOG_REQUIRE_SCIPY",
+    )
+}
+
+/// Whether python3 imports the official MCP SDK and jsonschema, the MCP tests' client and
+/// checker (said as [`scipy_found`] says it, required by `RUNLOG_REQUIRE_MCP`).
+pub fn mcp_sdk_found() -> bool {
+    python_imports(
+        "import mcp, jsonschema",
+        "python3 cannot import mcp and jsonschema (pip install mcp==2.3.0 jsonschema==4.26.0; \
+         bash .ci/run installs them into its pytest venv)",
+        "RUNLOG_REQUIRE_MCP",
+    )
+}
+
+/// Whether python3 runs `imports`; if not, `why` is said (a failure when `required` is set).
+fn python_imports(imports: &str, why: &str, required: &str) -> bool {
     let found = Command::new("python3")
-        .args(["-c", "import scipy, statsmodels"])
+        .args(["-c", imports])
         .output()
         .is_ok_and(|o| o.status.success());
     if !found {
-        let why = "python3 cannot import statsmodels and scipy (pip install scipy statsmodels; \
-                   bash .ci/run installs them into its pytest venv)";
-        assert!(std::env::var_os("RUNLOG_REQUIRE_SCIPY").is_none(), "{why}");
+        assert!(std::env::var_os(required).is_none(), "{why}");
         eprintln!("SKIPPED: {why}");
     }
     found
@@ -420,4 +439,27 @@ pub fn notes_experiment(dir: &Path) -> PathBuf {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     store
+}
+
+/// Where the pinned CLIs are (`RUNLOG_AGENT_CLIS`, else the cache `.ci/run` fills); without
+/// them a test says SKIPPED and how to get them (a failure when `RUNLOG_REQUIRE_AGENTS` is set,
+/// as `.ci/run` sets it).
+pub fn agent_clis() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("RUNLOG_AGENT_CLIS").map(PathBuf::from),
+        std::env::var_os("HOME")
+            .map(|h| PathBuf::from(h).join(".cache/runlog-agents/node_modules/.bin")),
+    ];
+    let found = candidates
+        .into_iter()
+        .flatten()
+        .find(|d| d.join("claude").exists() && d.join("codex").exists());
+    if found.is_none() {
+        let why = "the real-agent tests need the Claude Code and Codex CLIs \
+                   (npm i -E --prefix ~/.cache/runlog-agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0; \
+                   bash .ci/run installs them; or point RUNLOG_AGENT_CLIS at their bin directory)";
+        assert!(std::env::var_os("RUNLOG_REQUIRE_AGENTS").is_none(), "{why}");
+        eprintln!("SKIPPED: {why}");
+    }
+    found
 }

@@ -268,6 +268,7 @@ impl ServerHandler for Server {
                 ));
             }
         }
+        let window = ask.window;
         let (status, body) = self.ask(ask, &caller).await?;
         if !status.is_success() {
             return refused(status, &body).map(CallToolResponse::Complete);
@@ -279,7 +280,7 @@ impl ServerHandler for Server {
             None => value,
         };
         let value = if tool.name == "log" {
-            paged(value)
+            paged(value, window)
         } else {
             value
         };
@@ -298,9 +299,16 @@ impl ServerHandler for Server {
     }
 }
 
-/// A page of events cut to fit [`MAX_ANSWER`], its `next` the first seq left out; at least one
-/// event, so every page moves on.
-fn paged(mut page: Value) -> Value {
+/// A page of events cut to fit [`MAX_ANSWER`], its `next` the first seq left out (or the one
+/// after `window`, the page the tool chose, short of the head); at least one event, so every
+/// page moves on.
+fn paged(mut page: Value, window: Option<u64>) -> Value {
+    let head = page.get("head").and_then(Value::as_u64).unwrap_or(0);
+    if let (Some(to), Some(m)) = (window, page.as_object_mut()) {
+        if to < head && m.get("next").is_none_or(Value::is_null) {
+            m.insert("next".into(), json!(to + 1));
+        }
+    }
     let Some(Value::Array(events)) = page.get_mut("events") else {
         return page;
     };

@@ -29,7 +29,13 @@ pub(super) struct Ask {
     /// The path with its query, encoded.
     pub uri: String,
     pub body: Option<Value>,
+    /// The last seq of a page of events the tool chose itself (none was asked): past it, the
+    /// answer's `next` goes on.
+    pub window: Option<u64>,
 }
+
+/// Events a `log` page reads at most when no `to` is asked (then cut to fit the answer's size).
+pub(super) const LOG_PAGE: u64 = 200;
 
 /// What a tool's arguments say beyond the request: the one run they are about (a token valid
 /// for one run may ask only about it).
@@ -161,6 +167,7 @@ fn get(path: String, q: &impl Serialize) -> Ask {
         method: Method::GET,
         uri,
         body: None,
+        window: None,
     }
 }
 
@@ -169,6 +176,7 @@ fn post(path: String, body: Value) -> Ask {
         method: Method::POST,
         uri: path,
         body: Some(body),
+        window: None,
     }
 }
 
@@ -259,8 +267,16 @@ pub(super) struct LogArgs {
 impl Args for LogArgs {
     fn ask(self, _: &str) -> Ask {
         let p = path(super::super::api::paths::EVENTS, &[("run", &self.run)]);
-        let q = json!({"from": self.from, "to": self.to, "task": self.task, "kind": self.kind});
-        get(p, &q.as_object().map(only_given))
+        let window = match self.to {
+            Some(_) => None,
+            None => Some(self.from.unwrap_or(1).max(1).saturating_add(LOG_PAGE - 1)),
+        };
+        let to = self.to.or(window);
+        let q = json!({"from": self.from, "to": to, "task": self.task, "kind": self.kind});
+        Ask {
+            window,
+            ..get(p, &q.as_object().map(only_given))
+        }
     }
     fn run(&self) -> Option<&str> {
         Some(&self.run)
