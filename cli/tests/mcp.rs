@@ -436,3 +436,88 @@ fn the_official_python_sdk_looks_and_acts_over_stdio_and_over_http_with_tokens()
         assert_eq!(rolled.len(), 1, "{run}: {rolled:?}");
     }
 }
+
+/// A task's agent that asks runlog about its own task through `RUNLOG_MCP_URL` (Python's
+/// standard library, JSON-RPC over HTTP): on its rescue it reads its previous attempt's verdict
+/// with `show`, then asks about another run; what it learnt goes to `learnt.json`, and it
+/// prints its token (which the run must not record).
+const ASKING_AGENT: &str = r#"
+import json, os, sys, urllib.error, urllib.request
+url, token = os.environ["RUNLOG_MCP_URL"], os.environ["RUNLOG_MCP_TOKEN"]
+def rpc(method, params, key=token):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+    req = urllib.request.Request(url, data=body, headers={
+        "Authorization": "Bearer " + key, "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return {"status": e.code}
+print("my token is " + token)
+if os.environ["RUNLOG_RESCUE"] == "1":
+    rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "agent", "version": "1"}})
+    run, task = os.environ["RUNLOG_RUN"], os.environ["RUNLOG_TASK"]
+    learnt = {
+        "tools": [t["name"] for t in rpc("tools/list", {})["result"]["tools"]],
+        "story": rpc("tools/call", {"name": "show", "arguments": {"run": run, "task": task}}),
+        "other": rpc("tools/call", {"name": "status", "arguments": {"run": "quickstart"}}),
+        "list": rpc("tools/call", {"name": "runs", "arguments": {}}),
+        "forged": rpc("tools/list", {}, key="0" * 32),
+        "token": token,
+    }
+    with open(sys.argv[1], "w") as f:
+        json.dump(learnt, f)
+print("done")
+"#;
+
+#[test]
+fn a_rescue_asks_about_its_own_earlier_attempt_through_its_runs_token_and_no_other_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::quickstart_in(dir.path());
+    std::fs::write(dir.path().join("agent.py"), ASKING_AGENT).unwrap();
+    // The judge: a low score with its notes the first time, a pass after.
+    std::fs::write(
+        dir.path().join("judge.sh"),
+        "#!/bin/sh\nif [ \"$RUNLOG_RESCUE\" = 0 ]; then\n  echo '{\"score\": 0.4, \"notes\": \"the parser drops the last line\"}'\nelse\n  echo '{\"score\": 0.9, \"notes\": \"fine\"}'\nfi\n",
+    )
+    .unwrap();
+    let learnt = dir.path().join("learnt.json");
+    let wf = common::workflow(
+        dir.path(),
+        "wf",
+        &format!(
+            "name = \"asks\"\n[settings]\nworkspace = \"none\"\neval_threshold = 0.7\nmax_eval_rescues = 1\n\
+             [[task]]\nid = \"parser\"\nrun = \"python3 agent.py {}\"\neval = \"sh judge.sh\"\nrequires_testing = false\n",
+            learnt.display()
+        ),
+    );
+    let out = common::run(&store, &wf, "asks-1", &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let learnt: Value = serde_json::from_str(&std::fs::read_to_string(&learnt).unwrap()).unwrap();
+    // Only the tools that look at one run are offered to it.
+    assert_eq!(learnt["tools"], json!(["status", "log", "show", "audit", "cost"]));
+    let story = &learnt["story"]["result"];
+    assert_ne!(story["isError"], true, "{learnt}");
+    let notes: Vec<&Value> = story["structuredContent"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"]["type"] == "eval-scored")
+        .map(|e| &e["event"]["notes"])
+        .collect();
+    assert_eq!(notes, vec!["the parser drops the last line"]);
+    for refused in ["other", "list"] {
+        let error = &learnt[refused]["error"];
+        assert_eq!(error["code"], -32600, "{refused}: {learnt}");
+        assert!(error["message"].as_str().unwrap().contains("valid for run asks-1 only"));
+    }
+    assert_eq!(learnt["forged"]["status"], 401);
+    // The token was printed by the agent; the log holds it replaced.
+    let token = learnt["token"].as_str().unwrap();
+    let printed = common::provider::logged(&store, "asks-1", &["--kind", "output-recorded"]);
+    let printed = serde_json::to_string(&printed).unwrap();
+    assert!(printed.contains("my token is"), "{printed}");
+    assert!(!printed.contains(token), "the run's token was recorded: {printed}");
+    assert!(!common::provider::logged(&store, "asks-1", &["--kind", "secrets-redacted"]).is_empty());
+}
