@@ -98,8 +98,9 @@ impl Session {
                 .lines
                 .recv_timeout(Duration::from_secs(60))
                 .unwrap_or_else(|_| panic!("no answer to {method} within 60 s"));
-            let message: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("stdout holds a line that is no JSON-RPC message ({e}): {line}"));
+            let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                panic!("stdout holds a line that is no JSON-RPC message ({e}): {line}")
+            });
             assert_eq!(message["jsonrpc"], "2.0", "{line}");
             if message["id"] == id {
                 return message;
@@ -166,12 +167,23 @@ fn each_tool_that_looks_answers_with_the_view_the_command_prints() {
         let name = t["name"].as_str().unwrap();
         let looks = LOOK.contains(&name);
         assert_eq!(t["annotations"]["readOnlyHint"], looks, "{name}");
-        assert_eq!(t["annotations"]["destructiveHint"], name == "rollback", "{name}");
+        assert_eq!(
+            t["annotations"]["destructiveHint"],
+            name == "rollback",
+            "{name}"
+        );
         assert_eq!(t["inputSchema"]["type"], "object", "{name}");
-        assert_eq!(t["outputSchema"]["type"], "object", "{name}: {}", t["outputSchema"]);
+        assert_eq!(
+            t["outputSchema"]["type"], "object",
+            "{name}: {}",
+            t["outputSchema"]
+        );
     }
     // A task's story: the bytes `runlog show --json` prints, the judge's notes among them.
-    let shown = s.call("show", json!({"run": "seed-001-eval-gate", "task": "capped"}));
+    let shown = s.call(
+        "show",
+        json!({"run": "seed-001-eval-gate", "task": "capped"}),
+    );
     let result = &shown["result"];
     assert_ne!(result["isError"], true, "{shown}");
     assert_eq!(
@@ -202,7 +214,10 @@ fn each_tool_that_looks_answers_with_the_view_the_command_prints() {
     let listed = &runs["result"]["structuredContent"]["runs"];
     assert_eq!(listed.as_array().unwrap().len(), 1, "{runs}");
     assert_eq!(listed[0]["run"], "seed-001-eval-gate");
-    let diff = s.call("diff", json!({"left": "quickstart", "right": "seed-001-eval-gate"}));
+    let diff = s.call(
+        "diff",
+        json!({"left": "quickstart", "right": "seed-001-eval-gate"}),
+    );
     assert_ne!(diff["result"]["isError"], true, "{diff}");
 }
 
@@ -237,7 +252,13 @@ fn bad_calls_get_the_protocols_errors_and_the_server_writes_only_protocol_messag
     assert!(no_method["error"]["code"].is_i64(), "{no_method}");
     // Still serving after all of it.
     let runs = s.call("runs", json!({}));
-    assert_eq!(runs["result"]["structuredContent"]["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        runs["result"]["structuredContent"]["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
 }
 
 #[test]
@@ -324,7 +345,10 @@ fn acting_over_stdio_is_recorded_as_the_user_who_started_it_via_mcp() {
 
 /// The name of the user running the tests, as runlog records it.
 fn nix_user() -> String {
-    let out = std::process::Command::new("id").arg("-un").output().unwrap();
+    let out = std::process::Command::new("id")
+        .arg("-un")
+        .output()
+        .unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
@@ -350,7 +374,9 @@ fn a_ten_megabyte_log_is_read_in_pages_each_under_the_cap() {
         "tasks": tasks});
     let out = emit(&store, "big", &format!("{start}\n"));
     assert!(out.status.success(), "{}", text(&out));
-    let head = cli_json(&store, &["status", "big"])["seq"].as_u64().unwrap();
+    let head = cli_json(&store, &["status", "big"])["seq"]
+        .as_u64()
+        .unwrap();
     let mut s = Session::start(&store, &["--read-only"]);
     s.initialize("2025-06-18");
     let (mut from, mut seen, mut pages, mut bytes) = (1u64, Vec::new(), 0, 0usize);
@@ -370,7 +396,11 @@ fn a_ten_megabyte_log_is_read_in_pages_each_under_the_cap() {
         }
         assert!(pages < 1000, "the pages go on");
     }
-    assert_eq!(seen, (1..=head).collect::<Vec<_>>(), "each event once, in order");
+    assert_eq!(
+        seen,
+        (1..=head).collect::<Vec<_>>(),
+        "each event once, in order"
+    );
     assert!(bytes > 10_000_000, "the log read was {bytes} bytes");
     // The board of 2,500 such tasks is too large for one answer: the tool says how to ask.
     let board = s.call("status", json!({"run": "big"}));
@@ -403,18 +433,27 @@ fn the_official_python_sdk_looks_and_acts_over_stdio_and_over_http_with_tokens()
     // Over stdio, as the user who started it.
     let out = std::process::Command::new("python3")
         .arg(sdk_client())
-        .args(["stdio", env!("CARGO_BIN_EXE_runlog"), store.to_str().unwrap(), "w"])
+        .args([
+            "stdio",
+            env!("CARGO_BIN_EXE_runlog"),
+            store.to_str().unwrap(),
+            "w",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     // Over HTTP, each token seeing what its scope allows.
-    let (mut server, url) = common::serve_http(
-        &store,
-        &["--token-file".as_ref(), tokens.as_os_str()],
-    );
+    let (mut server, url) =
+        common::serve_http(&store, &["--token-file".as_ref(), tokens.as_os_str()]);
     let out = std::process::Command::new("python3")
         .arg(sdk_client())
-        .args(["http", &format!("{url}/mcp"), "reader-0123456789abcdef", "steerer-0123456789abcdef", "v"])
+        .args([
+            "http",
+            &format!("{url}/mcp"),
+            "reader-0123456789abcdef",
+            "steerer-0123456789abcdef",
+            "v",
+        ])
         .output()
         .unwrap();
     let _ = server.kill();
@@ -425,11 +464,17 @@ fn the_official_python_sdk_looks_and_acts_over_stdio_and_over_http_with_tokens()
     assert!(said.contains("steer token: 17 tools"), "{said}");
     assert_eq!(
         attributed(&store, "w"),
-        vec![(nix_user(), "mcp".to_owned()), (nix_user(), "mcp".to_owned())]
+        vec![
+            (nix_user(), "mcp".to_owned()),
+            (nix_user(), "mcp".to_owned())
+        ]
     );
     assert_eq!(
         attributed(&store, "v"),
-        vec![("steerer".to_owned(), "mcp".to_owned()), ("steerer".to_owned(), "mcp".to_owned())]
+        vec![
+            ("steerer".to_owned(), "mcp".to_owned()),
+            ("steerer".to_owned(), "mcp".to_owned())
+        ]
     );
     for run in ["w", "v"] {
         let rolled = common::provider::logged(&store, run, &["--kind", "rolled-back"]);
@@ -496,7 +541,10 @@ fn a_rescue_asks_about_its_own_earlier_attempt_through_its_runs_token_and_no_oth
     assert!(out.status.success(), "{}", text(&out));
     let learnt: Value = serde_json::from_str(&std::fs::read_to_string(&learnt).unwrap()).unwrap();
     // Only the tools that look at one run are offered to it.
-    assert_eq!(learnt["tools"], json!(["status", "log", "show", "audit", "cost"]));
+    assert_eq!(
+        learnt["tools"],
+        json!(["status", "log", "show", "audit", "cost"])
+    );
     let story = &learnt["story"]["result"];
     assert_ne!(story["isError"], true, "{learnt}");
     let notes: Vec<&Value> = story["structuredContent"]["events"]
@@ -510,7 +558,10 @@ fn a_rescue_asks_about_its_own_earlier_attempt_through_its_runs_token_and_no_oth
     for refused in ["other", "list"] {
         let error = &learnt[refused]["error"];
         assert_eq!(error["code"], -32600, "{refused}: {learnt}");
-        assert!(error["message"].as_str().unwrap().contains("valid for run asks-1 only"));
+        assert!(error["message"]
+            .as_str()
+            .unwrap()
+            .contains("valid for run asks-1 only"));
     }
     assert_eq!(learnt["forged"]["status"], 401);
     // The token was printed by the agent; the log holds it replaced.
@@ -518,6 +569,11 @@ fn a_rescue_asks_about_its_own_earlier_attempt_through_its_runs_token_and_no_oth
     let printed = common::provider::logged(&store, "asks-1", &["--kind", "output-recorded"]);
     let printed = serde_json::to_string(&printed).unwrap();
     assert!(printed.contains("my token is"), "{printed}");
-    assert!(!printed.contains(token), "the run's token was recorded: {printed}");
-    assert!(!common::provider::logged(&store, "asks-1", &["--kind", "secrets-redacted"]).is_empty());
+    assert!(
+        !printed.contains(token),
+        "the run's token was recorded: {printed}"
+    );
+    assert!(
+        !common::provider::logged(&store, "asks-1", &["--kind", "secrets-redacted"]).is_empty()
+    );
 }

@@ -25,14 +25,18 @@ fn scripted_model(plan: Vec<(&'static str, Value)>) -> (String, Asked) {
     let asked: Asked = Arc::default();
     let seen = asked.clone();
     let plan = Arc::new(plan);
-    let app = axum::Router::new().fallback(move |body: Bytes| {
+    let app = axum::Router::new().fallback(move |uri: axum::http::Uri, body: Bytes| {
         let (seen, plan) = (seen.clone(), plan.clone());
         async move {
             let asked: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            // RUNLOG_TEST_DUMP=1: each request, to see what an agent sends.
             if std::env::var_os("RUNLOG_TEST_DUMP").is_some() {
                 eprintln!("ASKED {}", asked);
             }
             seen.lock().unwrap().push(asked.clone());
+            if uri.path() == "/v1/responses" {
+                return responses(&asked, &plan);
+            }
             answer(&asked, &plan)
         }
     });
@@ -65,7 +69,9 @@ fn answer(asked: &Value, plan: &[(&'static str, Value)]) -> Response {
             .is_some_and(|t| t.iter().any(|t| t["name"] == name))
     };
     let call = match plan.get(done) {
-        Some((name, input)) if offered(name) => Some((format!("toolu_mcp_{done}"), *name, input.clone())),
+        Some((name, input)) if offered(name) => {
+            Some((format!("toolu_mcp_{done}"), *name, input.clone()))
+        }
         Some((name, _)) if offered("ToolSearch") && asked.to_string().contains(name) => Some((
             format!("toolu_search_{done}"),
             "ToolSearch",
@@ -106,6 +112,54 @@ fn answer(asked: &Value, plan: &[(&'static str, Value)]) -> Response {
     ([("content-type", "text/event-stream")], sse(&events)).into_response()
 }
 
+/// Codex's side (the Responses API, streamed): the next tool of the plan while it is offered
+/// (Codex names an MCP server's tools `mcp__SERVER__TOOL`), then done.
+fn responses(asked: &Value, plan: &[(&'static str, Value)]) -> Response {
+    let items = asked["input"].as_array().cloned().unwrap_or_default();
+    let done = items
+        .iter()
+        .filter(|i| i["type"] == "function_call")
+        .count();
+    // Codex offers an MCP server's tools in a namespace of their own (`mcp__SERVER`), and a
+    // call names both.
+    let offered = |namespace: &str, tool: &str| {
+        asked["tools"].as_array().is_some_and(|t| {
+            t.iter().any(|t| {
+                t["name"] == namespace
+                    && t["tools"]
+                        .as_array()
+                        .is_some_and(|tools| tools.iter().any(|x| x["name"] == tool))
+            })
+        })
+    };
+    let item = match plan.get(done).and_then(|(name, input)| {
+        let (namespace, tool) = name.rsplit_once("__")?;
+        offered(namespace, tool).then_some((namespace, tool, input))
+    }) {
+        Some((namespace, tool, input)) => json!({"type": "function_call",
+            "id": format!("fc_{done}"), "call_id": format!("call_mcp_{done}"), "status": "completed",
+            "namespace": namespace, "name": tool, "arguments": input.to_string()}),
+        None => {
+            json!({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "done", "annotations": []}]})
+        }
+    };
+    let response = json!({"id": "resp_1", "object": "response", "created_at": 1_700_000_000,
+        "model": "gpt-scripted", "status": "in_progress", "output": []});
+    let mut whole = response.clone();
+    whole["status"] = json!("completed");
+    whole["output"] = json!([item]);
+    whole["usage"] = json!({"input_tokens": 100, "output_tokens": 5, "total_tokens": 105,
+        "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}});
+    let events = [
+        json!({"type": "response.created", "response": response}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        json!({"type": "response.completed", "response": whole}),
+    ];
+    ([("content-type", "text/event-stream")], sse(&events)).into_response()
+}
+
 /// The results of the runlog tools Claude Code sent the model, each as its text and whether
 /// it is an error.
 fn tool_results(asked: &Asked) -> Vec<(String, bool)> {
@@ -113,12 +167,29 @@ fn tool_results(asked: &Asked) -> Vec<(String, bool)> {
     let last = asked
         .iter()
         .rev()
-        .find(|a| a["messages"].is_array())
+        .find(|a| a["messages"].is_array() || a["input"].is_array())
         .cloned()
         .unwrap_or_default();
+    // Codex's: each call's output among its input items.
+    let codex = last["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| i["type"] == "function_call_output")
+        .filter(|i| {
+            i["call_id"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("call_mcp_"))
+        })
+        .map(|i| (i["output"].to_string(), false));
     blocks(&last, "tool_result")
-        .filter(|c| c["tool_use_id"].as_str().is_some_and(|id| id.starts_with("toolu_mcp_")))
+        .filter(|c| {
+            c["tool_use_id"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("toolu_mcp_"))
+        })
         .map(|c| (c["content"].to_string(), c["is_error"] == true))
+        .chain(codex)
         .collect()
 }
 
@@ -149,16 +220,31 @@ fn failed_run(dir: &Path) -> PathBuf {
 
 /// Claude Code, asked `prompt`, with `config` as its MCP configuration and the runlog tools
 /// allowed, its model the scripted one at `model`.
-fn claude(clis: &Path, dir: &Path, model: &str, config: &Value, prompt: &str) -> std::process::Output {
+fn claude(
+    clis: &Path,
+    dir: &Path,
+    model: &str,
+    config: &Value,
+    prompt: &str,
+) -> std::process::Output {
     let file = dir.join("mcp.json");
     std::fs::write(&file, config.to_string()).unwrap();
     let home = dir.join("home");
     std::fs::create_dir_all(&home).unwrap();
     Command::new(clis.join("claude"))
-        .args(["-p", prompt, "--output-format", "json", "--strict-mcp-config"])
+        .args([
+            "-p",
+            prompt,
+            "--output-format",
+            "json",
+            "--strict-mcp-config",
+        ])
         .arg("--mcp-config")
         .arg(&file)
-        .args(["--allowedTools", "mcp__runlog__show,mcp__runlog__status,ToolSearch"])
+        .args([
+            "--allowedTools",
+            "mcp__runlog__show,mcp__runlog__status,ToolSearch",
+        ])
         .env("ANTHROPIC_BASE_URL", model)
         .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
         .env("HOME", home)
@@ -181,6 +267,31 @@ fn read_the_failure(asked: &Asked, out: &std::process::Output) {
     );
 }
 
+/// `runlog` on `store` with the agents' CLIs on its PATH, the runner's keys, and a home of
+/// their own in `dir`.
+fn with_agents(store: &Path, clis: &Path, dir: &Path) -> Command {
+    let (home, codex_home) = (dir.join("home"), dir.join("codex-home"));
+    for d in [&home, &codex_home] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let path = std::env::join_paths(std::iter::once(clis.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let mut command = runlog(store);
+    command
+        .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+        .env(
+            "OPENAI_API_KEY",
+            "sk-proj-the-runners-own-openai-key-0123456789",
+        )
+        .env("HOME", home)
+        .env("CODEX_HOME", codex_home)
+        .env("PATH", path)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    command
+}
+
 #[test]
 fn claude_code_asks_runlog_mcp_over_stdio_why_a_task_failed() {
     let Some(clis) = agent_clis() else { return };
@@ -193,7 +304,13 @@ fn claude_code_asks_runlog_mcp_over_stdio_why_a_task_failed() {
     let config = json!({"mcpServers": {"runlog": {
         "command": env!("CARGO_BIN_EXE_runlog"),
         "args": ["--store", store, "mcp", "--read-only"]}}});
-    let out = claude(&clis, dir.path(), &model, &config, "Why did task parser of run night fail?");
+    let out = claude(
+        &clis,
+        dir.path(),
+        &model,
+        &config,
+        "Why did task parser of run night fail?",
+    );
     assert!(out.status.success(), "{}", text(&out));
     read_the_failure(&asked, &out);
 }
@@ -213,7 +330,13 @@ fn claude_code_asks_serves_mcp_endpoint_with_a_read_token_why_a_task_failed() {
     )]);
     let config = json!({"mcpServers": {"runlog": {"type": "http", "url": format!("{url}/mcp"),
         "headers": {"Authorization": "Bearer claude-reads-0123456789"}}}});
-    let out = claude(&clis, dir.path(), &model, &config, "Why did task parser of run night fail?");
+    let out = claude(
+        &clis,
+        dir.path(),
+        &model,
+        &config,
+        "Why did task parser of run night fail?",
+    );
     let _ = server.kill();
     let _ = server.wait();
     assert!(out.status.success(), "{}", text(&out));
@@ -246,7 +369,10 @@ exec claude -p "You are rescuing task $RUNLOG_TASK of run $RUNLOG_RUN" --output-
     )
     .unwrap();
     let (model, asked) = scripted_model(vec![
-        ("mcp__runlog__show", json!({"run": "rescue", "task": "parser"})),
+        (
+            "mcp__runlog__show",
+            json!({"run": "rescue", "task": "parser"}),
+        ),
         ("mcp__runlog__status", json!({"run": "quickstart"})),
     ]);
     let wf = common::workflow(
@@ -258,28 +384,70 @@ exec claude -p "You are rescuing task $RUNLOG_TASK of run $RUNLOG_RUN" --output-
              [providers.anthropic]\nkind = \"anthropic\"\nbase_url = \"{model}\"\n"
         ),
     );
-    let home = dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let path = std::env::join_paths(
-        std::iter::once(clis.clone()).chain(std::env::split_paths(
-            &std::env::var_os("PATH").unwrap_or_default(),
-        )),
-    )
-    .unwrap();
-    let out = runlog(&store)
+    let out = with_agents(&store, &clis, dir.path())
         .args(["run", wf.to_str().unwrap(), "--run-id", "rescue", "--quiet"])
-        .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
-        .env("HOME", home)
-        .env("PATH", path)
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .output()
         .unwrap();
     let results = tool_results(&asked);
     assert!(out.status.success(), "{}\n{results:?}", text(&out));
     assert_eq!(results.len(), 2, "{results:?}");
     let (story, error) = &results[0];
-    assert!(!error && story.contains("the parser drops the last line"), "{story}");
+    assert!(
+        !error && story.contains("the parser drops the last line"),
+        "{story}"
+    );
     let (other, error) = &results[1];
     assert!(*error, "another run is refused: {other}");
     assert!(other.contains("valid for run rescue only"), "{other}");
+}
+
+#[test]
+fn a_rescue_by_codex_reads_its_earlier_verdict_through_the_runs_endpoint() {
+    let Some(clis) = agent_clis() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::quickstart_in(dir.path());
+    // Codex is wired to the run's endpoint as docs/agents.md shows: `mcp_servers` in its
+    // configuration, the token read from the variable runlog sets.
+    std::fs::write(
+        dir.path().join("agent.sh"),
+        r#"#!/bin/sh
+[ "$RUNLOG_RESCUE" = 0 ] && { echo 'first try'; exit 0; }
+exec codex exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox -m gpt-scripted \
+  -c model_provider=runlog \
+  -c "model_providers.runlog={name=\"runlog\", base_url=\"$RUNLOG_GATEWAY/v1\", env_key=\"OPENAI_API_KEY\", wire_api=\"responses\"}" \
+  -c "mcp_servers.runlog.url=\"$RUNLOG_MCP_URL\"" \
+  -c 'mcp_servers.runlog.bearer_token_env_var="RUNLOG_MCP_TOKEN"' \
+  "You are rescuing task $RUNLOG_TASK of run $RUNLOG_RUN"
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("judge.sh"),
+        "#!/bin/sh\nif [ \"$RUNLOG_RESCUE\" = 0 ]; then\n  echo '{\"score\": 0.4, \"notes\": \"the parser drops the last line\"}'\nelse\n  echo '{\"score\": 0.9, \"notes\": \"fine\"}'\nfi\n",
+    )
+    .unwrap();
+    let (model, asked) = scripted_model(vec![(
+        "mcp__runlog__show",
+        json!({"run": "rescue", "task": "parser"}),
+    )]);
+    let wf = common::workflow(
+        dir.path(),
+        "wf",
+        &format!(
+            "name = \"rescue\"\n[settings]\nworkspace = \"none\"\neval_threshold = 0.7\nmax_eval_rescues = 1\n\
+             [[task]]\nid = \"parser\"\nrun = \"sh agent.sh\"\neval = \"sh judge.sh\"\nrequires_testing = false\n\
+             [providers.openai]\nkind = \"openai\"\nbase_url = \"{model}\"\n"
+        ),
+    );
+    let out = with_agents(&store, &clis, dir.path())
+        .args(["run", wf.to_str().unwrap(), "--run-id", "rescue", "--quiet"])
+        .output()
+        .unwrap();
+    let results = tool_results(&asked);
+    assert!(out.status.success(), "{}\n{results:?}", text(&out));
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        results[0].0.contains("the parser drops the last line"),
+        "{results:?}"
+    );
 }
