@@ -577,3 +577,39 @@ fn a_rescue_asks_about_its_own_earlier_attempt_through_its_runs_token_and_no_oth
         !common::provider::logged(&store, "asks-1", &["--kind", "secrets-redacted"]).is_empty()
     );
 }
+
+#[test]
+fn the_worked_session_in_the_docs_answers_as_printed() {
+    let page = std::fs::read_to_string(common::repo().join("docs/mcp.md")).unwrap();
+    let session = page
+        .split("```mcp-session\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("docs/mcp.md has a worked session");
+    // Each call with the lines said of its answer.
+    let mut calls: Vec<(String, Value, Vec<String>)> = Vec::new();
+    for line in session.lines() {
+        if let Some(call) = line.strip_prefix("> ") {
+            let (tool, args) = call.split_once(' ').unwrap();
+            calls.push((
+                tool.to_owned(),
+                serde_json::from_str(args).unwrap(),
+                Vec::new(),
+            ));
+        } else if let Some(said) = line.strip_prefix("< ") {
+            calls.last_mut().unwrap().2.push(said.to_owned());
+        }
+    }
+    assert!(calls.len() >= 5, "{calls:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::quickstart_in(dir.path());
+    let mut s = Session::start(&store, &[]);
+    s.initialize("2025-06-18");
+    for (tool, args, said) in calls {
+        let answer = s.call(&tool, args.clone());
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert_eq!(text, said.join("\n"), "{tool} {args}: {answer}");
+    }
+}

@@ -172,11 +172,7 @@ fn refused(status: StatusCode, body: &[u8]) -> Result<CallToolResult, ErrorData>
         .and_then(Value::as_str)
         .unwrap_or("refused")
         .to_owned();
-    let hint = v
-        .get("hint")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
+    let hint = in_tools_words(v.get("hint").and_then(Value::as_str).unwrap_or_default());
     let data = Some(json!({"status": status.as_u16(), "error": error, "hint": hint}));
     match status {
         StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
@@ -333,6 +329,20 @@ fn paged(mut page: Value, window: Option<u64>) -> Value {
     page
 }
 
+/// An API hint that names a route, said with the tool that asks it.
+fn in_tools_words(hint: &str) -> String {
+    if hint.starts_with("GET /v1/runs lists") {
+        return "the `runs` tool lists them".to_owned();
+    }
+    match hint
+        .strip_prefix("GET /v1/runs/")
+        .and_then(|h| h.split_once(" lists its tasks"))
+    {
+        Some((run, _)) => format!("`status` with run {run} lists its tasks"),
+        None => hint.to_owned(),
+    }
+}
+
 /// Why an answer was not given, and how to ask for less.
 fn too_large(tool: &str, bytes: usize) -> String {
     let how = match tool {
@@ -357,36 +367,65 @@ fn summary(tool: &str, v: &Value) -> String {
             .unwrap_or("?")
             .to_owned()
     };
+    let u = |p: &str| v.pointer(p).and_then(Value::as_u64).unwrap_or(0);
     let n = |p: &str| v.pointer(p).and_then(Value::as_array).map_or(0, Vec::len);
+    let count =
+        |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
     match tool {
-        "runs" => format!("{} runs", n("/runs")),
+        "runs" => count(n("/runs"), "run", "runs"),
         "status" => format!(
-            "run {} at seq {}: {}, {} tasks",
+            "run {} at seq {}: {}, {}",
             s("/run"),
-            v.pointer("/seq").and_then(Value::as_u64).unwrap_or(0),
+            u("/seq"),
             s("/status"),
-            n("/board/rows")
+            count(n("/board/rows"), "task", "tasks")
         ),
         "log" => format!(
-            "{} events of run {} (head {}){}",
-            n("/events"),
+            "{} of run {} (head {}){}",
+            count(n("/events"), "event", "events"),
             s("/run"),
-            v.pointer("/head").and_then(Value::as_u64).unwrap_or(0),
+            u("/head"),
             match v.pointer("/next").and_then(Value::as_u64) {
                 Some(next) => format!("; more from seq {next}"),
                 None => String::new(),
             }
         ),
         "show" => format!(
-            "task {} of run {}: {}, {} events, {} model calls",
+            "task {} of run {}: {}, {}, {}",
             s("/spec/id"),
             s("/run"),
             s("/task/status"),
-            n("/events"),
-            n("/calls/calls")
+            count(n("/events"), "event", "events"),
+            count(n("/calls/calls"), "model call", "model calls")
         ),
-        "review" => format!("{} verdicts wait for a person", n("/waiting")),
-        "experiments" => format!("{} experiments", n("/experiments")),
+        "review" => format!(
+            "{} waiting for a person",
+            count(n("/waiting"), "verdict", "verdicts")
+        ),
+        "experiments" => count(n("/experiments"), "experiment", "experiments"),
+        "approve" | "reject" | "reopen" | "rollback" | "budget" => {
+            let kinds: Vec<String> = v
+                .pointer("/events")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.pointer("/event/type").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect();
+            format!(
+                "recorded in run {}: {} (head {})",
+                s("/run"),
+                kinds.join(", "),
+                u("/head")
+            )
+        }
+        "fork" => format!(
+            "forked {}@{} as {}",
+            s("/from_run"),
+            u("/at_seq"),
+            s("/run")
+        ),
+        "rerun" | "resume" => format!("run {} is executing", s("/run")),
         _ => format!("the answer of {tool}, as JSON:"),
     }
 }
