@@ -613,3 +613,68 @@ fn the_worked_session_in_the_docs_answers_as_printed() {
         assert_eq!(text, said.join("\n"), "{tool} {args}: {answer}");
     }
 }
+
+/// `METHOD PATH` with `body` on the store's API socket: the status and the answer.
+fn over_socket(store: &Path, method: &str, path: &str, body: &str) -> (u16, String) {
+    let mut s = std::os::unix::net::UnixStream::connect(store.join("api.sock")).unwrap();
+    common::request(&mut s, method, path, &[], body)
+}
+
+/// A JSON-RPC `tools/list` to `url` with `token`: the HTTP status.
+fn listed_with(url: &str, token: &str) -> u16 {
+    let address = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let mut s = std::net::TcpStream::connect(address).unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    let auth = format!("Bearer {token}");
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    common::request(&mut s, "POST", "/mcp", &headers, &body).0
+}
+
+#[test]
+fn a_runs_token_works_while_the_server_drives_the_run_and_not_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let seen = dir.path().join("seen");
+    let release = dir.path().join("release");
+    // The task keeps its endpoint and token where the test reads them, then waits to be let go.
+    let wf = common::workflow(
+        dir.path(),
+        "held",
+        &format!(
+            "name = \"held\"\n[settings]\nworkspace = \"none\"\n[[task]]\nid = \"a\"\nrequires_testing = false\n\
+             run = \"printf '%s %s' \\\"$RUNLOG_MCP_URL\\\" \\\"$RUNLOG_MCP_TOKEN\\\" > {}; while [ ! -e {} ]; do sleep 0.05; done\"\n",
+            seen.display(),
+            release.display()
+        ),
+    );
+    let mut server = common::serve_socket(&store);
+    let body = json!({"workflow": wf, "run": "held"}).to_string();
+    let (status, answer) = over_socket(&store, "POST", "/v1/runs", &body);
+    assert_eq!(status, 201, "{answer}");
+    common::wait_for(|| std::fs::read_to_string(&seen).is_ok_and(|s| s.contains(' ')));
+    let said = std::fs::read_to_string(&seen).unwrap();
+    let (url, token) = said.split_once(' ').unwrap();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
+        "{url}"
+    );
+    assert_eq!(listed_with(url, token), 200, "while the run is driven");
+    assert_eq!(listed_with(url, &"0".repeat(32)), 401);
+    std::fs::write(&release, "").unwrap();
+    common::wait_for(|| {
+        let (_, board) = over_socket(&store, "GET", "/v1/runs/held", "");
+        board.contains("\"status\":\"finished\"")
+    });
+    // The engine is gone with the run's end; its token with it.
+    common::wait_for(|| listed_with(url, token) == 401);
+    let _ = server.kill();
+    let _ = server.wait();
+}

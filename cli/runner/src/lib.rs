@@ -52,7 +52,7 @@ pub mod workflow;
 pub mod workspace;
 
 pub use crew::Crew;
-pub use engine::{Context, Ended, Engine, RunOptions};
+pub use engine::{Access, Context, Ended, Engine, RunOptions};
 pub use error::{RunnerError, WorkflowError};
 pub use host::Host;
 pub use launch::{free_run_id, Launcher};

@@ -25,5 +25,5 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         run: None,
     };
     mcp::stdio(store, ctx.store.clone(), ctx.host.clone(), caller)
-        .map_err(|e| CliError::input(e.to_string()))
+        .map_err(|e| CliError::failed(format!("cannot serve the MCP tools: {e}")))
 }

@@ -15,7 +15,6 @@ use tokio::sync::{oneshot, watch};
 /// The runs this server executes, by id, and the runtime their engines run on: their own
 /// threads, at the process's priority, while the API's threads run below it, so readers
 /// can take only the CPU the engines leave.
-#[derive(Debug)]
 pub struct Hosted {
     runs: Mutex<HashMap<String, Run>>,
     /// The experiments executing here, each with the switch that stops it.
@@ -29,6 +28,24 @@ pub struct Hosted {
     trace: Option<crate::otlp::Target>,
     /// What this process's environment gave.
     host: runlog_runner::Host,
+    /// What the commands of the runs it executes are given besides (runlog's tools for them).
+    access: Option<Grant>,
+}
+
+/// Access for a run's commands to the store it is recorded in (see `super::mcp::inside`).
+pub type Grant = Arc<
+    dyn Fn(Arc<Store>, PathBuf, &runlog_runner::Host, &str) -> Option<runlog_runner::Access>
+        + Send
+        + Sync,
+>;
+
+impl std::fmt::Debug for Hosted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hosted")
+            .field("max_runs", &self.max_runs)
+            .field("runs", &self.live())
+            .finish()
+    }
 }
 
 /// A run this server executes: the switch that interrupts it, and its state as its engine
@@ -52,16 +69,19 @@ pub struct Start {
 }
 
 impl Hosted {
-    /// Hosts at most `max_runs` runs at once, their engines on `engines`.
+    /// Hosts at most `max_runs` runs at once, their engines on `engines`, their commands given
+    /// what `access` grants.
     pub fn new(
         engines: tokio::runtime::Handle,
         max_runs: usize,
         trace: Option<crate::otlp::Target>,
         host: runlog_runner::Host,
+        access: Option<Grant>,
     ) -> Self {
         Self {
             trace,
             host,
+            access,
             runs: Mutex::default(),
             experiments: Mutex::default(),
             tasks: tokio::sync::Mutex::default(),
@@ -162,13 +182,14 @@ impl Hosted {
                     }
                 };
                 let run = engine.run_id().to_owned();
-                let access = crate::server::mcp::inside::grant(
-                    store.clone(),
-                    dir.clone(),
-                    &hosted.host,
-                    &run,
-                );
-                let engine = crate::server::mcp::inside::given(engine, access.as_ref());
+                let engine = match hosted
+                    .access
+                    .as_ref()
+                    .and_then(|grant| grant(store.clone(), dir.clone(), &hosted.host, &run))
+                {
+                    Some(access) => engine.with_access(access),
+                    None => engine,
+                };
                 let (shown, state) = watch::channel(Arc::new(RunState::default()));
                 let replay = runlog_replay::Replay::new(store.as_ref());
                 let (observer, exporting) = match crate::otlp::traced(

@@ -99,6 +99,7 @@ pub fn serve(o: Options) -> Result<(), ServerError> {
         o.max_runs,
         o.trace,
         o.host,
+        Some(Arc::new(mcp::inside::grant)),
     ));
     let slots = connections::Slots::new(o.idle);
     let tcp = o.http.map(|addr| Tcp {
@@ -202,7 +203,13 @@ async fn serve_on(
         dir: dir.clone(),
         pacing: pacing.clone(),
     };
-    let app = api::router(api(None)).into_make_service_with_connect_info::<connections::UnixPeer>();
+    // `/mcp` asks `/v1` in-process, as its caller: that router takes no token of its own.
+    let with_mcp = |tokens: Option<Arc<tokens::Tokens>>| {
+        let v1 = api::router(api(None), None);
+        let endpoint = mcp::http(mcp::Server::new(v1, None), tokens.is_some());
+        api::router(api(tokens), Some(axum::routing::any_service(endpoint)))
+    };
+    let app = with_mcp(None).into_make_service_with_connect_info::<connections::UnixPeer>();
     errln!("serving the store {} on {}", dir.display(), path.display());
     let mut servers = tokio::task::JoinSet::new();
     let listener = slots.bound(unix);
@@ -225,7 +232,7 @@ async fn serve_on(
             cause: source,
         })?;
         let app = ui::router()
-            .merge(api::router(api(tokens)))
+            .merge(with_mcp(tokens))
             .into_make_service_with_connect_info::<connections::Peer>();
         match tls {
             Some(tls) => {

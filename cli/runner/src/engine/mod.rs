@@ -124,8 +124,28 @@ pub struct Engine {
     spares: super::spare::Spares,
     /// The model gateway, when the workflow turns it on (opened as driving starts).
     calls: Option<model_calls::ModelCalls>,
-    /// What the program driving the run gives every command besides (see [`Engine::with_env`]).
+    /// What the program driving the run gives every command besides (see [`Engine::with_access`]).
     extra_env: Vec<(String, String)>,
+    /// Held while the engine lives (see [`Access`]).
+    access: Vec<Access>,
+}
+
+/// What the program driving a run gives its commands: variables, which of them are secrets, and
+/// what must live while the run is driven (a token that stops working once it is dropped).
+pub struct Access {
+    /// The variables.
+    pub vars: Vec<(String, String)>,
+    /// The names of those whose values are secrets.
+    pub secret: Vec<String>,
+    /// Dropped with the engine.
+    pub held: Box<dyn std::any::Any + Send>,
+}
+
+impl std::fmt::Debug for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.vars.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("Access").field("vars", &names).finish()
+    }
 }
 
 impl std::fmt::Debug for Engine {
@@ -169,6 +189,7 @@ impl Engine {
             spares: super::spare::Spares::default(),
             calls: None,
             extra_env: Vec::new(),
+            access: Vec::new(),
         }
     }
 
@@ -183,16 +204,17 @@ impl Engine {
         self
     }
 
-    /// Every command the run starts also gets `vars` (how to reach the program driving it, say);
-    /// the values of those named in `secret` are replaced, like the environment's secrets, in
-    /// everything the run's commands leave before it is recorded.
-    pub fn with_env(mut self, vars: Vec<(String, String)>, secret: &[&str]) -> Self {
-        for (name, value) in &vars {
-            if secret.contains(&name.as_str()) {
+    /// Every command the run starts also gets `access`'s variables (how to reach the program
+    /// driving it, say), its secrets replaced like the environment's in everything the run's
+    /// commands leave; what `access` holds lives as long as the engine.
+    pub fn with_access(mut self, access: Access) -> Self {
+        for (name, value) in &access.vars {
+            if access.secret.contains(name) {
                 self.ctx.redactor = Arc::new(self.ctx.redactor.with(name, value));
             }
         }
-        self.extra_env.extend(vars);
+        self.extra_env.extend(access.vars.iter().cloned());
+        self.access.push(access);
         self
     }
 

@@ -137,9 +137,8 @@ pub(super) fn drive_to_end(
         m.enlist(&mut engine, true);
     }
     let run = engine.run_id().to_owned();
-    // Held while the run is driven: its commands' token works until then.
-    let access = crate::server::mcp::inside::grant_for(launcher, &ctx.store, &ctx.host, &run);
-    let engine = crate::server::mcp::inside::given(engine, access.as_ref());
+    // Its commands' token works while the engine lives.
+    let engine = crate::server::mcp::inside::granted(engine, launcher, &ctx.store, &ctx.host);
     let target = trace.target()?;
     let replay = runlog_replay::Replay::new(launcher.log().as_ref());
     let (observer, exporting) = otlp::traced(&replay, &run, target.as_ref(), View::new(quiet))?;
@@ -151,7 +150,6 @@ pub(super) fn drive_to_end(
         Ok::<_, CliError>(engine.drive().await?)
     })?;
     drop(member);
-    drop(access);
     let exit = finish(launcher.log().as_ref(), ctx, &ctx.command(), &run, &ended);
     if let Some(exporting) = exporting {
         errln!("{}", exporting.finish_report().said(&run));

@@ -200,17 +200,14 @@ pub struct Api {
     pub pacing: Arc<super::pacing::Pacing>,
 }
 
-/// The API's routes over `api`, and the MCP endpoint, whose tools ask those routes.
-pub fn router(api: Api) -> Router {
-    let v1 = layered(
-        v1_routes(),
-        Api {
-            tokens: None,
-            ..api.clone()
-        },
-    );
-    let mcp = super::mcp::http(super::mcp::Server::new(v1, None), api.tokens.is_some());
-    layered(v1_routes().route_service(MCP, mcp), api)
+/// The API's routes over `api`, and `mcp` at `/mcp` when given (the MCP endpoint, whose tools
+/// ask these routes), behind the same tokens and bounds.
+pub fn router(api: Api, mcp: Option<axum::routing::MethodRouter<Api>>) -> Router {
+    let routes = match mcp {
+        Some(mcp) => v1_routes().route(MCP, mcp),
+        None => v1_routes(),
+    };
+    layered(routes, api)
 }
 
 /// `/v1`, each route answering within [`REQUEST_TIME`] but the event stream.

@@ -14,6 +14,7 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use runlog_core::{Principal, Via};
+use runlog_runner::Access;
 use runlog_store::Store;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -33,17 +34,14 @@ struct Endpoint {
     given: Given,
 }
 
-/// A run's access while it is driven: the variables its commands get. Dropped when the drive
-/// ends, and the token stops working.
-#[derive(Debug)]
-pub struct Grant {
+/// A run's token in the endpoint's list while the run is driven: dropped with its engine, it
+/// is taken out, and the token stops working.
+struct Held {
     digest: [u8; 32],
     given: Given,
-    /// `RUNLOG_MCP_URL` and `RUNLOG_MCP_TOKEN`.
-    pub env: Vec<(String, String)>,
 }
 
-impl Drop for Grant {
+impl Drop for Held {
     fn drop(&mut self) {
         lock(&self.given).remove(&self.digest);
     }
@@ -54,14 +52,14 @@ fn lock(given: &Given) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], String>> {
 }
 
 /// Access for `run` to the store it is recorded in, through this process's endpoint (started
-/// the first time). `None`, with the reason in the log, when the endpoint cannot be: the run
-/// goes on without it.
+/// the first time): `RUNLOG_MCP_URL` and `RUNLOG_MCP_TOKEN` for its commands. `None`, with the
+/// reason in the log, when the endpoint cannot be: the run goes on without it.
 pub fn grant(
     store: Arc<Store>,
     dir: PathBuf,
     host: &runlog_runner::Host,
     run: &str,
-) -> Option<Grant> {
+) -> Option<Access> {
     static ENDPOINT: OnceLock<Option<Endpoint>> = OnceLock::new();
     let endpoint = ENDPOINT
         .get_or_init(|| match start(store, dir, host.clone()) {
@@ -75,30 +73,31 @@ pub fn grant(
     let secret = runlog_gateway::fresh_hex()?;
     let digest = *blake3::hash(secret.as_bytes()).as_bytes();
     lock(&endpoint.given).insert(digest, run.to_owned());
-    Some(Grant {
-        digest,
-        given: endpoint.given.clone(),
-        env: vec![
+    Some(Access {
+        vars: vec![
             (URL_VAR.to_owned(), endpoint.url.clone()),
             (TOKEN_VAR.to_owned(), secret),
         ],
+        secret: vec![TOKEN_VAR.to_owned()],
+        held: Box::new(Held {
+            digest,
+            given: endpoint.given.clone(),
+        }),
     })
 }
 
-/// Access for the run `launcher` drives, when it has a store of its own (see [`grant`]).
-pub fn grant_for(
+/// `engine` with access for its run, when the launcher has a store of its own (see [`grant`]).
+pub fn granted(
+    engine: runlog_runner::Engine,
     launcher: &runlog_runner::Launcher,
     dir: &std::path::Path,
     host: &runlog_runner::Host,
-    run: &str,
-) -> Option<Grant> {
-    grant(launcher.shared_store()?, dir.to_path_buf(), host, run)
-}
-
-/// `engine`, its commands given `access`'s variables (the token replaced like a secret).
-pub fn given(engine: runlog_runner::Engine, access: Option<&Grant>) -> runlog_runner::Engine {
+) -> runlog_runner::Engine {
+    let access = launcher
+        .shared_store()
+        .and_then(|store| grant(store, dir.to_path_buf(), host, engine.run_id()));
     match access {
-        Some(g) => engine.with_env(g.env.clone(), &[TOKEN_VAR]),
+        Some(a) => engine.with_access(a),
         None => engine,
     }
 }
@@ -121,13 +120,16 @@ fn start(store: Arc<Store>, dir: PathBuf, host: runlog_runner::Host) -> std::io:
                     store,
                     tokens: None,
                     streams: Arc::default(),
-                    hosted: Arc::new(super::super::hosted::Hosted::new(handle, 1, None, host)),
+                    hosted: Arc::new(super::super::hosted::Hosted::new(
+                        handle, 1, None, host, None,
+                    )),
                     dir,
                     pacing: Arc::new(super::super::pacing::Pacing::new(0)),
                 };
-                let server = super::Server::new(api::router(api), None);
+                let server = super::Server::new(api::router(api, None), None);
                 let app = axum::Router::new()
-                    .route_service(api::paths::MCP, super::http(server, false))
+                    // Every request carries a run's token: the token decides, not the Host.
+                    .route_service(api::paths::MCP, super::http(server, true))
                     .layer(axum::middleware::from_fn_with_state(taken, run_token));
                 axum::serve(listener, app).await
             });

@@ -458,19 +458,15 @@ pub fn stdio(
     dir: std::path::PathBuf,
     host: runlog_runner::Host,
     caller: Caller,
-) -> Result<(), super::ServerError> {
+) -> std::io::Result<()> {
     use rmcp::ServiceExt;
-    let engines = crate::runtime::build("engines", 2, 16, || {}).map_err(|cause| {
-        super::ServerError::Runtime {
-            what: "engines",
-            cause,
-        }
-    })?;
+    let engines = crate::runtime::build("engines", 2, 16, || {})?;
     let hosted = Arc::new(super::hosted::Hosted::new(
         engines.handle().clone(),
         16,
         None,
         host,
+        Some(Arc::new(inside::grant)),
     ));
     let api = super::api::Api {
         store,
@@ -480,11 +476,12 @@ pub fn stdio(
         dir,
         pacing: Arc::new(super::pacing::Pacing::new(0)),
     };
-    let server = Server::new(super::api::router(api), Some(caller));
+    let server = Server::new(super::api::router(api, None), Some(caller));
     engines.block_on(async move {
-        let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| {
-            super::ServerError::Failed(format!("the MCP session did not start: {e}"))
-        })?;
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| std::io::Error::other(format!("the MCP session did not start: {e}")))?;
         let _ = running.waiting().await;
         hosted.stop_all().await;
         Ok(())

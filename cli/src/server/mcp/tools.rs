@@ -46,6 +46,9 @@ pub(super) trait Args: DeserializeOwned + JsonSchema {
     fn run(&self) -> Option<&str>;
 }
 
+/// A tool's request, and the one run it is about (if it is about one).
+pub(super) type Asked = (Ask, Option<String>);
+
 /// A tool.
 pub(super) struct Tool {
     pub name: &'static str,
@@ -59,7 +62,7 @@ pub(super) struct Tool {
     /// The input schema.
     pub input: fn() -> schemars::Schema,
     /// The arguments read: the request and the run they are about, or why they are refused.
-    pub read: fn(Value, &str) -> Result<(Ask, Option<String>), String>,
+    pub read: fn(Value, &str) -> Result<Asked, String>,
 }
 
 impl Tool {
@@ -79,7 +82,7 @@ fn input<A: Args>() -> schemars::Schema {
         .into_root_schema_for::<A>()
 }
 
-fn read<A: Args>(args: Value, who: &str) -> Result<(Ask, Option<String>), String> {
+fn read<A: Args>(args: Value, who: &str) -> Result<Asked, String> {
     let a: A = serde_json::from_value(args).map_err(|e| e.to_string())?;
     let run = a.run().map(str::to_owned);
     Ok((a.ask(who), run))
