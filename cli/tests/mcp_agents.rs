@@ -343,6 +343,35 @@ fn claude_code_asks_serves_mcp_endpoint_with_a_read_token_why_a_task_failed() {
     read_the_failure(&asked, &out);
 }
 
+/// Run `rescue` of task `parser`, whose command is `agent.sh` in `dir`, its judge failing the
+/// first attempt with its notes and passing the rescue; its model at `model` for `provider`.
+fn rescued(
+    store: &Path,
+    clis: &Path,
+    dir: &Path,
+    provider: &str,
+    model: &str,
+) -> std::process::Output {
+    std::fs::write(
+        dir.join("judge.sh"),
+        "#!/bin/sh\nif [ \"$RUNLOG_RESCUE\" = 0 ]; then\n  echo '{\"score\": 0.4, \"notes\": \"the parser drops the last line\"}'\nelse\n  echo '{\"score\": 0.9, \"notes\": \"fine\"}'\nfi\n",
+    )
+    .unwrap();
+    let wf = common::workflow(
+        dir,
+        "wf",
+        &format!(
+            "name = \"rescue\"\n[settings]\nworkspace = \"none\"\neval_threshold = 0.7\nmax_eval_rescues = 1\n\
+             [[task]]\nid = \"parser\"\nrun = \"sh agent.sh\"\neval = \"sh judge.sh\"\nrequires_testing = false\n\
+             [providers.{provider}]\nkind = \"{provider}\"\nbase_url = \"{model}\"\n"
+        ),
+    );
+    with_agents(store, clis, dir)
+        .args(["run", wf.to_str().unwrap(), "--run-id", "rescue", "--quiet"])
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_rescue_by_claude_code_reads_its_earlier_verdict_through_the_runs_endpoint() {
     let Some(clis) = agent_clis() else { return };
@@ -363,11 +392,6 @@ exec claude -p "You are rescuing task $RUNLOG_TASK of run $RUNLOG_RUN" --output-
 "#,
     )
     .unwrap();
-    std::fs::write(
-        dir.path().join("judge.sh"),
-        "#!/bin/sh\nif [ \"$RUNLOG_RESCUE\" = 0 ]; then\n  echo '{\"score\": 0.4, \"notes\": \"the parser drops the last line\"}'\nelse\n  echo '{\"score\": 0.9, \"notes\": \"fine\"}'\nfi\n",
-    )
-    .unwrap();
     let (model, asked) = scripted_model(vec![
         (
             "mcp__runlog__show",
@@ -375,19 +399,7 @@ exec claude -p "You are rescuing task $RUNLOG_TASK of run $RUNLOG_RUN" --output-
         ),
         ("mcp__runlog__status", json!({"run": "quickstart"})),
     ]);
-    let wf = common::workflow(
-        dir.path(),
-        "wf",
-        &format!(
-            "name = \"rescue\"\n[settings]\nworkspace = \"none\"\neval_threshold = 0.7\nmax_eval_rescues = 1\n\
-             [[task]]\nid = \"parser\"\nrun = \"sh agent.sh\"\neval = \"sh judge.sh\"\nrequires_testing = false\n\
-             [providers.anthropic]\nkind = \"anthropic\"\nbase_url = \"{model}\"\n"
-        ),
-    );
-    let out = with_agents(&store, &clis, dir.path())
-        .args(["run", wf.to_str().unwrap(), "--run-id", "rescue", "--quiet"])
-        .output()
-        .unwrap();
+    let out = rescued(&store, &clis, dir.path(), "anthropic", &model);
     let results = tool_results(&asked);
     assert!(out.status.success(), "{}\n{results:?}", text(&out));
     assert_eq!(results.len(), 2, "{results:?}");
@@ -421,28 +433,11 @@ exec codex exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox
 "#,
     )
     .unwrap();
-    std::fs::write(
-        dir.path().join("judge.sh"),
-        "#!/bin/sh\nif [ \"$RUNLOG_RESCUE\" = 0 ]; then\n  echo '{\"score\": 0.4, \"notes\": \"the parser drops the last line\"}'\nelse\n  echo '{\"score\": 0.9, \"notes\": \"fine\"}'\nfi\n",
-    )
-    .unwrap();
     let (model, asked) = scripted_model(vec![(
         "mcp__runlog__show",
         json!({"run": "rescue", "task": "parser"}),
     )]);
-    let wf = common::workflow(
-        dir.path(),
-        "wf",
-        &format!(
-            "name = \"rescue\"\n[settings]\nworkspace = \"none\"\neval_threshold = 0.7\nmax_eval_rescues = 1\n\
-             [[task]]\nid = \"parser\"\nrun = \"sh agent.sh\"\neval = \"sh judge.sh\"\nrequires_testing = false\n\
-             [providers.openai]\nkind = \"openai\"\nbase_url = \"{model}\"\n"
-        ),
-    );
-    let out = with_agents(&store, &clis, dir.path())
-        .args(["run", wf.to_str().unwrap(), "--run-id", "rescue", "--quiet"])
-        .output()
-        .unwrap();
+    let out = rescued(&store, &clis, dir.path(), "openai", &model);
     let results = tool_results(&asked);
     assert!(out.status.success(), "{}\n{results:?}", text(&out));
     assert_eq!(results.len(), 1, "{results:?}");

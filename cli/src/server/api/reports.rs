@@ -24,6 +24,30 @@ pub(super) async fn audit(
     Ok(Json(body))
 }
 
+/// Task `task` of `run` at its head: the run's state, the task's spec and its events (404 for
+/// a task the run does not have).
+fn story_at_head(s: &runlog_store::Store, run: &str, task: &str) -> Result<Story, ApiError> {
+    let replay = Replay::new(s);
+    let state = replay.head_state(run)?;
+    let id = runlog_core::TaskId::from(task);
+    let Some(spec) = state.task(&id).map(|t| t.spec.clone()) else {
+        return Err(ApiError::not_found(
+            format!("run {run} has no task {task}"),
+            format!("GET /v1/runs/{run} lists its tasks"),
+        ));
+    };
+    let events = replay.events(run, 1, state.seq)?;
+    let story = crate::queries::story::story_of(&events, &id);
+    Ok((state, spec, story))
+}
+
+/// A run's state, one task's spec and its events.
+type Story = (
+    runlog_core::RunState,
+    runlog_core::TaskSpec,
+    Vec<(u64, runlog_core::Event)>,
+);
+
 /// A task's whole story: its row, spec, events with their words, and model calls (`runlog
 /// show RUN TASK --json`).
 pub(super) async fn task(
@@ -31,20 +55,8 @@ pub(super) async fn task(
     P((run, task)): P<(String, String)>,
 ) -> Result<impl IntoResponse, ApiError> {
     let body = blocking(&api, move |s| {
-        let replay = Replay::new(s);
-        let state = replay.head_state(&run)?;
-        let id = runlog_core::TaskId::from(task.as_str());
-        let Some(t) = state.task(&id) else {
-            return Err(ApiError::not_found(
-                format!("run {run} has no task {task}"),
-                format!("GET /v1/runs/{run} lists its tasks"),
-            ));
-        };
-        let events = replay.events(&run, 1, state.seq)?;
-        let story = crate::queries::story::story_of(&events, &id);
-        json_bytes(&crate::queries::task::view(
-            s, &run, &state, &t.spec, &story,
-        ))
+        let (state, spec, story) = story_at_head(s, &run, &task)?;
+        json_bytes(&crate::queries::task::view(s, &run, &state, &spec, &story))
     })
     .await?;
     Ok((
@@ -60,17 +72,7 @@ pub(super) async fn calls(
     P((run, task)): P<(String, String)>,
 ) -> Result<impl IntoResponse, ApiError> {
     let body = blocking(&api, move |s| {
-        let replay = Replay::new(s);
-        let state = replay.head_state(&run)?;
-        let id = runlog_core::TaskId::from(task.as_str());
-        if state.task(&id).is_none() {
-            return Err(ApiError::not_found(
-                format!("run {run} has no task {task}"),
-                format!("GET /v1/runs/{run} lists its tasks"),
-            ));
-        }
-        let events = replay.events(&run, 1, state.seq)?;
-        let story = crate::queries::story::story_of(&events, &id);
+        let (_, _, story) = story_at_head(s, &run, &task)?;
         Ok(crate::queries::calls::CallsView::of(
             s, &run, &task, &story, None,
         ))
