@@ -416,7 +416,7 @@ fn sdk_client() -> PathBuf {
 }
 
 #[test]
-fn the_official_python_sdk_looks_and_acts_over_stdio_and_over_http_with_tokens() {
+fn the_official_python_sdk_looks_and_acts_over_stdio_and_over_https_with_tokens() {
     if !common::mcp_sdk_found() {
         return;
     }
@@ -442,11 +442,24 @@ fn the_official_python_sdk_looks_and_acts_over_stdio_and_over_http_with_tokens()
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    // Over HTTP, each token seeing what its scope allows.
-    let (mut server, url) =
-        common::serve_http(&store, &["--token-file".as_ref(), tokens.as_os_str()]);
+    // Over HTTPS, each token seeing what its scope allows.
+    let ca = common::tls::ca(dir.path(), "team-ca");
+    let (cert, key) = common::tls::signed(&ca, dir.path(), "server", &["127.0.0.1"]);
+    let (mut server, url) = common::serve_http(
+        &store,
+        &[
+            "--token-file".as_ref(),
+            tokens.as_os_str(),
+            "--tls-cert".as_ref(),
+            cert.as_os_str(),
+            "--tls-key".as_ref(),
+            key.as_os_str(),
+        ],
+    );
+    assert!(url.starts_with("https://"), "{url}");
     let out = std::process::Command::new("python3")
         .arg(sdk_client())
+        .env("RUNLOG_TEST_CA", &ca.cert)
         .args([
             "http",
             &format!("{url}/mcp"),
@@ -576,6 +589,17 @@ fn a_rescue_asks_about_its_own_earlier_attempt_through_its_runs_token_and_no_oth
     assert!(
         !common::provider::logged(&store, "asks-1", &["--kind", "secrets-redacted"]).is_empty()
     );
+    // Nor does any tool give it out.
+    let mut s = Session::start(&store, &["--read-only"]);
+    s.initialize("2025-06-18");
+    for (tool, args) in [
+        ("show", json!({"run": "asks-1", "task": "parser"})),
+        ("log", json!({"run": "asks-1"})),
+    ] {
+        let answer = s.call(tool, args).to_string();
+        assert!(answer.contains("my token is"), "{answer}");
+        assert!(!answer.contains(token), "{tool} gave the token out");
+    }
 }
 
 #[test]

@@ -5,11 +5,14 @@ its structured answer against the tool's outputSchema (jsonschema), then act.
     sdk_client.py stdio RUNLOG STORE RUN          # `runlog mcp`, as the user who started it
     sdk_client.py http URL READ_TOKEN STEER_TOKEN RUN   # `runlog serve`'s /mcp, with tokens
 
+Over HTTPS, the CA to trust is the file named by RUNLOG_TEST_CA.
+
 RUN is a run whose task `a` waits for a person: it is approved, then rolled back.
 """
 
 import asyncio
 import json
+import os
 import sys
 
 import httpx2
@@ -81,7 +84,8 @@ async def over_stdio(runlog, store, run):
 
 async def over_http(url, token, steer, run):
     headers = {"Authorization": f"Bearer {token}"}
-    async with httpx2.AsyncClient(headers=headers, timeout=60) as client:
+    verify = os.environ.get("RUNLOG_TEST_CA", True)
+    async with httpx2.AsyncClient(headers=headers, timeout=60, verify=verify) as client:
         async with streamable_http_client(url, http_client=client) as (r, w, *_):
             async with ClientSession(r, w) as session:
                 await session.initialize()
@@ -111,7 +115,7 @@ async def main(argv):
         await over_http(url, read, False, run)
         await over_http(url, steer, True, run)
         # No token: refused before any tool is reached.
-        async with httpx2.AsyncClient(timeout=60) as client:
+        async with httpx2.AsyncClient(timeout=60, verify=os.environ.get("RUNLOG_TEST_CA", True)) as client:
             answer = await client.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                                        headers={"Accept": "application/json, text/event-stream"})
             assert answer.status_code == 401, answer.status_code
