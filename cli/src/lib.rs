@@ -135,7 +135,10 @@ pub fn main() -> ExitCode {
         store,
         shared,
         json: cli.json,
-        host: runlog_runner::Host::from_env(),
+        // Each run's commands are given runlog's MCP tools for their run.
+        host: runlog_runner::Host::from_env().granting(runlog_runner::Granting(
+            std::sync::Arc::new(server::mcp::inside::grant),
+        )),
     };
     match cli.command.execute(&ctx) {
         Ok(None) => ExitCode::SUCCESS,

@@ -29,6 +29,26 @@ pub struct Host {
     /// `RUNLOG_TEST_UNFENCED`, a worker whose appends do not check its lease.
     ack_log: Option<std::path::PathBuf>,
     unfenced: bool,
+    /// What the program hosting the runner gives each run's commands besides (see
+    /// [`Host::granting`]).
+    granting: Option<Granting>,
+}
+
+/// How the program hosting the runner gives a run's commands access to what it serves (the
+/// binary: runlog's MCP tools for the run): called with the store, its directory on this host,
+/// this host and the run, as each engine is made; what it returns lives as long as the engine.
+#[derive(Clone)]
+pub struct Granting(pub Arc<Grant>);
+
+/// The function a [`Granting`] holds.
+pub type Grant = dyn Fn(Arc<runlog_store::Store>, &std::path::Path, &Host, &str) -> Option<crate::Access>
+    + Send
+    + Sync;
+
+impl std::fmt::Debug for Granting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Granting")
+    }
 }
 
 impl Default for Host {
@@ -66,7 +86,25 @@ impl Host {
             kill_after_appends: None,
             ack_log: None,
             unfenced: false,
+            granting: None,
         }
+    }
+
+    /// This host, each engine it makes given what `granting` grants its run.
+    pub fn granting(mut self, granting: Granting) -> Self {
+        self.granting = Some(granting);
+        self
+    }
+
+    /// What `granting` grants `run` of `store` (whose files here are under `dir`), if anything.
+    pub(crate) fn access(
+        &self,
+        store: Arc<runlog_store::Store>,
+        dir: &std::path::Path,
+        run: &str,
+    ) -> Option<crate::Access> {
+        let g = self.granting.as_ref()?;
+        (g.0)(store, dir, self, run)
     }
 
     /// A clock of its own for one engine or one command: the wall clock, or a fixed clock from

@@ -126,8 +126,17 @@ impl Launcher {
         Some(pg.url().to_owned())
     }
 
+    /// An engine of `run`, given what the host grants its commands.
     fn engine(&self, run: &str, state: RunState, context: Context, opts: RunOptions) -> Engine {
-        Engine::new(self.log.clone(), run, state, context, opts)
+        let engine = Engine::new(self.log.clone(), run, state, context, opts);
+        let access = self
+            .store
+            .clone()
+            .and_then(|store| self.host.access(store, &self.dir, run));
+        match access {
+            Some(access) => engine.with_access(access),
+            None => engine,
+        }
     }
 
     /// Starts a run of `wf` (recorded before this returns): its id is `run_id`, which must be

@@ -54,7 +54,7 @@ pub mod workspace;
 pub use crew::Crew;
 pub use engine::{Access, Context, Ended, Engine, RunOptions};
 pub use error::{RunnerError, WorkflowError};
-pub use host::Host;
+pub use host::{Granting, Host};
 pub use launch::{free_run_id, Launcher};
 pub use layout::Layout;
 pub use observer::{Observer, Unobserved};

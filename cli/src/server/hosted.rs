@@ -28,16 +28,7 @@ pub struct Hosted {
     trace: Option<crate::otlp::Target>,
     /// What this process's environment gave.
     host: runlog_runner::Host,
-    /// What the commands of the runs it executes are given besides (runlog's tools for them).
-    access: Option<Grant>,
 }
-
-/// Access for a run's commands to the store it is recorded in (see `super::mcp::inside`).
-pub type Grant = Arc<
-    dyn Fn(Arc<Store>, PathBuf, &runlog_runner::Host, &str) -> Option<runlog_runner::Access>
-        + Send
-        + Sync,
->;
 
 impl std::fmt::Debug for Hosted {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -69,19 +60,16 @@ pub struct Start {
 }
 
 impl Hosted {
-    /// Hosts at most `max_runs` runs at once, their engines on `engines`, their commands given
-    /// what `access` grants.
+    /// Hosts at most `max_runs` runs at once, their engines on `engines`.
     pub fn new(
         engines: tokio::runtime::Handle,
         max_runs: usize,
         trace: Option<crate::otlp::Target>,
         host: runlog_runner::Host,
-        access: Option<Grant>,
     ) -> Self {
         Self {
             trace,
             host,
-            access,
             runs: Mutex::default(),
             experiments: Mutex::default(),
             tasks: tokio::sync::Mutex::default(),
@@ -182,14 +170,6 @@ impl Hosted {
                     }
                 };
                 let run = engine.run_id().to_owned();
-                let engine = match hosted
-                    .access
-                    .as_ref()
-                    .and_then(|grant| grant(store.clone(), dir.clone(), &hosted.host, &run))
-                {
-                    Some(access) => engine.with_access(access),
-                    None => engine,
-                };
                 let (shown, state) = watch::channel(Arc::new(RunState::default()));
                 let replay = runlog_replay::Replay::new(store.as_ref());
                 let (observer, exporting) = match crate::otlp::traced(

@@ -99,7 +99,6 @@ pub fn serve(o: Options) -> Result<(), ServerError> {
         o.max_runs,
         o.trace,
         o.host,
-        Some(Arc::new(mcp::inside::grant)),
     ));
     let slots = connections::Slots::new(o.idle);
     let tcp = o.http.map(|addr| Tcp {

@@ -137,8 +137,6 @@ pub(super) fn drive_to_end(
         m.enlist(&mut engine, true);
     }
     let run = engine.run_id().to_owned();
-    // Its commands' token works while the engine lives.
-    let engine = crate::server::mcp::inside::granted(engine, launcher, &ctx.store, &ctx.host);
     let target = trace.target()?;
     let replay = runlog_replay::Replay::new(launcher.log().as_ref());
     let (observer, exporting) = otlp::traced(&replay, &run, target.as_ref(), View::new(quiet))?;

@@ -56,13 +56,13 @@ fn lock(given: &Given) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], String>> {
 /// reason in the log, when the endpoint cannot be: the run goes on without it.
 pub fn grant(
     store: Arc<Store>,
-    dir: PathBuf,
+    dir: &std::path::Path,
     host: &runlog_runner::Host,
     run: &str,
 ) -> Option<Access> {
     static ENDPOINT: OnceLock<Option<Endpoint>> = OnceLock::new();
     let endpoint = ENDPOINT
-        .get_or_init(|| match start(store, dir, host.clone()) {
+        .get_or_init(|| match start(store, dir.to_path_buf(), host.clone()) {
             Ok(e) => Some(e),
             Err(e) => {
                 tracing::warn!("runs' commands get no MCP endpoint: {e}");
@@ -86,22 +86,6 @@ pub fn grant(
     })
 }
 
-/// `engine` with access for its run, when the launcher has a store of its own (see [`grant`]).
-pub fn granted(
-    engine: runlog_runner::Engine,
-    launcher: &runlog_runner::Launcher,
-    dir: &std::path::Path,
-    host: &runlog_runner::Host,
-) -> runlog_runner::Engine {
-    let access = launcher
-        .shared_store()
-        .and_then(|store| grant(store, dir.to_path_buf(), host, engine.run_id()));
-    match access {
-        Some(a) => engine.with_access(a),
-        None => engine,
-    }
-}
-
 /// Listens on a loopback port, serving on a thread of its own for the rest of the process.
 fn start(store: Arc<Store>, dir: PathBuf, host: runlog_runner::Host) -> std::io::Result<Endpoint> {
     let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
@@ -120,9 +104,7 @@ fn start(store: Arc<Store>, dir: PathBuf, host: runlog_runner::Host) -> std::io:
                     store,
                     tokens: None,
                     streams: Arc::default(),
-                    hosted: Arc::new(super::super::hosted::Hosted::new(
-                        handle, 1, None, host, None,
-                    )),
+                    hosted: Arc::new(super::super::hosted::Hosted::new(handle, 1, None, host)),
                     dir,
                     pacing: Arc::new(super::super::pacing::Pacing::new(0)),
                 };

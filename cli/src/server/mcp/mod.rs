@@ -466,7 +466,6 @@ pub fn stdio(
         16,
         None,
         host,
-        Some(Arc::new(inside::grant)),
     ));
     let api = super::api::Api {
         store,
