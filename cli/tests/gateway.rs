@@ -611,3 +611,149 @@ fn an_exported_run_carries_its_conversations_to_another_store() {
         text(&refused)
     );
 }
+
+/// An agent making `N` calls one after the other (`N` its first argument), `PAUSE` seconds
+/// apart (its second), each on a connection of its own to the gateway.
+const CALLING_AGENT: &str = r#"
+import json, os, sys, time, urllib.request
+n, pause = int(sys.argv[1]), float(sys.argv[2])
+for i in range(n):
+    request = urllib.request.Request(
+        os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages",
+        data=json.dumps({"model": "claude-x", "max_tokens": 64,
+                         "messages": [{"role": "user", "content": f"call {i}"}]}).encode(),
+        headers={"x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01",
+                 "content-type": "application/json"})
+    json.loads(urllib.request.urlopen(request).read())
+    time.sleep(pause)
+print(n, "answered")
+"#;
+
+/// The agent of [`CALLING_AGENT`] as the one task of run `name`, its provider at `provider`.
+fn calls_through(
+    dir: &std::path::Path,
+    name: &str,
+    provider: &str,
+    n: u32,
+    pause: f64,
+) -> std::path::PathBuf {
+    let store = dir.join("store");
+    std::fs::write(dir.join("calls.py"), CALLING_AGENT).unwrap();
+    let wf = workflow(
+        dir,
+        name,
+        &format!(
+            "name = \"{name}\"\n[settings]\nworkspace = \"none\"\n\
+             [[task]]\nid = \"{name}\"\nrun = \"python3 calls.py {n} {pause}\"\nrequires_testing = false\n\
+             [providers.anthropic]\nkind = \"anthropic\"\nbase_url = \"{provider}\"\n"
+        ),
+    );
+    let out = runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", name, "--quiet"])
+        .env("ANTHROPIC_API_KEY", REAL_KEY)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let answered = events(&store, name, &["--kind", "model-called"])
+        .iter()
+        .filter(|c| c["status"] == 200)
+        .count();
+    assert_eq!(answered, n as usize, "every call answered and recorded");
+    store
+}
+
+#[test]
+fn the_gateway_keeps_its_connection_to_the_provider_across_a_thousand_calls() {
+    use axum::serve::ListenerExt;
+    let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = connections.clone();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let provider = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let app = axum::Router::new().route(
+                "/v1/messages",
+                axum::routing::post(|| async { ([("content-type", "application/json")], ANSWER) }),
+            );
+            let listener = tokio::net::TcpListener::from_std(listener)
+                .unwrap()
+                .tap_io(move |_| {
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                });
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    let dir = tempfile::tempdir().unwrap();
+    calls_through(dir.path(), "kept", &provider, 1000, 0.0);
+    assert_eq!(
+        connections.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "1,000 calls, one after the other, over one connection"
+    );
+}
+
+/// A provider that closes a connection left idle for 50 ms, as providers and their load
+/// balancers do: its address and the connections it accepted.
+fn closing_provider() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = accepted.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            std::thread::spawn(move || {
+                stream
+                    .set_read_timeout(Some(std::time::Duration::from_millis(50)))
+                    .unwrap();
+                let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+                let mut writer = stream;
+                loop {
+                    let mut length = 0usize;
+                    let mut line = String::new();
+                    // Idle past the timeout, or closed: the connection ends here.
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    while line.trim_end() != "" {
+                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap();
+                        }
+                        line.clear();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    if reader.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{ANSWER}",
+                        ANSWER.len()
+                    );
+                    if writer.write_all(answer.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, accepted)
+}
+
+#[test]
+fn a_provider_that_closes_idle_connections_is_reached_again_without_an_error() {
+    let (provider, accepted) = closing_provider();
+    let dir = tempfile::tempdir().unwrap();
+    // Five calls 200 ms apart: each finds its kept connection closed by the provider.
+    calls_through(dir.path(), "closing", &provider, 5, 0.2);
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 5);
+}

@@ -396,6 +396,7 @@ fn a_ten_megabyte_log_is_read_in_pages_each_under_the_cap() {
         }
         assert!(pages < 1000, "the pages go on");
     }
+    eprintln!("a log of {head} events, {bytes} bytes of JSON, read in {pages} pages");
     assert_eq!(
         seen,
         (1..=head).collect::<Vec<_>>(),

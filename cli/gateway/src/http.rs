@@ -1,14 +1,17 @@
 //! The one HTTP client runlog uses to reach services outside it: the model gateway's calls to
 //! providers and the traces sent to OTLP receivers. `http://` as it is; `https://` through
 //! rustls with the system's roots, a CA file beside them (a private CA, a proxy in between),
-//! and a client certificate for mutual TLS; one HTTP/1.1 connection a request.
+//! and a client certificate for mutual TLS. HTTP/1.1 connections are kept open between requests
+//! (each address's idle ones, at most [`MAX_IDLE`]), so a request pays no TCP or TLS handshake
+//! while a connection is there.
 
 use axum::body::Bytes;
 use hyper::body::Incoming;
 use runlog_store::tls;
 use rustls::pki_types::ServerName;
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// What TLS trusts and shows, beside the system's roots.
@@ -87,12 +90,22 @@ impl Unanswered {
     }
 }
 
-/// A client: its TLS set up once, for every request it sends.
+/// A client: its TLS set up once, and the connections it keeps open, for every request it
+/// sends (its clones share them).
 #[derive(Clone)]
 pub struct Client {
     /// None for a client of `http://` only.
     tls: Option<tokio_rustls::TlsConnector>,
+    /// The connections kept, by address and scheme.
+    kept: Arc<Mutex<HashMap<String, Vec<Sender>>>>,
 }
+
+/// One connection's way to send requests.
+type Sender = hyper::client::conn::http1::SendRequest<http_body_util::Full<Bytes>>;
+
+/// Connections kept per address: more than the requests a process has in flight to one
+/// provider at once is rare; past it, a connection closes when its answer is read.
+pub const MAX_IDLE: usize = 64;
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -173,26 +186,82 @@ impl Client {
         let config = tls::client_config(verifier, client)?;
         Ok(Client {
             tls: Some(tokio_rustls::TlsConnector::from(Arc::new(config))),
+            kept: Arc::default(),
         })
     }
 
     /// A client of `http://` only (no TLS set up: an `https://` target is refused).
     pub fn plain() -> Client {
-        Client { tls: None }
+        Client {
+            tls: None,
+            kept: Arc::default(),
+        }
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Sender>>> {
+        self.kept.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A kept connection to `key` free for a request, if one is; the closed ones are dropped.
+    fn take_kept(&self, key: &str) -> Option<Sender> {
+        let mut kept = self.kept();
+        let senders = kept.get_mut(key)?;
+        senders.retain(|s| !s.is_closed());
+        let free = senders.iter().position(Sender::is_ready)?;
+        Some(senders.swap_remove(free))
+    }
+
+    /// Keeps `sender` for the next request to `key` (it is free again once its answer is read).
+    fn keep(&self, key: String, sender: Sender) {
+        let mut kept = self.kept();
+        let senders = kept.entry(key).or_default();
+        if senders.len() < MAX_IDLE {
+            senders.push(sender);
+        }
     }
 
     /// Sends `request` (its URI the path and query) to `target`; the answer's head, its body
-    /// to be read as it comes.
+    /// to be read as it comes. On a kept connection when one is free; a kept connection the
+    /// other side closed before the request was written is left for a new one (a request it
+    /// may have read is never sent twice).
     pub async fn send(
         &self,
         target: &Target,
         request: axum::http::request::Builder,
         body: Bytes,
     ) -> Result<axum::http::Response<Incoming>, Unanswered> {
-        let request = request
+        let mut request = request
             .header(axum::http::header::HOST, target.authority.as_str())
             .body(http_body_util::Full::new(body))
             .map_err(|e| Unanswered::Request(e.to_string()))?;
+        let key = format!(
+            "{}://{}",
+            if target.secure { "https" } else { "http" },
+            target.address()
+        );
+        while let Some(mut sender) = self.take_kept(&key) {
+            match sender.try_send_request(request).await {
+                Ok(answer) => {
+                    self.keep(key, sender);
+                    return Ok(answer);
+                }
+                Err(mut unsent) => match unsent.take_message() {
+                    Some(again) => request = again,
+                    None => return Err(Unanswered::Http(unsent.into_error())),
+                },
+            }
+        }
+        let mut sender = self.connect(target).await?;
+        let answer = sender
+            .send_request(request)
+            .await
+            .map_err(Unanswered::Http)?;
+        self.keep(key, sender);
+        Ok(answer)
+    }
+
+    /// A new connection to `target`.
+    async fn connect(&self, target: &Target) -> Result<Sender, Unanswered> {
         let address = target.address();
         let tcp = tokio::net::TcpStream::connect(&address)
             .await
@@ -205,7 +274,7 @@ impl Client {
         tcp.set_nodelay(true)
             .map_err(|source| Unanswered::Connect { address, source })?;
         if !target.secure {
-            return exchange(tcp, request).await;
+            return handshake(tcp).await;
         }
         let host = target.host().to_owned();
         let name = ServerName::try_from(host.clone()).map_err(|e| Unanswered::Tls {
@@ -222,23 +291,21 @@ impl Client {
             .connect(name, tcp)
             .await
             .map_err(|source| Unanswered::Tls { host, source })?;
-        exchange(tls, request).await
+        handshake(tls).await
     }
 }
 
-async fn exchange<S>(
-    stream: S,
-    request: axum::http::Request<http_body_util::Full<Bytes>>,
-) -> Result<axum::http::Response<Incoming>, Unanswered>
+/// An HTTP/1.1 connection over `stream`, driven on its own task until either side closes it.
+async fn handshake<S>(stream: S) -> Result<Sender, Unanswered>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (mut sender, connection) =
+    let (sender, connection) =
         hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
             .await
             .map_err(Unanswered::Http)?;
     tokio::spawn(connection);
-    sender.send_request(request).await.map_err(Unanswered::Http)
+    Ok(sender)
 }
 
 /// An error and each cause behind it, in one line (`TLS with HOST failed: invalid peer

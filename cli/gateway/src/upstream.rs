@@ -27,10 +27,21 @@ pub enum GatewayError {
     },
 }
 
-/// The client of each `https://` provider, by name.
-#[derive(Debug, Default)]
+/// The client of each `https://` provider, by name, and the one of the `http://` ones: each
+/// keeps its connections for the next call.
+#[derive(Debug)]
 pub(super) struct Upstreams {
     tls: HashMap<String, Client>,
+    plain: Client,
+}
+
+impl Default for Upstreams {
+    fn default() -> Self {
+        Upstreams {
+            tls: HashMap::new(),
+            plain: Client::plain(),
+        }
+    }
 }
 
 impl Upstreams {
@@ -55,7 +66,10 @@ impl Upstreams {
             })?;
             tls.insert(p.name.clone(), client);
         }
-        Ok(Upstreams { tls })
+        Ok(Upstreams {
+            tls,
+            plain: Client::plain(),
+        })
     }
 
     /// Sends `request` (its path already the provider's) to `provider`.
@@ -67,8 +81,7 @@ impl Upstreams {
         body: Bytes,
     ) -> Result<axum::http::Response<Incoming>, String> {
         let target = Target::of(&provider.base_url).map_err(|e| e.to_string())?;
-        let plain = Client::plain();
-        let client = self.tls.get(&provider.name).unwrap_or(&plain);
+        let client = self.tls.get(&provider.name).unwrap_or(&self.plain);
         client
             .send(&target, request.uri(path), body)
             .await
