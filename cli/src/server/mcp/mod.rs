@@ -47,6 +47,8 @@ pub struct Caller {
 struct Listed {
     tool: tools::Tool,
     shown: rmcp::model::Tool,
+    /// It looks at one run: a run's own token may call it.
+    for_a_run: bool,
 }
 
 /// The MCP server over a store's `/v1` routes.
@@ -78,7 +80,12 @@ impl Server {
                 if let Some(out) = schemas::output(tool.route, tool.wrap) {
                     shown = shown.with_raw_output_schema(Arc::new(out));
                 }
-                Listed { tool, shown }
+                let for_a_run = tool.runs_one() && tool.effect == tools::Effect::Looks;
+                Listed {
+                    tool,
+                    shown,
+                    for_a_run,
+                }
             })
             .collect();
         Self {
@@ -120,10 +127,9 @@ impl Server {
         })
     }
 
-    /// Whether `caller` sees and may call `tool`.
-    fn allows(caller: &Caller, tool: &tools::Tool) -> bool {
-        caller.scope >= tool.scope
-            && (caller.run.is_none() || (tool.runs_one() && tool.effect == tools::Effect::Looks))
+    /// Whether `caller` sees and may call `listed`.
+    fn allows(caller: &Caller, listed: &Listed) -> bool {
+        caller.scope >= listed.tool.scope && (caller.run.is_none() || listed.for_a_run)
     }
 
     /// Asks `/v1` as `caller`: the answer's status and body.
@@ -208,7 +214,7 @@ impl ServerHandler for Server {
         Ok(ListToolsResult::with_all_items(
             self.tools
                 .iter()
-                .filter(|l| Self::allows(&caller, &l.tool))
+                .filter(|l| Self::allows(&caller, l))
                 .map(|l| l.shown.clone())
                 .collect(),
         ))
@@ -255,7 +261,7 @@ impl ServerHandler for Server {
             )
         })?;
         if let Some(only) = &caller.run {
-            if !Self::allows(&caller, tool) || run.as_deref() != Some(only.as_str()) {
+            if !Self::allows(&caller, listed) || run.as_deref() != Some(only.as_str()) {
                 return Err(ErrorData::invalid_request(
                     format!("this token is valid for run {only} only"),
                     Some(
