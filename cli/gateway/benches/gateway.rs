@@ -10,7 +10,7 @@
 //! request and answer put in a store's blob area and an event appended, durably, on a sled
 //! store in the temporary directory).
 //!
-//! `cargo bench -p runlog-runner --bench gateway` (about a minute); `RUNLOG_BENCH_CALLS`
+//! `cargo bench -p runlog-gateway --bench gateway` (about a minute); `RUNLOG_BENCH_CALLS`
 //! (2,000) sequential calls per latency figure, `RUNLOG_BENCH_SECONDS` (5) for the throughput.
 //! Prints its figures; asserts nothing about time.
 #![allow(clippy::print_stdout)]
