@@ -279,7 +279,9 @@ pub enum Command {
     /// with --token-file). Resources: GET /v1/runs, /v1/runs/RUN[?at=SEQ],
     /// /v1/runs/RUN/events[?from&to&task&kind], /v1/runs/RUN/stream (Server-Sent Events,
     /// resumable with Last-Event-ID), /v1/runs/RUN/audit; POST /v1/runs/RUN/commands (one JSON
-    /// command, as emit takes it). The OpenAPI document: GET /v1/openapi.json.
+    /// command, as emit takes it). The OpenAPI document: GET /v1/openapi.json. runlog's tools
+    /// for agents (the Model Context Protocol, as `runlog mcp` serves them) are at /mcp, behind
+    /// the same tokens.
     ///
     /// Example: runlog serve --http 127.0.0.1:7700
     Serve(serve::Args),
