@@ -664,30 +664,10 @@ fn calls_through(
 
 #[test]
 fn the_gateway_keeps_its_connection_to_the_provider_across_a_thousand_calls() {
-    use axum::serve::ListenerExt;
-    let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counted = connections.clone();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let provider = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let app = axum::Router::new().route(
-                "/v1/messages",
-                axum::routing::post(|| async { ([("content-type", "application/json")], ANSWER) }),
-            );
-            let listener = tokio::net::TcpListener::from_std(listener)
-                .unwrap()
-                .tap_io(move |_| {
-                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                });
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
+    let (provider, connections) = common::provider::serve_counted(axum::Router::new().route(
+        "/v1/messages",
+        axum::routing::post(|| async { ([("content-type", "application/json")], ANSWER) }),
+    ));
     let dir = tempfile::tempdir().unwrap();
     calls_through(dir.path(), "kept", &provider, 1000, 0.0);
     assert_eq!(

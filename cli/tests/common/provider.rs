@@ -3,23 +3,37 @@
 
 use super::{runlog, text};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// Serves `app` on a loopback port, on a thread and runtime of its own; its base URL.
 pub fn serve(app: axum::Router) -> String {
+    serve_counted(app).0
+}
+
+/// [`serve`], counting the connections it accepts.
+pub fn serve_counted(app: axum::Router) -> (String, Arc<AtomicUsize>) {
+    use axum::serve::ListenerExt;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counted = accepted.clone();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
         rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let listener = tokio::net::TcpListener::from_std(listener)
+                .unwrap()
+                .tap_io(move |_| {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                });
             axum::serve(listener, app).await.unwrap();
         });
     });
-    url
+    (url, accepted)
 }
 
 /// The events of `run` (`filter`: `log`'s options), as `runlog --json log` prints them.
