@@ -124,9 +124,8 @@ pub struct Engine {
     spares: super::spare::Spares,
     /// The model gateway, when the workflow turns it on (opened as driving starts).
     calls: Option<model_calls::ModelCalls>,
-    /// What the program driving the run gives every command besides (see [`Engine::with_access`]).
-    extra_env: Vec<(String, String)>,
-    /// Held while the engine lives (see [`Access`]).
+    /// What the program driving the run gives every command besides, held while the engine
+    /// lives (see [`Engine::with_access`]).
     access: Vec<Access>,
 }
 
@@ -188,7 +187,6 @@ impl Engine {
             crew: None,
             spares: super::spare::Spares::default(),
             calls: None,
-            extra_env: Vec::new(),
             access: Vec::new(),
         }
     }
@@ -213,9 +211,13 @@ impl Engine {
                 self.ctx.redactor = Arc::new(self.ctx.redactor.with(name, value));
             }
         }
-        self.extra_env.extend(access.vars.iter().cloned());
         self.access.push(access);
         self
+    }
+
+    /// The variables every command the run starts is given besides its own.
+    pub(super) fn extra_env(&self) -> impl Iterator<Item = (String, String)> + '_ {
+        self.access.iter().flat_map(|a| a.vars.iter().cloned())
     }
 
     /// Stops the run when `stop` turns true: running commands are stopped gently and the

@@ -241,7 +241,7 @@ impl Engine {
         tracing::debug!(run = self.rec.run(), task = %id, ?job, dir = %dir.display(), "starting a command");
         let mut env = self.env_for(id, slot);
         env.extend(self.gateway_env(id, crate::finished::Ran::of(job)));
-        env.extend(self.extra_env.iter().cloned());
+        env.extend(self.extra_env());
         if let (Some(url), true) = (&self.ctx.shared, child_run) {
             // A sub-project's child run: the same shared store, and this host's files for it.
             env.push(("RUNLOG_STORE".into(), url.clone()));
@@ -296,7 +296,7 @@ impl Engine {
         ];
         // Its calls are charged to the task whose completion asked for it.
         env.extend(self.gateway_env(&after, crate::finished::Ran::Replan));
-        env.extend(self.extra_env.iter().cloned());
+        env.extend(self.extra_env());
         let dir = self.ctx.dir.clone();
         let runner = self.ctx.runner.clone();
         let groups = self.ctx.layout.groups();

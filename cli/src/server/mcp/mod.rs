@@ -71,6 +71,12 @@ impl Server {
                     Value::Object(m) => m,
                     _ => serde_json::Map::new(),
                 };
+                // A tool about one run takes `run`: a run's own token may call those that look.
+                let takes_run = input
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .is_some_and(|r| r.iter().any(|f| f == "run"));
+                let for_a_run = takes_run && tool.effect == tools::Effect::Looks;
                 let annotations = ToolAnnotations::new()
                     .read_only(tool.effect == tools::Effect::Looks)
                     .destructive(tool.effect == tools::Effect::Destroys);
@@ -80,7 +86,6 @@ impl Server {
                 if let Some(out) = schemas::output(tool.route, tool.wrap) {
                     shown = shown.with_raw_output_schema(Arc::new(out));
                 }
-                let for_a_run = tool.runs_one() && tool.effect == tools::Effect::Looks;
                 Listed {
                     tool,
                     shown,
@@ -292,11 +297,11 @@ impl ServerHandler for Server {
                 ContentBlock::text(too_large(name, text.len())),
             ])));
         }
-        let mut result = CallToolResult::structured(value.clone());
-        result.content = vec![
+        let mut result = CallToolResult::success(vec![
             ContentBlock::text(summary(name, &value)),
             ContentBlock::text(text),
-        ];
+        ]);
+        result.structured_content = Some(value);
         Ok(CallToolResponse::Complete(result))
     }
 }

@@ -37,13 +37,10 @@ pub(super) struct Ask {
 /// Events a `log` page reads at most when no `to` is asked (then cut to fit the answer's size).
 pub(super) const LOG_PAGE: u64 = 200;
 
-/// What a tool's arguments say beyond the request: the one run they are about (a token valid
-/// for one run may ask only about it).
+/// A tool's arguments.
 pub(super) trait Args: DeserializeOwned + JsonSchema {
     /// The request; `who` is the caller's name, the `by` of a decision that names none.
     fn ask(self, who: &str) -> Ask;
-    /// The run asked about, when the tool is about one run.
-    fn run(&self) -> Option<&str>;
 }
 
 /// A tool's request, and the one run it is about (if it is about one).
@@ -65,26 +62,17 @@ pub(super) struct Tool {
     pub read: fn(Value, &str) -> Result<Asked, String>,
 }
 
-impl Tool {
-    /// Whether it is about one run (it takes `run`): the tools a run's own token may call.
-    pub fn runs_one(&self) -> bool {
-        (self.input)()
-            .as_value()
-            .pointer("/required")
-            .and_then(serde_json::Value::as_array)
-            .is_some_and(|r| r.iter().any(|f| f == "run"))
-    }
-}
-
 fn input<A: Args>() -> schemars::Schema {
     schemars::generate::SchemaSettings::draft2020_12()
         .into_generator()
         .into_root_schema_for::<A>()
 }
 
+/// The arguments read; a tool about one run names it as `run` (a token valid for one run may
+/// ask only about it).
 fn read<A: Args>(args: Value, who: &str) -> Result<Asked, String> {
+    let run = args.get("run").and_then(Value::as_str).map(str::to_owned);
     let a: A = serde_json::from_value(args).map_err(|e| e.to_string())?;
-    let run = a.run().map(str::to_owned);
     Ok((a.ask(who), run))
 }
 
@@ -158,7 +146,8 @@ fn path(template: &str, values: &[(&str, &str)]) -> String {
     })
 }
 
-/// A GET of `path` with the query `q` (its fields left out when `None`).
+/// A GET of `path` with the query `q` (its fields that are `None`, or marked
+/// `skip_serializing` as they go in the path, left out).
 fn get(path: String, q: &impl Serialize) -> Ask {
     let query = serde_urlencoded::to_string(q).unwrap_or_default();
     let uri = if query.is_empty() {
@@ -184,8 +173,7 @@ fn post(path: String, body: Value) -> Ask {
 }
 
 /// Nothing to add to a request.
-#[derive(Serialize)]
-struct NoQuery {}
+const NO_QUERY: [(&str, &str); 0] = [];
 
 /// `runs`.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -210,16 +198,14 @@ impl Args for RunsArgs {
     fn ask(self, _: &str) -> Ask {
         get(super::super::api::paths::RUNS.to_owned(), &self)
     }
-    fn run(&self) -> Option<&str> {
-        None
-    }
 }
 
 /// `status`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct StatusArgs {
     /// The run.
+    #[serde(skip_serializing)]
     run: String,
     /// The seq to show the board at [default: its head].
     #[serde(default)]
@@ -228,30 +214,24 @@ pub(super) struct StatusArgs {
 
 impl Args for StatusArgs {
     fn ask(self, _: &str) -> Ask {
-        let p = path(super::super::api::paths::RUN, &[("run", &self.run)]);
-        get(p, &json!({ "at": self.at }).as_object().map(only_given))
-    }
-    fn run(&self) -> Option<&str> {
-        Some(&self.run)
+        get(
+            path(super::super::api::paths::RUN, &[("run", &self.run)]),
+            &self,
+        )
     }
 }
 
-/// The fields of a query that are given (serde_urlencoded writes `null` as an empty value).
-fn only_given(m: &serde_json::Map<String, Value>) -> Vec<(String, String)> {
-    m.iter()
-        .filter_map(|(k, v)| match v {
-            Value::Null => None,
-            Value::String(s) => Some((k.clone(), s.clone())),
-            other => Some((k.clone(), other.to_string())),
-        })
-        .collect()
+/// A list as the API's query takes it: `a,b` (left out when empty).
+fn joined<S: serde::Serializer>(list: &[String], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&list.join(","))
 }
 
 /// `log`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct LogArgs {
     /// The run.
+    #[serde(skip_serializing)]
     run: String,
     /// The first seq (the `next` of the page before) [default: 1].
     #[serde(default)]
@@ -268,21 +248,17 @@ pub(super) struct LogArgs {
 }
 
 impl Args for LogArgs {
-    fn ask(self, _: &str) -> Ask {
+    fn ask(mut self, _: &str) -> Ask {
         let p = path(super::super::api::paths::EVENTS, &[("run", &self.run)]);
         let window = match self.to {
             Some(_) => None,
             None => Some(self.from.unwrap_or(1).max(1).saturating_add(LOG_PAGE - 1)),
         };
-        let to = self.to.or(window);
-        let q = json!({"from": self.from, "to": to, "task": self.task, "kind": self.kind});
+        self.to = self.to.or(window);
         Ask {
             window,
-            ..get(p, &q.as_object().map(only_given))
+            ..get(p, &self)
         }
-    }
-    fn run(&self) -> Option<&str> {
-        Some(&self.run)
     }
 }
 
@@ -302,10 +278,7 @@ impl Args for ShowArgs {
             super::super::api::paths::TASK,
             &[("run", &self.run), ("task", &self.task)],
         );
-        get(p, &NoQuery {})
-    }
-    fn run(&self) -> Option<&str> {
-        Some(&self.run)
+        get(p, &NO_QUERY)
     }
 }
 
@@ -321,20 +294,21 @@ impl Args for AuditArgs {
     fn ask(self, _: &str) -> Ask {
         get(
             path(super::super::api::paths::AUDIT, &[("run", &self.run)]),
-            &NoQuery {},
+            &NO_QUERY,
         )
-    }
-    fn run(&self) -> Option<&str> {
-        Some(&self.run)
     }
 }
 
 /// `judges`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct JudgesArgs {
     /// Only these runs [default: every run].
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "joined",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     runs: Vec<String>,
     /// Only runs started on or after this date (YYYY-MM-DD).
     #[serde(default)]
@@ -355,43 +329,31 @@ pub(super) struct JudgesArgs {
 
 impl Args for JudgesArgs {
     fn ask(self, _: &str) -> Ask {
-        let runs = (!self.runs.is_empty()).then(|| self.runs.join(","));
-        let q = json!({"runs": runs, "since": self.since, "workflow": self.workflow,
-            "evaluator": self.evaluator, "threshold": self.threshold, "weights": self.weights});
-        get(
-            super::super::api::paths::JUDGES.to_owned(),
-            &q.as_object().map(only_given),
-        )
-    }
-    fn run(&self) -> Option<&str> {
-        None
+        get(super::super::api::paths::JUDGES.to_owned(), &self)
     }
 }
 
 /// `review`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ReviewArgs {
     /// Only these runs [default: every run].
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "joined",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     runs: Vec<String>,
 }
 
 impl Args for ReviewArgs {
     fn ask(self, _: &str) -> Ask {
-        let runs = (!self.runs.is_empty()).then(|| self.runs.join(","));
-        get(
-            super::super::api::paths::REVIEW.to_owned(),
-            &json!({ "runs": runs }).as_object().map(only_given),
-        )
-    }
-    fn run(&self) -> Option<&str> {
-        None
+        get(super::super::api::paths::REVIEW.to_owned(), &self)
     }
 }
 
 /// `diff`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct DiffArgs {
     /// One run (the original, for a rerun).
@@ -402,22 +364,16 @@ pub(super) struct DiffArgs {
 
 impl Args for DiffArgs {
     fn ask(self, _: &str) -> Ask {
-        let q = json!({"left": self.left, "right": self.right});
-        get(
-            super::super::api::paths::DIFF.to_owned(),
-            &q.as_object().map(only_given),
-        )
-    }
-    fn run(&self) -> Option<&str> {
-        None
+        get(super::super::api::paths::DIFF.to_owned(), &self)
     }
 }
 
 /// `cost`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct CostArgs {
     /// The run.
+    #[serde(skip_serializing)]
     run: String,
     /// At this seq [default: its head].
     #[serde(default)]
@@ -429,16 +385,10 @@ pub(super) struct CostArgs {
 
 impl Args for CostArgs {
     fn ask(self, _: &str) -> Ask {
-        let p = path(super::super::api::paths::COST, &[("run", &self.run)]);
         get(
-            p,
-            &json!({"at": self.at, "by": self.by})
-                .as_object()
-                .map(only_given),
+            path(super::super::api::paths::COST, &[("run", &self.run)]),
+            &self,
         )
-    }
-    fn run(&self) -> Option<&str> {
-        Some(&self.run)
     }
 }
 
@@ -449,13 +399,7 @@ pub(super) struct ExperimentsArgs {}
 
 impl Args for ExperimentsArgs {
     fn ask(self, _: &str) -> Ask {
-        get(
-            super::super::api::paths::EXPERIMENTS.to_owned(),
-            &NoQuery {},
-        )
-    }
-    fn run(&self) -> Option<&str> {
-        None
+        get(super::super::api::paths::EXPERIMENTS.to_owned(), &NO_QUERY)
     }
 }
 
@@ -474,11 +418,8 @@ impl Args for ExperimentArgs {
                 super::super::api::paths::EXPERIMENT,
                 &[("name", &self.name)],
             ),
-            &NoQuery {},
+            &NO_QUERY,
         )
-    }
-    fn run(&self) -> Option<&str> {
-        None
     }
 }
 
@@ -511,9 +452,6 @@ impl Args for ApproveArgs {
             json!({"command": "approve", "task": self.task, "by": by}),
         )
     }
-    fn run(&self) -> Option<&str> {
-        Some(&self.run)
-    }
 }
 
 /// `reject`.
@@ -542,9 +480,6 @@ impl Args for RejectArgs {
             json!({"command": "reject", "task": self.task, "by": by, "reopen": self.reopen, "reason": self.reason}),
         )
     }
-    fn run(&self) -> Option<&str> {
-        Some(&self.run)
-    }
 }
 
 /// `reopen`.
@@ -567,9 +502,6 @@ impl Args for ReopenArgs {
             &self.run,
             json!({"command": "reopen", "task": self.task, "by": by}),
         )
-    }
-    fn run(&self) -> Option<&str> {
-        Some(&self.run)
     }
 }
 
@@ -597,9 +529,6 @@ impl Args for RollbackArgs {
             json!({"command": "rollback", "to_seq": self.to, "reason": self.reason, "by": by}),
         )
     }
-    fn run(&self) -> Option<&str> {
-        Some(&self.run)
-    }
 }
 
 /// `fork`.
@@ -623,9 +552,6 @@ impl Args for ForkArgs {
             path(super::super::api::paths::FORK, &[("run", &self.run)]),
             without_nulls(body),
         )
-    }
-    fn run(&self) -> Option<&str> {
-        Some(&self.run)
     }
 }
 
@@ -666,9 +592,6 @@ impl Args for BudgetArgs {
             path(super::super::api::paths::BUDGET, &[("run", &self.run)]),
             without_nulls(body),
         )
-    }
-    fn run(&self) -> Option<&str> {
-        Some(&self.run)
     }
 }
 
@@ -713,9 +636,6 @@ impl Args for RerunArgs {
             without_nulls(body),
         )
     }
-    fn run(&self) -> Option<&str> {
-        Some(&self.run)
-    }
 }
 
 /// `resume`.
@@ -732,8 +652,5 @@ impl Args for ResumeArgs {
             path(super::super::api::paths::RESUME, &[("run", &self.run)]),
             json!({}),
         )
-    }
-    fn run(&self) -> Option<&str> {
-        Some(&self.run)
     }
 }
