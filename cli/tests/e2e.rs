@@ -785,6 +785,8 @@ fn bad_workflow_files_are_refused_with_exit_2_and_nothing_runs() {
         ("name = \"x\"\n[settings]\neval_threshold = 3.0\n", "eval_threshold"),
         ("name = \"x\"\n[settings]\nworkspace = \"gti\"\n[[task]]\nid = \"a\"\nrun = \"true\"\n", "unknown variant `gti`, expected `git` or `none`"),
         ("name = \"x\"\n[[task]]\nid = \"a\"\nrun = \"true\"\n[providers.corp]\nkind = \"openai\"\nbase_url = \"https://proxy.example/v1\"\nca_file = \"missing-ca.pem\"\n", "[providers.corp], field ca_file: "),
+        ("name = \"x\"\n[[task]]\nid = \"a\"\nrun = \"true\"\n[providers.corp]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nrequests_per_minute = 0\n", "[providers.corp], field requests_per_minute: 0 would refuse every call"),
+        ("name = \"x\"\n[settings]\nmax_output_tokens = 0\n[[task]]\nid = \"a\"\nrun = \"true\"\n", "field max_output_tokens: 0 leaves no room for an answer"),
     ];
     for (body, expected) in cases {
         let (out, dir) = bad_workflow(body);

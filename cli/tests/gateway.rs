@@ -346,56 +346,84 @@ fn a_providers_key_in_the_runners_environment_turns_the_gateway_on_unless_it_is_
 }
 
 #[test]
-fn a_spent_budget_stops_the_call_that_would_spend_more_and_the_attempt_ends_there() {
+fn a_call_whose_worst_case_does_not_fit_what_is_left_is_refused_before_it_spends() {
     let dir = tempfile::tempdir().unwrap();
-    // Each answer counts 100 input and 5 output tokens: at $30 and $600 a million, $0.006.
+    // At $1 and $100 a million, a call's worst case (its 91 bytes and the provider's allowance
+    // of 1,024 as input tokens, its max_tokens of 64 as output) is $0.0075; each answer counts
+    // 100 and 5 tokens: $0.0006. Before call k, $0.0006 × (k - 1) is spent: calls 1 to 5 fit
+    // the $0.01, call 6 does not, and with nothing in flight nothing will free room for it.
     let (store, out, seen) = run_against_the_provider(
         dir.path(),
         "looping",
         LOOPING_AGENT,
         "max_cost_usd = 0.01\n",
-        (30.0, 600.0),
+        (1.0, 100.0),
     );
     assert!(!out.status.success(), "{}", text(&out));
     assert_eq!(
         seen.lock().unwrap().len(),
-        2,
-        "the provider saw two calls, never the third"
+        5,
+        "the provider saw the five calls that fit, and no other in any attempt"
     );
     let events = events(&store, "looping", &[]);
     let calls: Vec<&serde_json::Value> = events
         .iter()
-        .filter(|e| e["type"] == "model-called")
+        .filter(|e| e["type"] == "model-called" && e["attempt"] == 1)
         .collect();
-    assert_eq!(calls.len(), 3, "{events:?}");
-    assert_eq!(calls[2]["end"]["end"], "over-budget", "{:?}", calls[2]);
+    assert_eq!(calls.len(), 6, "{events:?}");
+    assert_eq!(calls[5]["end"]["end"], "over-budget", "{:?}", calls[5]);
+    let words = calls[5]["end"]["spent"].as_str().unwrap();
     assert!(
-        calls[2]["end"]["spent"]
-            .as_str()
-            .unwrap()
-            .contains("the run's cost budget of $0.0100 is spent"),
-        "{:?}",
-        calls[2]
+        words.contains(
+            "this call could cost up to $0.0075, and the run's cost budget of $0.0100 has $0.0070 left ($0.0030 spent"
+        ),
+        "{words}"
     );
+    // Each call that went had its worst case held first, and spent and held together never
+    // passed the budget at any event.
+    let reserved = events
+        .iter()
+        .filter(|e| e["type"] == "model-call-reserved")
+        .count();
+    assert_eq!(reserved, 5, "{events:?}");
+    let (mut spent, mut held) = (0.0f64, Vec::<(u64, f64)>::new());
+    for e in &events {
+        if e["type"] == "model-call-reserved" {
+            held.push((e["n"].as_u64().unwrap(), e["cost_usd"].as_f64().unwrap()));
+        }
+        if e["type"] == "model-called" {
+            held.retain(|(n, _)| Some(*n) != e["n"].as_u64());
+            spent += e["cost_usd"].as_f64().unwrap_or(0.0);
+        }
+        let holding: f64 = held.iter().map(|(_, usd)| usd).sum();
+        assert!(spent + holding <= 0.01 + 1e-9, "{spent} + {holding} at {e}");
+    }
     // The agent was told, in Anthropic's shape, which budget and how to raise it.
     let told = events
         .iter()
         .find(|e| e["type"] == "output-recorded" && e["stream"] == "agent.stdout")
         .map(|e| e["text"].as_str().unwrap_or_default().to_owned())
         .unwrap_or_default();
-    assert!(told.contains("call 3 refused: 402"), "{told}");
+    assert!(told.contains("call 6 refused: 402"), "{told}");
     assert!(
         told.contains("billing_error") && told.contains("runlog budget looping --max-cost-usd USD"),
         "{told}"
     );
-    // The attempt ended there, and the task as budget-spent.
+    // Its next attempt would make the same call: the task stops there, as a spent budget stops
+    // it, until the budget is raised.
     let failed = events.iter().find(|e| e["type"] == "task-failed").unwrap();
-    assert!(
-        failed["reason"]
-            .as_str()
-            .unwrap()
-            .starts_with("budget-spent"),
+    assert_eq!(
+        failed["reason"],
+        "budget-spent: $0.0070 left of the run's budget could not cover its last call (up to $0.0075)",
         "{failed}"
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e["type"] == "task-started")
+            .count(),
+        1,
+        "no attempt was started to be refused again"
     );
 }
 

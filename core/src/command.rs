@@ -532,6 +532,12 @@ pub enum CommandKind {
         /// The experiment, the variant and repeat, the model map.
         lineage: Box<crate::experiment::ExperimentRerun>,
     },
+    /// Hold a model call's worst case against its task's and the run's budgets while it is in
+    /// flight (refused when it does not fit: see [`crate::reservation`]).
+    ReserveModelCall {
+        /// The call and its worst case (priced by the decision).
+        reservation: Box<crate::reservation::Reservation>,
+    },
 }
 
 /// What a run's usage is priced with and bounded by, as its workflow says.

@@ -641,6 +641,13 @@ pub enum EventKind {
         /// The most its live calls may cost now, in USD.
         max_cost_usd: Option<f64>,
     },
+    /// A model call's worst case was reserved against its task's and the run's budgets before
+    /// it left; its `model-called` settles it to what the provider counted.
+    ModelCallReserved(Box<crate::reservation::Reservation>),
+    /// A model call's worst case did not fit what a budget had left, with no call in flight to
+    /// free room: refused before it left (its `model-called` follows, `over-budget`), and its
+    /// task starts no other attempt until a budget is changed.
+    ModelCallDidNotFit(Box<crate::reservation::DidNotFit>),
 }
 
 /// What a run's tombstone keeps.
@@ -754,6 +761,8 @@ event_names! {
     ExperimentDefined => "experiment-defined",
     ExperimentRerun => "experiment-rerun",
     ExperimentBudgetSet => "experiment-budget-set",
+    ModelCallReserved => "model-call-reserved",
+    ModelCallDidNotFit => "model-call-did-not-fit",
 }
 
 impl EventKind {
@@ -836,6 +845,8 @@ impl EventKind {
             EventKind::CallDiverged(d) => Some(&d.task),
             EventKind::AnswerMapped(m) => Some(&m.task),
             EventKind::WroteOutside(w) => Some(&w.task),
+            EventKind::ModelCallReserved(r) => Some(&r.task),
+            EventKind::ModelCallDidNotFit(d) => Some(&d.reservation.task),
             EventKind::MessagePosted { task, .. }
             | EventKind::BudgetSet { task, .. }
             | EventKind::SecretsRedacted { task, .. } => task.as_ref(),

@@ -37,6 +37,15 @@ pub fn evolve_in_place(state: &mut RunState, event: &Event) {
         // measure counts): the state does not change.
         Family::Said => {}
     }
+    if !state.in_flight.is_empty() {
+        let ended = |t: &TaskState, attempt: u32| t.attempt != attempt || t.status.is_terminal();
+        let tasks = &state.tasks;
+        // A call of an attempt that ended (or was replaced) holds nothing any more: its
+        // command is gone, and a late record of it counts what it spent.
+        state
+            .in_flight
+            .retain(|r| tasks.get(&r.task).is_some_and(|t| !ended(t, r.attempt)));
+    }
 }
 
 /// The run as a whole: started, ended, stopped, resumed, forked, rerun, linked to a parent.
@@ -57,9 +66,13 @@ fn run_moved(state: &mut RunState, at: Timestamp, kind: &EventKind) {
             state.settings = settings.clone();
             state.status = RunStatus::Running;
         }
-        EventKind::RunFinished { outcome } => state.status = RunStatus::Finished(outcome.clone()),
+        EventKind::RunFinished { outcome } => {
+            state.status = RunStatus::Finished(outcome.clone());
+            state.in_flight.clear();
+        }
         EventKind::RunInterrupted { .. } => {
             state.status = RunStatus::Interrupted;
+            state.in_flight.clear();
             stop_all_attempts(state);
         }
         EventKind::RunResumed { .. } => {
@@ -97,8 +110,10 @@ fn run_moved(state: &mut RunState, at: Timestamp, kind: &EventKind) {
             });
             state.status = RunStatus::Running;
             stop_all_attempts(state);
+            state.in_flight.clear();
         }
-        EventKind::RolledBack { .. } => {}
+        // Calls in flight at the point rolled back to are not this run's any more.
+        EventKind::RolledBack { .. } => state.in_flight.clear(),
         EventKind::ParentLinked { parent_run, task } => {
             state.parent = Some(crate::state::ParentLink {
                 run: parent_run.clone(),
@@ -440,12 +455,33 @@ fn code_moved(state: &mut RunState, kind: &EventKind) {
 fn spend_moved(state: &mut RunState, kind: &EventKind) {
     match kind {
         EventKind::UsageRecorded { usage } => add_usage(state, usage.clone()),
-        EventKind::ModelCalled(call) => add_usage(state, call.usage()),
+        EventKind::ModelCalled(call) => {
+            // Its record settles what it held.
+            let key = (&call.task, call.attempt, call.stage, call.n);
+            state.in_flight.retain(|r| r.key() != key);
+            add_usage(state, call.usage());
+        }
+        EventKind::ModelCallReserved(r) => state.in_flight.push((**r).clone()),
+        EventKind::ModelCallDidNotFit(d) => with_task(state, &d.reservation.task, |t| {
+            t.did_not_fit = Some((**d).clone())
+        }),
         EventKind::PricesSet { prices } => state.prices = prices.clone(),
-        EventKind::BudgetSet { task, limits, .. } => match task {
-            Some(task) => with_task(state, task, |t| t.budget = *limits),
-            None => state.budget = *limits,
-        },
+        EventKind::BudgetSet { task, limits, .. } => {
+            match task {
+                Some(task) => with_task(state, task, |t| t.budget = *limits),
+                None => state.budget = *limits,
+            }
+            // A changed budget is judged again on the next call.
+            let refused: Vec<TaskId> = state
+                .tasks
+                .values()
+                .filter(|t| t.did_not_fit.is_some())
+                .map(|t| t.spec.id.clone())
+                .collect();
+            for id in refused {
+                with_task(state, &id, |t| t.did_not_fit = None);
+            }
+        }
         EventKind::BudgetSpent { task, .. } => {
             let stop = kind.budget_stop();
             with_task(state, task, |t| t.budget_stop = stop);
@@ -558,6 +594,7 @@ fn add_task(state: &mut RunState, spec: crate::spec::TaskSpec) {
 fn reopen_task(t: &mut TaskState) {
     t.status = TaskStatus::Open;
     t.budget_stop = None;
+    t.did_not_fit = None;
     t.running = false;
     t.rescues = 0;
     t.test_failures = 0;

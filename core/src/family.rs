@@ -75,7 +75,9 @@ impl EventKind {
             | EventKind::ModelCalled { .. }
             | EventKind::PricesSet { .. }
             | EventKind::BudgetSet { .. }
-            | EventKind::BudgetSpent { .. } => Family::Spend,
+            | EventKind::BudgetSpent { .. }
+            | EventKind::ModelCallReserved { .. }
+            | EventKind::ModelCallDidNotFit { .. } => Family::Spend,
             EventKind::StageStarted { .. }
             | EventKind::StageCompleted { .. }
             | EventKind::StageFailed { .. }

@@ -66,6 +66,7 @@ pub mod redact;
 mod rejection;
 pub mod relocate;
 pub mod rerun;
+pub mod reservation;
 pub mod review;
 #[cfg(feature = "testkit")]
 pub mod scenarios;

@@ -69,6 +69,14 @@ pub enum CallEnd {
     /// A rerun with recorded answers refused it: it asked something the recording did not
     /// (the `call-diverged` event before it says how).
     Diverged,
+    /// Refused by runlog before it reached the provider: over a rate limit the workflow gives
+    /// the provider; the command was told when to come back (429, `retry-after`).
+    RateLimited {
+        /// The limit, in words (`requests_per_minute = 30`).
+        limit: String,
+        /// When the command was told to come back, in milliseconds.
+        retry_after_ms: u64,
+    },
 }
 
 impl CallEnd {
@@ -83,6 +91,7 @@ impl CallEnd {
             CallEnd::Interrupted => "interrupted",
             CallEnd::Replayed { .. } => "replayed",
             CallEnd::Diverged => "diverged",
+            CallEnd::RateLimited { .. } => "rate-limited",
         }
     }
 }
@@ -194,6 +203,13 @@ impl ModelCall {
         let how = match &self.end {
             CallEnd::Answered => format!("{} in {} ms{first}", self.status, self.duration_ms),
             CallEnd::OverBudget { spent } => format!("refused: {spent}"),
+            CallEnd::RateLimited {
+                limit,
+                retry_after_ms,
+            } => format!(
+                "refused over {limit}, told to come back in {:.1} s",
+                *retry_after_ms as f64 / 1000.0
+            ),
             CallEnd::Replayed { seq } => format!(
                 "{} from the recording (seq {seq}) in {} ms",
                 self.status, self.duration_ms
@@ -204,9 +220,16 @@ impl ModelCall {
             Some(c) => format!("{} ({})", usd(c), self.cost.name()),
             None => "unpriced".into(),
         };
+        // A refusal's words are its end's already.
         let error = self
             .error
             .as_deref()
+            .filter(|_| {
+                !matches!(
+                    self.end,
+                    CallEnd::OverBudget { .. } | CallEnd::RateLimited { .. }
+                )
+            })
             .map(|e| format!("; {e}"))
             .unwrap_or_default();
         format!(

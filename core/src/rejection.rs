@@ -318,6 +318,14 @@ pub enum Rejection {
         /// What is wrong.
         reason: String,
     },
+    /// A model call whose worst case does not fit a budget beside what is spent and held.
+    #[error("a model call of task {task} does not fit: {}", shortfall.describe())]
+    CallDoesNotFit {
+        /// The task.
+        task: TaskId,
+        /// Which budget, and by how much.
+        shortfall: Box<crate::reservation::Shortfall>,
+    },
 }
 
 fn join(ids: &[TaskId]) -> String {
@@ -396,6 +404,12 @@ impl Rejection {
             }
             Rejection::InvalidRerun { .. } => {
                 "a rerun names the run's own tasks, each spec with the dependencies it had".into()
+            }
+            Rejection::CallDoesNotFit { shortfall, .. } if shortfall.in_flight > 0 => {
+                "it may fit once the calls in flight settle; or raise the budget".into()
+            }
+            Rejection::CallDoesNotFit { .. } => {
+                "raise the budget, or ask for fewer tokens (a lower max_tokens)".into()
             }
         }
     }

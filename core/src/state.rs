@@ -4,7 +4,7 @@ use crate::event::{GateOutcome, RunOutcome};
 use crate::ids::{AgentId, Hash, IdMap, RunId, StageId, TaskId, Timestamp};
 use crate::settings::{RetryStrategy, Settings};
 use crate::spec::{TaskClass, TaskSpec};
-use crate::usage::{BudgetStop, Limits, Prices, Spend, UsageRecord};
+use crate::usage::{BudgetKind, BudgetStop, Limits, Prices, Spend, UsageRecord};
 use bincode::{Decode, Encode};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -205,6 +205,11 @@ pub struct TaskState {
         ts(as = "Option<Vec<crate::outside::OutsideWrites>>", optional)
     )]
     pub outside: Vec<crate::outside::OutsideWrites>,
+    /// Its last call whose worst case did not fit a budget with nothing in flight, until a
+    /// budget is changed: no attempt starts while it still would not fit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub did_not_fit: Option<crate::reservation::DidNotFit>,
 }
 
 /// A task whose work is another workflow, run as a child run.
@@ -264,6 +269,7 @@ impl TaskState {
             budget_stop: None,
             held: None,
             outside: Vec::new(),
+            did_not_fit: None,
         }
     }
 
@@ -434,6 +440,10 @@ pub struct RunState {
     pub usage: Vec<UsageRecord>,
     /// The verdicts a person reviews before the gate's decision takes effect.
     pub review: crate::review::ReviewPolicy,
+    /// The model calls in flight, each holding its worst case against the budgets until its
+    /// record settles it.
+    #[serde(default)]
+    pub in_flight: Vec<crate::reservation::Reservation>,
 }
 
 /// A run's git workspace: its integration branch and where it stands.
@@ -476,6 +486,43 @@ impl RunState {
             .spent_by(&task.spend)
             .map(|s| stop(Some(task.spec.id.clone()), s))
             .or_else(|| self.run_overspent())
+            .or_else(|| self.short_of(task))
+    }
+
+    /// The budget `task`'s last refused call still does not fit (as it stands now), if any.
+    fn short_of(&self, task: &TaskState) -> Option<BudgetStop> {
+        let d = task.did_not_fit.as_ref()?;
+        let (limits, spend) = match &d.budget.budget {
+            Some(_) => (&task.budget, &task.spend),
+            None => (&self.budget, &self.spend),
+        };
+        let (limit, spent) = match d.budget.kind {
+            BudgetKind::CostUsd => (limits.max_cost_usd?, spend.cost_usd),
+            BudgetKind::Tokens => (limits.max_tokens? as f64, spend.tokens.total() as f64),
+        };
+        (spent + d.worst() > limit).then(|| BudgetStop {
+            budget: d.budget.budget.clone(),
+            kind: d.budget.kind,
+            limit,
+            spent,
+        })
+    }
+
+    /// `stop` (what [`RunState::overspent`] found for `task`) in words, with the call that did
+    /// not fit when that is what stops it.
+    pub fn stop_words(&self, task: &TaskState, stop: &BudgetStop) -> String {
+        match &task.did_not_fit {
+            Some(d) if d.budget.budget == stop.budget && d.budget.kind == stop.kind => format!(
+                "{} left of {} could not cover its last call (up to {})",
+                stop.kind.show((stop.limit - stop.spent).max(0.0)),
+                match &stop.budget {
+                    Some(t) => format!("task {t}'s budget"),
+                    None => "the run's budget".to_owned(),
+                },
+                stop.kind.show(d.worst())
+            ),
+            _ => stop.describe(),
+        }
     }
 
     /// The run's budget, when it is spent.
@@ -662,10 +709,12 @@ impl RunState {
             {
                 Readiness::CircuitOpen { stage }
             }
-            _ => match self.tasks.get(id).and_then(|t| self.overspent(t)) {
-                Some(stop) => Readiness::BudgetSpent {
-                    spent: stop.describe(),
-                },
+            _ => match self
+                .tasks
+                .get(id)
+                .and_then(|t| Some(self.stop_words(t, &self.overspent(t)?)))
+            {
+                Some(spent) => Readiness::BudgetSpent { spent },
                 None => Readiness::Ready,
             },
         }
@@ -737,5 +786,36 @@ impl RunState {
             .filter(|t| self.readiness(&t.spec.id) == Readiness::Ready)
             .map(|t| t.spec.id.clone())
             .collect()
+    }
+}
+
+impl RunState {
+    /// Whether `r`'s worst case fits `task`'s budget and the run's beside what is spent and
+    /// held; the first budget it does not fit, when it does not.
+    pub fn room_for(
+        &self,
+        task: &TaskState,
+        r: &crate::reservation::Reservation,
+    ) -> Result<(), crate::reservation::Shortfall> {
+        let own = self.in_flight.iter().filter(|h| h.task == task.spec.id);
+        crate::reservation::fits(
+            &task.budget,
+            &task.spend,
+            crate::reservation::Held::of(own),
+            r,
+            Some(&task.spec.id),
+        )?;
+        crate::reservation::fits(
+            &self.budget,
+            &self.spend,
+            crate::reservation::Held::of(&self.in_flight),
+            r,
+            None,
+        )
+    }
+
+    /// What calls in flight hold of the run's budgets.
+    pub fn held(&self) -> crate::reservation::Held {
+        crate::reservation::Held::of(&self.in_flight)
     }
 }

@@ -102,7 +102,7 @@ sparse_codec!(
         attempt, running, agent, worktree, rescues, test_failures, stage_retries,
         first_started_at, retry_due, checkpoints, class, feedback, last_tests_passed, last_score,
         last_dimensions, last_gate, eval_error, reason, replaced_by, sub_project, worker,
-        abandoned, code, budget, spend, budget_stop, held, outside,
+        abandoned, code, budget, spend, budget_stop, held, outside, did_not_fit,
     ],
 );
 
@@ -116,7 +116,7 @@ sparse_codec!(
     always: [seq, settings, status, stages],
     sparse: [
         run, fork, children, replan, plan_hashes, parent, workspace, prices, budget, spend,
-        usage, review,
+        usage, review, in_flight,
     ],
 );
 
@@ -288,6 +288,27 @@ mod tests {
                 }],
                 policy: crate::outside::OutsidePolicy::Warn,
             }],
+            did_not_fit: Some(crate::reservation::DidNotFit {
+                reservation: crate::reservation::Reservation {
+                    task: TaskId::from("t1"),
+                    attempt: 2,
+                    stage: crate::usage::UsageStage::Agent,
+                    n: 4,
+                    provider: "anthropic".into(),
+                    api: crate::model_call::ModelApi::Messages,
+                    model: Some("m".into()),
+                    input_tokens: 2_000,
+                    output_tokens: 4_096,
+                    bound: crate::reservation::OutputBound::Request,
+                    cost_usd: Some(0.07),
+                },
+                budget: BudgetStop {
+                    budget: None,
+                    kind: BudgetKind::CostUsd,
+                    limit: 1.0,
+                    spent: 0.98,
+                },
+            }),
         }
     }
 

@@ -307,7 +307,9 @@ impl BudgetStop {
         format!("runlog budget {run}{task} {flag}")
     }
 
-    /// In words: `the run's cost budget of $1.0000 is spent ($1.0200)`.
+    /// In words: `the run's cost budget of $1.0000 is spent ($1.0200)`, or, stopped with
+    /// something left (a call's worst case did not fit), `... cannot cover the next call
+    /// ($0.9000 spent)`.
     pub fn describe(&self) -> String {
         let whose = match &self.budget {
             Some(t) => format!("task {t}'s"),
@@ -317,6 +319,13 @@ impl BudgetStop {
             BudgetKind::CostUsd => "cost",
             BudgetKind::Tokens => "token",
         };
+        if self.spent < self.limit {
+            return format!(
+                "{whose} {what} budget of {} cannot cover the next call ({} spent)",
+                self.kind.show(self.limit),
+                self.kind.show(self.spent)
+            );
+        }
         format!(
             "{whose} {what} budget of {} is spent ({})",
             self.kind.show(self.limit),

@@ -7,7 +7,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 65;
+const VARIANTS: usize = 67;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -78,6 +78,8 @@ fn index(k: &EventKind) -> usize {
         EventKind::ExperimentDefined(_) => 62,
         EventKind::ExperimentRerun(_) => 63,
         EventKind::ExperimentBudgetSet { .. } => 64,
+        EventKind::ModelCallReserved(_) => 65,
+        EventKind::ModelCallDidNotFit(_) => 66,
     }
 }
 
@@ -590,6 +592,40 @@ fn samples() -> Vec<EventKind> {
         EventKind::ExperimentBudgetSet {
             max_cost_usd: Some(12.5),
         },
+        EventKind::ModelCallReserved(Box::new(runlog_core::reservation::Reservation {
+            task: t("split"),
+            attempt: 2,
+            stage: usage::UsageStage::Agent,
+            n: 3,
+            provider: "anthropic".into(),
+            api: runlog_core::model_call::ModelApi::Messages,
+            model: Some("claude-sonnet-4-5".into()),
+            input_tokens: 12_000,
+            output_tokens: 4_096,
+            bound: runlog_core::reservation::OutputBound::Request,
+            cost_usd: Some(0.09744),
+        })),
+        EventKind::ModelCallDidNotFit(Box::new(runlog_core::reservation::DidNotFit {
+            reservation: runlog_core::reservation::Reservation {
+                task: t("split"),
+                attempt: 2,
+                stage: usage::UsageStage::Agent,
+                n: 3,
+                provider: "anthropic".into(),
+                api: runlog_core::model_call::ModelApi::Messages,
+                model: Some("claude-sonnet-4-5".into()),
+                input_tokens: 12_000,
+                output_tokens: 4_096,
+                bound: runlog_core::reservation::OutputBound::Request,
+                cost_usd: Some(0.09744),
+            },
+            budget: usage::BudgetStop {
+                budget: None,
+                kind: usage::BudgetKind::CostUsd,
+                limit: 0.1,
+                spent: 0.0301,
+            },
+        })),
     ]
 }
 

@@ -422,35 +422,6 @@ fn a_never_give_up_task_needs_a_bound_and_a_cost_budget_is_one() {
     ));
 }
 
-/// A call `n` of task `t`'s agent in attempt `attempt`, answered, with these tokens.
-fn call(t: &str, attempt: u32, n: u32, input: u64, output: u64) -> model_call::ModelCall {
-    model_call::ModelCall {
-        task: id(t),
-        attempt,
-        stage: UsageStage::Agent,
-        n,
-        provider: "anthropic".into(),
-        api: model_call::ModelApi::Messages,
-        model: Some("sonnet".into()),
-        streamed: false,
-        status: 200,
-        end: model_call::CallEnd::Answered,
-        first_byte_ms: Some(40),
-        duration_ms: 120,
-        tokens: Tokens {
-            input,
-            output,
-            ..Tokens::default()
-        },
-        cost_usd: None,
-        cost: CostSource::Unpriced,
-        request: None,
-        response: None,
-        assembled: None,
-        error: None,
-    }
-}
-
 fn called(c: model_call::ModelCall) -> CommandKind {
     CommandKind::RecordModelCall { call: Box::new(c) }
 }

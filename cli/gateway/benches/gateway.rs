@@ -20,7 +20,7 @@ use axum::response::IntoResponse;
 use http_body_util::{BodyExt, Full};
 use runlog_core::usage::UsageStage;
 use runlog_core::TaskId;
-use runlog_gateway::{Gateway, Passed, Provider, ProviderKind};
+use runlog_gateway::{Gateway, Passed, Provider, ProviderKind, Setup};
 use runlog_store::{EventLog, Log, Options};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -114,9 +114,10 @@ async fn gateway(provider: &str, recording: Recording, store: &std::path::Path) 
         base_url: provider.to_owned(),
         api_key_env: "ANTHROPIC_API_KEY".into(),
         ca_file: None,
+        limits: Default::default(),
     }];
     let keys = HashMap::from([("anthropic".to_owned(), "sk-real".to_owned())]);
-    Gateway::start(providers, keys, tx, None, Default::default())
+    Gateway::start(Setup::new(providers, keys), tx)
         .await
         .unwrap()
 }

@@ -9,12 +9,18 @@
 //! [`http`] is the one HTTP client runlog reaches services outside it with: the providers here,
 //! OTLP receivers from the command line.
 
+mod budget;
 pub mod http;
+mod limits;
 mod providers;
 mod recorded;
 mod relay;
 mod upstream;
 
+pub use budget::{
+    Judged, OutputBounds, Reserve, Standing, DEFAULT_MAX_OUTPUT_TOKENS, RESERVE_WAIT,
+};
+pub use limits::{RateLimits, DEFAULT_LIMIT_WAIT};
 pub use recorded::{Book, RecordingError};
 
 pub use providers::{Provider, ProviderKind};
@@ -83,14 +89,50 @@ struct Shared {
     /// Each provider's key, by provider name, as the runner's environment held it.
     keys: HashMap<String, String>,
     callers: Mutex<HashMap<String, Arc<Caller>>>,
-    /// Tasks whose budget (their own or the run's) is spent, with what a refused call is told.
-    spent: Mutex<HashMap<TaskId, String>>,
+    /// Where running tasks stand with their budgets (a task not here has none).
+    budgets: Mutex<HashMap<TaskId, Standing>>,
     passed: mpsc::UnboundedSender<Passed>,
+    /// Who judges reservations (none: a call under a budget is refused).
+    judge: Option<mpsc::UnboundedSender<Reserve>>,
+    /// Told each time a call's record settles what it held.
+    settled: tokio::sync::Notify,
     upstreams: upstream::Upstreams,
     /// In a rerun, the recording that answers calls.
     book: Option<Book>,
     /// In an experiment's rerun, the models asked for that another answers.
     models: ModelMap,
+    /// The output bounds given to requests without one.
+    bounds: OutputBounds,
+    /// Each provider's rate limiter, by provider name (shared by the process's runs).
+    limiters: HashMap<String, Arc<limits::Limiter>>,
+}
+
+/// What a gateway passes calls to and how it answers them.
+#[derive(Debug, Default)]
+pub struct Setup {
+    /// The providers.
+    pub providers: Vec<Provider>,
+    /// Each provider's key, by provider name.
+    pub keys: HashMap<String, String>,
+    /// In a rerun, the recording that answers calls.
+    pub book: Option<Book>,
+    /// In an experiment's rerun, the models asked for that another answers.
+    pub models: ModelMap,
+    /// The output bounds given to requests without one, under a budget.
+    pub bounds: OutputBounds,
+    /// Who judges the reservations of calls under a budget.
+    pub judge: Option<mpsc::UnboundedSender<Reserve>>,
+}
+
+impl Setup {
+    /// Calls to `providers` with `keys`, answered live, no budget judged.
+    pub fn new(providers: Vec<Provider>, keys: HashMap<String, String>) -> Setup {
+        Setup {
+            providers,
+            keys,
+            ..Setup::default()
+        }
+    }
 }
 
 /// An experiment variant's model map: a call asking the first model is answered by the
@@ -115,8 +157,8 @@ impl Shared {
         self.callers.lock().ok()?.get(key).cloned()
     }
 
-    fn spent(&self, task: &TaskId) -> Option<String> {
-        self.spent.lock().ok()?.get(task).cloned()
+    fn standing(&self, task: &TaskId) -> Option<Standing> {
+        self.budgets.lock().ok()?.get(task).cloned()
     }
 }
 
@@ -140,17 +182,28 @@ pub fn check(providers: &[Provider]) -> Result<(), GatewayError> {
 }
 
 impl Gateway {
-    /// Listens on a free port of 127.0.0.1 for calls to `providers`, whose keys are in `keys`
-    /// (by provider name); each call is handed to `passed`; in a rerun, answered from `book`
-    /// as its answers say, the models `models` maps asked under their new names. Must be called within a tokio runtime.
+    /// Listens on a free port of 127.0.0.1 for calls as `setup` says; each call is handed to
+    /// `passed`. Must be called within a tokio runtime.
     pub async fn start(
-        providers: Vec<Provider>,
-        keys: HashMap<String, String>,
+        setup: Setup,
         passed: mpsc::UnboundedSender<Passed>,
-        book: Option<Book>,
-        models: ModelMap,
     ) -> Result<Gateway, GatewayError> {
+        let Setup {
+            providers,
+            keys,
+            book,
+            models,
+            bounds,
+            judge,
+        } = setup;
         let upstreams = upstream::Upstreams::of(&providers)?;
+        let limiters = providers
+            .iter()
+            .filter_map(|p| {
+                let l = limits::limiter(&p.base_url, &p.api_key_env, p.limits)?;
+                Some((p.name.clone(), l))
+            })
+            .collect();
         let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await
             .map_err(GatewayError::Listen)?;
@@ -160,11 +213,15 @@ impl Gateway {
             providers,
             keys,
             callers: Mutex::new(HashMap::new()),
-            spent: Mutex::new(HashMap::new()),
+            budgets: Mutex::new(HashMap::new()),
             passed,
+            judge,
+            settled: tokio::sync::Notify::new(),
             upstreams,
             book,
             models,
+            bounds,
+            limiters,
         });
         let app = axum::Router::new()
             .fallback(relay::relay)
@@ -225,11 +282,12 @@ impl Gateway {
 }
 
 impl Gateway {
-    /// The tasks whose budget is spent now, each with what its refused calls are told: a call
-    /// of theirs is answered with an error and reaches no provider.
-    pub fn set_spent(&self, spent: HashMap<TaskId, String>) {
-        if let Ok(mut now) = self.shared.spent.lock() {
-            *now = spent;
+    /// Where each running task stands with its budgets now: a call of a task whose budget is
+    /// spent is answered with an error and reaches no provider; one of a task under a budget
+    /// has its worst case reserved first. A task left out has no budget.
+    pub fn set_budgets(&self, budgets: HashMap<TaskId, Standing>) {
+        if let Ok(mut now) = self.shared.budgets.lock() {
+            *now = budgets;
         }
     }
 }

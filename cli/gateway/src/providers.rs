@@ -28,6 +28,8 @@ pub struct Provider {
     pub api_key_env: String,
     /// CA certificates (PEM) its `https://` address is also trusted by, beside the system's.
     pub ca_file: Option<std::path::PathBuf>,
+    /// Its rate limits, held for every run of the process.
+    pub limits: crate::limits::RateLimits,
 }
 
 impl ProviderKind {
@@ -65,6 +67,7 @@ impl Provider {
             base_url: base_url.to_owned(),
             api_key_env: kind.key_env().to_owned(),
             ca_file: None,
+            limits: Default::default(),
         }
     }
 

@@ -5,6 +5,8 @@
 //! event, or the last piece of a body whose end is known) waits for the record, and the end of
 //! every answer does.
 
+use super::budget::{self, Judged, Reserve, Standing};
+use super::limits::{self, Limited};
 use super::providers::{self, error_body, kind_of, Provider, ProviderKind};
 use super::recorded::{Book, Found};
 use super::{upstream, Caller, Following, Passed, Shared, MAX_REQUEST_BYTES};
@@ -17,6 +19,7 @@ use runlog_core::dialect::{api_of, closes_stream};
 use runlog_core::model_call::{measure, CallEnd, ModelApi, ModelCall};
 use runlog_core::relocate::AnswerMapped;
 use runlog_core::rerun::{Answers, Divergence};
+use runlog_core::reservation::Reservation;
 use runlog_core::usage::CostSource;
 use std::sync::Arc;
 use std::time::Instant;
@@ -83,6 +86,7 @@ pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -
         request: Vec::new(),
         diverged: None,
         mapped: None,
+        permit: None,
     };
     let bytes = match axum::body::to_bytes(body, MAX_REQUEST_BYTES).await {
         Ok(b) => b,
@@ -131,15 +135,132 @@ pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -
             Err(goes_live) => goes_live,
         };
     }
-    if let Some(spent) = shared.spent(&caller.task) {
+    let over_budget = |call: Call, words: String| {
         let (status, error_type) = providers::over_budget(kind);
         call.refused(
             CallEnd::OverBudget {
-                spent: spent.clone(),
+                spent: words.clone(),
             },
-            &spent,
+            &words,
         );
-        return answer(kind, status, error_type, &spent);
+        answer(kind, status, error_type, &words)
+    };
+    match shared.standing(&caller.task) {
+        Some(Standing::Spent(words)) => return over_budget(call, words),
+        Some(Standing::Budgeted) if budget::spends(api) => {
+            let worst = match reserve(&shared, &call, &caller, api, &bytes).await {
+                Ok(worst) => worst,
+                Err(words) => return over_budget(call, words),
+            };
+            let given = worst.bounded.is_some().then(|| {
+                format!(
+                    "{} (given by runlog: {})",
+                    worst.output_tokens,
+                    worst.bound.name()
+                )
+            });
+            let bytes = worst.bounded.unwrap_or(bytes);
+            // Its worst case is held until its record settles it: the call goes on even if the
+            // command hangs up now, so that it is recorded.
+            let going = tokio::spawn(go(call, provider, kind, parts, bytes));
+            let mut response = going.await.unwrap_or_else(|_| {
+                answer(
+                    kind,
+                    StatusCode::BAD_GATEWAY,
+                    "api_error",
+                    "runlog's gateway failed",
+                )
+            });
+            if let Some(v) = given.and_then(|g| HeaderValue::from_str(&g).ok()) {
+                response.headers_mut().insert("x-runlog-output-bound", v);
+            }
+            return response;
+        }
+        _ => {}
+    }
+    go(call, provider, kind, parts, bytes).await
+}
+
+/// Asks the engine to hold `call`'s worst case against the budgets, asking again as calls in
+/// flight settle, up to [`budget::RESERVE_WAIT`]; the worst case once reserved, or why not.
+async fn reserve(
+    shared: &Shared,
+    call: &Call,
+    caller: &Caller,
+    api: ModelApi,
+    request: &Bytes,
+) -> Result<budget::Worst, String> {
+    let worst = budget::worst_case(api, request, call.model.as_deref(), &shared.bounds);
+    let Some(judge) = &shared.judge else {
+        return Err("runlog's gateway has no one to judge this call's budget".to_owned());
+    };
+    let waited = Instant::now();
+    loop {
+        // Made ready before asking, so a settle between the answer and the wait is not missed.
+        let settled = shared.settled.notified();
+        tokio::pin!(settled);
+        settled.as_mut().enable();
+        let (judged, told) = tokio::sync::oneshot::channel();
+        let asked = judge.send(Reserve {
+            reservation: Reservation {
+                task: caller.task.clone(),
+                attempt: caller.attempt,
+                stage: caller.stage,
+                n: call.n,
+                provider: call.provider.clone(),
+                api,
+                model: call.model.clone(),
+                input_tokens: worst.input_tokens,
+                output_tokens: worst.output_tokens,
+                bound: worst.bound,
+                cost_usd: None,
+            },
+            judged,
+        });
+        let judged = match asked {
+            Ok(()) => told.await.ok(),
+            Err(_) => None,
+        };
+        match judged {
+            Some(Judged::Go) => return Ok(worst),
+            Some(Judged::Refused(words)) => return Err(words),
+            None => return Err("the run is ending: runlog refused this call".to_owned()),
+            Some(Judged::Wait(words)) => {
+                if waited.elapsed() >= budget::RESERVE_WAIT {
+                    return Err(format!(
+                        "{words} (it waited {} s for calls in flight to settle)",
+                        waited.elapsed().as_secs()
+                    ));
+                }
+                tokio::select! {
+                    () = settled => {}
+                    () = tokio::time::sleep(budget::ASK_AGAIN) => {}
+                }
+            }
+        }
+    }
+}
+
+/// The call sent to `provider` with the runner's key, its answer passed back as it comes.
+async fn go(
+    call: Call,
+    provider: Provider,
+    kind: ProviderKind,
+    parts: axum::http::request::Parts,
+    bytes: Bytes,
+) -> Response {
+    let shared = call.shared.clone();
+    let started = call.started;
+    let mut call = call;
+    if let Some(limiter) = shared.limiters.get(&provider.name) {
+        let worst = budget::worst_case(call.api, &bytes, call.model.as_deref(), &shared.bounds);
+        match limiter
+            .admit(worst.input_tokens.saturating_add(worst.output_tokens))
+            .await
+        {
+            Ok(permit) => call.permit = Some(permit),
+            Err(limited) => return call.rate_limited(kind, &provider, limited),
+        }
     }
     let Some(key) = shared.keys.get(&provider.name).cloned() else {
         let why = format!(
@@ -270,9 +391,40 @@ struct Call {
     diverged: Option<Divergence>,
     /// In a rerun, the recorded run's places its answer was given as the rerun's.
     mapped: Option<AnswerMapped>,
+    /// Its turn under its provider's rate limits, settled with the tokens it used.
+    permit: Option<limits::Permit>,
 }
 
 impl Call {
+    /// A call over its provider's rate limits: recorded, and answered 429 in the provider's
+    /// shape with when to come back (`retry-after-ms`, and `retry-after` in whole seconds),
+    /// which the SDKs honour in their own retries.
+    fn rate_limited(self, kind: ProviderKind, provider: &Provider, limited: Limited) -> Response {
+        let ms = u64::try_from(limited.retry_after.as_millis()).unwrap_or(u64::MAX);
+        let words = format!(
+            "runlog: over provider {}'s {} in the workflow; retry in {:.1} s",
+            provider.name,
+            limited.limit,
+            ms as f64 / 1000.0
+        );
+        self.refused(
+            CallEnd::RateLimited {
+                limit: limited.limit,
+                retry_after_ms: ms,
+            },
+            &words,
+        );
+        let error_type = match kind {
+            ProviderKind::Anthropic => "rate_limit_error",
+            ProviderKind::Openai => "rate_limit_exceeded",
+        };
+        let mut response = answer(kind, StatusCode::TOO_MANY_REQUESTS, error_type, &words);
+        let headers = response.headers_mut();
+        headers.insert("retry-after-ms", HeaderValue::from(ms));
+        headers.insert("retry-after", HeaderValue::from(ms.div_ceil(1000)));
+        response
+    }
+
     /// Hands the call to the engine; what it returns is told once the call is recorded.
     fn record(
         self,
@@ -282,13 +434,18 @@ impl Call {
         response: Vec<u8>,
         error: Option<String>,
     ) -> tokio::sync::oneshot::Receiver<()> {
-        // A call answered from the recording used no tokens and cost nothing.
+        // A call answered from the recording, or by no provider at all (refused, unreachable),
+        // used no tokens and cost nothing.
         let replayed = matches!(end, CallEnd::Replayed { .. });
+        let unanswered = status == 0;
         let measured = if replayed {
             Default::default()
         } else {
             measure(&response, self.streamed)
         };
+        if let Some(permit) = self.permit {
+            permit.settle(measured.tokens.total());
+        }
         let call = ModelCall {
             task: self.caller.task.clone(),
             attempt: self.caller.attempt,
@@ -303,7 +460,7 @@ impl Call {
             first_byte_ms,
             duration_ms: millis(self.started),
             tokens: measured.tokens,
-            cost_usd: replayed.then_some(0.0),
+            cost_usd: (replayed || unanswered).then_some(0.0),
             cost: CostSource::Unpriced,
             request: None,
             response: None,
@@ -412,10 +569,13 @@ impl Call {
             }
         };
         let failed = end.1.clone();
+        let shared = self.shared.clone();
         let recorded = self.record(status, end.0, Some(first_byte_ms), kept, end.1);
         // The last frame leaves once the call is in the log (or the engine is gone), so an
         // answered call is never missing after a crash, and the next call sees what it spent.
         let _ = tokio::time::timeout(RECORD_WAIT, recorded).await;
+        // What it held is settled: calls waiting for room ask again.
+        shared.settled.notify_waiters();
         if let Some(last) = held {
             let _ = to_caller.send(Ok(last)).await;
         }

@@ -8,7 +8,7 @@ use http_body_util::{BodyExt, Full};
 use runlog_core::model_call::{CallEnd, ModelApi};
 use runlog_core::usage::UsageStage;
 use runlog_core::TaskId;
-use runlog_gateway::{Gateway, Passed, Provider, ProviderKind};
+use runlog_gateway::{Gateway, Passed, Provider, ProviderKind, Setup, Standing};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
@@ -99,10 +99,11 @@ async fn gateway_to(provider: &str) -> (Gateway, mpsc::UnboundedReceiver<Passed>
         base_url: provider.to_owned(),
         api_key_env: "ANTHROPIC_API_KEY".into(),
         ca_file: None,
+        limits: Default::default(),
     }];
     let keys = HashMap::from([("anthropic".to_owned(), REAL_KEY.to_owned())]);
     (
-        Gateway::start(providers, keys, tx, None, Default::default())
+        Gateway::start(Setup::new(providers, keys), tx)
             .await
             .unwrap(),
         rx,
@@ -240,9 +241,10 @@ async fn an_openai_call_goes_to_the_openai_provider_with_its_key_as_a_bearer() {
         base_url: format!("{provider}/v1"),
         api_key_env: "LOCAL_KEY".into(),
         ca_file: None,
+        limits: Default::default(),
     }];
     let keys = HashMap::from([("local".to_owned(), "sk-local-real".to_owned())]);
-    let gateway = Gateway::start(providers, keys, tx, None, Default::default())
+    let gateway = Gateway::start(Setup::new(providers, keys), tx)
         .await
         .unwrap();
     let key = gateway.admit(&TaskId::from("t"), 1, UsageStage::Tests);
@@ -289,7 +291,7 @@ async fn a_call_over_budget_is_refused_in_the_providers_shape_and_reaches_no_pro
     let task = TaskId::from("build");
     let key = gateway.admit(&task, 1, UsageStage::Agent);
     let words = "the run's cost budget of $0.0100 is spent ($0.0120)".to_owned();
-    gateway.set_spent(HashMap::from([(task, words.clone())]));
+    gateway.set_budgets(HashMap::from([(task, Standing::Spent(words.clone()))]));
     let (status, body) = post(gateway.url(), "/v1/messages", &key, r#"{"model":"m"}"#).await;
     assert_eq!(status, StatusCode::PAYMENT_REQUIRED, "{body}");
     let error: serde_json::Value = serde_json::from_str(&body).unwrap();
@@ -386,9 +388,10 @@ async fn a_provider_over_https_is_trusted_by_its_ca_file_and_refused_without_it(
             base_url: url.clone(),
             api_key_env: "ANTHROPIC_API_KEY".into(),
             ca_file: ca,
+            limits: Default::default(),
         }];
         let keys = HashMap::from([("anthropic".to_owned(), REAL_KEY.to_owned())]);
-        let gateway = Gateway::start(providers, keys, tx, None, Default::default())
+        let gateway = Gateway::start(Setup::new(providers, keys), tx)
             .await
             .unwrap();
         let key = gateway.admit(&TaskId::from("a"), 1, UsageStage::Agent);
@@ -426,8 +429,9 @@ async fn a_ca_file_that_is_not_one_stops_the_gateway_from_opening() {
         base_url: "https://proxy.example:8443/v1".into(),
         api_key_env: "OPENAI_API_KEY".into(),
         ca_file: Some(bad.clone()),
+        limits: Default::default(),
     }];
-    let error = Gateway::start(providers, HashMap::new(), tx, None, Default::default())
+    let error = Gateway::start(Setup::new(providers, HashMap::new()), tx)
         .await
         .unwrap_err();
     let said = error.to_string();
@@ -594,4 +598,112 @@ async fn a_request_over_the_cap_is_refused_in_the_providers_shape_and_not_passed
     let call = passed.recv().await.unwrap().call;
     assert_eq!(call.end, CallEnd::Refused);
     assert_eq!(*calls.lock().unwrap(), 0, "nothing reached the provider");
+}
+
+/// `POST {base}{path}` with `key` in both providers' headers: status, headers and body.
+async fn post_seen(
+    base: &str,
+    path: &str,
+    key: &str,
+    body: &'static str,
+) -> (StatusCode, axum::http::HeaderMap, serde_json::Value) {
+    let authority = base.trim_start_matches("http://").to_owned();
+    let mut sender = connect(&authority).await;
+    let request = axum::http::Request::post(path)
+        .header("host", authority)
+        .header("x-api-key", key)
+        .header("authorization", format!("Bearer {key}"))
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from_static(body.as_bytes())))
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    let (status, headers) = (response.status(), response.headers().clone());
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        headers,
+        serde_json::from_slice(&body).unwrap_or_default(),
+    )
+}
+
+#[tokio::test]
+async fn a_call_over_a_rate_limit_is_answered_429_in_the_providers_shape_with_when_to_come_back() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let provider = scripted_provider(seen.clone()).await;
+    let (tx, mut passed) = mpsc::unbounded_channel::<Passed>();
+    // One call a minute to each, and no waiting for a turn.
+    let limits = runlog_gateway::RateLimits {
+        requests_per_minute: Some(1),
+        wait: Some(std::time::Duration::ZERO),
+        ..Default::default()
+    };
+    let providers = vec![
+        Provider {
+            name: "anthropic".into(),
+            kind: ProviderKind::Anthropic,
+            base_url: provider.clone(),
+            api_key_env: "ANTHROPIC_API_KEY".into(),
+            ca_file: None,
+            limits,
+        },
+        Provider {
+            name: "openai".into(),
+            kind: ProviderKind::Openai,
+            base_url: format!("{provider}/v1"),
+            api_key_env: "OPENAI_API_KEY".into(),
+            ca_file: None,
+            limits,
+        },
+    ];
+    let keys = HashMap::from([
+        ("anthropic".to_owned(), REAL_KEY.to_owned()),
+        ("openai".to_owned(), "sk-openai-real".to_owned()),
+    ]);
+    let gateway = Gateway::start(Setup::new(providers, keys), tx)
+        .await
+        .unwrap();
+    tokio::spawn(async move {
+        while let Some(mut handed) = passed.recv().await {
+            if let Some(told) = handed.recorded.take() {
+                let _ = told.send(());
+            }
+        }
+    });
+    let key = gateway.admit(&TaskId::from("t"), 1, UsageStage::Agent);
+    let asks = [
+        (
+            "/v1/messages",
+            r#"{"model":"m","max_tokens":8,"messages":[]}"#,
+        ),
+        ("/v1/chat/completions", r#"{"model":"m","messages":[]}"#),
+    ];
+    for (path, body) in asks {
+        let (first, _, _) = post_seen(gateway.url(), path, &key, body).await;
+        assert_eq!(first, StatusCode::OK, "{path}");
+        let (status, headers, error) = post_seen(gateway.url(), path, &key, body).await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{path}: {error}");
+        let ms: u64 = headers["retry-after-ms"].to_str().unwrap().parse().unwrap();
+        let s: u64 = headers["retry-after"].to_str().unwrap().parse().unwrap();
+        assert!((59_000..=60_000).contains(&ms) && s == 60, "{ms} ms, {s} s");
+        let (kind, message) = match path {
+            "/v1/messages" => (&error["error"]["type"], &error["error"]["message"]),
+            _ => (&error["error"]["code"], &error["error"]["message"]),
+        };
+        assert!(
+            kind == "rate_limit_error" || kind == "rate_limit_exceeded",
+            "{error}"
+        );
+        assert!(
+            message
+                .as_str()
+                .unwrap()
+                .contains("requests_per_minute = 1"),
+            "{error}"
+        );
+    }
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        2,
+        "the refused calls reached no provider"
+    );
 }

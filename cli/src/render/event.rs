@@ -362,6 +362,20 @@ fn spend_words(e: &EventKind) -> String {
         EventKind::ModelCalled(call) => {
             format!("{} attempt {} {}", call.task, call.attempt, call.describe())
         }
+        EventKind::ModelCallReserved(r) => {
+            format!("{} attempt {} {}", r.task, r.attempt, r.describe())
+        }
+        EventKind::ModelCallDidNotFit(d) => {
+            let r = &d.reservation;
+            format!(
+                "{} attempt {} {} call {} refused: {}",
+                r.task,
+                r.attempt,
+                r.stage.name(),
+                r.n,
+                d.shortfall().describe()
+            )
+        }
         EventKind::PricesSet { prices } => format!(
             "prices set for {}",
             prices.keys().cloned().collect::<Vec<_>>().join(", ")

@@ -463,3 +463,20 @@ pub fn agent_clis() -> Option<PathBuf> {
     }
     found
 }
+
+/// Whether `python3` imports the official `openai` and `anthropic` SDKs: without them a test
+/// says SKIPPED and how to get them (a failure when `RUNLOG_REQUIRE_AGENTS` is set, as
+/// `.ci/run` sets it).
+pub fn sdks_found() -> bool {
+    let found = std::process::Command::new("python3")
+        .args(["-c", "import openai, anthropic"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        let why = "the SDK test needs the openai and anthropic Python packages on python3 \
+                   (pip install openai==3.57.0 anthropic==2.14.0; bash .ci/run installs them)";
+        assert!(std::env::var_os("RUNLOG_REQUIRE_AGENTS").is_none(), "{why}");
+        eprintln!("SKIPPED: {why}");
+    }
+    found
+}

@@ -7,8 +7,9 @@ use crate::event::EventKind;
 use crate::ids::TaskId;
 use crate::model_call::ModelCall;
 use crate::rejection::Rejection;
+use crate::reservation::{DidNotFit, Reservation};
 use crate::state::{RunState, TaskStatus};
-use crate::usage::{invalid_report, records, Limits, UsageReport, UsageStage};
+use crate::usage::{invalid_report, records, Limits, UsageReport, UsageStage, MAX_TOKENS};
 
 /// Reports of the task's current attempt, checked and priced: its usage, or (`claimed`) what
 /// it says it used for calls the gateway measured.
@@ -73,6 +74,53 @@ pub(super) fn record_model_call(
         call.cost_usd = record.cost_usd;
     }
     Ok(vec![EventKind::ModelCalled(Box::new(call))])
+}
+
+/// A call's worst case held against the budgets, priced at the run's price for its model;
+/// refused when it does not fit (the shortfall says whether calls in flight may free room).
+pub(super) fn reserve_model_call(
+    state: &RunState,
+    r: Reservation,
+) -> Result<Vec<EventKind>, Rejection> {
+    require_running(state)?;
+    let task = find(state, &r.task)?;
+    let invalid = |reason: String| Rejection::InvalidUsage {
+        task: r.task.clone(),
+        reason,
+    };
+    if r.attempt != task.attempt {
+        return Err(invalid(format!(
+            "a reservation for attempt {} where the task is at attempt {}",
+            r.attempt, task.attempt
+        )));
+    }
+    if r.n == 0 {
+        return Err(invalid("calls are numbered from 1".into()));
+    }
+    if r.input_tokens > MAX_TOKENS || r.output_tokens > MAX_TOKENS {
+        return Err(invalid(format!("a bound is more than {MAX_TOKENS} tokens")));
+    }
+    if state.in_flight.iter().any(|h| h.key() == r.key()) {
+        return Err(invalid(format!(
+            "{} call {} already holds a reservation",
+            r.stage.name(),
+            r.n
+        )));
+    }
+    let r = r.priced(&state.prices);
+    match state.room_for(task, &r) {
+        Ok(()) => Ok(vec![EventKind::ModelCallReserved(Box::new(r))]),
+        // Calls in flight may free room: the call asks again once they settle.
+        Err(shortfall) if shortfall.in_flight > 0 => Err(Rejection::CallDoesNotFit {
+            task: r.task.clone(),
+            shortfall: Box::new(shortfall),
+        }),
+        // Nothing can: it is refused, and the task stopped from starting another attempt.
+        Err(shortfall) => Ok(vec![EventKind::ModelCallDidNotFit(Box::new(DidNotFit {
+            reservation: r,
+            budget: shortfall.budget,
+        }))]),
+    }
 }
 
 /// The events that record a run's prices and budgets as it starts.
@@ -180,7 +228,7 @@ pub(super) fn stop_for_budget(state: &RunState, id: TaskId) -> Result<Vec<EventK
     let Some(stop) = state.overspent(task) else {
         return Err(not("its budgets have something left"));
     };
-    let reason = format!("budget-spent: {}", stop.describe());
+    let reason = format!("budget-spent: {}", state.stop_words(task, &stop));
     Ok(vec![
         EventKind::BudgetSpent {
             task: id.clone(),

@@ -327,7 +327,13 @@ fn budget_pause(state: &RunState) -> Option<String> {
     let mut stops: Vec<(String, crate::usage::BudgetStop)> = state
         .tasks_in_order()
         .filter(|t| t.status == TaskStatus::Failed)
-        .filter_map(|t| Some((format!("task {}: ", t.spec.id), t.budget_stop.clone()?)))
+        .filter_map(|t| {
+            let stop = t.budget_stop.clone()?;
+            Some((
+                format!("task {}: {}", t.spec.id, state.stop_words(t, &stop)),
+                stop,
+            ))
+        })
         .collect();
     if stops.is_empty() {
         let unfinished = state
@@ -337,15 +343,12 @@ fn budget_pause(state: &RunState) -> Option<String> {
             state
                 .run_overspent()
                 .filter(|_| unfinished)
-                .map(|s| (String::new(), s)),
+                .map(|s| (s.describe(), s)),
         );
     }
     let (_, first) = stops.first()?;
     let run = state.run.as_ref().map_or("RUN", |r| r.id.as_str());
-    let said: Vec<String> = stops
-        .iter()
-        .map(|(who, stop)| format!("{who}{}", stop.describe()))
-        .collect();
+    let said: Vec<String> = stops.iter().map(|(words, _)| words.clone()).collect();
     Some(format!(
         "budget spent: {}; raise it (`{}`), then `runlog resume {run}`",
         said.join("; "),

@@ -227,6 +227,9 @@ fn decide_kinds(
             Ok(vec![EventKind::WroteOutside(writes)])
         }
         CommandKind::JoinExperiment { lineage } => rerun::join_experiment(state, *lineage),
+        CommandKind::ReserveModelCall { reservation } => {
+            budget::reserve_model_call(state, *reservation)
+        }
     }
 }
 

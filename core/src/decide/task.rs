@@ -134,7 +134,7 @@ pub fn startable<'s>(
     if let Some(stop) = state.overspent(task) {
         return Err(Rejection::BudgetSpent {
             task: id.clone(),
-            spent: stop.describe(),
+            spent: state.stop_words(task, &stop),
         });
     }
     if let Some(due) = task.retry_due {

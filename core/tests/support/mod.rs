@@ -178,3 +178,38 @@ pub fn complete(g: Given, t: &str) -> Given {
         g
     }
 }
+
+/// A call `n` of task `t`'s agent in attempt `attempt`, answered, with these tokens.
+pub fn call(
+    t: &str,
+    attempt: u32,
+    n: u32,
+    input: u64,
+    output: u64,
+) -> runlog_core::model_call::ModelCall {
+    runlog_core::model_call::ModelCall {
+        task: TaskId::from(t),
+        attempt,
+        stage: runlog_core::usage::UsageStage::Agent,
+        n,
+        provider: "anthropic".into(),
+        api: runlog_core::model_call::ModelApi::Messages,
+        model: Some("sonnet".into()),
+        streamed: false,
+        status: 200,
+        end: runlog_core::model_call::CallEnd::Answered,
+        first_byte_ms: Some(40),
+        duration_ms: 120,
+        tokens: runlog_core::usage::Tokens {
+            input,
+            output,
+            ..Default::default()
+        },
+        cost_usd: None,
+        cost: runlog_core::usage::CostSource::Unpriced,
+        request: None,
+        response: None,
+        assembled: None,
+        error: None,
+    }
+}

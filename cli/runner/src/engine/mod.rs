@@ -18,6 +18,7 @@ use crate::layout::Layout;
 use crate::observer::Observer;
 use crate::process;
 use crate::workflow::RunnerSettings;
+use model_calls::FromGateway;
 use recorder::{required, Recorder};
 use runlog_core::{CommandKind, Event, RunId, RunOutcome, RunState, RunStatus, TaskId};
 use runlog_store::EventLog;
@@ -322,6 +323,13 @@ impl Engine {
                 self.ctx.runner.grace,
             )
             .await;
+            // Its calls in flight are recorded as cut off: what they held is let go, and
+            // `cost` shows them.
+            for r in self.state().in_flight.clone() {
+                self.record(CommandKind::RecordModelCall {
+                    call: Box::new(r.interrupted()),
+                })?;
+            }
             self.record(CommandKind::Interrupt {
                 reason: "the runner stopped without recording it; resuming".into(),
             })?;
@@ -442,10 +450,13 @@ impl Engine {
                         self.handle(done)?;
                     }
                 }
-                Some(passed) = Self::next_call(&mut self.calls) => {
-                    self.record_call(passed)?;
-                    self.take_calls()?;
-                }
+                Some(from) = Self::next_from_gateway(&mut self.calls) => match from {
+                    FromGateway::Call(passed) => {
+                        self.record_call(*passed)?;
+                        self.take_calls()?;
+                    }
+                    FromGateway::Reserve(asked) => self.judge(asked)?,
+                },
                 Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
                 () = stop.asked() => return self.interrupt(started).await,
                 _ = self.rec.clock().sleep_until(next_due.unwrap_or_default()), if next_due.is_some() => {}

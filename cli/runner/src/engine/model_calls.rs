@@ -1,7 +1,8 @@
 //! The engine's side of the model gateway: the gateway opened as driving starts (when the
 //! workflow turns it on), each command given its own key and the gateway's address in place
 //! of the providers' keys, a command's keys withdrawn as it ends, and each call recorded
-//! (its bodies kept as blobs, secrets replaced first).
+//! (its bodies kept as blobs, secrets replaced first). Under a budget, each call's worst case
+//! is judged and recorded here before it leaves (`runlog_core::reservation`).
 
 use super::{Engine, Result};
 use crate::error::RunnerError;
@@ -10,10 +11,14 @@ use crate::workflow::GatewayPlan;
 use runlog_core::model_call::Body;
 use runlog_core::redact::Counts;
 use runlog_core::rerun::Answers;
+use runlog_core::reservation::Shortfall;
 use runlog_core::usage::UsageStage;
 use runlog_core::CommandKind;
+use runlog_core::{EventKind, Rejection};
 use runlog_core::{Hash, TaskId};
-use runlog_gateway::{Book, Gateway, ModelMap, Passed, Provider, ProviderKind};
+use runlog_gateway::{
+    Book, Gateway, Judged, ModelMap, Passed, Provider, ProviderKind, Reserve, Setup, Standing,
+};
 use std::collections::{HashMap, HashSet};
 use tokio::sync::mpsc;
 
@@ -21,11 +26,21 @@ use tokio::sync::mpsc;
 pub(super) struct ModelCalls {
     gateway: Gateway,
     passed: mpsc::UnboundedReceiver<Passed>,
+    /// The reservations of calls under a budget, to judge.
+    reserving: mpsc::UnboundedReceiver<Reserve>,
     /// The commands (task, attempt, stage) whose calls the gateway measured.
     measured: HashSet<(TaskId, u32, UsageStage)>,
     /// Each running command's last request to each model, as kept: the next one is stored
     /// against it (a conversation sends all of itself again on every turn).
     last_request: HashMap<Conversation, (Hash, Vec<u8>)>,
+}
+
+/// What the gateway hands the engine.
+pub(super) enum FromGateway {
+    /// A call, to record.
+    Call(Box<Passed>),
+    /// A call's worst case, to judge.
+    Reserve(Reserve),
 }
 
 /// A command's conversation with one model: task, attempt, stage and model.
@@ -99,15 +114,25 @@ impl Engine {
             })
             .collect();
         let (tx, passed) = mpsc::unbounded_channel();
+        let (judge, reserving) = mpsc::unbounded_channel();
         let models = runlog_replay::control::experiment_of(self.rec.log().as_ref(), self.run())?
             .map(|x| ModelMap::of(&x.models))
             .unwrap_or_default();
-        let gateway = Gateway::start(providers, keys, tx, book, models)
+        let setup = Setup {
+            providers,
+            keys,
+            book,
+            models,
+            bounds: self.ctx.runner.output_bounds.clone(),
+            judge: Some(judge),
+        };
+        let gateway = Gateway::start(setup, tx)
             .await
             .map_err(RunnerError::Gateway)?;
         self.calls = Some(ModelCalls {
             gateway,
             passed,
+            reserving,
             measured: HashSet::new(),
             last_request: HashMap::new(),
         });
@@ -172,12 +197,73 @@ impl Engine {
         }
     }
 
-    /// The next call the gateway hands over (never, without a gateway).
-    pub(super) async fn next_call(calls: &mut Option<ModelCalls>) -> Option<Passed> {
-        match calls {
-            Some(c) => c.passed.recv().await,
-            None => std::future::pending().await,
+    /// The next call the gateway hands over or reservation it asks for (never, without a
+    /// gateway). A call's record comes first: it may free the room a reservation asks for.
+    pub(super) async fn next_from_gateway(calls: &mut Option<ModelCalls>) -> Option<FromGateway> {
+        let Some(c) = calls else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            biased;
+            Some(passed) = c.passed.recv() => Some(FromGateway::Call(Box::new(passed))),
+            Some(asked) = c.reserving.recv() => Some(FromGateway::Reserve(asked)),
+            else => None,
         }
+    }
+
+    /// Judges a call's worst case by the run's rules and records it when it fits. Alone, the
+    /// engine's head is the whole truth and the call may go at once (the reservation is
+    /// appended with the step); among workers it goes once the append holds against theirs.
+    pub(super) fn judge(&mut self, asked: Reserve) -> Result<()> {
+        let Reserve {
+            reservation,
+            judged,
+        } = asked;
+        let key = (
+            reservation.task.clone(),
+            reservation.attempt,
+            reservation.stage,
+            reservation.n,
+        );
+        let decided = self.rec.record(CommandKind::ReserveModelCall {
+            reservation: Box::new(reservation),
+        })?;
+        let run = self.run().to_owned();
+        let refusal = |shortfall: &Shortfall| {
+            format!(
+                "{}: runlog refused this call before it reached the provider; raise it with `{}`",
+                shortfall.describe(),
+                shortfall.budget.raise_command(&run)
+            )
+        };
+        let did_not_fit = decided.as_ref().ok().and_then(|events| {
+            events.iter().find_map(|(_, e)| match &e.kind {
+                EventKind::ModelCallDidNotFit(d) => Some(d.shortfall()),
+                _ => None,
+            })
+        });
+        let verdict = match decided {
+            Ok(_) if did_not_fit.is_some() => {
+                Judged::Refused(did_not_fit.as_ref().map(refusal).unwrap_or_default())
+            }
+            Ok(_) if self.crew.is_some() => {
+                self.commit()?;
+                let held = self.state().in_flight.iter().any(|r| {
+                    let (task, attempt, stage, n) = r.key();
+                    (task, attempt, stage, n) == (&key.0, key.1, key.2, key.3)
+                });
+                if held {
+                    Judged::Go
+                } else {
+                    Judged::Wait("another worker's call took the room first".to_owned())
+                }
+            }
+            Ok(_) => Judged::Go,
+            Err(Rejection::CallDoesNotFit { shortfall, .. }) => Judged::Wait(refusal(&shortfall)),
+            Err(other) => Judged::Refused(format!("runlog refused this call: {other}")),
+        };
+        let _ = judged.send(verdict);
+        Ok(())
     }
 
     pub(super) fn record_call(&mut self, passed: Passed) -> Result<()> {
@@ -272,28 +358,35 @@ impl Engine {
         Ok(())
     }
 
-    /// Tells the gateway which running tasks have spent their budget (or the run's).
+    /// Tells the gateway where each running task stands with its budgets (its own and the
+    /// run's): spent, or bounded (its calls reserved first), or neither (left out).
     pub(super) fn refresh_budgets(&self) {
         let Some(calls) = &self.calls else {
             return;
         };
         let state = self.state();
         let run = self.rec.run();
-        let spent = self
+        let budgets = self
             .procs
             .busy
             .keys()
             .filter_map(|id| {
-                let stop = state.overspent(state.task(id)?)?;
-                let words = format!(
-                    "{}: runlog refused this call before it reached the provider; raise it with `{}`",
-                    stop.describe(),
-                    stop.raise_command(run)
-                );
-                Some((id.clone(), words))
+                let task = state.task(id)?;
+                let standing = match state.overspent(task) {
+                    Some(stop) => Standing::Spent(format!(
+                        "{}: runlog refused this call before it reached the provider; raise it with `{}`",
+                        state.stop_words(task, &stop),
+                        stop.raise_command(run)
+                    )),
+                    None if task.budget.is_unbounded() && state.budget.is_unbounded() => {
+                        return None
+                    }
+                    None => Standing::Budgeted,
+                };
+                Some((id.clone(), standing))
             })
             .collect();
-        calls.gateway.set_spent(spent);
+        calls.gateway.set_budgets(budgets);
     }
 
     /// A body with secrets replaced, kept as a blob (none when it is empty), compressed.

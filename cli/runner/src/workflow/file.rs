@@ -47,6 +47,9 @@ pub struct PriceFile {
     pub cache_read: Option<f64>,
     /// Tokens written to a cache (default: the input price).
     pub cache_write: Option<f64>,
+    /// The most output tokens the model gives one answer: the bound runlog gives a request
+    /// that sets none, under a budget (its worst case is judged with it).
+    pub max_output_tokens: Option<u64>,
 }
 
 /// `budget = { max_cost_usd = 2.0, max_tokens = 500000 }` on a task.
@@ -122,6 +125,9 @@ pub struct SettingsFile {
     pub max_cost_usd: Option<f64>,
     /// The run's token budget (input and output tokens).
     pub max_tokens: Option<u64>,
+    /// The output bound runlog gives a model request that sets none, under a budget, when
+    /// the model's `[prices]` name none (default 16,384).
+    pub max_output_tokens: Option<u64>,
     /// The environment variables whose values are secrets, never recorded: names, `*` for any
     /// characters (default `*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`, `*_HEADERS`; `[]` for none).
     pub redact_env: Option<Vec<String>>,
@@ -168,6 +174,15 @@ pub struct ProviderFile {
     /// CA certificates (PEM, relative to the workflow's directory) an `https://` address is
     /// also trusted by, beside the system's (a proxy in between).
     pub ca_file: Option<String>,
+    /// Calls a minute to it, for all runs the runner executes.
+    pub requests_per_minute: Option<u32>,
+    /// Input and output tokens a minute (a call counted at its worst until answered).
+    pub tokens_per_minute: Option<u64>,
+    /// Calls in flight to it at once.
+    pub concurrent: Option<u32>,
+    /// Milliseconds a call over a limit waits for its turn before it is answered 429
+    /// (default 5,000).
+    pub limit_wait_ms: Option<u64>,
 }
 
 /// Where a run's tasks work.

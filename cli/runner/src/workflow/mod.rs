@@ -3,6 +3,7 @@
 
 pub(crate) mod discovery;
 pub(crate) mod file;
+mod providers;
 
 use crate::error::WorkflowError;
 use discovery::Discovery;
@@ -45,6 +46,8 @@ pub struct RunnerSettings {
     pub gateway: GatewayPlan,
     /// What a write outside an attempt's worktree means (`outside_writes`).
     pub outside_writes: runlog_core::outside::OutsidePolicy,
+    /// The output bounds given to model requests without one, under a budget.
+    pub output_bounds: runlog_gateway::OutputBounds,
 }
 
 /// The smallest `output_cap_bytes`: below it the head and tail could not hold an agent's report.
@@ -67,6 +70,7 @@ impl Default for RunnerSettings {
             redact_listed: Vec::new(),
             gateway: GatewayPlan::IfKeys,
             outside_writes: Default::default(),
+            output_bounds: Default::default(),
         }
     }
 }
@@ -76,7 +80,7 @@ impl RunnerSettings {
         let d = Self::default();
         let s = &file.settings;
         Self {
-            gateway: gateway(file, dir),
+            gateway: providers::plan(file, dir),
             redact_env: s.redact_env.clone().unwrap_or(d.redact_env),
             redact_listed: listed,
             replan: s.replan.clone(),
@@ -93,6 +97,14 @@ impl RunnerSettings {
             workspace: s.workspace.unwrap_or_default(),
             repo: s.repo.clone(),
             outside_writes: s.outside_writes.unwrap_or_default(),
+            output_bounds: runlog_gateway::OutputBounds {
+                by_model: file
+                    .prices
+                    .iter()
+                    .filter_map(|(model, p)| Some((model.clone(), p.max_output_tokens?)))
+                    .collect(),
+                workflow: s.max_output_tokens.unwrap_or(d.output_bounds.workflow),
+            },
         }
     }
 }
@@ -108,36 +120,6 @@ pub enum GatewayPlan {
     /// Nothing said: on, to the public providers whose keys the runner's environment holds
     /// (off when it holds none).
     IfKeys,
-}
-
-/// The file's gateway plan: `gateway = "off"`, or on with its `[providers]`, or nothing said.
-fn gateway(file: &WorkflowFile, dir: &Path) -> GatewayPlan {
-    use runlog_gateway::{Provider, ProviderKind};
-    match file.settings.gateway {
-        Some(GatewayMode::Off) => return GatewayPlan::Off,
-        None if file.providers.is_empty() => return GatewayPlan::IfKeys,
-        _ => {}
-    }
-    let mut providers: Vec<Provider> = file
-        .providers
-        .iter()
-        .map(|(name, p)| Provider {
-            name: name.clone(),
-            kind: p.kind,
-            base_url: p.base_url.trim().to_owned(),
-            ca_file: p.ca_file.as_ref().map(|f| dir.join(f)),
-            api_key_env: p
-                .api_key_env
-                .clone()
-                .unwrap_or_else(|| p.kind.key_env().to_owned()),
-        })
-        .collect();
-    for kind in ProviderKind::ALL {
-        if !providers.iter().any(|p| p.kind == kind) {
-            providers.push(Provider::public(kind));
-        }
-    }
-    GatewayPlan::On(providers)
 }
 
 /// A workflow ready to run.
@@ -279,6 +261,14 @@ impl Workflow {
             jobs: s.jobs.unwrap_or(d.jobs),
             history_warn_events: s.history_warn_events.unwrap_or(d.history_warn_events),
         };
+        if s.max_output_tokens == Some(0) {
+            return Err(WorkflowError::Field {
+                path,
+                place: "[settings], ".into(),
+                field: "max_output_tokens",
+                message: "0 leaves no room for an answer: at least 1 token".into(),
+            });
+        }
         if let Some(cap) = s.output_cap_bytes.filter(|c| *c < MIN_OUTPUT_CAP) {
             return Err(WorkflowError::Field {
                 path,
@@ -322,21 +312,7 @@ impl Workflow {
             dir,
             path,
         };
-        if let GatewayPlan::On(providers) = &wf.runner.gateway {
-            if let Err(runlog_gateway::GatewayError::Ca {
-                provider,
-                path: ca,
-                why,
-            }) = runlog_gateway::check(providers)
-            {
-                return Err(WorkflowError::Field {
-                    path: wf.path,
-                    place: format!("[providers.{provider}], "),
-                    field: "ca_file",
-                    message: format!("{}: {why}", ca.display()),
-                });
-            }
-        }
+        providers::check(file, &wf.runner.gateway, &wf.path)?;
         // The plan rules (ids, dependencies, cycles, depth, settings) are the engine's own:
         // ask `decide` now, before anything runs.
         if let Err(r) = decide(
@@ -526,6 +502,14 @@ fn cost_policy(file: &WorkflowFile, text: &str, path: &Path) -> Result<CostPolic
         };
         if let Some(why) = price.invalid() {
             return Err(field(format!("[prices.{model:?}], "), "price", why));
+        }
+        if p.max_output_tokens == Some(0) {
+            let why = "0 leaves no room for an answer: at least 1 token".to_owned();
+            return Err(field(
+                format!("[prices.{model:?}], "),
+                "max_output_tokens",
+                why,
+            ));
         }
         prices.insert(model.clone(), price);
     }

@@ -351,6 +351,27 @@ usd_left: number | null,
 tokens_left: number | null, };
 
 /**
+ * A budget found spent, and whose.
+ */
+export type BudgetStop = { 
+/**
+ * The task whose own budget it is, or none for the run's.
+ */
+budget: TaskId | null, 
+/**
+ * Dollars or tokens.
+ */
+kind: BudgetKind, 
+/**
+ * The limit in force.
+ */
+limit: number, 
+/**
+ * What was spent.
+ */
+spent: number, };
+
+/**
  * How a call ended.
  */
 export type CallEnd = { "end": "answered" } | { "end": "upstream-failed" } | { "end": "client-gone" } | { "end": "over-budget", 
@@ -691,6 +712,21 @@ rows: Array<CostRow>,
  * The run's budget and each task's, where set.
  */
 budgets: Array<BudgetLeft>, };
+
+/**
+ * A call whose worst case did not fit what a budget had left with no call in flight to free
+ * room (the `model-call-did-not-fit` event): it was refused, and its task starts no other
+ * attempt (their first call would not fit either) until a budget is changed.
+ */
+export type DidNotFit = { 
+/**
+ * The call and its worst case, priced.
+ */
+reservation: Reservation, 
+/**
+ * The budget, its limit and what was spent.
+ */
+budget: BudgetStop, };
 
 /**
  * The diff as its JSON body (the CLI's `--json` and the API's): the diff, and `rerun` when one
@@ -1555,7 +1591,7 @@ version: string, } | { "type": "answer-mapped" } & AnswerMapped | { "type": "wro
 /**
  * The most its live calls may cost now, in USD.
  */
-max_cost_usd: number | null, };
+max_cost_usd: number | null, } | { "type": "model-call-reserved" } & Reservation | { "type": "model-call-did-not-fit" } & DidNotFit;
 
 /**
  * One page of a run's events, each with its words, and where the next page starts.
@@ -2256,6 +2292,11 @@ recorded_calls: number,
 wall_ms: number, };
 
 /**
+ * Where a call's bound on its output comes from.
+ */
+export type OutputBound = "request" | "model" | "workflow";
+
+/**
  * What a write outside the worktree does to its attempt (`[settings] outside_writes`).
  */
 export type OutsidePolicy = "warn" | "fail";
@@ -2515,6 +2556,57 @@ commit: string | null,
  * is answered by the recorded attempt that many below it.
  */
 attempts_ahead: number, };
+
+/**
+ * The worst case of one call, held while it is in flight (the `model-call-reserved` event).
+ */
+export type Reservation = { 
+/**
+ * The task whose command makes the call.
+ */
+task: TaskId, 
+/**
+ * Its attempt.
+ */
+attempt: number, 
+/**
+ * Which of the attempt's commands.
+ */
+stage: UsageStage, 
+/**
+ * The call's number among the command's calls (its `model-called` has the same).
+ */
+n: number, 
+/**
+ * The provider it goes to.
+ */
+provider: string, 
+/**
+ * The API it speaks.
+ */
+api: ModelApi, 
+/**
+ * The model asked.
+ */
+model: string | null, 
+/**
+ * Input tokens at most: the request's size in bytes (a token is at least a byte) and
+ * what the provider adds.
+ */
+input_tokens: number, 
+/**
+ * Output tokens at most.
+ */
+output_tokens: number, 
+/**
+ * Where the output bound comes from.
+ */
+bound: OutputBound, 
+/**
+ * The worst case in USD at the run's price for the model; none when the model has no
+ * price (then only a token budget holds it, as only tokens of its usage can count).
+ */
+cost_usd: number | null, };
 
 /**
  * The same work judged more than once.
