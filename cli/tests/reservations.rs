@@ -190,21 +190,51 @@ fn eight_agents_starting_together_with_a_cent_left_spend_no_more_than_the_cent()
     // Calls waited: more than three were started, never more than three were in flight.
     let most = most_in_flight(&events);
     assert_eq!(most, 3, "{events:?}");
-    // `cost` counts what was spent, within the cent.
-    let cost = runlog(&store)
-        .args(["--json", "cost", "cent"])
-        .output()
+    // `cost` counts what was spent, within the cent, and, as the run stood while three calls
+    // were in flight, what they held.
+    let usd = cost(&store, None)["total"]["cost_usd"].as_f64().unwrap();
+    assert!((usd - 7.0 * 0.00105).abs() < 1e-9);
+    let third = events
+        .iter()
+        .filter(|e| e["type"] == "model-call-reserved")
+        .nth(2)
         .unwrap();
-    assert!(cost.status.success(), "{}", text(&cost));
-    let total: Value = serde_json::from_str(
-        String::from_utf8_lossy(&cost.stdout)
-            .lines()
-            .last()
-            .unwrap(),
-    )
-    .unwrap();
-    let usd = total["total"]["cost_usd"].as_f64().unwrap();
-    assert!((usd - 7.0 * 0.00105).abs() < 1e-9, "{total}");
+    let seq = logged_seq(&store, "cent", third);
+    let then = &cost(&store, Some(seq))["budgets"][0];
+    let worst = third["cost_usd"].as_f64().unwrap();
+    assert_eq!(then["in_flight"], 3, "{then}");
+    assert!(
+        (then["held_usd"].as_f64().unwrap() - 3.0 * worst).abs() < 1e-9,
+        "{then}"
+    );
+}
+
+/// `runlog --json cost cent` (at `seq`, if given): its last line.
+fn cost(store: &Path, seq: Option<u64>) -> Value {
+    let mut cost = runlog(store);
+    cost.args(["--json", "cost", "cent"]);
+    if let Some(seq) = seq {
+        cost.args(["--at", &seq.to_string()]);
+    }
+    let out = cost.output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let last = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_owned();
+    serde_json::from_str(&last).unwrap()
+}
+
+/// The seq of `event` in `run`'s log (`log --json` prints each event with its seq).
+fn logged_seq(store: &Path, run: &str, event: &Value) -> u64 {
+    let out = runlog(store).args(["--json", "log", run]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| &l["event"] == event)
+        .and_then(|l| l["seq"].as_u64())
+        .unwrap()
 }
 
 /// The most reservations held at once in `events`.

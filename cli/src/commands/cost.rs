@@ -114,8 +114,17 @@ fn print(v: &CostView) -> Result<()> {
             .into_iter()
             .chain(b.tokens_left.map(|n| format!("{n} tokens")))
             .collect();
+        let held = match b.in_flight {
+            0 => String::new(),
+            n => format!(
+                "; held by {n} call{} in flight: {}, {} tokens at most",
+                if n == 1 { "" } else { "s" },
+                runlog_core::usage::usd(b.held_usd),
+                b.held_tokens
+            ),
+        };
         outln!(
-            "  budget of the {whose}: {}; left {}",
+            "  budget of the {whose}: {}; left {}{held}",
             render::event::limits_words(&b.limits),
             left.join(", ")
         );

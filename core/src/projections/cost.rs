@@ -81,24 +81,40 @@ pub struct BudgetLeft {
     pub usd_left: Option<f64>,
     /// Tokens left (0 once spent), when bounded.
     pub tokens_left: Option<u64>,
+    /// Calls in flight holding their worst case against it (`model-call-reserved` not yet
+    /// settled by their `model-called`).
+    pub in_flight: u32,
+    /// Dollars those calls hold at most (of the priced ones).
+    pub held_usd: f64,
+    /// Tokens those calls hold at most.
+    pub held_tokens: u64,
 }
 
 impl BudgetLeft {
     /// The run's budget and each task's, where set.
     pub fn all(state: &RunState) -> Vec<BudgetLeft> {
-        let run =
-            (!state.budget.is_unbounded()).then(|| Self::of(None, state.budget, &state.spend));
+        let run = (!state.budget.is_unbounded())
+            .then(|| Self::of(None, state.budget, &state.spend, state.held()));
         run.into_iter()
             .chain(
                 state
                     .tasks_in_order()
                     .filter(|t| !t.budget.is_unbounded())
-                    .map(|t| Self::of(Some(t.spec.id.0.clone()), t.budget, &t.spend)),
+                    .map(|t| {
+                        let own = state.in_flight.iter().filter(|r| r.task == t.spec.id);
+                        let held = crate::reservation::Held::of(own);
+                        Self::of(Some(t.spec.id.0.clone()), t.budget, &t.spend, held)
+                    }),
             )
             .collect()
     }
 
-    fn of(task: Option<String>, limits: Limits, spend: &Spend) -> Self {
+    fn of(
+        task: Option<String>,
+        limits: Limits,
+        spend: &Spend,
+        held: crate::reservation::Held,
+    ) -> Self {
         Self {
             task,
             limits,
@@ -106,6 +122,9 @@ impl BudgetLeft {
             tokens_left: limits
                 .max_tokens
                 .map(|m| m.saturating_sub(spend.tokens.total())),
+            in_flight: held.calls,
+            held_usd: held.cost_usd,
+            held_tokens: held.tokens,
         }
     }
 }

@@ -348,7 +348,20 @@ usd_left: number | null,
 /**
  * Tokens left (0 once spent), when bounded.
  */
-tokens_left: number | null, };
+tokens_left: number | null, 
+/**
+ * Calls in flight holding their worst case against it (`model-call-reserved` not yet
+ * settled by their `model-called`).
+ */
+in_flight: number, 
+/**
+ * Dollars those calls hold at most (of the priced ones).
+ */
+held_usd: number, 
+/**
+ * Tokens those calls hold at most.
+ */
+held_tokens: number, };
 
 /**
  * A budget found spent, and whose.
@@ -382,7 +395,15 @@ spent: string, } | { "end": "refused" } | { "end": "interrupted" } | { "end": "r
 /**
  * The seq of the recorded call, in the run rerun.
  */
-seq: number, } | { "end": "diverged" };
+seq: number, } | { "end": "diverged" } | { "end": "rate-limited", 
+/**
+ * The limit, in words (`requests_per_minute = 30`).
+ */
+limit: string, 
+/**
+ * When the command was told to come back, in milliseconds.
+ */
+retry_after_ms: number, };
 
 /**
  * One call with its conversation in words.
