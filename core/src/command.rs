@@ -538,6 +538,11 @@ pub enum CommandKind {
         /// The call and its worst case (priced by the decision).
         reservation: Box<crate::reservation::Reservation>,
     },
+    /// Record how an alert's delivery ended.
+    RecordAlert {
+        /// Where, how many tries, how it ended.
+        sent: Box<crate::alerts::AlertSent>,
+    },
 }
 
 /// What a run's usage is priced with and bounded by, as its workflow says.

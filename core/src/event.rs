@@ -648,6 +648,9 @@ pub enum EventKind {
     /// free room: refused before it left (its `model-called` follows, `over-budget`), and its
     /// task starts no other attempt until a budget is changed.
     ModelCallDidNotFit(Box<crate::reservation::DidNotFit>),
+    /// An alert was sent to a receiver of the workflow's `[[alerts]]`: delivered, or given up
+    /// after its tries (the run goes on either way).
+    AlertSent(Box<crate::alerts::AlertSent>),
 }
 
 /// What a run's tombstone keeps.
@@ -763,6 +766,7 @@ event_names! {
     ExperimentBudgetSet => "experiment-budget-set",
     ModelCallReserved => "model-call-reserved",
     ModelCallDidNotFit => "model-call-did-not-fit",
+    AlertSent => "alert-sent",
 }
 
 impl EventKind {
@@ -870,7 +874,8 @@ impl EventKind {
             | EventKind::ReviewSet { .. }
             | EventKind::ExperimentDefined(_)
             | EventKind::ExperimentRerun(_)
-            | EventKind::ExperimentBudgetSet { .. } => None,
+            | EventKind::ExperimentBudgetSet { .. }
+            | EventKind::AlertSent(_) => None,
         }
     }
 }

@@ -97,7 +97,8 @@ impl EventKind {
             | EventKind::EvaluatorNamed { .. }
             | EventKind::ExperimentDefined { .. }
             | EventKind::ExperimentRerun { .. }
-            | EventKind::ExperimentBudgetSet { .. } => Family::Said,
+            | EventKind::ExperimentBudgetSet { .. }
+            | EventKind::AlertSent { .. } => Family::Said,
         }
     }
 }

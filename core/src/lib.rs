@@ -42,6 +42,7 @@
 //! assert!(decide(&fold(&events), again).is_err());
 //! ```
 
+pub mod alerts;
 pub mod calendar;
 pub mod codec;
 mod command;

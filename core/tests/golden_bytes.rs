@@ -7,7 +7,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 67;
+const VARIANTS: usize = 68;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -80,6 +80,7 @@ fn index(k: &EventKind) -> usize {
         EventKind::ExperimentBudgetSet { .. } => 64,
         EventKind::ModelCallReserved(_) => 65,
         EventKind::ModelCallDidNotFit(_) => 66,
+        EventKind::AlertSent(_) => 67,
     }
 }
 
@@ -625,6 +626,14 @@ fn samples() -> Vec<EventKind> {
                 limit: 0.1,
                 spent: 0.0301,
             },
+        })),
+        EventKind::AlertSent(Box::new(runlog_core::alerts::AlertSent {
+            on: runlog_core::alerts::AlertOn::Budget,
+            seq: 41,
+            to: "https://hooks.slack.com".into(),
+            attempts: 4,
+            status: Some(200),
+            error: None,
         })),
     ]
 }

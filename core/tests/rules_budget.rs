@@ -57,19 +57,6 @@ fn never_give_up(id_: &str) -> TaskSpec {
     s
 }
 
-/// A started run whose workflow gives these prices and budgets.
-fn given_costed(tasks: Vec<TaskSpec>, cost: CostPolicy) -> Given {
-    given([]).and(CommandKind::StartRun {
-        run: RunId::from("run-1"),
-        workflow: "test".into(),
-        workflow_hash: Hash::of(b"test"),
-        settings: Settings::default(),
-        tasks,
-        cost,
-        review: Default::default(),
-    })
-}
-
 fn dollars(usd: f64) -> Limits {
     Limits {
         max_cost_usd: Some(usd),

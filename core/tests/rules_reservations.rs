@@ -31,17 +31,7 @@ fn run_with(budget: Limits) -> Given {
     let mut a = task("a");
     a.requires_testing = false;
     a.retry.delay_ms = 0;
-    given([])
-        .and(CommandKind::StartRun {
-            run: RunId::from("run-1"),
-            workflow: "test".into(),
-            workflow_hash: Hash::of(b"test"),
-            settings: Settings::default(),
-            tasks: vec![a],
-            cost: priced(budget),
-            review: Default::default(),
-        })
-        .and(start("a"))
+    given_costed(vec![a], priced(budget)).and(start("a"))
 }
 
 fn cents(usd: f64) -> Limits {

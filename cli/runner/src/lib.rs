@@ -26,6 +26,7 @@
 //! # }
 //! ```
 
+pub mod alerting;
 pub mod clock;
 mod crew;
 mod engine;

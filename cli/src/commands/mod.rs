@@ -2,6 +2,7 @@
 //! them with their help (the order `runlog --help` shows) and routes a parsed command to its
 //! module.
 
+mod alerts;
 mod approve;
 mod audit;
 mod budget;
@@ -296,6 +297,16 @@ pub enum Command {
     ///
     /// Example: claude mcp add runlog -- runlog mcp --store /path/to/.runlog
     Mcp(mcp::Args),
+    /// Check where a workflow's alerts go: `runlog alerts test WORKFLOW` sends one to each.
+    ///
+    /// A run sends its `[[alerts]]` as they happen: a failed run, a task waiting for a person,
+    /// a budget crossing 50, 80 and 100 %, a rerun that diverged. Each is posted as Slack
+    /// reads it or as JSON, signed with `X-Runlog-Signature: sha256=HEX` (HMAC-SHA256 of the
+    /// body) when the alert names a `secret_env`, tried again with backoff, and recorded
+    /// (`alert-sent`); a receiver that is down never holds the run up.
+    ///
+    /// Example: runlog alerts test workflow.toml
+    Alerts(alerts::Args),
     /// The task graph with status colours, as Graphviz dot or Mermaid.
     ///
     /// With --json: {"run", "seq", "format", "graph"}.
@@ -406,6 +417,7 @@ impl Command {
             Command::Viz(a) => done(viz::run(a, ctx)),
             Command::Serve(a) => done(serve::run(a, ctx)),
             Command::Mcp(a) => done(mcp::run(a, ctx)),
+            Command::Alerts(a) => done(alerts::run(a, ctx)),
             Command::Ui(a) => done(ui::run(a, ctx)),
             Command::Worker(a) => worker::run(a, ctx),
             Command::Completions(a) => done(completions::run(a)),

@@ -546,6 +546,7 @@ fn said_words(e: &EventKind) -> String {
             x.repeat
         ),
         EventKind::ExperimentRerun(r) => r.describe(),
+        EventKind::AlertSent(sent) => sent.describe(),
         EventKind::ExperimentBudgetSet { max_cost_usd } => match max_cost_usd {
             Some(usd) => format!("experiment budget set to {}", runlog_core::usage::usd(*usd)),
             None => "experiment budget removed".to_owned(),

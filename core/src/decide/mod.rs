@@ -230,6 +230,10 @@ fn decide_kinds(
         CommandKind::ReserveModelCall { reservation } => {
             budget::reserve_model_call(state, *reservation)
         }
+        CommandKind::RecordAlert { sent } => {
+            require_started(state)?;
+            Ok(vec![EventKind::AlertSent(sent)])
+        }
     }
 }
 

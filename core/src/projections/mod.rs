@@ -5,6 +5,7 @@
 //! [`stack`]). The eval audit and the run summary fold the whole stream, rolled-back history
 //! included, because an audit must show every decision ever made.
 
+pub mod alerts;
 pub mod audit;
 pub mod board;
 pub mod cost;

@@ -213,3 +213,16 @@ pub fn call(
         error: None,
     }
 }
+
+/// A started run whose workflow gives these prices and budgets.
+pub fn given_costed(tasks: Vec<TaskSpec>, cost: CostPolicy) -> Given {
+    given([]).and(CommandKind::StartRun {
+        run: RunId::from("run-1"),
+        workflow: "test".into(),
+        workflow_hash: Hash::of(b"test"),
+        settings: Settings::default(),
+        tasks,
+        cost,
+        review: Default::default(),
+    })
+}

@@ -4,6 +4,7 @@
 //! evaluators and the replan command run as processes on tokio tasks and report back over a
 //! channel.
 
+mod alerts;
 mod git_workspace;
 mod model_calls;
 mod recorder;
@@ -128,6 +129,8 @@ pub struct Engine {
     /// What the program driving the run gives every command besides, held while the engine
     /// lives (see [`Engine::with_access`]).
     access: Vec<Access>,
+    /// Where the run's alerts go, when the workflow names receivers (opened as driving starts).
+    alerts: Option<alerts::Alerts>,
 }
 
 /// What the program driving a run gives its commands: variables, which of them are secrets, and
@@ -189,6 +192,7 @@ impl Engine {
             spares: super::spare::Spares::default(),
             calls: None,
             access: Vec::new(),
+            alerts: None,
         }
     }
 
@@ -389,6 +393,7 @@ impl Engine {
             self.adopt_workspace()?;
         }
         self.open_gateway().await?;
+        self.open_alerts();
         let mut foreign = Foreign::watch(self.rec.log().as_ref(), self.run());
         let crew = self.crew.is_some();
         // Without a git workspace, a step's decisions are appended together (among workers
@@ -404,7 +409,9 @@ impl Engine {
                 return Ok(self.into_ended(started, false));
             }
             let next_due = self.dispatch()?;
-            if self.commit()? {
+            let raced = self.commit()?;
+            self.send_alerts();
+            if raced {
                 // The append lost a race and took in others' events first: what they freed
                 // (a dependency done elsewhere) is dispatched before this engine waits or ends.
                 continue;
@@ -439,7 +446,7 @@ impl Engine {
                     // Tasks done while this step merged others (taken in with a race it
                     // lost) are merged before the run can end.
                     None if !self.state().merges_due().is_empty() => continue,
-                    None => return self.finish(started),
+                    None => return self.finish(started).await,
                 }
             }
             tokio::select! {
@@ -458,6 +465,7 @@ impl Engine {
                     FromGateway::Reserve(asked) => self.judge(asked)?,
                 },
                 Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
+                Some(sent) = Self::next_alert(&mut self.alerts) => self.record_alert(sent)?,
                 () = stop.asked() => return self.interrupt(started).await,
                 _ = self.rec.clock().sleep_until(next_due.unwrap_or_default()), if next_due.is_some() => {}
                 _ = tokio::time::sleep(TICK), if crew => {}

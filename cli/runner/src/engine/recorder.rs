@@ -45,6 +45,10 @@ pub(super) struct Recorder {
     /// The tasks that end are reported with each append, their worktrees to be handed on
     /// (outside a git workspace, where each task keeps its own).
     hand_on: bool,
+    /// Whether alerts are sent: then the ones each recorded event raises are kept, to send.
+    alerting: bool,
+    /// The alerts raised since they were last taken, with the seq of the event that raised each.
+    raised: Vec<(u64, runlog_core::projections::alerts::Raised)>,
 }
 
 /// What a step's append came to.
@@ -79,7 +83,19 @@ impl Recorder {
             planned: Vec::new(),
             kill_point,
             hand_on,
+            alerting: false,
+            raised: Vec::new(),
         }
+    }
+
+    /// From now on the alerts recorded events raise are kept, to send.
+    pub(super) fn alerting(&mut self) {
+        self.alerting = true;
+    }
+
+    /// The alerts raised since the last call.
+    pub(super) fn take_raised(&mut self) -> Vec<(u64, runlog_core::projections::alerts::Raised)> {
+        std::mem::take(&mut self.raised)
     }
 
     pub(super) fn observed_by(&mut self, observer: Box<dyn Observer>) {
@@ -137,11 +153,16 @@ impl Recorder {
         let observer = &mut self.observer;
         let histories = &mut self.histories;
         let log = self.log.as_ref();
+        let (alerting, raised) = (self.alerting, &mut self.raised);
         let decided = self.session.stage(cmd, &mut |seq, e, state| {
             frontier.observe(seq, &e.kind, state);
             if !in_step {
                 histories.observe(log, seq, e);
                 observer.event(seq, e, state);
+                if alerting {
+                    let now = runlog_core::projections::alerts::raised(&e.kind, state);
+                    raised.extend(now.into_iter().map(|r| (seq, r)));
+                }
             }
         })?;
         Ok(decided.map(|r| r.events))
@@ -192,8 +213,13 @@ impl Recorder {
         let log = self.log.as_ref();
         let hand_on = self.hand_on;
         let ended = &mut appended.ended;
+        let (alerting, raised) = (self.alerting, &mut self.raised);
         let commit = self.session.commit_observed(&mut |seq, e, state| {
             histories.observe(log, seq, e);
+            if alerting {
+                let now = runlog_core::projections::alerts::raised(&e.kind, state);
+                raised.extend(now.into_iter().map(|r| (seq, r)));
+            }
             if let Some(id) = e.kind.task().filter(|_| hand_on) {
                 if state.status_of(id).is_some_and(TaskStatus::is_terminal) {
                     ended.push(id.clone());

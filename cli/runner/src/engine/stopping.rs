@@ -41,6 +41,7 @@ impl Engine {
                 })?;
             }
         }
+        self.settle_alerts().await?;
         Ok(self.into_ended(started, true))
     }
 
@@ -77,7 +78,7 @@ impl Engine {
         self.appended(appended).map(|_| ())
     }
 
-    pub(super) fn finish(mut self, started: Instant) -> Result<Ended> {
+    pub(super) async fn finish(mut self, started: Instant) -> Result<Ended> {
         tracing::debug!(
             run = self.rec.run(),
             seq = self.state().seq,
@@ -99,6 +100,7 @@ impl Engine {
                     .note(&format!("note: the run's worktrees stay: {e}"));
             }
         }
+        self.settle_alerts().await?;
         Ok(self.into_ended(started, false))
     }
 }

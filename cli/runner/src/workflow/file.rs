@@ -33,6 +33,25 @@ pub struct WorkflowFile {
     /// `[providers.NAME]`: the upstreams of the model gateway.
     #[serde(default)]
     pub providers: std::collections::BTreeMap<String, ProviderFile>,
+    /// `[[alerts]]`: where a run's alerts go.
+    #[serde(default)]
+    pub alerts: Vec<AlertFile>,
+}
+
+/// `[[alerts]]`: a receiver of a run's alerts.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlertFile {
+    /// Where they are posted (`https://...`).
+    pub url: String,
+    /// `"slack"` (an incoming webhook's `{"text"}`) or `"json"` (default).
+    pub format: Option<crate::alerting::AlertFormat>,
+    /// What it is told of: any of `"run-failed"`, `"waiting"`, `"budget"`, `"diverged"`
+    /// (default: all).
+    pub on: Option<Vec<String>>,
+    /// The variable of the runner's environment holding the key of the `X-Runlog-Signature`
+    /// header (HMAC-SHA256 of the body); none: unsigned.
+    pub secret_env: Option<String>,
 }
 
 /// `[prices."MODEL"]`, in USD per million tokens.

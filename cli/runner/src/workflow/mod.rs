@@ -1,6 +1,7 @@
 //! Workflow files: TOML in, a validated plan out, with errors that name the file, the line,
 //! the field and what is allowed.
 
+mod alerts;
 pub(crate) mod discovery;
 pub(crate) mod file;
 mod providers;
@@ -16,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use crate::workflow::file::{
-    BudgetFile, Commands, FieldError, GatewayMode, LimitsFile, MaxFile, PriceFile, ProviderFile,
-    RetryFile, SettingsFile, TaskFile, WorkflowFile, WorkspaceMode,
+    AlertFile, BudgetFile, Commands, FieldError, GatewayMode, LimitsFile, MaxFile, PriceFile,
+    ProviderFile, RetryFile, SettingsFile, TaskFile, WorkflowFile, WorkspaceMode,
 };
 
 /// How the runner treats the workflow's processes. Read from the workflow file each time a run
@@ -48,6 +49,8 @@ pub struct RunnerSettings {
     pub outside_writes: runlog_core::outside::OutsidePolicy,
     /// The output bounds given to model requests without one, under a budget.
     pub output_bounds: runlog_gateway::OutputBounds,
+    /// Where the run's alerts go (`[[alerts]]`).
+    pub alerts: Vec<crate::alerting::AlertTarget>,
 }
 
 /// The smallest `output_cap_bytes`: below it the head and tail could not hold an agent's report.
@@ -71,12 +74,18 @@ impl Default for RunnerSettings {
             gateway: GatewayPlan::IfKeys,
             outside_writes: Default::default(),
             output_bounds: Default::default(),
+            alerts: Vec::new(),
         }
     }
 }
 
 impl RunnerSettings {
-    fn of(file: &WorkflowFile, dir: &Path, listed: Vec<(String, String)>) -> Self {
+    fn of(
+        file: &WorkflowFile,
+        dir: &Path,
+        listed: Vec<(String, String)>,
+        alerts: Vec<crate::alerting::AlertTarget>,
+    ) -> Self {
         let d = Self::default();
         let s = &file.settings;
         Self {
@@ -105,6 +114,7 @@ impl RunnerSettings {
                     .collect(),
                 workflow: s.max_output_tokens.unwrap_or(d.output_bounds.workflow),
             },
+            alerts,
         }
     }
 }
@@ -303,7 +313,17 @@ impl Workflow {
             hash: Hash::of(text.as_bytes()),
             name: file.name.clone(),
             settings,
-            runner: RunnerSettings::of(file, &dir, redact_file(s, &dir, &path)?),
+            runner: RunnerSettings::of(
+                file,
+                &dir,
+                redact_file(s, &dir, &path)?,
+                alerts::targets(&file.alerts).map_err(|(field, message)| WorkflowError::Field {
+                    path: path.clone(),
+                    place: "[[alerts]], ".into(),
+                    field,
+                    message,
+                })?,
+            ),
             tasks,
             discovered: Vec::new(),
             sub_projects: Vec::new(),

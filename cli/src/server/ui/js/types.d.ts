@@ -46,6 +46,40 @@ kappa: number | null,
 unlabelled: number, };
 
 /**
+ * What an alert is about (`on` in `[[alerts]]`).
+ */
+export type AlertOn = "run-failed" | "waiting" | "budget" | "diverged" | "test";
+
+/**
+ * A delivery of an alert (the `alert-sent` event): where, how many tries, how it ended.
+ */
+export type AlertSent = { 
+/**
+ * What about.
+ */
+on: AlertOn, 
+/**
+ * The seq of the event that raised it (0 for a test).
+ */
+seq: number, 
+/**
+ * Where it went: the receiver's scheme and host (its path may be a secret, as Slack's is).
+ */
+to: string, 
+/**
+ * Tries made.
+ */
+attempts: number, 
+/**
+ * The last answer's status, when there was one.
+ */
+status: number | null, 
+/**
+ * Why it was not delivered, when it was not (the last try's error); none once delivered.
+ */
+error: string | null, };
+
+/**
  * A rerun's call answered from the recording with the recording's places given as the
  * rerun's (the `answer-mapped` event's record, right before the call's own).
  */
@@ -351,17 +385,17 @@ usd_left: number | null,
 tokens_left: number | null, 
 /**
  * Calls in flight holding their worst case against it (`model-call-reserved` not yet
- * settled by their `model-called`).
+ * settled by their `model-called`); left out of JSON, with what they hold, when none is.
  */
-in_flight: number, 
+in_flight?: number, 
 /**
  * Dollars those calls hold at most (of the priced ones).
  */
-held_usd: number, 
+held_usd?: number, 
 /**
  * Tokens those calls hold at most.
  */
-held_tokens: number, };
+held_tokens?: number, };
 
 /**
  * A budget found spent, and whose.
@@ -1612,7 +1646,7 @@ version: string, } | { "type": "answer-mapped" } & AnswerMapped | { "type": "wro
 /**
  * The most its live calls may cost now, in USD.
  */
-max_cost_usd: number | null, } | { "type": "model-call-reserved" } & Reservation | { "type": "model-call-did-not-fit" } & DidNotFit;
+max_cost_usd: number | null, } | { "type": "model-call-reserved" } & Reservation | { "type": "model-call-did-not-fit" } & DidNotFit | { "type": "alert-sent" } & AlertSent;
 
 /**
  * One page of a run's events, each with its words, and where the next page starts.
