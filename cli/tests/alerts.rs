@@ -246,3 +246,44 @@ fn alerts_test_sends_one_to_each_receiver_and_says_how_it_went() {
         bodies[0]
     );
 }
+
+#[test]
+fn a_server_given_alerts_sends_those_of_every_run_it_executes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, received) = receiver(0);
+    let alerts = dir.path().join("alerts.toml");
+    std::fs::write(
+        &alerts,
+        format!("[[alerts]]\nurl = \"{url}\"\non = [\"run-failed\"]\nsecret_env = \"ALERT_KEY\"\n"),
+    )
+    .unwrap();
+    // A workflow that names no receiver of its own.
+    let wf = workflow(
+        dir.path(),
+        "plain",
+        "name = \"plain\"\n[settings]\nworkspace = \"none\"\n\
+         [[task]]\nid = \"broken\"\nrun = \"exit 3\"\nrequires_testing = false\nretry = { max = 0 }\n",
+    );
+    let store = dir.path().join("store");
+    let mut server = runlog(&store)
+        .args(["serve", "--alerts"])
+        .arg(&alerts)
+        .env("ALERT_KEY", KEY)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    common::wait_for(|| store.join("api.sock").exists());
+    let body = serde_json::json!({"workflow": wf, "run": "served"}).to_string();
+    let mut socket = std::os::unix::net::UnixStream::connect(store.join("api.sock")).unwrap();
+    let (status, said) = common::request(&mut socket, "POST", "/v1/runs", &[], &body);
+    assert_eq!(status, 201, "{said}");
+    common::wait_for(|| !received.lock().unwrap().is_empty());
+    let bodies = signed_bodies(&received);
+    assert_eq!(
+        (&bodies[0]["run"], &bodies[0]["on"]),
+        (&Value::from("served"), &Value::from("run-failed"))
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+}

@@ -551,6 +551,12 @@ fn phoenix_stores_runs_from_history_and_live_as_runlog_exports_them() {
         .unwrap();
     assert_eq!(live.status.code(), Some(0), "{}", text(&live));
     assert!(text(&live).contains("trace: "), "{}", text(&live));
+    // Its verdicts went too, as annotations, once its spans were sent.
+    assert!(
+        text(&live).contains("verdicts as annotations"),
+        "{}",
+        text(&live)
+    );
     let from_history = otlp_json(&store, "live");
     let stored = phoenix.spans("live", from_history.len());
     let ids: BTreeSet<&str> = from_history
@@ -561,6 +567,57 @@ fn phoenix_stores_runs_from_history_and_live_as_runlog_exports_them() {
     assert_eq!(
         got, ids,
         "live export sent the trace an export from history gives"
+    );
+    let rescued = stored
+        .iter()
+        .find(|(_, s)| s["name"] == "invoke_agent agent-implement" && s["status_code"] == "ERROR")
+        .map(|(id, _)| id.clone())
+        .unwrap();
+    let path = format!("/v1/projects/live/span_annotations?span_ids={rescued}");
+    let judged = get(phoenix.port, &path)
+        .map(|(_, body)| body)
+        .unwrap_or_default();
+    assert!(
+        judged.contains("runlog verdict") && judged.contains("rescue"),
+        "{judged}"
+    );
+
+    // Live with what the calls said: an agent calling its model through the gateway.
+    let provider = scripted_answers();
+    std::fs::write(dir.path().join("agent.py"), CALLING_AGENT).unwrap();
+    let wf = common::workflow(
+        dir.path(),
+        "said",
+        &format!(
+            "name = \"said\"\n[settings]\nworkspace = \"none\"\n\
+             [[task]]\nid = \"ask\"\nrun = \"python3 agent.py\"\nrequires_testing = false\n\
+             [providers.anthropic]\nkind = \"anthropic\"\nbase_url = \"{provider}\"\n"
+        ),
+    );
+    let said = runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", "said", "--quiet"])
+        .args([
+            "--otlp",
+            &phoenix.url(),
+            "--otlp-project",
+            "said",
+            "--otlp-content",
+        ])
+        .env("ANTHROPIC_API_KEY", "sk-ant-the-runners-own")
+        .output()
+        .unwrap();
+    assert_eq!(said.status.code(), Some(0), "{}", text(&said));
+    let spans = phoenix.spans("said", otlp_json(&store, "said").len());
+    let llm = spans
+        .values()
+        .find(|s| s["span_kind"] == "LLM")
+        .unwrap_or_else(|| panic!("an LLM span: {spans:?}"));
+    assert!(
+        llm["attributes"]["input.value"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Which file holds the release notes?"),
+        "{llm}"
     );
 
     // Phoenix stopped in the middle of a live run: the run finishes, says what it missed, and
@@ -974,4 +1031,31 @@ fn an_experiment_exported_to_phoenix_reads_back_as_a_dataset_and_an_experiment_p
         (done["label"].as_str(), done["score"].as_f64()),
         (Some("not done"), Some(0.0))
     );
+}
+
+/// An agent asking its model one question through the gateway, as plain HTTP.
+const CALLING_AGENT: &str = r#"
+import json, os, urllib.request
+request = urllib.request.Request(
+    os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages",
+    data=json.dumps({"model": "claude-x", "max_tokens": 64,
+                     "messages": [{"role": "user", "content": "Which file holds the release notes?"}]}).encode(),
+    headers={"x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01",
+             "content-type": "application/json"})
+print(urllib.request.urlopen(request).read().decode())
+"#;
+
+/// A scripted Anthropic provider answering every call the same.
+fn scripted_answers() -> String {
+    let answer = r#"{"id":"msg_1","type":"message","role":"assistant","model":"claude-scripted","content":[{"type":"text","text":"CHANGELOG.md"}],"stop_reason":"end_turn","usage":{"input_tokens":12,"output_tokens":4}}"#;
+    let app = axum::Router::new().route(
+        "/v1/messages",
+        axum::routing::post(move || async move {
+            axum::response::IntoResponse::into_response((
+                [("content-type", "application/json")],
+                answer,
+            ))
+        }),
+    );
+    common::provider::serve(app)
 }

@@ -32,6 +32,8 @@ pub struct Host {
     /// What the program hosting the runner gives each run's commands besides (see
     /// [`Host::granting`]).
     granting: Option<Granting>,
+    /// Receivers of every run's alerts besides its workflow's (`serve --alerts FILE`).
+    alerts: Arc<[crate::alerting::AlertTarget]>,
 }
 
 /// How the program hosting the runner gives a run's commands access to what it serves (the
@@ -87,7 +89,19 @@ impl Host {
             ack_log: None,
             unfenced: false,
             granting: None,
+            alerts: Arc::new([]),
         }
+    }
+
+    /// This host, every run it drives sending its alerts to `alerts` too.
+    pub fn alerting(mut self, alerts: Vec<crate::alerting::AlertTarget>) -> Self {
+        self.alerts = alerts.into();
+        self
+    }
+
+    /// Where every run's alerts go besides its workflow's receivers.
+    pub fn alerts(&self) -> &[crate::alerting::AlertTarget] {
+        &self.alerts
     }
 
     /// This host, each engine it makes given what `granting` grants its run.

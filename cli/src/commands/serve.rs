@@ -55,6 +55,10 @@ pub struct Args {
     /// Live export of the traces of the runs this server executes.
     #[command(flatten)]
     trace: crate::otlp::TraceArgs,
+    /// Send the alerts of every run this server executes to the receivers of this file's
+    /// `[[alerts]]` tables too (besides each workflow's own; see docs/alerts.md).
+    #[arg(long, value_name = "FILE")]
+    alerts: Option<std::path::PathBuf>,
     #[command(flatten)]
     retention: super::forget::Retention,
 }
@@ -129,7 +133,13 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         reads_per_second: a
             .reads_per_second
             .unwrap_or_else(server::pacing::Pacing::default_rate),
-        host: ctx.host.clone(),
+        host: match &a.alerts {
+            Some(file) => ctx
+                .host
+                .clone()
+                .alerting(runlog_runner::workflow::alerts::load(file)?),
+            None => ctx.host.clone(),
+        },
     };
     server::serve(options).map_err(|e| match e {
         ServerError::Tcp { .. } => CliError::input(e.to_string()),

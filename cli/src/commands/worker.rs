@@ -186,9 +186,8 @@ impl Work<'_> {
                 continue;
             };
             self.member.enlist(&mut engine, false);
-            let replay = runlog_replay::Replay::new(self.launcher.log().as_ref());
             let (observer, exporting) = crate::otlp::traced(
-                &replay,
+                self.launcher.log().clone(),
                 &run,
                 self.trace.as_ref(),
                 runlog_runner::Unobserved,

@@ -2,13 +2,16 @@
 //! engine only folds the event and offers the spans to a bounded queue (never waiting); a thread
 //! of its own sends them in batches, retrying a receiver that is down or busy with backoff. A
 //! full queue or a receiver that stays down costs spans, never the run: what was not sent is
-//! counted, and the same ids come again from `runlog export RUN --otlp URL`.
+//! counted, and the same ids come again from `runlog export RUN --otlp URL`. What `export`
+//! adds goes too: what model calls said on their spans when asked (read from the log as each
+//! batch leaves), and once the run's spans are sent, its verdicts as Phoenix annotations.
 
-use super::{history, request, Endpoint};
-use runlog_core::projections::trace::{Span, TraceBuilder, TraceIds};
+use super::{annotations, content, history, request, Endpoint, Target};
+use runlog_core::projections::trace::{Span, SpanKind, TraceBuilder, TraceIds};
 use runlog_core::{Event, RunState};
 use runlog_replay::Replay;
 use runlog_runner::Observer;
+use runlog_store::EventLog;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::Arc;
@@ -36,6 +39,8 @@ pub struct Report {
     pub missed: u64,
     /// The last reason a request failed.
     pub last_error: Option<String>,
+    /// Verdicts sent as annotations (Phoenix).
+    pub annotated: u64,
 }
 
 #[derive(Debug, Default)]
@@ -45,6 +50,8 @@ struct Counters {
     /// The last request failed: the end of the run does not wait for a receiver that is down.
     down: std::sync::atomic::AtomicBool,
     last_error: std::sync::Mutex<Option<String>>,
+    /// Verdicts the receiver took as annotations.
+    annotated: AtomicU64,
 }
 
 /// The engine's side: an observer that folds events into spans and queues them.
@@ -70,34 +77,37 @@ pub struct Exporting {
     pub endpoint: Endpoint,
 }
 
-/// Starts a live export of `run` to `endpoint`, observing through `inner`. The run's history
-/// so far is folded first (a resumed run's spans that ended before are not sent again: `export`
-/// sends the whole trace).
+/// Starts a live export of `run` (of `log`) to `target`, observing through `inner`. The run's
+/// history so far is folded first (a resumed run's spans that ended before are not sent again:
+/// `export` sends the whole trace).
 pub fn start<O: Observer>(
-    replay: &Replay<'_>,
+    log: Arc<dyn EventLog>,
     run: &str,
-    project: &str,
-    endpoint: Endpoint,
+    target: &Target,
     inner: O,
 ) -> Result<(Traced<O>, Exporting), runlog_replay::ReplayError> {
     let mut builder: Option<TraceBuilder> = None;
+    let replay = Replay::new(log.as_ref());
     replay.walk(run, None, &mut |seq, hash, event, state| {
-        let b = builder.get_or_insert_with(|| history::builder(replay, run, hash, &event.kind));
+        let b = builder.get_or_insert_with(|| history::builder(&replay, run, hash, &event.kind));
         let _ = b.observe(seq, event, state);
     })?;
     let ids = builder.as_ref().map(TraceBuilder::ids);
     let (tx, rx) = sync_channel(QUEUE);
     let counters = Arc::new(Counters::default());
+    let endpoint = target.endpoint.clone();
     let thread = {
-        let (counters, endpoint, run, project) = (
-            counters.clone(),
-            endpoint.clone(),
-            run.to_owned(),
-            project.to_owned(),
-        );
+        let sending = Sending {
+            log: log.clone(),
+            run: run.to_owned(),
+            project: target.project.clone(),
+            endpoint: endpoint.clone(),
+            content: target.content,
+        };
+        let counters = counters.clone();
         std::thread::Builder::new()
             .name("runlog-otlp".into())
-            .spawn(move || send_loop(&rx, ids, &run, &project, &endpoint, &counters))
+            .spawn(move || send_loop(&rx, ids, &sending, &counters))
             .ok()
     };
     Ok((
@@ -175,8 +185,12 @@ impl Report {
     /// In words, for the end of a run: what was sent, and what to do about what was not.
     pub fn said(&self, run: &str) -> String {
         let url = &self.url;
+        let verdicts = match self.annotated {
+            0 => String::new(),
+            n => format!(", {n} verdicts as annotations"),
+        };
         if self.missed == 0 {
-            format!("trace: {} spans sent to {url}", self.sent)
+            format!("trace: {} spans sent to {url}{verdicts}", self.sent)
         } else {
             format!(
                 "trace: {} spans sent to {url}, {} not exported{}; send the whole trace again (the same ids): runlog export {run} --otlp {url}",
@@ -209,18 +223,23 @@ impl Exporting {
             // Dropped, failed, or still queued when the run ended.
             missed: c.offered.load(Ordering::Relaxed).saturating_sub(sent),
             last_error: c.last_error.lock().ok().and_then(|e| e.clone()),
+            annotated: c.annotated.load(Ordering::Relaxed),
         }
     }
 }
 
-fn send_loop(
-    rx: &Receiver<Span>,
-    ids: Option<TraceIds>,
-    run: &str,
-    project: &str,
-    endpoint: &Endpoint,
-    counters: &Counters,
-) {
+/// What the sending thread needs of the run.
+struct Sending {
+    log: Arc<dyn EventLog>,
+    run: String,
+    project: String,
+    endpoint: Endpoint,
+    /// Whether what model calls said goes on their spans.
+    content: bool,
+}
+
+fn send_loop(rx: &Receiver<Span>, ids: Option<TraceIds>, s: &Sending, counters: &Counters) {
+    let (run, project, endpoint) = (s.run.as_str(), s.project.as_str(), &s.endpoint);
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -228,6 +247,8 @@ fn send_loop(
         return;
     };
     let Some(ids) = ids else { return };
+    // The attempts' spans, for the verdicts' annotations once the run's spans are sent.
+    let mut attempts: Vec<Span> = Vec::new();
     let mut open = true;
     while open {
         let mut batch = Vec::new();
@@ -247,6 +268,11 @@ fn send_loop(
             }
         }
         let n = batch.len() as u64;
+        if s.content {
+            // A call whose blobs cannot be read is sent without them: the span still goes.
+            let _ = content::add(s.log.as_ref(), run, &mut batch);
+        }
+        attempts.extend(batch.iter().filter(|s| s.kind == SpanKind::Agent).cloned());
         let body = prost::Message::encode_to_vec(&request(ids, run, project, &batch));
         let mut delay = Duration::from_millis(100);
         let mut outcome = Err(String::new());
@@ -281,6 +307,35 @@ fn send_loop(
                 if let Ok(mut last) = counters.last_error.lock() {
                     *last = Some(why);
                 }
+            }
+        }
+    }
+    if !counters.down.load(Ordering::Relaxed) {
+        annotate(&rt, s, &attempts, counters);
+    }
+}
+
+/// Sends the run's verdicts (as they stand at its end) as annotations on its attempts' spans,
+/// where the receiver is Phoenix; another receiver has no such API, and is sent none.
+fn annotate(rt: &tokio::runtime::Runtime, s: &Sending, attempts: &[Span], counters: &Counters) {
+    let verdicts = match s.log.head(&s.run) {
+        Ok(Some(head)) => {
+            crate::queries::judges::verdicts(s.log.as_ref(), &s.run, head).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    };
+    let notes = annotations::of(&s.run, attempts, &verdicts);
+    match rt.block_on(annotations::send(&s.endpoint, notes)) {
+        Ok(annotations::Sent::Taken(n)) => {
+            counters.annotated.store(n as u64, Ordering::Relaxed);
+        }
+        Ok(annotations::Sent::None | annotations::Sent::NoApi) => {}
+        Err(e) => {
+            if let Ok(mut last) = counters.last_error.lock() {
+                *last = Some(format!(
+                    "the verdicts' annotations: {}",
+                    runlog_gateway::http::in_one_line(&e)
+                ));
             }
         }
     }

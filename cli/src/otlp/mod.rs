@@ -25,6 +25,8 @@ pub struct Target {
     pub endpoint: Endpoint,
     /// The project the receiver files the trace under.
     pub project: String,
+    /// Whether what model calls said goes on their spans.
+    pub content: bool,
 }
 
 /// Live export of a run's trace (`run`, `resume`).
@@ -42,6 +44,10 @@ pub struct TraceArgs {
     /// The project the receiver files the trace under.
     #[arg(long = "otlp-project", value_name = "NAME", default_value = "runlog")]
     otlp_project: String,
+    /// Put what each model call said on its span, as `export --content` does (a trace often
+    /// goes where a conversation should not: never without being asked).
+    #[arg(long = "otlp-content", requires = "otlp")]
+    otlp_content: bool,
 }
 
 impl TraceArgs {
@@ -52,23 +58,23 @@ impl TraceArgs {
                 Target {
                     endpoint,
                     project: self.otlp_project.clone(),
+                    content: self.otlp_content,
                 }
             }),
         )
     }
 }
 
-/// `inner`, exporting `run`'s trace live to `target` when there is one.
+/// `inner`, exporting `run`'s trace (of `log`) live to `target` when there is one.
 pub fn traced<O: runlog_runner::Observer>(
-    replay: &runlog_replay::Replay<'_>,
+    log: std::sync::Arc<dyn runlog_store::EventLog>,
     run: &str,
     target: Option<&Target>,
     inner: O,
 ) -> Result<(Traced<O>, Option<Exporting>), runlog_replay::ReplayError> {
     match target {
         Some(t) => {
-            let (traced, exporting) =
-                start_live(replay, run, &t.project, t.endpoint.clone(), inner)?;
+            let (traced, exporting) = start_live(log, run, t, inner)?;
             Ok((traced, Some(exporting)))
         }
         None => Ok((Traced::plain(inner), None)),

@@ -171,9 +171,8 @@ impl Hosted {
                 };
                 let run = engine.run_id().to_owned();
                 let (shown, state) = watch::channel(Arc::new(RunState::default()));
-                let replay = runlog_replay::Replay::new(store.as_ref());
                 let (observer, exporting) = match crate::otlp::traced(
-                    &replay,
+                    store.clone(),
                     &run,
                     hosted.trace.as_ref(),
                     Published(shown),

@@ -23,6 +23,7 @@ impl Engine {
             .runner
             .alerts
             .iter()
+            .chain(self.ctx.host.alerts())
             .map(|t| {
                 let key = t.secret_env.as_deref().and_then(|v| self.ctx.host.var(v));
                 (t.clone(), key.map(str::to_owned))

@@ -35,3 +35,30 @@ pub(super) fn targets(files: &[AlertFile]) -> Result<Vec<AlertTarget>, (&'static
         })
         .collect()
 }
+
+/// A file of `[[alerts]]` tables alone (`serve --alerts FILE`).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AlertsFile {
+    #[serde(default)]
+    alerts: Vec<AlertFile>,
+}
+
+/// The receivers of the `[[alerts]]` in the file at `path`, checked as a workflow's are.
+pub fn load(path: &std::path::Path) -> Result<Vec<AlertTarget>, crate::error::WorkflowError> {
+    use crate::error::WorkflowError;
+    let text = std::fs::read_to_string(path).map_err(|cause| WorkflowError::Read {
+        path: path.to_path_buf(),
+        cause,
+    })?;
+    let file: AlertsFile = toml::from_str(&text).map_err(|e| WorkflowError::Syntax {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    targets(&file.alerts).map_err(|(field, message)| WorkflowError::Field {
+        path: path.to_path_buf(),
+        place: "[[alerts]], ".into(),
+        field,
+        message,
+    })
+}

@@ -1,7 +1,7 @@
 //! Workflow files: TOML in, a validated plan out, with errors that name the file, the line,
 //! the field and what is allowed.
 
-mod alerts;
+pub mod alerts;
 pub(crate) mod discovery;
 pub(crate) mod file;
 mod providers;

@@ -138,8 +138,12 @@ pub(super) fn drive_to_end(
     }
     let run = engine.run_id().to_owned();
     let target = trace.target()?;
-    let replay = runlog_replay::Replay::new(launcher.log().as_ref());
-    let (observer, exporting) = otlp::traced(&replay, &run, target.as_ref(), View::new(quiet))?;
+    let (observer, exporting) = otlp::traced(
+        launcher.log().clone(),
+        &run,
+        target.as_ref(),
+        View::new(quiet),
+    )?;
     let rt = crate::runtime::for_command("run")?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let ended = rt.block_on(async {
