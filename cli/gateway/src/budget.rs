@@ -83,6 +83,13 @@ pub(crate) struct Worst {
     pub bounded: Option<Bytes>,
 }
 
+impl Worst {
+    /// Input and output tokens at most.
+    pub(crate) fn tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+}
+
 /// The field each API bounds its output with, the one runlog writes when there is none.
 fn bound_fields(api: ModelApi) -> Option<(&'static [&'static str], &'static str)> {
     match api {

@@ -159,10 +159,11 @@ pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -
                     worst.bound.name()
                 )
             });
+            let tokens = worst.tokens();
             let bytes = worst.bounded.unwrap_or(bytes);
             // Its worst case is held until its record settles it: the call goes on even if the
             // command hangs up now, so that it is recorded.
-            let going = tokio::spawn(go(call, provider, kind, parts, bytes));
+            let going = tokio::spawn(go(call, provider, kind, parts, bytes, Some(tokens)));
             let mut response = going.await.unwrap_or_else(|_| {
                 answer(
                     kind,
@@ -178,7 +179,7 @@ pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -
         }
         _ => {}
     }
-    go(call, provider, kind, parts, bytes).await
+    go(call, provider, kind, parts, bytes, None).await
 }
 
 /// Asks the engine to hold `call`'s worst case against the budgets, asking again as calls in
@@ -241,23 +242,24 @@ async fn reserve(
     }
 }
 
-/// The call sent to `provider` with the runner's key, its answer passed back as it comes.
+/// The call sent to `provider` with the runner's key, its answer passed back as it comes;
+/// `worst`, its worst case in tokens when its reservation already weighed it.
 async fn go(
     call: Call,
     provider: Provider,
     kind: ProviderKind,
     parts: axum::http::request::Parts,
     bytes: Bytes,
+    worst: Option<u64>,
 ) -> Response {
     let shared = call.shared.clone();
     let started = call.started;
     let mut call = call;
     if let Some(limiter) = shared.limiters.get(&provider.name) {
-        let worst = budget::worst_case(call.api, &bytes, call.model.as_deref(), &shared.bounds);
-        match limiter
-            .admit(worst.input_tokens.saturating_add(worst.output_tokens))
-            .await
-        {
+        let worst = worst.unwrap_or_else(|| {
+            budget::worst_case(call.api, &bytes, call.model.as_deref(), &shared.bounds).tokens()
+        });
+        match limiter.admit(worst).await {
             Ok(permit) => call.permit = Some(permit),
             Err(limited) => return call.rate_limited(kind, &provider, limited),
         }

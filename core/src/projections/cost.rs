@@ -83,15 +83,15 @@ pub struct BudgetLeft {
     pub tokens_left: Option<u64>,
     /// Calls in flight holding their worst case against it (`model-call-reserved` not yet
     /// settled by their `model-called`); left out of JSON, with what they hold, when none is.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_default")]
     #[cfg_attr(feature = "ts", ts(as = "Option<u32>", optional))]
     pub in_flight: u32,
     /// Dollars those calls hold at most (of the priced ones).
-    #[serde(skip_serializing_if = "no_calls_hold")]
+    #[serde(skip_serializing_if = "is_default")]
     #[cfg_attr(feature = "ts", ts(as = "Option<f64>", optional))]
     pub held_usd: f64,
     /// Tokens those calls hold at most.
-    #[serde(skip_serializing_if = "no_calls_hold_tokens")]
+    #[serde(skip_serializing_if = "is_default")]
     #[cfg_attr(feature = "ts", ts(as = "Option<u64>", optional))]
     pub held_tokens: u64,
 }
@@ -186,16 +186,7 @@ impl CostReport {
     }
 }
 
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}
-
-// What calls hold is said beside the calls in flight, and left out with them: a budget with
-// none in flight holds nothing.
-fn no_calls_hold(usd: &f64) -> bool {
-    *usd == 0.0
-}
-
-fn no_calls_hold_tokens(tokens: &u64) -> bool {
-    *tokens == 0
+// What calls hold is left out with the calls in flight: a budget with none holds nothing.
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }

@@ -219,12 +219,7 @@ impl Engine {
             reservation,
             judged,
         } = asked;
-        let key = (
-            reservation.task.clone(),
-            reservation.attempt,
-            reservation.stage,
-            reservation.n,
-        );
+        let key = reservation.clone();
         let decided = self.rec.record(CommandKind::ReserveModelCall {
             reservation: Box::new(reservation),
         })?;
@@ -236,29 +231,26 @@ impl Engine {
                 shortfall.budget.raise_command(&run)
             )
         };
-        let did_not_fit = decided.as_ref().ok().and_then(|events| {
-            events.iter().find_map(|(_, e)| match &e.kind {
-                EventKind::ModelCallDidNotFit(d) => Some(d.shortfall()),
-                _ => None,
-            })
-        });
         let verdict = match decided {
-            Ok(_) if did_not_fit.is_some() => {
-                Judged::Refused(did_not_fit.as_ref().map(refusal).unwrap_or_default())
-            }
-            Ok(_) if self.crew.is_some() => {
-                self.commit()?;
-                let held = self.state().in_flight.iter().any(|r| {
-                    let (task, attempt, stage, n) = r.key();
-                    (task, attempt, stage, n) == (&key.0, key.1, key.2, key.3)
+            Ok(events) => {
+                let did_not_fit = events.iter().find_map(|(_, e)| match &e.kind {
+                    EventKind::ModelCallDidNotFit(d) => Some(d.shortfall()),
+                    _ => None,
                 });
-                if held {
-                    Judged::Go
-                } else {
-                    Judged::Wait("another worker's call took the room first".to_owned())
+                match did_not_fit {
+                    Some(shortfall) => Judged::Refused(refusal(&shortfall)),
+                    None if self.crew.is_some() => {
+                        self.commit()?;
+                        let held = self.state().in_flight.iter().any(|r| r.key() == key.key());
+                        if held {
+                            Judged::Go
+                        } else {
+                            Judged::Wait("another worker's call took the room first".to_owned())
+                        }
+                    }
+                    None => Judged::Go,
                 }
             }
-            Ok(_) => Judged::Go,
             Err(Rejection::CallDoesNotFit { shortfall, .. }) => Judged::Wait(refusal(&shortfall)),
             Err(other) => Judged::Refused(format!("runlog refused this call: {other}")),
         };
