@@ -338,6 +338,26 @@ impl Phoenix {
             std::thread::sleep(Duration::from_millis(300));
         }
     }
+
+    /// The annotations Phoenix stored on `span` in `project` (waits until `want` are there:
+    /// Phoenix inserts them after it has answered the request that sent them).
+    fn annotations(&self, project: &str, span: &str, want: usize) -> Vec<Value> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let path = format!("/v1/projects/{project}/span_annotations?span_ids={span}");
+            let found: Vec<Value> = match get(self.port, &path) {
+                Some((200, body)) => serde_json::from_str::<Value>(&body).unwrap()["data"]
+                    .as_array()
+                    .unwrap()
+                    .clone(),
+                _ => Vec::new(),
+            };
+            if found.len() >= want || Instant::now() > deadline {
+                return found;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
 }
 
 fn export_to(store: &Path, run: &str, url: &str, project: &str) -> String {
@@ -431,21 +451,7 @@ fn phoenix_stores_runs_from_history_and_live_as_runlog_exports_them() {
         .find(|(_, s)| s["name"] == "invoke_agent agent-implement" && s["status_code"] == "ERROR")
         .map(|(id, _)| id.clone())
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let annotations = loop {
-        let path = format!("/v1/projects/quickstart/span_annotations?span_ids={first_attempt}");
-        let found: Vec<Value> = match get(phoenix.port, &path) {
-            Some((200, body)) => serde_json::from_str::<Value>(&body).unwrap()["data"]
-                .as_array()
-                .unwrap()
-                .clone(),
-            _ => Vec::new(),
-        };
-        if found.len() >= 2 || Instant::now() > deadline {
-            break found;
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    };
+    let annotations = phoenix.annotations("quickstart", &first_attempt, 2);
     let by_name = |name: &str| {
         annotations
             .iter()
@@ -573,14 +579,12 @@ fn phoenix_stores_runs_from_history_and_live_as_runlog_exports_them() {
         .find(|(_, s)| s["name"] == "invoke_agent agent-implement" && s["status_code"] == "ERROR")
         .map(|(id, _)| id.clone())
         .unwrap();
-    let path = format!("/v1/projects/live/span_annotations?span_ids={rescued}");
-    let judged = get(phoenix.port, &path)
-        .map(|(_, body)| body)
-        .unwrap_or_default();
-    assert!(
-        judged.contains("runlog verdict") && judged.contains("rescue"),
-        "{judged}"
-    );
+    let judged = phoenix.annotations("live", &rescued, 1);
+    let verdict = judged
+        .iter()
+        .find(|a| a["name"] == "runlog verdict")
+        .unwrap_or_else(|| panic!("{judged:?}"));
+    assert_eq!(verdict["result"]["label"], "rescue", "{verdict}");
 
     // Live with what the calls said: an agent calling its model through the gateway.
     let provider = scripted_answers();
