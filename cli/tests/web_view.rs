@@ -874,10 +874,20 @@ fn rerun_from_here_executes_the_run_again_with_its_recorded_answers() {
         wait_css(&c, "#confirm[open] #confirm-answers").await;
         screenshot(&c, "rerun-dialog").await;
         click_css(&c, "#confirm-ok").await;
-        // The page of the new run, which the server executes to its end.
-        wait_css(&c, "main[data-state=ready] #board").await;
-        let url = c.current_url().await.unwrap();
+        // The page of the new run, which the server executes to its end (the old page stays
+        // until the server has the new run).
+        let deadline = std::time::Instant::now() + PAGE_TIME;
+        let url = loop {
+            let url = c.current_url().await.unwrap();
+            if url.path().ends_with("/runs/release-notes-rerun-1")
+                || std::time::Instant::now() > deadline
+            {
+                break url;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
         assert!(url.path().ends_with("/runs/release-notes-rerun-1"), "{url}");
+        wait_css(&c, "main[data-state=ready] #board").await;
         wait_for(|| json_log(&store, "release-notes-rerun-1").contains("\"run-finished\""));
         // The diff tab of the rerun against the run says how its calls were answered.
         click_css(&c, "#tab-diff").await;
