@@ -3,7 +3,8 @@
 //! rustls with the system's roots, a CA file beside them (a private CA, a proxy in between),
 //! and a client certificate for mutual TLS. HTTP/1.1 connections are kept open between requests
 //! (each address's idle ones, at most [`MAX_IDLE`]), so a request pays no TCP or TLS handshake
-//! while a connection is there.
+//! while a connection is there. A client made [`Client::offering_http2`] speaks HTTP/2 with a
+//! server that agrees to it over TLS (ALPN), every request to it on one connection at once.
 
 use axum::body::Bytes;
 use hyper::body::Incoming;
@@ -101,7 +102,50 @@ pub struct Client {
 }
 
 /// One connection's way to send requests.
-type Sender = hyper::client::conn::http1::SendRequest<http_body_util::Full<Bytes>>;
+enum Sender {
+    /// HTTP/1.1: one request at a time, taken from the kept ones while it is under way.
+    One(hyper::client::conn::http1::SendRequest<http_body_util::Full<Bytes>>),
+    /// HTTP/2: many at once; it stays kept and each request sends on a clone of it.
+    Many(hyper::client::conn::http2::SendRequest<http_body_util::Full<Bytes>>),
+}
+
+type Asked = axum::http::Request<http_body_util::Full<Bytes>>;
+type Answer = axum::http::Response<Incoming>;
+
+impl Sender {
+    fn is_closed(&self) -> bool {
+        match self {
+            Sender::One(s) => s.is_closed(),
+            Sender::Many(s) => s.is_closed(),
+        }
+    }
+
+    fn is_ready(&self) -> bool {
+        match self {
+            Sender::One(s) => s.is_ready(),
+            Sender::Many(s) => s.is_ready(),
+        }
+    }
+
+    /// Sends `request` unless the connection closed before it was written: then it is given
+    /// back to be sent on another.
+    async fn try_send(
+        &mut self,
+        request: Asked,
+    ) -> Result<Answer, hyper::client::conn::TrySendError<Asked>> {
+        match self {
+            Sender::One(s) => s.try_send_request(request).await,
+            Sender::Many(s) => s.try_send_request(request).await,
+        }
+    }
+
+    async fn send(&mut self, request: Asked) -> hyper::Result<Answer> {
+        match self {
+            Sender::One(s) => s.send_request(request).await,
+            Sender::Many(s) => s.send_request(request).await,
+        }
+    }
+}
 
 /// Connections kept per address: more than the requests a process has in flight to one
 /// provider at once is rare; past it, a connection closes when its answer is read.
@@ -178,12 +222,24 @@ impl Target {
 impl Client {
     /// A client trusting the system's roots and `files`' CA, showing `files`' certificate.
     pub fn new(files: &TlsFiles) -> Result<Client, TlsError> {
+        Client::speaking(files, Vec::new())
+    }
+
+    /// [`Client::new`], offering HTTP/2 to `https://` servers (ALPN `h2`, then `http/1.1`):
+    /// with one that takes it, every request goes on one connection at once.
+    pub fn offering_http2(files: &TlsFiles) -> Result<Client, TlsError> {
+        Client::speaking(files, vec![b"h2".to_vec(), b"http/1.1".to_vec()])
+    }
+
+    /// A TLS client offering `protocols` (ALPN; none offered: HTTP/1.1).
+    fn speaking(files: &TlsFiles, protocols: Vec<Vec<u8>>) -> Result<Client, TlsError> {
         let verifier = tls::verifier_of(&tls::Roots::SystemAnd(files.ca_file.clone()))?;
         let client = files
             .client
             .as_ref()
             .map(|(c, k)| (c.as_path(), k.as_path()));
-        let config = tls::client_config(verifier, client)?;
+        let mut config = tls::client_config(verifier, client)?;
+        config.alpn_protocols = protocols;
         Ok(Client {
             tls: Some(tokio_rustls::TlsConnector::from(Arc::new(config))),
             kept: Arc::default(),
@@ -202,21 +258,33 @@ impl Client {
         self.kept.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A kept connection to `key` free for a request, if one is; the closed ones are dropped.
+    /// A kept connection to `key` free for a request, if one is (an HTTP/2 one stays kept: its
+    /// clone is given); the closed ones are dropped.
     fn take_kept(&self, key: &str) -> Option<Sender> {
         let mut kept = self.kept();
         let senders = kept.get_mut(key)?;
         senders.retain(|s| !s.is_closed());
         let free = senders.iter().position(Sender::is_ready)?;
-        Some(senders.swap_remove(free))
+        match senders.get(free)? {
+            Sender::Many(shared) => Some(Sender::Many(shared.clone())),
+            Sender::One(_) => Some(senders.swap_remove(free)),
+        }
     }
 
-    /// Keeps `sender` for the next request to `key` (it is free again once its answer is read).
+    /// Keeps `sender` for the next request to `key` (it is free again once its answer is read;
+    /// an HTTP/2 one was never taken).
     fn keep(&self, key: String, sender: Sender) {
         let mut kept = self.kept();
         let senders = kept.entry(key).or_default();
         if senders.len() < MAX_IDLE {
             senders.push(sender);
+        }
+    }
+
+    /// [`Client::keep`] for a connection taken from the kept ones.
+    fn give_back(&self, key: String, sender: Sender) {
+        if let Sender::One(_) = sender {
+            self.keep(key, sender);
         }
     }
 
@@ -240,9 +308,9 @@ impl Client {
             target.address()
         );
         while let Some(mut sender) = self.take_kept(&key) {
-            match sender.try_send_request(request).await {
+            match sender.try_send(request).await {
                 Ok(answer) => {
-                    self.keep(key, sender);
+                    self.give_back(key, sender);
                     return Ok(answer);
                 }
                 Err(mut unsent) => match unsent.take_message() {
@@ -252,10 +320,7 @@ impl Client {
             }
         }
         let mut sender = self.connect(target).await?;
-        let answer = sender
-            .send_request(request)
-            .await
-            .map_err(Unanswered::Http)?;
+        let answer = sender.send(request).await.map_err(Unanswered::Http)?;
         self.keep(key, sender);
         Ok(answer)
     }
@@ -291,6 +356,9 @@ impl Client {
             .connect(name, tcp)
             .await
             .map_err(|source| Unanswered::Tls { host, source })?;
+        if tls.get_ref().1.alpn_protocol() == Some(b"h2") {
+            return handshake_http2(tls).await;
+        }
         handshake(tls).await
     }
 }
@@ -305,7 +373,22 @@ where
             .await
             .map_err(Unanswered::Http)?;
     tokio::spawn(connection);
-    Ok(sender)
+    Ok(Sender::One(sender))
+}
+
+/// An HTTP/2 connection over `stream` (the server agreed to it), driven on its own task.
+async fn handshake_http2<S>(stream: S) -> Result<Sender, Unanswered>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, connection) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(stream),
+    )
+    .await
+    .map_err(Unanswered::Http)?;
+    tokio::spawn(connection);
+    Ok(Sender::Many(sender))
 }
 
 /// An error and each cause behind it, in one line (`TLS with HOST failed: invalid peer

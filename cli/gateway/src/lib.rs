@@ -2,9 +2,10 @@
 //! Messages, OpenAI Chat Completions and Responses, the model lists), so agents reach their
 //! models through the runner without being changed. Each command is given a key of its own in
 //! place of the provider's (`admit`), which names its task, attempt and stage and is refused
-//! once the command has ended (`dismiss`); the real keys stay in the runner. Every call is
-//! passed on as it streams and handed to the engine to record (`Passed`), with the usage the
-//! provider's answer counted.
+//! once the command has ended (`dismiss`); the real keys stay in the runner. Every call's
+//! request is handed over as it leaves (`Asked`, stored while the model answers), its answer
+//! passed on as it streams, and the call handed to the engine to record (`Passed`), with the
+//! usage the provider's answer counted.
 //!
 //! [`http`] is the one HTTP client runlog reaches services outside it with: the providers here,
 //! OTLP receivers from the command line.
@@ -45,7 +46,7 @@ pub const MAX_REQUEST_BYTES: usize = 32 * 1024 * 1024;
 pub struct Passed {
     /// The call, its bodies not yet kept.
     pub call: ModelCall,
-    /// The request body.
+    /// The request body, unless it was handed over as the call left ([`Asked`]): then empty.
     pub request: Vec<u8>,
     /// The answer's body as it came.
     pub response: Vec<u8>,
@@ -56,6 +57,24 @@ pub struct Passed {
     pub diverged: Option<runlog_core::rerun::Divergence>,
     /// In a rerun, the recorded run's places its answer was given as the rerun's.
     pub mapped: Option<runlog_core::relocate::AnswerMapped>,
+}
+
+/// A call's request, handed over as the call leaves for its provider so that it is stored
+/// while the model answers, off the path of the answer's end. Its [`Passed`] follows.
+#[derive(Debug)]
+pub struct Asked {
+    /// The call it opens: task, attempt, stage, and its number among the command's calls.
+    pub task: TaskId,
+    /// The attempt.
+    pub attempt: u32,
+    /// The command of the attempt.
+    pub stage: UsageStage,
+    /// Its number among the command's calls.
+    pub n: u32,
+    /// The model the request names.
+    pub model: Option<String>,
+    /// The request body as the command sent it.
+    pub request: Vec<u8>,
 }
 
 /// Who a key was given to.
@@ -94,6 +113,8 @@ struct Shared {
     passed: mpsc::UnboundedSender<Passed>,
     /// Who judges reservations (none: a call under a budget is refused).
     judge: Option<mpsc::UnboundedSender<Reserve>>,
+    /// Who stores requests as their calls leave (none: each comes with its call's record).
+    asked: Option<mpsc::UnboundedSender<Asked>>,
     /// Told each time a call's record settles what it held.
     settled: tokio::sync::Notify,
     upstreams: upstream::Upstreams,
@@ -122,6 +143,9 @@ pub struct Setup {
     pub bounds: OutputBounds,
     /// Who judges the reservations of calls under a budget.
     pub judge: Option<mpsc::UnboundedSender<Reserve>>,
+    /// Who stores each request as its call leaves, before the call's [`Passed`] comes (none:
+    /// the request comes with it).
+    pub asked: Option<mpsc::UnboundedSender<Asked>>,
 }
 
 impl Setup {
@@ -195,6 +219,7 @@ impl Gateway {
             models,
             bounds,
             judge,
+            asked,
         } = setup;
         let upstreams = upstream::Upstreams::of(&providers)?;
         let limiters = providers
@@ -216,6 +241,7 @@ impl Gateway {
             budgets: Mutex::new(HashMap::new()),
             passed,
             judge,
+            asked,
             settled: tokio::sync::Notify::new(),
             upstreams,
             book,

@@ -1,15 +1,15 @@
 //! One call through the gateway: who is calling (their key), which API and provider, the
-//! request passed on with the real key, the answer passed back piece by piece as it arrives
-//! (a stream is never held, whole or in part, before the caller sees it), and the call handed
-//! to the engine before the answer's end goes out: the piece that closes a stream (its closing
-//! event, or the last piece of a body whose end is known) waits for the record, and the end of
-//! every answer does.
+//! request passed on with the real key (and handed over to be stored as it leaves), the answer
+//! passed back piece by piece as it arrives (a stream is never held, whole or in part, before
+//! the caller sees it), and the call handed to the engine before the answer's end goes out:
+//! the piece that closes a stream (its closing event, or the last piece of a body whose end is
+//! known) waits for the record, and the end of every answer does.
 
 use super::budget::{self, Judged, Reserve, Standing};
 use super::limits::{self, Limited};
 use super::providers::{self, error_body, kind_of, Provider, ProviderKind};
 use super::recorded::{Book, Found};
-use super::{upstream, Caller, Following, Passed, Shared, MAX_REQUEST_BYTES};
+use super::{upstream, Asked, Caller, Following, Passed, Shared, MAX_REQUEST_BYTES};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -272,6 +272,7 @@ async fn go(
         call.refused(CallEnd::Refused, &why);
         return answer(kind, StatusCode::BAD_GATEWAY, "api_error", &why);
     };
+    call.hand_over_request();
     let upstream = match send(&shared, &provider, &key, &parts, bytes).await {
         Ok(r) => r,
         Err(why) => {
@@ -425,6 +426,25 @@ impl Call {
         headers.insert("retry-after-ms", HeaderValue::from(ms));
         headers.insert("retry-after", HeaderValue::from(ms.div_ceil(1000)));
         response
+    }
+
+    /// Hands the request to whoever stores it while the call is under way (if anyone does):
+    /// the call's record then comes without it.
+    fn hand_over_request(&mut self) {
+        let Some(keeper) = &self.shared.asked else {
+            return;
+        };
+        let asked = Asked {
+            task: self.caller.task.clone(),
+            attempt: self.caller.attempt,
+            stage: self.caller.stage,
+            n: self.n,
+            model: self.model.clone(),
+            request: std::mem::take(&mut self.request),
+        };
+        if let Err(mpsc::error::SendError(back)) = keeper.send(asked) {
+            self.request = back.request;
+        }
     }
 
     /// Hands the call to the engine; what it returns is told once the call is recorded.

@@ -1,6 +1,6 @@
 //! Reaching a provider through runlog's one HTTP client ([`crate::http`]): `http://` as it is,
 //! `https://` through rustls with the system's roots and a provider's own CA file (for a proxy
-//! in between).
+//! in between), in HTTP/2 when the provider offers it.
 
 use super::providers::Provider;
 use crate::http::{Client, Target, TlsFiles};
@@ -56,7 +56,7 @@ impl Upstreams {
                 ca_file: p.ca_file.clone(),
                 client: None,
             };
-            let client = Client::new(&files).map_err(|e| GatewayError::Ca {
+            let client = Client::offering_http2(&files).map_err(|e| GatewayError::Ca {
                 provider: p.name.clone(),
                 path: p.ca_file.clone().unwrap_or_default(),
                 why: match e {

@@ -10,6 +10,7 @@ use runlog_core::usage::UsageStage;
 use runlog_core::TaskId;
 use runlog_gateway::{Gateway, Passed, Provider, ProviderKind, Setup, Standing};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
@@ -83,6 +84,14 @@ use axum::response::IntoResponse;
 /// A gateway to `provider`, and the calls it hands over, each acknowledged as recorded at once
 /// (as the engine does once the call is in the log).
 async fn gateway_to(provider: &str) -> (Gateway, mpsc::UnboundedReceiver<Passed>) {
+    gateway_trusting(provider, None).await
+}
+
+/// [`gateway_to`] a provider whose certificate `ca_file`'s CA signed.
+async fn gateway_trusting(
+    provider: &str,
+    ca_file: Option<std::path::PathBuf>,
+) -> (Gateway, mpsc::UnboundedReceiver<Passed>) {
     let (tx, mut handed) = mpsc::unbounded_channel::<Passed>();
     let (recorded, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
@@ -98,7 +107,7 @@ async fn gateway_to(provider: &str) -> (Gateway, mpsc::UnboundedReceiver<Passed>
         kind: ProviderKind::Anthropic,
         base_url: provider.to_owned(),
         api_key_env: "ANTHROPIC_API_KEY".into(),
-        ca_file: None,
+        ca_file,
         limits: Default::default(),
     }];
     let keys = HashMap::from([("anthropic".to_owned(), REAL_KEY.to_owned())]);
@@ -322,9 +331,19 @@ async fn a_provider_that_is_down_is_said_to_the_command_and_recorded() {
     assert!(call.error.unwrap().contains("could not be reached"));
 }
 
-/// A provider on HTTPS with a certificate for `localhost` from a CA of the test's own: its
-/// address and the CA's file.
-async fn provider_over_tls(dir: &std::path::Path) -> (String, std::path::PathBuf) {
+/// A provider on HTTPS with a certificate for `localhost` from a CA of the test's own.
+struct TlsProvider {
+    url: String,
+    /// The CA's certificate.
+    ca_file: std::path::PathBuf,
+    /// Connections it accepted.
+    connections: Arc<AtomicUsize>,
+    /// Requests it was sent in HTTP/2.
+    in_http2: Arc<AtomicUsize>,
+}
+
+/// A [`TlsProvider`], offering HTTP/2 (ALPN) when `http2`.
+async fn provider_over_tls(dir: &std::path::Path, http2: bool) -> TlsProvider {
     use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
     let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -337,7 +356,7 @@ async fn provider_over_tls(dir: &std::path::Path) -> (String, std::path::PathBuf
     let leaf = CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
     let key = KeyPair::generate().unwrap();
     let cert = leaf.signed_by(&key, &issuer).unwrap();
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
@@ -348,38 +367,100 @@ async fn provider_over_tls(dir: &std::path::Path) -> (String, std::path::PathBuf
         rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap(),
     )
     .unwrap();
+    if http2 {
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    }
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
+    let (connections, in_http2) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (accepted, counted) = (connections.clone(), in_http2.clone());
     tokio::spawn(async move {
         loop {
             let (tcp, _) = listener.accept().await.unwrap();
-            let acceptor = acceptor.clone();
+            accepted.fetch_add(1, Ordering::SeqCst);
+            let (acceptor, counted) = (acceptor.clone(), counted.clone());
             tokio::spawn(async move {
                 let Ok(tls) = acceptor.accept(tcp).await else {
                     return;
                 };
-                let service = hyper::service::service_fn(|_request| async {
-                    Ok::<_, std::convert::Infallible>(
-                        axum::http::Response::builder()
-                            .header("content-type", "application/json")
-                            .body(Full::new(Bytes::from_static(ANSWER.as_bytes())))
-                            .unwrap(),
-                    )
+                let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+                let service = hyper::service::service_fn(move |request: axum::http::Request<_>| {
+                    if request.version() == axum::http::Version::HTTP_2 {
+                        counted.fetch_add(1, Ordering::SeqCst);
+                    }
+                    async {
+                        // A model's moment to answer: the calls overlap.
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        Ok::<_, std::convert::Infallible>(
+                            axum::http::Response::builder()
+                                .header("content-type", "application/json")
+                                .body(Full::new(Bytes::from_static(ANSWER.as_bytes())))
+                                .unwrap(),
+                        )
+                    }
                 });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
-                    .await;
+                let io = hyper_util::rt::TokioIo::new(tls);
+                let _ = if h2 {
+                    hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                        .serve_connection(io, service)
+                        .await
+                } else {
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(io, service)
+                        .await
+                };
             });
         }
     });
-    (format!("https://localhost:{port}"), ca_file)
+    TlsProvider {
+        url: format!("https://localhost:{port}"),
+        ca_file,
+        connections,
+        in_http2,
+    }
+}
+
+#[tokio::test]
+async fn a_provider_offering_http2_gets_calls_made_at_once_on_one_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = provider_over_tls(dir.path(), true).await;
+    let (gateway, mut passed) =
+        gateway_trusting(&provider.url, Some(provider.ca_file.clone())).await;
+    let key = gateway.admit(&TaskId::from("a"), 1, UsageStage::Agent);
+    let url = gateway.url().to_owned();
+    // One call opens the connection; then 40 at once share it.
+    let (status, body) = post(&url, "/v1/messages", &key, r#"{"model":"m"}"#).await;
+    assert_eq!((status, body.as_str()), (StatusCode::OK, ANSWER));
+    let calls: Vec<_> = (0..40)
+        .map(|_| {
+            let (url, key) = (url.clone(), key.clone());
+            tokio::spawn(async move { post(&url, "/v1/messages", &key, r#"{"model":"m"}"#).await })
+        })
+        .collect();
+    for call in calls {
+        let (status, body) = call.await.unwrap();
+        assert_eq!((status, body.as_str()), (StatusCode::OK, ANSWER));
+    }
+    for _ in 0..41 {
+        assert_eq!(passed.recv().await.unwrap().call.end, CallEnd::Answered);
+    }
+    assert_eq!(
+        provider.in_http2.load(Ordering::SeqCst),
+        41,
+        "every call in HTTP/2"
+    );
+    assert_eq!(
+        provider.connections.load(Ordering::SeqCst),
+        1,
+        "41 calls, 40 of them at once, on one connection"
+    );
 }
 
 #[tokio::test]
 async fn a_provider_over_https_is_trusted_by_its_ca_file_and_refused_without_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (url, ca_file) = provider_over_tls(dir.path()).await;
+    let TlsProvider { url, ca_file, .. } = provider_over_tls(dir.path(), false).await;
     for (ca, answered) in [(Some(ca_file), true), (None, false)] {
         let (tx, mut handed) = mpsc::unbounded_channel::<Passed>();
         let providers = vec![Provider {

@@ -1,7 +1,8 @@
 //! The engine's side of the model gateway: the gateway opened as driving starts (when the
 //! workflow turns it on), each command given its own key and the gateway's address in place
 //! of the providers' keys, a command's keys withdrawn as it ends, and each call recorded
-//! (its bodies kept as blobs, secrets replaced first). Under a budget, each call's worst case
+//! (its bodies kept as blobs, secrets replaced first: the request as the call leaves, the
+//! answer with the call's record, the calls handed over together committed at once). Under a budget, each call's worst case
 //! is judged and recorded here before it leaves (`runlog_core::reservation`).
 
 use super::{Engine, Result};
@@ -17,7 +18,8 @@ use runlog_core::CommandKind;
 use runlog_core::{EventKind, Rejection};
 use runlog_core::{Hash, TaskId};
 use runlog_gateway::{
-    Book, Gateway, Judged, ModelMap, Passed, Provider, ProviderKind, Reserve, Setup, Standing,
+    Asked, Book, Gateway, Judged, ModelMap, Passed, Provider, ProviderKind, Reserve, Setup,
+    Standing,
 };
 use std::collections::{HashMap, HashSet};
 use tokio::sync::mpsc;
@@ -28,6 +30,10 @@ pub(super) struct ModelCalls {
     passed: mpsc::UnboundedReceiver<Passed>,
     /// The reservations of calls under a budget, to judge.
     reserving: mpsc::UnboundedReceiver<Reserve>,
+    /// The requests of calls leaving for their providers, to store while the models answer.
+    asked: mpsc::UnboundedReceiver<Asked>,
+    /// Requests stored while their calls are under way, with the secrets replaced in them.
+    requests: HashMap<CallKey, (Option<Body>, Counts)>,
     /// The commands (task, attempt, stage) whose calls the gateway measured.
     measured: HashSet<(TaskId, u32, UsageStage)>,
     /// Each running command's last request to each model, as kept: the next one is stored
@@ -41,10 +47,15 @@ pub(super) enum FromGateway {
     Call(Box<Passed>),
     /// A call's worst case, to judge.
     Reserve(Reserve),
+    /// A call's request as it leaves, to store.
+    Asked(Asked),
 }
 
 /// A command's conversation with one model: task, attempt, stage and model.
 type Conversation = (TaskId, u32, UsageStage, Option<String>);
+
+/// One call of a command: task, attempt, stage and its number among the command's calls.
+type CallKey = (TaskId, u32, UsageStage, u32);
 
 impl ModelCalls {
     /// What a command of `id`'s `attempt` gets to reach its models through the gateway: the
@@ -115,6 +126,7 @@ impl Engine {
             .collect();
         let (tx, passed) = mpsc::unbounded_channel();
         let (judge, reserving) = mpsc::unbounded_channel();
+        let (keeper, asked) = mpsc::unbounded_channel();
         let models = runlog_replay::control::experiment_of(self.rec.log().as_ref(), self.run())?
             .map(|x| ModelMap::of(&x.models))
             .unwrap_or_default();
@@ -125,6 +137,7 @@ impl Engine {
             models,
             bounds: self.ctx.runner.output_bounds.clone(),
             judge: Some(judge),
+            asked: Some(keeper),
         };
         let gateway = Gateway::start(setup, tx)
             .await
@@ -133,6 +146,8 @@ impl Engine {
             gateway,
             passed,
             reserving,
+            asked,
+            requests: HashMap::new(),
             measured: HashSet::new(),
             last_request: HashMap::new(),
         });
@@ -187,14 +202,28 @@ impl Engine {
         }
     }
 
-    /// Records every call the gateway has handed over by now.
-    pub(super) fn take_calls(&mut self) -> Result<()> {
-        loop {
-            let Some(passed) = self.calls.as_mut().and_then(|c| c.passed.try_recv().ok()) else {
-                return Ok(());
-            };
-            self.record_call(passed)?;
+    /// Records `first` and every call the gateway has handed over by now, made durable
+    /// together (one commit for all of them) before any of their answers ends.
+    pub(super) fn take_calls(&mut self, first: Option<Passed>) -> Result<()> {
+        let mut told = Vec::new();
+        let mut next = first;
+        while let Some(passed) = next
+            .take()
+            .or_else(|| self.calls.as_mut().and_then(|c| c.passed.try_recv().ok()))
+        {
+            told.extend(self.record_call(passed)?);
         }
+        if told.is_empty() {
+            return Ok(());
+        }
+        // Durable before the callers have the whole answers; the budgets they spent in force
+        // for the next calls.
+        self.commit()?;
+        self.refresh_budgets();
+        for recorded in told {
+            let _ = recorded.send(());
+        }
+        Ok(())
     }
 
     /// The next call the gateway hands over or reservation it asks for (never, without a
@@ -207,6 +236,7 @@ impl Engine {
             biased;
             Some(passed) = c.passed.recv() => Some(FromGateway::Call(Box::new(passed))),
             Some(asked) = c.reserving.recv() => Some(FromGateway::Reserve(asked)),
+            Some(asked) = c.asked.recv() => Some(FromGateway::Asked(asked)),
             else => None,
         }
     }
@@ -258,7 +288,63 @@ impl Engine {
         Ok(())
     }
 
-    pub(super) fn record_call(&mut self, passed: Passed) -> Result<()> {
+    /// Stores `first` and the other requests of calls that left for their providers by now,
+    /// each against the last its conversation sent, so that they are not stored on the path of
+    /// their answers' ends.
+    pub(super) fn store_requests(&mut self, first: Option<Asked>) -> Result<()> {
+        let mut next = first;
+        while let Some(asked) = next
+            .take()
+            .or_else(|| self.calls.as_mut().and_then(|c| c.asked.try_recv().ok()))
+        {
+            let Asked {
+                task,
+                attempt,
+                stage,
+                n,
+                model,
+                request,
+            } = asked;
+            let mut counts = Counts::new();
+            let body = self.kept_in_conversation(
+                (task.clone(), attempt, stage, model),
+                &request,
+                &mut counts,
+            )?;
+            if let Some(calls) = &mut self.calls {
+                calls
+                    .requests
+                    .insert((task, attempt, stage, n), (body, counts));
+            }
+        }
+        Ok(())
+    }
+
+    /// `request` kept against the last request of `conversation`, and remembered as its last.
+    fn kept_in_conversation(
+        &mut self,
+        conversation: Conversation,
+        request: &[u8],
+        counts: &mut Counts,
+    ) -> Result<Option<Body>> {
+        let previous = self
+            .calls
+            .as_mut()
+            .and_then(|c| c.take_last_request(&conversation));
+        let like = previous
+            .as_ref()
+            .map(|(Hash(h), bytes)| (h, bytes.as_slice()));
+        let (body, text) = self.kept_like(request, like, counts)?;
+        if let (Some(calls), Some(kept)) = (&mut self.calls, &body) {
+            calls.last_request.insert(conversation, (kept.blob, text));
+        }
+        Ok(body)
+    }
+
+    /// Records a call the gateway handed over; who to tell once it is durable (the caller of
+    /// [`Engine::take_calls`] commits).
+    fn record_call(&mut self, passed: Passed) -> Result<Option<tokio::sync::oneshot::Sender<()>>> {
+        self.store_requests(None)?;
         let Passed {
             mut call,
             request,
@@ -285,24 +371,22 @@ impl Engine {
                 }
             }
         }
-        let mut counts = Counts::new();
-        let conversation: Conversation = (
-            call.task.clone(),
-            call.attempt,
-            call.stage,
-            call.model.clone(),
-        );
-        let previous = self
-            .calls
-            .as_mut()
-            .and_then(|c| c.take_last_request(&conversation));
-        let like = previous
-            .as_ref()
-            .map(|(Hash(h), bytes)| (h, bytes.as_slice()));
-        let (request, text) = self.kept_like(&request, like, &mut counts)?;
-        if let (Some(calls), Some(body)) = (&mut self.calls, &request) {
-            calls.last_request.insert(conversation, (body.blob, text));
-        }
+        let key: CallKey = (call.task.clone(), call.attempt, call.stage, call.n);
+        let stored = self.calls.as_mut().and_then(|c| c.requests.remove(&key));
+        let (request, mut counts) = match stored {
+            Some(stored) => stored,
+            None => {
+                let mut counts = Counts::new();
+                let conversation = (
+                    call.task.clone(),
+                    call.attempt,
+                    call.stage,
+                    call.model.clone(),
+                );
+                let body = self.kept_in_conversation(conversation, &request, &mut counts)?;
+                (body, counts)
+            }
+        };
         // A stream is kept as its events came and as the message they add up to.
         let assembled = call
             .streamed
@@ -340,14 +424,7 @@ impl Engine {
         if let Err(refused) = self.rec.record(kind)? {
             self.note(&task, format!("{about}: {refused}"))?;
         }
-        // Durable before the caller has the whole answer; the budgets it spent in force for
-        // the next call.
-        self.commit()?;
-        self.refresh_budgets();
-        if let Some(recorded) = recorded {
-            let _ = recorded.send(());
-        }
-        Ok(())
+        Ok(recorded)
     }
 
     /// Tells the gateway where each running task stands with its budgets (its own and the

@@ -22,7 +22,7 @@ impl Engine {
                     return Ok(());
                 };
                 self.withdraw_keys(&after);
-                self.take_calls()?;
+                self.take_calls(None)?;
                 self.took_output(&after, Ran::Replan, &out)?;
                 self.carry_out(finished::replan(&out, seen))
             }
@@ -38,7 +38,7 @@ impl Engine {
                 );
                 // Its calls are recorded before its end, and its keys stop working.
                 self.withdraw_keys(&id);
-                self.take_calls()?;
+                self.take_calls(None)?;
                 let (mut out, redaction) = finished::redacted(&redactor, Some(&id), out);
                 self.carry_out(redaction.map(finished::record))?;
                 let watch = self.procs.busy.get_mut(&id).and_then(|r| r.outside.take());
