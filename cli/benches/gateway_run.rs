@@ -234,9 +234,12 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(500);
+    let parts =
+        std::env::var("RUNLOG_BENCH_PARTS").unwrap_or_else(|_| "sequential,large,crowd".to_owned());
+    let part = |name: &str| parts.split(',').any(|p| p.trim() == name);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("client.py"), CLIENT).unwrap();
-    let base = provider();
+    let base = &provider();
     let sequential = Load {
         calls,
         clients: 1,
@@ -246,24 +249,32 @@ fn main() {
     // Warm the provider and Python's imports, then measure.
     direct(
         dir.path(),
-        &base,
+        base,
         Load {
             calls: 20,
             ..sequential
         },
     );
-    let alone = direct(dir.path(), &base, sequential);
-    let free = through_runlog(dir.path(), &base, sequential, "unbudgeted", "");
-    let held = through_runlog(
-        dir.path(),
-        &base,
-        sequential,
-        "budgeted",
-        "max_cost_usd = 1000.0\n",
-    );
-    let beside = litellm(dir.path(), &base).map(|(mut proxy, url)| {
+    if part("sequential") {
+        one_by_one(dir.path(), base, sequential);
+    }
+    if part("large") {
+        large_requests(dir.path(), base, sequential);
+    }
+    if part("crowd") {
+        crowded(dir.path(), base, sequential);
+    }
+}
+
+/// Sequential calls: direct, through `runlog run`, under a budget, and through LiteLLM.
+fn one_by_one(dir: &Path, base: &str, sequential: Load) {
+    let calls = sequential.calls;
+    let alone = direct(dir, base, sequential);
+    let free = through_runlog(dir, base, sequential, "unbudgeted", "");
+    let held = through_runlog(dir, base, sequential, "budgeted", "max_cost_usd = 1000.0\n");
+    let beside = litellm(dir, base).map(|(mut proxy, url)| {
         client_of(
-            dir.path(),
+            dir,
             &url,
             "sk-litellm",
             Load {
@@ -271,7 +282,7 @@ fn main() {
                 ..sequential
             },
         );
-        let took = client_of(dir.path(), &url, "sk-litellm", sequential);
+        let took = client_of(dir, &url, "sk-litellm", sequential);
         let _ = proxy.kill();
         let _ = proxy.wait();
         took
@@ -303,7 +314,11 @@ fn main() {
              (pip install 'litellm[proxy]' into a venv)"
         ),
     }
+}
 
+/// 1 MB requests to a model that takes 50 ms, beside small ones.
+fn large_requests(dir: &Path, base: &str, sequential: Load) {
+    let calls = sequential.calls;
     // 1 MB requests to a model that takes 50 ms: what storing the request adds to the answer,
     // beside the same calls with a small request.
     let thinking = Load {
@@ -316,8 +331,8 @@ fn main() {
         ..thinking
     };
     let added = |load: Load, name: &str| {
-        let alone = direct(dir.path(), &base, load);
-        let through = through_runlog(dir.path(), &base, load, name, "");
+        let alone = direct(dir, base, load);
+        let through = through_runlog(dir, base, load, name, "");
         through.quantile(0.5) - alone.quantile(0.5)
     };
     let small_added = added(thinking, "thinking");
@@ -329,15 +344,19 @@ fn main() {
         thinking.calls,
         goal(delay <= 1.0, "≤ 1")
     );
+}
 
+/// 16 clients at once.
+fn crowded(dir: &Path, base: &str, sequential: Load) {
+    let calls = sequential.calls;
     // 16 clients at once, each call recorded durably before its answer ends.
     let crowd = Load {
         calls: (calls * 8).max(2_000),
         clients: 16,
         ..sequential
     };
-    let alone = direct(dir.path(), &base, crowd);
-    let through = through_runlog(dir.path(), &base, crowd, "crowd", "");
+    let alone = direct(dir, base, crowd);
+    let through = through_runlog(dir, base, crowd, "crowd", "");
     println!(
         "{} calls from 16 clients: direct {:.0} calls/s, through runlog run {:.0} calls/s ({}), \
          p50 {:.3} ms, p99 {:.3} ms",

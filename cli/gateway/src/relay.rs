@@ -103,12 +103,9 @@ pub(super) async fn relay(State(shared): State<Arc<Shared>>, request: Request) -
         }
     };
     call.request = bytes.to_vec();
-    if let Ok(serde_json::Value::Object(o)) = serde_json::from_slice(&bytes) {
-        call.model = o
-            .get("model")
-            .and_then(|m| m.as_str())
-            .map(|m| m.chars().take(200).collect());
-        call.streamed = o.get("stream").and_then(serde_json::Value::as_bool) == Some(true);
+    if let Ok(head) = serde_json::from_slice::<Head>(&bytes) {
+        call.model = head.model.map(|m| m.chars().take(200).collect());
+        call.streamed = head.stream == Some(true);
     }
     let Some(provider) = provider else {
         let why = format!("the workflow names no provider that speaks {}", api.name());
@@ -377,6 +374,31 @@ async fn from_recording(
         Following::Stopped(words) => Ok(call.diverged(kind, &words)),
         Following::Recording | Following::Live => Err(call),
     }
+}
+
+/// What a request says of itself, read without building the rest (a whole conversation, often
+/// megabytes, on the path of the call).
+#[derive(serde::Deserialize)]
+struct Head {
+    #[serde(default, deserialize_with = "text_or_none")]
+    model: Option<String>,
+    #[serde(default, deserialize_with = "flag_or_none")]
+    stream: Option<bool>,
+}
+
+/// A field as text, or none when it is something else (a request is passed on whatever it
+/// holds).
+fn text_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match serde::Deserialize::deserialize(d)? {
+        serde_json::Value::String(s) => Some(s),
+        _ => None,
+    })
+}
+
+/// A field as true or false, or none when it is something else.
+fn flag_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    let value: serde_json::Value = serde::Deserialize::deserialize(d)?;
+    Ok(value.as_bool())
 }
 
 /// A call under way.

@@ -5,6 +5,7 @@
 //! channel.
 
 mod alerts;
+mod call_bodies;
 mod git_workspace;
 mod model_calls;
 mod recorder;

@@ -5,11 +5,11 @@
 //! answer with the call's record, the calls handed over together committed at once). Under a budget, each call's worst case
 //! is judged and recorded here before it leaves (`runlog_core::reservation`).
 
+use super::call_bodies::{self, Storing};
 use super::{Engine, Result};
 use crate::error::RunnerError;
 use crate::finished::{self, Ran};
 use crate::workflow::GatewayPlan;
-use runlog_core::model_call::Body;
 use runlog_core::redact::Counts;
 use runlog_core::rerun::Answers;
 use runlog_core::reservation::Shortfall;
@@ -32,8 +32,8 @@ pub(super) struct ModelCalls {
     reserving: mpsc::UnboundedReceiver<Reserve>,
     /// The requests of calls leaving for their providers, to store while the models answer.
     asked: mpsc::UnboundedReceiver<Asked>,
-    /// Requests stored while their calls are under way, with the secrets replaced in them.
-    requests: HashMap<CallKey, (Option<Body>, Counts)>,
+    /// Requests being stored while their calls are under way, with the secrets replaced in them.
+    requests: HashMap<CallKey, (Storing, Counts)>,
     /// The commands (task, attempt, stage) whose calls the gateway measured.
     measured: HashSet<(TaskId, u32, UsageStage)>,
     /// Each running command's last request to each model, as kept: the next one is stored
@@ -53,6 +53,16 @@ pub(super) enum FromGateway {
 
 /// A command's conversation with one model: task, attempt, stage and model.
 type Conversation = (TaskId, u32, UsageStage, Option<String>);
+
+/// A call handed over, its answer on its way to the store.
+struct Answered {
+    passed: Passed,
+    response: Storing,
+    /// A stream's assembled message.
+    assembled: Option<Storing>,
+    /// The secrets replaced in the answer.
+    counts: Counts,
+}
 
 /// One call of a command: task, attempt, stage and its number among the command's calls.
 type CallKey = (TaskId, u32, UsageStage, u32);
@@ -205,13 +215,18 @@ impl Engine {
     /// Records `first` and every call the gateway has handed over by now, made durable
     /// together (one commit for all of them) before any of their answers ends.
     pub(super) fn take_calls(&mut self, first: Option<Passed>) -> Result<()> {
-        let mut told = Vec::new();
+        let mut handed = Vec::new();
         let mut next = first;
         while let Some(passed) = next
             .take()
             .or_else(|| self.calls.as_mut().and_then(|c| c.passed.try_recv().ok()))
         {
-            told.extend(self.record_call(passed)?);
+            // Every answer starts on its way to the store before the first is waited for.
+            handed.push(self.store_answer(passed));
+        }
+        let mut told = Vec::new();
+        for answered in handed {
+            told.extend(self.record_call(answered)?);
         }
         if told.is_empty() {
             return Ok(());
@@ -306,52 +321,92 @@ impl Engine {
                 request,
             } = asked;
             let mut counts = Counts::new();
-            let body = self.kept_in_conversation(
+            let storing = self.store_in_conversation(
                 (task.clone(), attempt, stage, model),
                 &request,
                 &mut counts,
-            )?;
+            );
             if let Some(calls) = &mut self.calls {
                 calls
                     .requests
-                    .insert((task, attempt, stage, n), (body, counts));
+                    .insert((task, attempt, stage, n), (storing, counts));
             }
         }
         Ok(())
     }
 
-    /// `request` kept against the last request of `conversation`, and remembered as its last.
-    fn kept_in_conversation(
+    /// `request` set to be stored against the last request of `conversation`, and remembered
+    /// as its last.
+    fn store_in_conversation(
         &mut self,
         conversation: Conversation,
         request: &[u8],
         counts: &mut Counts,
-    ) -> Result<Option<Body>> {
+    ) -> Storing {
         let previous = self
             .calls
             .as_mut()
             .and_then(|c| c.take_last_request(&conversation));
-        let like = previous
-            .as_ref()
-            .map(|(Hash(h), bytes)| (h, bytes.as_slice()));
-        let (body, text) = self.kept_like(request, like, counts)?;
-        if let (Some(calls), Some(kept)) = (&mut self.calls, &body) {
-            calls.last_request.insert(conversation, (kept.blob, text));
+        let (storing, text) = call_bodies::store(
+            self.rec.log(),
+            &self.ctx.redactor,
+            request,
+            previous,
+            counts,
+        );
+        if let (Some(calls), Some(blob)) = (&mut self.calls, storing.blob()) {
+            calls.last_request.insert(conversation, (blob, text));
         }
-        Ok(body)
+        storing
+    }
+
+    /// `passed` with its answer (and a stream's assembled message) set to be stored.
+    fn store_answer(&self, mut passed: Passed) -> Answered {
+        let mut counts = Counts::new();
+        let response = std::mem::take(&mut passed.response);
+        // A stream is kept as its events came and as the message they add up to.
+        let assembled = passed
+            .call
+            .streamed
+            .then(|| runlog_core::dialect::assembled(passed.call.api, &response))
+            .flatten()
+            .map(|whole| {
+                let text = whole.to_string();
+                self.store_body(text.as_bytes(), &mut counts)
+            });
+        let response = self.store_body(&response, &mut counts);
+        Answered {
+            passed,
+            response,
+            assembled,
+            counts,
+        }
+    }
+
+    fn store_body(&self, bytes: &[u8], counts: &mut Counts) -> Storing {
+        call_bodies::store(self.rec.log(), &self.ctx.redactor, bytes, None, counts).0
     }
 
     /// Records a call the gateway handed over; who to tell once it is durable (the caller of
     /// [`Engine::take_calls`] commits).
-    fn record_call(&mut self, passed: Passed) -> Result<Option<tokio::sync::oneshot::Sender<()>>> {
+    fn record_call(
+        &mut self,
+        answered: Answered,
+    ) -> Result<Option<tokio::sync::oneshot::Sender<()>>> {
         self.store_requests(None)?;
+        let Answered {
+            passed,
+            response,
+            assembled,
+            counts: answer_counts,
+        } = answered;
         let Passed {
             mut call,
             request,
-            response,
             recorded,
             diverged,
             mapped,
+            ..
         } = passed;
         if let Some(mapped) = mapped {
             self.record(CommandKind::RecordAnswerMapped {
@@ -383,19 +438,17 @@ impl Engine {
                     call.stage,
                     call.model.clone(),
                 );
-                let body = self.kept_in_conversation(conversation, &request, &mut counts)?;
-                (body, counts)
+                let storing = self.store_in_conversation(conversation, &request, &mut counts);
+                (storing, counts)
             }
         };
-        // A stream is kept as its events came and as the message they add up to.
-        let assembled = call
-            .streamed
-            .then(|| runlog_core::dialect::assembled(call.api, &response))
-            .flatten()
-            .map(|whole| whole.to_string());
-        let response = self.kept(&response, &mut counts)?;
+        let request = request.wait()?;
+        for (secret, n) in answer_counts {
+            *counts.entry(secret).or_default() += n;
+        }
+        let response = response.wait()?;
         call.assembled = match assembled {
-            Some(whole) => self.kept(whole.as_bytes(), &mut counts)?,
+            Some(whole) => whole.wait()?,
             None => None,
         };
         if let Some(error) = &mut call.error {
@@ -456,35 +509,5 @@ impl Engine {
             })
             .collect();
         calls.gateway.set_budgets(budgets);
-    }
-
-    /// A body with secrets replaced, kept as a blob (none when it is empty), compressed.
-    fn kept(&self, bytes: &[u8], counts: &mut Counts) -> Result<Option<Body>> {
-        Ok(self.kept_like(bytes, None, counts)?.0)
-    }
-
-    /// A body with secrets replaced, kept as a blob (none when it is empty) against `like`
-    /// (an earlier body it likely repeats most of), and the bytes kept.
-    fn kept_like(
-        &self,
-        bytes: &[u8],
-        like: Option<(&[u8; 32], &[u8])>,
-        counts: &mut Counts,
-    ) -> Result<(Option<Body>, Vec<u8>)> {
-        if bytes.is_empty() {
-            return Ok((None, Vec::new()));
-        }
-        let mut text = String::from_utf8_lossy(bytes).into_owned();
-        self.ctx.redactor.redact_in_place(&mut text, counts);
-        let blob = self
-            .rec
-            .log()
-            .put_blob_like(text.as_bytes(), like)
-            .map_err(RunnerError::Output)?;
-        let body = Body {
-            blob: Hash(blob),
-            bytes: text.len() as u64,
-        };
-        Ok((Some(body), text.into_bytes()))
     }
 }
