@@ -62,13 +62,32 @@ pub(super) fn store(
     };
     let (tell, done) = mpsc::sync_channel(1);
     let (log, kept) = (log.clone(), text.clone());
-    std::thread::spawn(move || {
+    let put = move || {
         let like = like.as_ref().map(|(Hash(h), b)| (h, b.as_slice()));
         let _ = tell.send(log.put_blob_like(&kept, like).map(|_| ()));
-    });
+    };
+    // Without a thread to spare, it is stored here and now.
+    let put = Arc::new(std::sync::Mutex::new(Some(put)));
+    let spawned = {
+        let put = put.clone();
+        std::thread::Builder::new()
+            .name("runlog-body".to_owned())
+            .spawn(move || take_and_run(&put))
+    };
+    if spawned.is_err() {
+        take_and_run(&put);
+    }
     let storing = Storing {
         body: Some(body),
         done: Some(done),
     };
     (storing, text)
+}
+
+/// Runs the work in `slot` if no one has yet.
+fn take_and_run<F: FnOnce()>(slot: &std::sync::Mutex<Option<F>>) {
+    let work = slot.lock().ok().and_then(|mut w| w.take());
+    if let Some(work) = work {
+        work();
+    }
 }
