@@ -428,7 +428,7 @@ fn a_call_whose_worst_case_does_not_fit_what_is_left_is_refused_before_it_spends
 }
 
 #[test]
-fn the_replanners_calls_are_charged_to_the_task_that_asked_for_it() {
+fn the_replanners_calls_are_charged_to_the_task_that_asked_for_it_and_reserved_under_the_budget() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     let (provider, _) = scripted_provider();
@@ -452,9 +452,11 @@ print(json.dumps({"cancel": [], "reason": "keep the plan"}))
         "re",
         &format!(
             "name = \"re\"\n[settings]\nworkspace = \"none\"\nreplan = \"python3 replan.py\"\n\
+             max_cost_usd = 5.0\n\
              [[task]]\nid = \"d\"\nrun = \"true\"\nfiles = [\"f.py\"]\ndestructive = true\nrequires_testing = false\n\
              [[task]]\nid = \"p\"\nrun = \"true\"\nfiles = [\"f.py\"]\nafter = [\"d\"]\nrequires_testing = false\n\
-             [providers.anthropic]\nkind = \"anthropic\"\nbase_url = \"{provider}\"\n"
+             [providers.anthropic]\nkind = \"anthropic\"\nbase_url = \"{provider}\"\n\
+             [prices.\"claude-scripted\"]\ninput = 3.0\noutput = 15.0\n"
         ),
     );
     let out = runlog(&store)
@@ -472,6 +474,13 @@ print(json.dumps({"cancel": [], "reason": "keep the plan"}))
             "{call}"
         );
     }
+    // Under the run's budget, its worst case was held before it left, like an agent's.
+    let reserved = events(&store, "re", &["--kind", "model-call-reserved"]);
+    assert_eq!(reserved.len(), calls.len(), "{reserved:?}");
+    assert!(
+        reserved.iter().all(|r| r["stage"] == "replanner"),
+        "{reserved:?}"
+    );
 }
 
 /// An agent that makes one call, says it has the answer, and waits to be killed.

@@ -480,18 +480,22 @@ impl Engine {
         Ok(recorded)
     }
 
-    /// Tells the gateway where each running task stands with its budgets (its own and the
-    /// run's): spent, or bounded (its calls reserved first), or neither (left out).
+    /// Tells the gateway where each running task (and the one a replanner replans after) stands
+    /// with its budgets (its own and the run's): spent, or bounded (its calls reserved first),
+    /// or neither (left out).
     pub(super) fn refresh_budgets(&self) {
         let Some(calls) = &self.calls else {
             return;
         };
         let state = self.state();
         let run = self.rec.run();
+        // A replanner calls with the key of the task it replans after, under the same budgets.
+        let replanning = self.procs.replanning.as_ref().map(|r| &r.after);
         let budgets = self
             .procs
             .busy
             .keys()
+            .chain(replanning)
             .filter_map(|id| {
                 let task = state.task(id)?;
                 let standing = match state.overspent(task) {
