@@ -247,23 +247,29 @@ fn alerts_test_sends_one_to_each_receiver_and_says_how_it_went() {
     );
 }
 
-#[test]
-fn a_server_given_alerts_sends_those_of_every_run_it_executes() {
-    let dir = tempfile::tempdir().unwrap();
-    let (url, received) = receiver(0);
-    let alerts = dir.path().join("alerts.toml");
+/// A workflow whose one task fails and that names no receiver of its own, and a file of
+/// `[[alerts]]` sending run failures to `url`, signed with `ALERT_KEY`.
+fn failing_without_receivers(dir: &Path, url: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let alerts = dir.join("alerts.toml");
     std::fs::write(
         &alerts,
         format!("[[alerts]]\nurl = \"{url}\"\non = [\"run-failed\"]\nsecret_env = \"ALERT_KEY\"\n"),
     )
     .unwrap();
-    // A workflow that names no receiver of its own.
     let wf = workflow(
-        dir.path(),
+        dir,
         "plain",
         "name = \"plain\"\n[settings]\nworkspace = \"none\"\n\
          [[task]]\nid = \"broken\"\nrun = \"exit 3\"\nrequires_testing = false\nretry = { max = 0 }\n",
     );
+    (wf, alerts)
+}
+
+#[test]
+fn a_server_given_alerts_sends_those_of_every_run_it_executes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, received) = receiver(0);
+    let (wf, alerts) = failing_without_receivers(dir.path(), &url);
     let store = dir.path().join("store");
     let mut server = runlog(&store)
         .args(["serve", "--alerts"])
@@ -286,4 +292,41 @@ fn a_server_given_alerts_sends_those_of_every_run_it_executes() {
     );
     let _ = server.kill();
     let _ = server.wait();
+}
+
+#[test]
+fn a_worker_given_alerts_sends_those_of_the_runs_it_works_on() {
+    let Some(db) = runlog_store::postgres::scratch::scratch() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (url, received) = receiver(0);
+    // Submitted for workers to execute.
+    let (wf, alerts) = failing_without_receivers(dir.path(), &url);
+    let store = Path::new(&db.url);
+    let out = runlog(store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", "worked"])
+        .arg("--submit-only")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let worker = runlog(store)
+        .args(["worker", "--until-idle", "--name", "w1", "--alerts"])
+        .arg(&alerts)
+        .env("ALERT_KEY", KEY)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = common::finish_within(worker, std::time::Duration::from_secs(120), "worker");
+    assert!(out.status.success(), "{}", text(&out));
+    let bodies = signed_bodies(&received);
+    assert_eq!(
+        (&bodies[0]["run"], &bodies[0]["on"]),
+        (&Value::from("worked"), &Value::from("run-failed")),
+        "{bodies:?}"
+    );
+    // Its delivery is recorded in the run, as a workflow's own receivers' are.
+    let sent = logged(store, "worked", &["--kind", "alert-sent"]);
+    assert_eq!(sent.len(), 1, "{sent:?}");
 }

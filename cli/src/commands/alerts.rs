@@ -26,6 +26,29 @@ enum What {
     },
 }
 
+/// Receivers of alerts beside each workflow's own, for a runner that executes many runs
+/// (`serve`, `worker`).
+#[derive(Debug, clap::Args)]
+pub struct MoreReceivers {
+    /// Send the alerts of every run this executes to the receivers of this file's `[[alerts]]`
+    /// tables too (besides each workflow's own; see docs/alerts.md).
+    #[arg(long, value_name = "FILE")]
+    alerts: Option<PathBuf>,
+}
+
+impl MoreReceivers {
+    /// `ctx`'s host, sending every run's alerts to these receivers too.
+    pub fn host(&self, ctx: &Ctx) -> Result<runlog_runner::Host> {
+        Ok(match &self.alerts {
+            Some(file) => ctx
+                .host
+                .clone()
+                .alerting(runlog_runner::workflow::alerts::load(file)?),
+            None => ctx.host.clone(),
+        })
+    }
+}
+
 /// Sends them and says how each went.
 pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
     let What::Test { workflow } = a.what;

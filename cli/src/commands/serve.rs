@@ -55,10 +55,8 @@ pub struct Args {
     /// Live export of the traces of the runs this server executes.
     #[command(flatten)]
     trace: crate::otlp::TraceArgs,
-    /// Send the alerts of every run this server executes to the receivers of this file's
-    /// `[[alerts]]` tables too (besides each workflow's own; see docs/alerts.md).
-    #[arg(long, value_name = "FILE")]
-    alerts: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    alerts: super::alerts::MoreReceivers,
     #[command(flatten)]
     retention: super::forget::Retention,
 }
@@ -133,13 +131,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<()> {
         reads_per_second: a
             .reads_per_second
             .unwrap_or_else(server::pacing::Pacing::default_rate),
-        host: match &a.alerts {
-            Some(file) => ctx
-                .host
-                .clone()
-                .alerting(runlog_runner::workflow::alerts::load(file)?),
-            None => ctx.host.clone(),
-        },
+        host: a.alerts.host(ctx)?,
     };
     server::serve(options).map_err(|e| match e {
         ServerError::Tcp { .. } => CliError::input(e.to_string()),

@@ -34,6 +34,8 @@ pub struct Args {
     #[command(flatten)]
     trace: crate::otlp::TraceArgs,
     #[command(flatten)]
+    alerts: super::alerts::MoreReceivers,
+    #[command(flatten)]
     retention: super::forget::Retention,
 }
 
@@ -51,7 +53,7 @@ pub fn run(a: Args, ctx: &Ctx) -> Result<Option<ExitKind>> {
     }
     let opts = RunOptions::with_jobs(Some(a.jobs)).map_err(super::run::jobs_refused)?;
     a.retention.apply(ctx)?;
-    let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store, &ctx.host);
+    let launcher = Launcher::new(Arc::new(ctx.open()?), &ctx.store, &a.alerts.host(ctx)?);
     let lease = Duration::from_millis(a.lease_ms.max(100));
     let Some(member) = Member::join(launcher.store(), a.name, lease, &ctx.host)? else {
         return Err(CliError::failed("the shared store did not open as one"));
