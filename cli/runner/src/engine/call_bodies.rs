@@ -1,5 +1,5 @@
 //! A model call's bodies kept as blobs. Secrets are replaced on the engine's thread (the hash
-//! names the words kept); the blob is packed, written and synced on a thread of its own, so
+//! names the words kept); the blob is packed, written and synced on a blocking thread, so
 //! that a request is stored while its model answers and the syncs of calls made at once
 //! overlap (the file system joins them in one journal commit) instead of queueing behind each
 //! other on the engine's thread.
@@ -66,28 +66,15 @@ pub(super) fn store(
         let like = like.as_ref().map(|(Hash(h), b)| (h, b.as_slice()));
         let _ = tell.send(log.put_blob_like(&kept, like).map(|_| ()));
     };
-    // Without a thread to spare, it is stored here and now.
-    let put = Arc::new(std::sync::Mutex::new(Some(put)));
-    let spawned = {
-        let put = put.clone();
-        std::thread::Builder::new()
-            .name("runlog-body".to_owned())
-            .spawn(move || take_and_run(&put))
-    };
-    if spawned.is_err() {
-        take_and_run(&put);
+    // On the runtime's pool of blocking threads (reused from call to call); outside a runtime,
+    // here and now.
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => drop(runtime.spawn_blocking(put)),
+        Err(_) => put(),
     }
     let storing = Storing {
         body: Some(body),
         done: Some(done),
     };
     (storing, text)
-}
-
-/// Runs the work in `slot` if no one has yet.
-fn take_and_run<F: FnOnce()>(slot: &std::sync::Mutex<Option<F>>) {
-    let work = slot.lock().ok().and_then(|mut w| w.take());
-    if let Some(work) = work {
-        work();
-    }
 }

@@ -461,7 +461,7 @@ impl Engine {
                 Some(from) = Self::next_from_gateway(&mut self.calls) => match from {
                     FromGateway::Call(passed) => self.take_calls(Some(*passed))?,
                     FromGateway::Reserve(asked) => self.judge(asked)?,
-                    FromGateway::Asked(asked) => self.store_requests(Some(asked))?,
+                    FromGateway::Asked(asked) => self.store_requests(Some(asked)),
                 },
                 Some(seq) = foreign.appended.recv() => self.take_foreign(foreign.latest(seq))?,
                 Some(sent) = Self::next_alert(&mut self.alerts) => self.record_alert(sent)?,

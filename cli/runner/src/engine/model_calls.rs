@@ -2,8 +2,9 @@
 //! workflow turns it on), each command given its own key and the gateway's address in place
 //! of the providers' keys, a command's keys withdrawn as it ends, and each call recorded
 //! (its bodies kept as blobs, secrets replaced first: the request as the call leaves, the
-//! answer with the call's record, the calls handed over together committed at once). Under a budget, each call's worst case
-//! is judged and recorded here before it leaves (`runlog_core::reservation`).
+//! answer with the call's record, the calls handed over together committed at once). Under a
+//! budget, each call's worst case is judged and recorded here before it leaves
+//! (`runlog_core::reservation`).
 
 use super::call_bodies::{self, Storing};
 use super::{Engine, Result};
@@ -306,7 +307,7 @@ impl Engine {
     /// Stores `first` and the other requests of calls that left for their providers by now,
     /// each against the last its conversation sent, so that they are not stored on the path of
     /// their answers' ends.
-    pub(super) fn store_requests(&mut self, first: Option<Asked>) -> Result<()> {
+    pub(super) fn store_requests(&mut self, first: Option<Asked>) {
         let mut next = first;
         while let Some(asked) = next
             .take()
@@ -332,7 +333,6 @@ impl Engine {
                     .insert((task, attempt, stage, n), (storing, counts));
             }
         }
-        Ok(())
     }
 
     /// `request` set to be stored against the last request of `conversation`, and remembered
@@ -393,7 +393,7 @@ impl Engine {
         &mut self,
         answered: Answered,
     ) -> Result<Option<tokio::sync::oneshot::Sender<()>>> {
-        self.store_requests(None)?;
+        self.store_requests(None);
         let Answered {
             passed,
             response,
