@@ -2,13 +2,21 @@
 //! (`blobs/ab/cdef…`), written to a temp file, fdatasynced, renamed and its directory fsynced
 //! before it is used. A blob put as like another is kept packed (`blobs/ab/cdef….z`, see
 //! [`crate::packed`]); whoever reads it gets its bytes either way.
+//!
+//! A store with a write-ahead log keeps a small blob's file there first ([`BlobDir::prepare`],
+//! [`BlobDir::logged`]): the WAL's sync that acknowledges the append naming the blob makes it
+//! durable, and it is read from memory until a checkpoint places the files of every blob the
+//! WAL holds ([`BlobDir::place_logged`]) before sealing it. Placing a file cost two syncs
+//! (the file's and its directory's), on the path of every model call's answer.
 
 use crate::error::{Result, StoreError};
 use crate::layout::{hex, io, sync_dir, temp_name, unhex32, write_synced};
 use crate::packed::{self, Header, Like};
-use std::collections::BTreeSet;
+use crate::wal::Entry;
+use std::collections::{BTreeSet, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The name a packed blob's file has after its hash.
 const PACKED: &str = ".z";
@@ -20,7 +28,30 @@ pub struct BlobDir {
     /// Fan-out directories whose entry in `root` (and `root`'s in the store) this process has
     /// made durable: a blob acknowledged in a directory another thread just created must not
     /// depend on that thread's directory sync.
-    durable: std::sync::Mutex<std::collections::HashSet<PathBuf>>,
+    durable: Mutex<std::collections::HashSet<PathBuf>>,
+    /// Blobs whose file only the write-ahead log holds so far, by hash: read from here.
+    logged: Mutex<HashMap<[u8; 32], Logged>>,
+}
+
+/// A blob's file as the write-ahead log holds it.
+#[derive(Debug, Clone)]
+struct Logged {
+    packed: bool,
+    file: Arc<[u8]>,
+}
+
+/// A blob's file, to be kept in the blob area.
+#[derive(Debug)]
+pub struct Prepared {
+    /// Whether it is packed (see [`crate::packed`]) or the bytes themselves.
+    pub packed: bool,
+    /// The file's bytes.
+    pub file: Vec<u8>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section leaves its data consistent before anything can panic.
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl BlobDir {
@@ -28,7 +59,8 @@ impl BlobDir {
     pub fn new(dir: &Path) -> Self {
         Self {
             root: dir.join("blobs"),
-            durable: std::sync::Mutex::new(std::collections::HashSet::new()),
+            durable: Mutex::new(std::collections::HashSet::new()),
+            logged: Mutex::new(HashMap::new()),
         }
     }
 
@@ -42,6 +74,21 @@ impl BlobDir {
         let mut path = self.path(hash).into_os_string();
         path.push(PACKED);
         PathBuf::from(path)
+    }
+
+    fn path_as(&self, hash: &[u8; 32], packed: bool) -> PathBuf {
+        match packed {
+            true => self.packed_path(hash),
+            false => self.path(hash),
+        }
+    }
+
+    /// The file of a blob kept raw (`packed` false) or packed, from the WAL's copy or the disk.
+    fn read_as(&self, hash: &[u8; 32], packed: bool) -> Result<Option<Vec<u8>>> {
+        if let Some(l) = lock(&self.logged).get(hash) {
+            return Ok((l.packed == packed).then(|| l.file.to_vec()));
+        }
+        read(&self.path_as(hash, packed))
     }
 
     /// The file that keeps a blob, raw or packed, if there is one.
@@ -75,11 +122,31 @@ impl BlobDir {
         like: Option<(&[u8; 32], &[u8])>,
         pack: bool,
     ) -> Result<()> {
+        match self.prepare(hash, bytes, like, pack)? {
+            Some(p) => self.place_prepared(hash, &p),
+            None => Ok(()),
+        }
+    }
+
+    /// The file keeping `bytes` takes (packed when `pack`, against `like` where this area
+    /// holds it), or none when the blob is here already (durable, or in the WAL ahead of
+    /// whatever names it next).
+    pub fn prepare(
+        &self,
+        hash: &[u8; 32],
+        bytes: &[u8],
+        like: Option<(&[u8; 32], &[u8])>,
+        pack: bool,
+    ) -> Result<Option<Prepared>> {
+        if lock(&self.logged).contains_key(hash) {
+            return Ok(None);
+        }
         if let Some(path) = self.file(hash) {
             // Maybe just renamed into place by another writer that has not synced yet.
             let parent = path.parent().unwrap_or(&self.root).to_path_buf();
             sync_dir(&parent)?;
-            return self.make_durable(&parent);
+            self.make_durable(&parent)?;
+            return Ok(None);
         }
         let packed = match pack {
             false => None,
@@ -96,14 +163,65 @@ impl BlobDir {
                 packed::pack(bytes, like).map_err(io("cannot pack blob", &self.root))?
             }
         };
-        match packed {
-            Some(file) => self.place(&self.packed_path(hash), &file),
-            None => self.place(&self.path(hash), bytes),
+        Ok(Some(match packed {
+            Some(file) => Prepared { packed: true, file },
+            None => Prepared {
+                packed: false,
+                file: bytes.to_vec(),
+            },
+        }))
+    }
+
+    /// Places a prepared blob's file now, durably.
+    pub fn place_prepared(&self, hash: &[u8; 32], prepared: &Prepared) -> Result<()> {
+        self.place(&self.path_as(hash, prepared.packed), &prepared.file)
+    }
+
+    /// Takes in a blob whose entry the write-ahead log now holds (called under the WAL's lock,
+    /// so a checkpoint sealing the WAL places it first); read from memory until placed.
+    pub fn logged(&self, entry: Entry) {
+        if let Entry::Blob { hash, packed, file } = entry {
+            lock(&self.logged).insert(
+                hash,
+                Logged {
+                    packed,
+                    file: file.into(),
+                },
+            );
         }
+    }
+
+    /// Places the file of every blob the write-ahead log holds, durably (each file synced,
+    /// then each directory once), and reads them from disk from then on.
+    pub fn place_logged(&self) -> Result<()> {
+        let pending: Vec<([u8; 32], Logged)> = lock(&self.logged)
+            .iter()
+            .map(|(h, l)| (*h, l.clone()))
+            .collect();
+        let mut dirs = BTreeSet::new();
+        for (hash, l) in &pending {
+            dirs.insert(self.write_file(&self.path_as(hash, l.packed), &l.file)?);
+        }
+        for dir in dirs {
+            sync_dir(&dir)?;
+            self.make_durable(&dir)?;
+        }
+        let mut logged = lock(&self.logged);
+        for (hash, _) in &pending {
+            logged.remove(hash);
+        }
+        Ok(())
     }
 
     /// Writes a file of the blob area: temp file, fdatasync, rename, fsync of the directory.
     fn place(&self, path: &Path, bytes: &[u8]) -> Result<()> {
+        let parent = self.write_file(path, bytes)?;
+        sync_dir(&parent)?;
+        self.make_durable(&parent)
+    }
+
+    /// Writes a file of the blob area, synced, under its name; its directory is to be synced.
+    fn write_file(&self, path: &Path, bytes: &[u8]) -> Result<PathBuf> {
         let parent = path.parent().unwrap_or(&self.root).to_path_buf();
         fs::create_dir_all(&parent).map_err(io("cannot create blob directory", &parent))?;
         let tmp = parent.join(temp_name());
@@ -112,12 +230,17 @@ impl BlobDir {
             let _ = fs::remove_file(&tmp);
             return Err(io("cannot move blob into place", path)(e));
         }
-        sync_dir(&parent)?;
-        self.make_durable(&parent)
+        Ok(parent)
     }
 
     /// How many bases reading the blob goes through (0 when it is kept whole), if it is here.
     fn depth(&self, hash: &[u8; 32]) -> Result<Option<u8>> {
+        if let Some(l) = lock(&self.logged).get(hash) {
+            return Ok(match l.packed {
+                false => Some(0),
+                true => Header::read(&l.file).ok().map(|(h, _)| h.depth),
+            });
+        }
         if self.path(hash).exists() {
             return Ok(Some(0));
         }
@@ -224,7 +347,7 @@ impl BlobDir {
 
     /// Reads a blob: its bytes, checked against its name when it was kept packed.
     pub fn get(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>> {
-        if let Some(raw) = read(&self.path(hash))? {
+        if let Some(raw) = self.read_as(hash, false)? {
             return Ok(Some(raw));
         }
         // The packed files from this blob down to one kept whole, or to a raw base.
@@ -232,11 +355,11 @@ impl BlobDir {
         let mut at = *hash;
         let root = loop {
             let path = self.packed_path(&at);
-            let Some(file) = read(&path)? else {
+            let Some(file) = self.read_as(&at, true)? else {
                 if chain.is_empty() {
                     return Ok(None);
                 }
-                match read(&self.path(&at))? {
+                match self.read_as(&at, false)? {
                     Some(raw) => break Some(raw),
                     None => return Err(damaged(&path, "the blob it was packed against is gone")),
                 }

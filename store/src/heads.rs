@@ -85,6 +85,7 @@ impl Heads {
                     self.frame(*num, *first, bytes);
                 }
             }
+            Entry::Blob { .. } => {}
         }
     }
 

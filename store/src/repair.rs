@@ -10,6 +10,7 @@ use crate::archive::{self, Archive, Unreadable};
 use crate::backend::sled_db::{
     apply_to, closed_here, open_sled, sled_lock, FRAMES_TREE, RUNS_TREE,
 };
+use crate::blob_dir::BlobDir;
 use crate::error::{Damage, Result, StoreError};
 use crate::heads::{frame_end, Heads};
 use crate::layout::{self, io, sync_dir};
@@ -131,9 +132,15 @@ fn rebuild(dir: &Path, to: &Path) -> Result<(u64, Vec<Unreadable>)> {
     };
     let unreadable = archive::read(dir, &mut put)?;
     let (mut wal, pending) = Wal::open(&dir.join("wal"))?;
+    // The blobs only the WAL holds reach their files before it is sealed.
+    let blobs = BlobDir::new(dir);
     for entry in pending {
+        if let Entry::Blob { .. } = entry {
+            blobs.logged(entry.clone());
+        }
         put(entry)?;
     }
+    blobs.place_logged()?;
     db.flush().map_err(sled_err)?;
     drop(db);
     closed_here(dir);

@@ -14,7 +14,13 @@
 //!        synced = bytes of this WAL known durable (fdatasynced) when the entry was written
 //! kind 1 (run created): num:u64be created_ms:u64be name
 //! kind 2 (frames):      repeated num:u64be first_seq:u64be len:u32be frame
+//! kind 3 (blob):        hash:[32] packed:u8 file
 //! ```
+//!
+//! A blob entry holds a blob's file as the blob area will keep it (see [`crate::blob_dir`]):
+//! a small blob is made durable by the WAL's sync that acknowledges the append naming it,
+//! instead of by syncs of a file and its directory of its own, and reaches its file at the
+//! next checkpoint.
 //!
 //! The file is kept written with zeros ahead of its last entry (see [`Room`]): an append then
 //! overwrites bytes the file already has, and its `fdatasync` writes the data alone, not the
@@ -78,6 +84,15 @@ pub enum Entry {
     },
     /// Frames committed together.
     Frames(Vec<(u64, u64, Vec<u8>)>),
+    /// A blob, as its file in the blob area holds it.
+    Blob {
+        /// Its blake3 hash.
+        hash: [u8; 32],
+        /// Whether `file` is packed (see [`crate::packed`]) or the bytes themselves.
+        packed: bool,
+        /// The file's bytes.
+        file: Vec<u8>,
+    },
 }
 
 fn checksum(kind: u8, payload: &[u8]) -> [u8; 8] {
@@ -121,6 +136,13 @@ pub(crate) fn encode(entry: &Entry, synced: u64) -> Vec<u8> {
                 p.extend_from_slice(bytes);
             }
             (2u8, p)
+        }
+        Entry::Blob { hash, packed, file } => {
+            let mut p = Vec::with_capacity(33 + file.len());
+            p.extend_from_slice(hash);
+            p.push(u8::from(*packed));
+            p.extend_from_slice(file);
+            (3u8, p)
         }
     };
     let len = payload.len() as u32;
@@ -167,6 +189,15 @@ fn decode_payload(kind: u8, p: &[u8]) -> Option<Entry> {
             }
             Some(Entry::Frames(frames))
         }
+        3 => Some(Entry::Blob {
+            hash: p.get(..32)?.try_into().ok()?,
+            packed: match p.get(32)? {
+                0 => false,
+                1 => true,
+                _ => return None,
+            },
+            file: p.get(33..)?.to_vec(),
+        }),
         _ => None,
     }
 }

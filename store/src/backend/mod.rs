@@ -38,7 +38,8 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     ) -> Result<()>;
     /// Makes everything written so far durable (a real fdatasync for a disk store).
     fn sync(&self) -> Result<()>;
-    /// Stores a blob under its hash (idempotent, durable before returning).
+    /// Stores a blob under its hash (idempotent). Durable at the latest with the next sync: an
+    /// append acknowledged after it, or [`Backend::sync`].
     fn put_blob(&self, hash: &[u8; 32], bytes: &[u8]) -> Result<()>;
     /// Stores a blob under its hash packed, against `like` (an earlier blob's hash and bytes
     /// it likely shares most of its own with) where the backend can; as `put_blob` otherwise.

@@ -25,6 +25,9 @@ pub const RUNS_TREE: &str = "runs";
 pub const FRAMES_TREE: &str = "frames";
 /// Tree where earlier builds kept the snapshot cache; dropped on open (see [`CacheDir`]).
 pub const CACHE_TREE: &str = "cache";
+/// The largest blob file kept in the WAL first. Larger ones are placed at once: their bytes
+/// would lengthen the sync of whatever append comes next.
+const LOGGED_BLOB_BYTES: usize = 64 * 1024;
 
 /// A sled database in a store directory.
 #[derive(Debug)]
@@ -96,6 +99,7 @@ impl SledBackend {
         for entry in replay {
             backend.apply(&entry)?;
             backend.lock_heads().note(&entry);
+            backend.blobs.logged(entry);
         }
         if replayed {
             backend.checkpoint()?;
@@ -297,8 +301,40 @@ impl SledBackend {
             cause: source,
         })?;
         self.lock_heads().save(&self.dir)?;
+        // The blobs the WAL holds are placed before it is sealed (the archive is not replayed):
+        // most while appends go on, the few logged meanwhile under the WAL's lock.
+        self.blobs.place_logged()?;
         let mut wal = self.wal();
+        self.blobs.place_logged()?;
         self.lock_archive().seal(&mut wal)
+    }
+
+    /// Keeps a blob: a small one's file in the WAL, durable with the sync that acknowledges
+    /// the append naming it (see [`crate::blob_dir`]); a larger one's in its own file, synced
+    /// now, so that no acknowledgement waits for its bytes.
+    fn keep_blob(
+        &self,
+        hash: &[u8; 32],
+        bytes: &[u8],
+        like: Option<(&[u8; 32], &[u8])>,
+        pack: bool,
+    ) -> Result<()> {
+        let Some(prepared) = self.blobs.prepare(hash, bytes, like, pack)? else {
+            return Ok(());
+        };
+        if prepared.file.len() > LOGGED_BLOB_BYTES {
+            return self.blobs.place_prepared(hash, &prepared);
+        }
+        let entry = Entry::Blob {
+            hash: *hash,
+            packed: prepared.packed,
+            file: prepared.file,
+        };
+        let mut wal = self.wal();
+        wal.append(&entry)?;
+        self.blobs.logged(entry);
+        // A checkpoint runs with the commits (the next one past the size starts it).
+        Ok(())
     }
 
     fn log_and_apply(&self, entry: Entry) -> Result<()> {
@@ -409,6 +445,8 @@ pub(crate) fn apply_to(
                 frames_tree.apply_batch(batch)?;
             }
         }
+        // The blob area keeps blobs, not sled.
+        Entry::Blob { .. } => {}
     }
     Ok(())
 }
@@ -706,7 +744,7 @@ impl Backend for SledBackend {
     }
 
     fn put_blob(&self, hash: &[u8; 32], bytes: &[u8]) -> Result<()> {
-        self.blobs.put(hash, bytes)
+        self.keep_blob(hash, bytes, None, false)
     }
 
     fn put_blob_packed(
@@ -715,7 +753,7 @@ impl Backend for SledBackend {
         bytes: &[u8],
         like: Option<(&[u8; 32], &[u8])>,
     ) -> Result<()> {
-        self.blobs.put_packed(hash, bytes, like)
+        self.keep_blob(hash, bytes, like, true)
     }
 
     fn get_blob(&self, hash: &[u8; 32]) -> Result<Option<Vec<u8>>> {
