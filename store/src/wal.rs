@@ -221,6 +221,21 @@ pub(crate) fn entry_at(bytes: &[u8], at: usize) -> Option<(Entry, usize, u64)> {
     Some((decode_payload(kind, payload)?, end, synced))
 }
 
+/// A sealed WAL image without its blob entries (their files were placed, synced, before it was
+/// sealed), if every entry checks out.
+pub(crate) fn without_blobs(bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut kept = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let (entry, end, _) = entry_at(bytes, at)?;
+        if !matches!(entry, Entry::Blob { .. }) {
+            kept.extend_from_slice(bytes.get(at..end)?);
+        }
+        at = end;
+    }
+    Some(kept)
+}
+
 /// Parses a WAL image: its entries and where the valid prefix ends. Bytes after it were never
 /// shown to be acknowledged (see the module's documentation); damage that a later entry proves
 /// was acknowledged is an error.

@@ -19,7 +19,9 @@
 //! ([`zst`]: zstd frames of about 256 KiB of entries each): written to a temp file, synced,
 //! decoded again and compared, then renamed over the raw segment. A crash at any point leaves
 //! the raw segment or the compressed one under the segment's name, never neither; a raw
-//! segment left by a crash (or an older build) is compressed at the next open.
+//! segment left by a crash (or an older build) is compressed at the next open. Compressing drops
+//! the segment's blob entries: their files were placed, synced, before it was sealed, and the
+//! archive is what rebuilds sled.
 
 mod zst;
 
@@ -225,6 +227,10 @@ pub fn compress_segment(store: &Path, path: &Path, frame_bytes: usize) -> Result
     if raw.first() != Some(&wal::MAGIC) {
         return Ok(false);
     }
+    // The archive keeps what rebuilds sled: the blobs the WAL held have their files by now.
+    let Some(raw) = wal::without_blobs(&raw) else {
+        return Ok(false);
+    };
     let Some(compressed) = zst::compress(&raw, frame_bytes)? else {
         return Ok(false);
     };
