@@ -98,36 +98,6 @@ impl BlobDir {
             .find(|p| p.exists())
     }
 
-    /// Stores bytes under their hash, as they are.
-    pub fn put(&self, hash: &[u8; 32], bytes: &[u8]) -> Result<()> {
-        self.put_like(hash, bytes, None, false)
-    }
-
-    /// Stores bytes under their hash packed (compressed; against `like`'s bytes when given, an
-    /// earlier blob they are likely to share most of theirs with), or as they are when packing
-    /// saves nothing.
-    pub fn put_packed(
-        &self,
-        hash: &[u8; 32],
-        bytes: &[u8],
-        like: Option<(&[u8; 32], &[u8])>,
-    ) -> Result<()> {
-        self.put_like(hash, bytes, like, true)
-    }
-
-    fn put_like(
-        &self,
-        hash: &[u8; 32],
-        bytes: &[u8],
-        like: Option<(&[u8; 32], &[u8])>,
-        pack: bool,
-    ) -> Result<()> {
-        match self.prepare(hash, bytes, like, pack)? {
-            Some(p) => self.place_prepared(hash, &p),
-            None => Ok(()),
-        }
-    }
-
     /// The file keeping `bytes` takes (packed when `pack`, against `like` where this area
     /// holds it), or none when the blob is here already (durable, or in the WAL ahead of
     /// whatever names it next).
