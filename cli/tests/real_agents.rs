@@ -443,6 +443,17 @@ fn claude_code_writes_a_file_through_the_gateway_and_every_call_is_recorded() {
         !keys.is_empty() && keys.iter().all(|k| k == ANTHROPIC_KEY),
         "{keys:?}"
     );
+
+    // The web view's tests read this run's conversation: `RUNLOG_WRITE_FIXTURE=1` records it
+    // again as `fixtures/runs/claude.jsonl` (the export carries the calls' bodies).
+    if std::env::var_os("RUNLOG_WRITE_FIXTURE").is_some() {
+        let fixture = common::repo().join("fixtures/runs/claude.jsonl");
+        let out = runlog(&store)
+            .args(["export", "claude", "-o", fixture.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+    }
 }
 
 #[test]

@@ -1,184 +1,20 @@
-//! The web view in a real browser: Debian's chromium, headless, driven through chromedriver
-//! (WebDriver) against `runlog serve --http` on recorded fixture runs and on a live run. Each
-//! page is saved as a screenshot under `target/web-view/`.
-//!
-//! Needs `chromium` and `chromium-driver` (Debian: `apt-get install -y chromium
-//! chromium-driver`; `bash .ci/run` installs them). Without them each test says it was skipped;
-//! with `RUNLOG_REQUIRE_BROWSER=1` (as in CI) it fails instead.
+//! The web view in a real browser (`common::browser`) against `runlog serve --http` on recorded
+//! fixture runs and on a live run: runs, a run's graph, board and scrubber, decisions, the
+//! judges and experiments pages. A task's conversation, the Timeline tab and two attempts side
+//! by side are in `web_view_time.rs`.
 
 mod common;
 
-use common::{finish_within, repo, runlog, text, wait_for, workflow};
-use fantoccini::{Client, ClientBuilder, Locator};
+use common::browser::{
+    browse, browser_parts, click_css, driver, import, js, json_log, run_url, screenshot, serve,
+    stop, wait_css, PAGE_TIME,
+};
+use common::{repo, runlog, text, wait_for, workflow};
+use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::Duration;
-
-/// How long a page may take to show what a test waits for.
-const PAGE_TIME: Duration = Duration::from_secs(30);
-
-fn find(env: &str, paths: &[&str]) -> Option<PathBuf> {
-    std::env::var_os(env)
-        .map(PathBuf::from)
-        .into_iter()
-        .chain(paths.iter().map(PathBuf::from))
-        .find(|p| p.exists())
-}
-
-/// Chromium and chromedriver, or `None` after saying why the test is skipped.
-fn browser_parts() -> Option<(PathBuf, PathBuf)> {
-    let chromium = find("RUNLOG_CHROMIUM", &["/usr/bin/chromium"]);
-    let driver = find("RUNLOG_CHROMEDRIVER", &["/usr/bin/chromedriver"]);
-    match (chromium, driver) {
-        (Some(c), Some(d)) => Some((c, d)),
-        _ => {
-            let why = "the web view's browser tests need chromium and chromedriver \
-                       (Debian: apt-get install -y chromium chromium-driver; bash .ci/run installs them; \
-                       or point RUNLOG_CHROMIUM and RUNLOG_CHROMEDRIVER at them)";
-            assert!(
-                std::env::var_os("RUNLOG_REQUIRE_BROWSER").is_none(),
-                "{why}"
-            );
-            eprintln!("SKIPPED: {why}");
-            None
-        }
-    }
-}
-
-/// chromedriver on a free loopback port, stopped when dropped.
-struct Driver {
-    child: Child,
-    url: String,
-    _profile: tempfile::TempDir,
-    chromium: PathBuf,
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn driver((chromium, chromedriver): (PathBuf, PathBuf)) -> Driver {
-    let port = free_port();
-    let child = Command::new(chromedriver)
-        .arg(format!("--port={port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(|| std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
-    Driver {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-        _profile: tempfile::tempdir().unwrap(),
-        chromium,
-    }
-}
-
-/// A headless chromium at 1280×800 with a fresh profile. Without the background-networking
-/// flags this machine's closed network floods it with refused connections.
-async fn browse(d: &Driver) -> Client {
-    let mut caps = serde_json::Map::new();
-    caps.insert(
-        "goog:chromeOptions".into(),
-        json!({
-            "binary": d.chromium,
-            "args": [
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run", "--window-size=1280,800",
-                format!("--user-data-dir={}", d._profile.path().display()),
-            ],
-        }),
-    );
-    let c = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-        .capabilities(caps)
-        .connect(&d.url)
-        .await
-        .unwrap();
-    c.set_window_size(1280, 800).await.unwrap();
-    c
-}
-
-fn serve(store: &Path) -> (Child, String) {
-    common::serve_http(store, &[])
-}
-
-/// `runlog --json log RUN`: every event, one JSON object a line.
-fn json_log(store: &Path, run: &str) -> String {
-    text(&runlog(store).args(["--json", "log", run]).output().unwrap())
-}
-
-fn stop(server: Child) {
-    let pid = nix::unistd::Pid::from_raw(server.id() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-    let out = finish_within(server, Duration::from_secs(30), "runlog serve");
-    assert!(out.status.success(), "serve: {}", text(&out));
-}
-
-/// Saves the page as `target/web-view/NAME.png`.
-async fn screenshot(c: &Client, name: &str) {
-    let dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| repo().join("target"), PathBuf::from)
-        .join("web-view");
-    std::fs::create_dir_all(&dir).unwrap();
-    let png = c.screenshot().await.unwrap();
-    assert!(png.starts_with(b"\x89PNG"), "a screenshot is a PNG");
-    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
-}
-
-async fn wait_css(c: &Client, css: &str) -> fantoccini::elements::Element {
-    match c
-        .wait()
-        .at_most(PAGE_TIME)
-        .for_element(Locator::Css(css))
-        .await
-    {
-        Ok(found) => found,
-        Err(e) => {
-            screenshot(c, "failed").await;
-            let said = js(
-                c,
-                "return document.querySelector('#error')?.textContent ?? '(no page)';",
-            )
-            .await;
-            panic!("waiting for {css}: {e}; the page's error line: {said}; see target/web-view/failed.png")
-        }
-    }
-}
-
-/// Clicks what `css` finds, finding it again when the live page replaced it between the finding
-/// and the click (a stale element): the page re-renders as events arrive.
-async fn click_css(c: &Client, css: &str) {
-    for _ in 0..50 {
-        match wait_css(c, css).await.click().await {
-            Ok(()) => return,
-            Err(fantoccini::error::CmdError::Standard(e))
-                if e.error == fantoccini::error::ErrorStatus::StaleElementReference =>
-            {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            Err(e) => panic!("clicking {css}: {e}"),
-        }
-    }
-    panic!("{css} kept being replaced before it could be clicked");
-}
-
-/// Runs `script` (a function body returning a value) in the page.
-async fn js(c: &Client, script: &str) -> Value {
-    c.execute(script, vec![]).await.unwrap()
-}
 
 /// The board the page shows now, row by row: task, status, readiness.
 async fn shown_board(c: &Client) -> Vec<(String, String, String)> {
@@ -223,19 +59,6 @@ fn cli_board(store: &Path, run: &str, at: u64) -> Vec<(String, String, String)> 
         .collect()
 }
 
-fn import(store: &Path, fixture: &str) {
-    let out = runlog(store)
-        .arg("import")
-        .arg(
-            repo()
-                .join("fixtures/runs")
-                .join(format!("{fixture}.jsonl")),
-        )
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-}
-
 /// A run whose one eval passes 0.02 above its threshold: the audit flags it.
 fn near_threshold_run(store: &Path) {
     let lines = [
@@ -248,13 +71,6 @@ fn near_threshold_run(store: &Path) {
     let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
     let out = common::emit(store, "near", &input);
     assert!(out.status.success(), "{}", text(&out));
-}
-
-fn run_url(base: &str, run: &str, at: Option<u64>) -> String {
-    match at {
-        Some(at) => format!("{base}/runs/{run}?at={at}"),
-        None => format!("{base}/runs/{run}"),
-    }
 }
 
 async fn seq_shown(c: &Client) -> u64 {
@@ -303,10 +119,10 @@ fn a_recorded_run_in_the_browser_matches_the_cli_at_every_seq_it_is_scrubbed_to(
         assert_eq!(shown_board(&c).await, cli_board(&store, "seed-004-phases", 46));
         let nodes = js(&c, "return document.querySelectorAll('#graph [data-task]').length + document.querySelectorAll('#graph [data-group]').length;").await;
         assert_eq!(nodes, json!(6), "4 tasks and 2 groups are drawn");
-        // The timeline words each event as `runlog log` does.
-        let shown = js(&c, "return [...document.querySelectorAll('#timeline .ev')].map(r => [r.dataset.seq, r.querySelector('.words').textContent]);").await;
+        // The events pane words each event as `runlog log` does.
+        let shown = js(&c, "return [...document.querySelectorAll('#events .ev')].map(r => [r.dataset.seq, r.querySelector('.words').textContent]);").await;
         let shown: Vec<(String, String)> = serde_json::from_value(shown).unwrap();
-        assert!(!shown.is_empty(), "the timeline shows events");
+        assert!(!shown.is_empty(), "the events pane shows events");
         let log = cli_stdout(&store, &["log", "seed-004-phases"]);
         for (seq, words) in &shown {
             let line = log.lines().find(|l| l.split_whitespace().next() == Some(seq.as_str()));
@@ -339,7 +155,7 @@ fn a_recorded_run_in_the_browser_matches_the_cli_at_every_seq_it_is_scrubbed_to(
             c.goto(&run_url(&base, "seed-004-phases", Some(at))).await.unwrap();
             wait_css(&c, &format!("main[data-seq='{at}'] #board")).await;
             assert_eq!(shown_board(&c).await, cli_board(&store, "seed-004-phases", at), "at {at}");
-            let current = js(&c, "return document.querySelector('#timeline .ev.current').dataset.seq;").await;
+            let current = js(&c, "return document.querySelector('#events .ev.current').dataset.seq;").await;
             assert_eq!(current, json!(at.to_string()));
         }
         screenshot(&c, "run-scrubbed").await;
@@ -393,7 +209,7 @@ fn a_recorded_run_in_the_browser_matches_the_cli_at_every_seq_it_is_scrubbed_to(
         c.find(Locator::Css("#rollback")).await.unwrap().click().await.unwrap();
         wait_css(&c, "#confirm[open]").await;
         c.find(Locator::Css("#confirm-ok")).await.unwrap().click().await.unwrap();
-        wait_css(&c, "#timeline .ev[data-kind='rolled-back']").await;
+        wait_css(&c, "#events .ev[data-kind='rolled-back']").await;
         wait_css(&c, "main[data-seq='48']").await;
         c.find(Locator::Css("#tab-board")).await.unwrap().click().await.unwrap();
         wait_css(&c, "#board").await;
@@ -472,10 +288,10 @@ fn approving_a_pending_eval_task_in_a_live_run_starts_its_dependents_on_the_page
             .await
             .unwrap();
         click_css(&c, "#confirm-ok").await;
-        // The approval shows in the timeline, and publish starts and finishes, live.
-        wait_css(&c, "#timeline .ev[data-kind='task-approved']").await;
+        // The approval shows in the events pane, and publish starts and finishes, live.
+        wait_css(&c, "#events .ev[data-kind='task-approved']").await;
         wait_css(&c, "#graph [data-task='publish'][data-status='done']").await;
-        wait_css(&c, "#timeline .ev[data-kind='run-finished']").await;
+        wait_css(&c, "#events .ev[data-kind='run-finished']").await;
         screenshot(&c, "live-approved").await;
         // publish's output: its beginning in the story, the whole of it on demand.
         click_css(&c, "#graph [data-task='publish']").await;
@@ -579,8 +395,8 @@ fn measure_the_first_render_of_a_10000_task_run() {
         wait_css(&c, &format!("main[data-seq='{}']", events - 1)).await;
         let t = js(&c, "return window.runlogTimings;").await;
         println!("one seq back: {} ms, board and graph redrawn: {t}", started.elapsed().as_millis());
-        let drawn = js(&c, "return [document.querySelectorAll('#graph [data-task]').length, document.querySelectorAll('#timeline .ev').length];").await;
-        println!("elements in the page: [graph nodes, timeline rows] = {drawn}");
+        let drawn = js(&c, "return [document.querySelectorAll('#graph [data-task]').length, document.querySelectorAll('#events .ev').length];").await;
+        println!("elements in the page: [graph nodes, event rows] = {drawn}");
         screenshot(&c, "big").await;
         c.close().await.unwrap();
     });
@@ -814,27 +630,27 @@ fn a_tasks_panel_shows_its_model_calls_as_the_cli_does() {
         c.goto(&run_url(&base, "release-notes", None)).await.unwrap();
         wait_css(&c, "main[data-state=ready] #board").await;
         click_css(&c, "#graph [data-task='notes']").await;
-        wait_css(&c, "#calls li.call").await;
+        wait_css(&c, "#conversation section.call").await;
         let shown = js(
             &c,
-            "return [...document.querySelectorAll('#calls li.call')].map(l => [...l.querySelectorAll('div')].map(d => d.textContent));",
+            "return [...document.querySelectorAll('#conversation section.call')].map(s => \
+             [s.querySelector('.callhead').textContent, \
+              [...s.querySelectorAll('.turn.added')].map(t => t.textContent).join(' | ')]);",
         )
         .await;
         let calls = shown.as_array().unwrap();
         assert_eq!(calls.len(), 2, "{shown}");
-        // Each line the page shows is a line `runlog show --calls` prints.
-        for line in calls.iter().flat_map(|c| c.as_array().unwrap().iter().skip(1)) {
-            let line = line.as_str().unwrap();
-            assert!(cli.contains(line), "{line:?} is not in:\n{cli}");
-        }
         for (call, asked) in calls.iter().zip([
-            "asked: Which file holds the release notes?",
-            "asked: Write one line for CHANGELOG.md about the model gateway",
+            "Which file holds the release notes?",
+            "Write one line for CHANGELOG.md about the model gateway",
         ]) {
-            assert!(call.as_array().unwrap().iter().any(|l| l == asked), "{call}");
+            // Each call's line is the headline `runlog show --calls` prints, and the turn it
+            // added holds what the CLI says it asked.
             let head = call[0].as_str().unwrap();
             let headline = head.split(": ").skip(1).collect::<Vec<_>>().join(": ");
             assert!(cli.contains(&headline), "{headline:?} is not in:\n{cli}");
+            assert!(cli.contains(&format!("asked: {asked}")), "{cli}");
+            assert!(call[1].as_str().unwrap().contains(asked), "{call}");
         }
         let title = wait_css(&c, "#calls h2").await.text().await.unwrap();
         assert_eq!(title, "Model calls (2, $0.0005)");

@@ -1,128 +1,112 @@
-//! What a model call said, in words: what was new in its request (the last turn: a person's
-//! or agent's message, or the results of tools) and what the model answered (text and tool
-//! calls), read from the bodies as the providers' APIs shape them, streamed or not. Short, for
-//! people reading a run's calls; the bodies themselves are kept whole.
+//! What a model call said: its request's turns and the model's answer as a turn, read from the
+//! bodies as the providers' APIs shape them, streamed or not (the conversation the web view
+//! draws); and in words, what was new in its request (the last turn: a person's or agent's
+//! message, or the results of tools) and what the model answered, short, for people reading a
+//! run's calls. The bodies themselves are kept whole.
 
-use crate::dialect::words::{blocks, cut, tool_calls};
+use crate::dialect::parts::{blocks, turn};
 use crate::dialect::{Dialect, Input};
 use crate::model_call::ModelApi;
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+pub use crate::dialect::parts::{Part, Turn};
 
 /// The longest a piece of text is shown before it is cut.
 const SHOWN: usize = 200;
 
-/// The last turn of a request: its last message (or Responses' last input item), in words.
-pub fn asked(api: ModelApi, request: &[u8]) -> String {
-    let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(request) else {
-        return String::new();
-    };
-    let last = match Dialect::of(api).map(|d| d.input(&o)) {
-        Some(Input::Text(s)) => return cut(s, SHOWN),
-        Some(Input::Items(items)) => items.last(),
-        _ => None,
-    };
-    last.and_then(Value::as_object)
-        .map(|m| message(m, SHOWN))
-        .unwrap_or_default()
-}
-
-/// What the model answered: its text and the tools it called, in words.
-pub fn answered(api: ModelApi, response: &[u8], streamed: bool) -> String {
-    reply_cut(api, response, streamed, SHOWN)
-}
-
-/// Every message of a request in order, each as its role and all it said in words (uncut): the
-/// system prompt first when there is one (Anthropic's `system`, Responses' `instructions`).
-pub fn messages(api: ModelApi, request: &[u8]) -> Vec<(String, String)> {
-    let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(request) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    let system = match o.get("system").or_else(|| o.get("instructions")) {
-        Some(Value::String(s)) => cut(s, usize::MAX),
-        Some(Value::Array(list)) => blocks(list, usize::MAX).join("\n"),
-        _ => String::new(),
-    };
+/// Every turn of a request in order, uncut: the system prompt first when there is one
+/// (Anthropic's `system`, Responses' `instructions`), then its messages or input items.
+pub fn turns(api: ModelApi, request: &[u8]) -> Vec<Turn> {
+    let (system, mut said) = split(api, request);
     if !system.is_empty() {
-        out.push(("system".to_owned(), system));
+        said.insert(
+            0,
+            Turn {
+                role: "system".to_owned(),
+                parts: system,
+            },
+        );
     }
-    let items = match Dialect::of(api).map(|d| d.input(&o)) {
-        Some(Input::Text(s)) => {
-            out.push(("user".to_owned(), cut(s, usize::MAX)));
-            return out;
-        }
-        Some(Input::Items(items)) => items,
-        _ => return out,
+    said
+}
+
+/// A request's system prompt, and its messages or input items as turns.
+fn split(api: ModelApi, request: &[u8]) -> (Vec<Part>, Vec<Turn>) {
+    let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(request) else {
+        return (Vec::new(), Vec::new());
     };
-    out.extend(items.iter().filter_map(Value::as_object).map(|m| {
-        let (role, said) = said(m, usize::MAX);
-        let role = match (role.as_str(), m.get("type").and_then(Value::as_str)) {
-            ("", Some("function_call_output")) => "tool".to_owned(),
-            ("", Some(_)) => "assistant".to_owned(),
-            ("", None) => "user".to_owned(),
-            _ => role,
-        };
-        (role, said)
-    }));
-    out
+    let system = match o.get("system").or_else(|| o.get("instructions")) {
+        Some(Value::String(s)) if !s.is_empty() => vec![Part::Text { text: s.clone() }],
+        Some(Value::Array(list)) => blocks(list),
+        _ => Vec::new(),
+    };
+    let said = match Dialect::of(api).map(|d| d.input(&o)) {
+        Some(Input::Text(s)) => vec![Turn {
+            role: "user".to_owned(),
+            parts: vec![Part::Text { text: s.to_owned() }],
+        }],
+        Some(Input::Items(items)) => items.iter().filter_map(Value::as_object).map(turn).collect(),
+        _ => Vec::new(),
+    };
+    (system, said)
 }
 
-/// What the model answered, in words (uncut).
-pub fn reply(api: ModelApi, response: &[u8], streamed: bool) -> String {
-    reply_cut(api, response, streamed, usize::MAX)
-}
-
-fn reply_cut(api: ModelApi, response: &[u8], streamed: bool, max: usize) -> String {
+/// The model's answer as a turn of the assistant's (a stream put together first); none when
+/// the body is not an answer of the API.
+pub fn reply_turn(api: ModelApi, response: &[u8], streamed: bool) -> Option<Turn> {
     let whole = if streamed {
         crate::dialect::assembled(api, response)
     } else {
         serde_json::from_str::<Value>(String::from_utf8_lossy(response).trim()).ok()
     };
     match (Dialect::of(api), whole) {
-        (Some(dialect), Some(Value::Object(o))) => dialect.answer_parts(&o, max).join("; "),
-        _ => String::new(),
+        (Some(dialect), Some(Value::Object(o))) => Some(Turn {
+            role: "assistant".to_owned(),
+            parts: dialect.answer_parts(&o),
+        }),
+        _ => None,
     }
 }
 
-/// A message (or input item) in words: its text, tool calls and tool results.
-fn message(m: &Map<String, Value>, max: usize) -> String {
-    let (role, said) = said(m, max);
-    match role.as_str() {
+/// The last turn of a request (a person's or agent's message, or the results of tools), in
+/// words.
+pub fn asked(api: ModelApi, request: &[u8]) -> String {
+    let (_, said) = split(api, request);
+    let Some(last) = said.last() else {
+        return String::new();
+    };
+    let said = last.words(SHOWN);
+    match last.role.as_str() {
         // A tool's result says so itself.
-        "" | "user" | "tool" => said,
+        "user" | "tool" => said,
         role => format!("{role}: {said}"),
     }
 }
 
-/// A message's role and what it said: its text, tool calls and tool results.
-fn said(m: &Map<String, Value>, max: usize) -> (String, String) {
-    let role = m.get("role").and_then(Value::as_str).unwrap_or("");
-    let mut parts = Vec::new();
-    match m.get("content") {
-        Some(Value::String(s)) => parts.push(cut(s, max)),
-        Some(Value::Array(list)) => parts.extend(blocks(list, max)),
-        _ => {}
-    }
-    // OpenAI's tool results and calls stand beside the content.
-    if role == "tool" || m.get("type").and_then(Value::as_str) == Some("function_call_output") {
-        let output = m.get("output").and_then(Value::as_str).unwrap_or_default();
-        let result = if parts.is_empty() {
-            output.to_owned()
-        } else {
-            parts.join(" ")
-        };
-        return (
-            role.to_owned(),
-            format!("tool result: {}", cut(&result, max)),
-        );
-    }
-    parts.extend(tool_calls(m, max));
-    (role.to_owned(), parts.join("; "))
+/// What the model answered: its text and the tools it called, in words.
+pub fn answered(api: ModelApi, response: &[u8], streamed: bool) -> String {
+    reply_turn(api, response, streamed).map_or_else(String::new, |t| t.words(SHOWN))
+}
+
+/// Every turn of a request in order, each as its role and all it said in words (uncut).
+pub fn messages(api: ModelApi, request: &[u8]) -> Vec<(String, String)> {
+    turns(api, request)
+        .into_iter()
+        .map(|t| {
+            let said = t.words(usize::MAX);
+            (t.role, said)
+        })
+        .collect()
+}
+
+/// What the model answered, in words (uncut).
+pub fn reply(api: ModelApi, response: &[u8], streamed: bool) -> String {
+    reply_turn(api, response, streamed).map_or_else(String::new, |t| t.words(usize::MAX))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{answered, asked, messages, reply};
+    use super::{answered, asked, messages, reply, reply_turn, turns, Part};
     use crate::model_call::ModelApi;
 
     #[test]
@@ -195,6 +179,39 @@ data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_
         );
         let answer = br#"{"content":[{"type":"text","text":"all done"}]}"#;
         assert_eq!(reply(ModelApi::Messages, answer, false), "all done");
+    }
+
+    #[test]
+    fn a_claude_code_turn_keeps_its_reminders_apart_and_an_answer_is_the_turn_sent_back() {
+        let request = br#"{"system":[{"type":"text","text":"You are Claude Code"}],"messages":[
+            {"role":"user","content":[{"type":"text","text":"<system-reminder>\nAs you answer, use the context\n</system-reminder>"},
+                                      {"type":"text","text":"write hello.txt"}]}]}"#;
+        let said = turns(ModelApi::Messages, request);
+        assert_eq!(said.len(), 2);
+        assert_eq!(said[0].role, "system");
+        assert!(matches!(&said[1].parts[0], Part::Reminder { text } if text.contains("use the context")));
+        assert_eq!(said[1].parts[1], Part::Text { text: "write hello.txt".into() });
+        assert_eq!(asked(ModelApi::Messages, request), "<system-reminder> As you answer, use the context </system-reminder>; write hello.txt");
+        let answer = br#"{"content":[{"type":"text","text":"Writing it."},{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"/w/hello.txt","content":"hello"}}]}"#;
+        let reply = reply_turn(ModelApi::Messages, answer, false).unwrap();
+        assert_eq!(
+            reply.parts[1],
+            Part::ToolCall {
+                id: Some("t1".into()),
+                name: "Write".into(),
+                arguments: r#"{"content":"hello","file_path":"/w/hello.txt"}"#.into()
+            }
+        );
+        // The next request sends the answer back, then the tool's result, which names its call.
+        let next = br#"{"messages":[{"role":"user","content":"write hello.txt"},
+            {"role":"assistant","content":[{"type":"text","text":"Writing it."},{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"/w/hello.txt","content":"hello"}}]},
+            {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"File created","is_error":false}]}]}"#;
+        let said = turns(ModelApi::Messages, next);
+        assert_eq!(said[1], reply);
+        assert_eq!(
+            said[2].parts,
+            [Part::ToolResult { id: Some("t1".into()), text: "File created".into(), error: false }]
+        );
     }
 
     #[test]

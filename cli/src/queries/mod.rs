@@ -21,4 +21,5 @@ pub mod stack;
 pub mod stages;
 pub mod story;
 pub mod task;
+pub mod timeline;
 pub mod verify;

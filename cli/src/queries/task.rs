@@ -40,6 +40,6 @@ pub fn view<'a>(
         task: Board::of(state).row(id).cloned(),
         spec,
         events: story.iter().map(|(seq, e)| Worded::of(*seq, e)).collect(),
-        calls: crate::queries::calls::CallsView::of(log, run, id.as_str(), story, None),
+        calls: crate::queries::calls::CallsView::of(log, run, id.as_str(), story, None, false),
     }
 }

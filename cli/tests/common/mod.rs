@@ -5,6 +5,7 @@
 //! check that a test fails without the fix it comes with).
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod git;
 pub mod provider;
 pub mod tls;

@@ -1,7 +1,7 @@
 //! Anthropic Messages (`POST /v1/messages`): content blocks, a stream of `message_start`,
 //! `content_block_*` and `message_delta` events closed by `message_stop`.
 
-use super::words::blocks;
+use super::parts::{blocks, Part};
 use super::{key, kind, Input, TextAt};
 use serde_json::{json, Map, Value};
 
@@ -37,10 +37,10 @@ pub(super) fn input(request: &Map<String, Value>) -> Input<'_> {
     }
 }
 
-/// A whole answer's parts in words: its content blocks.
-pub(super) fn answer_parts(whole: &Map<String, Value>, max: usize) -> Vec<String> {
+/// A whole answer's parts: its content blocks.
+pub(super) fn answer_parts(whole: &Map<String, Value>) -> Vec<Part> {
     match whole.get("content") {
-        Some(Value::Array(list)) => blocks(list, max),
+        Some(Value::Array(list)) => blocks(list),
         _ => Vec::new(),
     }
 }

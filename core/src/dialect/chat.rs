@@ -2,7 +2,7 @@
 //! of `chat.completion.chunk`s whose deltas add up by choice and tool call index, closed by
 //! `data: [DONE]`.
 
-use super::words::{cut, tool_calls};
+use super::parts::{content, Part};
 use super::{key, Input, Seg, TextAt};
 use serde_json::{json, Map, Value};
 
@@ -61,8 +61,8 @@ pub(super) fn input(request: &Map<String, Value>) -> Input<'_> {
     }
 }
 
-/// A whole answer's parts in words: its first choice's text and tool calls.
-pub(super) fn answer_parts(whole: &Map<String, Value>, max: usize) -> Vec<String> {
+/// A whole answer's parts: its first choice's text and tool calls.
+pub(super) fn answer_parts(whole: &Map<String, Value>) -> Vec<Part> {
     let Some(m) = whole
         .get("choices")
         .and_then(Value::as_array)
@@ -72,14 +72,7 @@ pub(super) fn answer_parts(whole: &Map<String, Value>, max: usize) -> Vec<String
     else {
         return Vec::new();
     };
-    let mut parts: Vec<String> = m
-        .get("content")
-        .and_then(Value::as_str)
-        .map(|t| cut(t, max))
-        .into_iter()
-        .collect();
-    parts.extend(tool_calls(m, max));
-    parts
+    content(m)
 }
 
 /// One of Chat Completions' tool calls, put together from its pieces.

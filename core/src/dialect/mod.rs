@@ -2,13 +2,13 @@
 //! Completions ([`chat`]) and OpenAI Responses ([`responses`]). A dialect knows the route of its
 //! calls, the events that close its stream, how its stream adds up to the answer it would have
 //! given whole, where a streamed event carries text (a rerun's answers are mapped there), where
-//! a request's turns are and what an answer's parts say. What they share in words is in
-//! [`words`]; the usage each reports is read by `crate::usage`, beside the agents' own reports.
+//! a request's turns are and what an answer's parts say. What they share (a turn's parts, and
+//! each in words) is in [`parts`]; the usage each reports is read by `crate::usage`, beside the agents' own reports.
 
 mod anthropic;
 mod chat;
 mod responses;
-pub(crate) mod words;
+pub(crate) mod parts;
 
 use crate::model_call::ModelApi;
 use serde_json::{Map, Value};
@@ -101,12 +101,12 @@ impl Dialect {
         }
     }
 
-    /// What a whole answer says, part by part, each cut to `max` characters.
-    pub(crate) fn answer_parts(self, whole: &Map<String, Value>, max: usize) -> Vec<String> {
+    /// What a whole answer says, part by part.
+    pub(crate) fn answer_parts(self, whole: &Map<String, Value>) -> Vec<parts::Part> {
         match self {
-            Dialect::Anthropic => anthropic::answer_parts(whole, max),
-            Dialect::Chat => chat::answer_parts(whole, max),
-            Dialect::Responses => responses::answer_parts(whole, max),
+            Dialect::Anthropic => anthropic::answer_parts(whole),
+            Dialect::Chat => chat::answer_parts(whole),
+            Dialect::Responses => responses::answer_parts(whole),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! calls), a stream of `response.*` events closed by the response it completed (or failed, or
 //! left incomplete).
 
-use super::words::{arguments, blocks, tool_call};
+use super::parts::{block, blocks, Part};
 use super::{key, kind, Input, TextAt};
 use serde_json::{Map, Value};
 
@@ -56,20 +56,17 @@ pub(super) fn input(request: &Map<String, Value>) -> Input<'_> {
     }
 }
 
-/// A whole answer's parts in words: its output items' text and function calls.
-pub(super) fn answer_parts(whole: &Map<String, Value>, max: usize) -> Vec<String> {
+/// A whole answer's parts: its output items' text, function calls and reasoning.
+pub(super) fn answer_parts(whole: &Map<String, Value>) -> Vec<Part> {
     let Some(Value::Array(items)) = whole.get("output") else {
         return Vec::new();
     };
     items
         .iter()
         .filter_map(Value::as_object)
-        .flat_map(|item| match item.get("type").and_then(Value::as_str) {
-            Some("function_call") => vec![tool_call(item, arguments(item), max)],
-            _ => match item.get("content") {
-                Some(Value::Array(list)) => blocks(list, max),
-                _ => Vec::new(),
-            },
+        .flat_map(|item| match item.get("content") {
+            Some(Value::Array(list)) => blocks(list),
+            _ => block(item).into_iter().collect(),
         })
         .collect()
 }

@@ -14,6 +14,7 @@ pub mod judges;
 pub mod metrics;
 pub mod stack;
 pub mod summary;
+pub mod timeline;
 pub mod trace;
 
 use crate::event::Event;

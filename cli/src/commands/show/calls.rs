@@ -17,7 +17,7 @@ pub(super) fn print(
     attempt: Option<u32>,
     json: bool,
 ) -> Result<()> {
-    let view = CallsView::of(log, run, task, story, attempt);
+    let view = CallsView::of(log, run, task, story, attempt, false);
     if json {
         return crate::render::json(&view);
     }

@@ -125,6 +125,12 @@ fn answers(g: &mut SchemaGenerator) -> Vec<Answer> {
         ),
         of(
             "get",
+            super::TIMELINE,
+            "200",
+            g.subschema_for::<runlog_core::projections::timeline::Timeline>(),
+        ),
+        of(
+            "get",
             super::CALLS,
             "200",
             g.subschema_for::<q::calls::CallsView>(),

@@ -28,7 +28,7 @@ use events::{blob, events, stream_events};
 use experiments::{experiment, experiments, start as start_experiment};
 use integrity::{digest, export, verify};
 use judges::{judges, review};
-use reports::{audit, calls, cost, diff, stack, stages, task};
+use reports::{audit, calls, cost, diff, stack, stages, task, timeline};
 use runlog_core::{Principal, Via};
 use runlog_store::Store;
 use runs::{board, interrupt, runs, start_run};
@@ -68,6 +68,7 @@ pub(crate) mod paths {
     pub const COMMANDS: &str = "/v1/runs/{run}/commands";
     pub const INTERRUPT: &str = "/v1/runs/{run}/interrupt";
     pub const STACK: &str = "/v1/runs/{run}/stack";
+    pub const TIMELINE: &str = "/v1/runs/{run}/timeline";
     pub const STAGES: &str = "/v1/runs/{run}/stages";
     pub const VERIFY: &str = "/v1/runs/{run}/verify";
     pub const DIGEST: &str = "/v1/runs/{run}/digest";
@@ -128,6 +129,7 @@ routes! {
         COST => { get(Read): cost }
         BUDGET => { post(Steer): budget }
         STACK => { get(Read): stack }
+        TIMELINE => { get(Read): timeline }
         STAGES => { get(Read): stages }
         VERIFY => { get(Read): verify }
         DIGEST => { get(Read): digest }

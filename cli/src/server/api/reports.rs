@@ -65,16 +65,29 @@ pub(super) async fn task(
     ))
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CallsQuery {
+    attempt: Option<u32>,
+    turns: Option<bool>,
+}
+
 /// A task's model calls, each with what was new in its request and the model's answer in
-/// words (`runlog show RUN TASK --calls --json`).
+/// words (`runlog show RUN TASK --calls --json`); with `turns=true`, each call's turns too.
 pub(super) async fn calls(
     State(api): State<Api>,
     P((run, task)): P<(String, String)>,
+    Q(q): Q<CallsQuery>,
 ) -> Result<impl IntoResponse, ApiError> {
     let body = blocking(&api, move |s| {
         let (_, _, story) = story_at_head(s, &run, &task)?;
         Ok(crate::queries::calls::CallsView::of(
-            s, &run, &task, &story, None,
+            s,
+            &run,
+            &task,
+            &story,
+            q.attempt,
+            q.turns.unwrap_or(false),
         ))
     })
     .await?;
@@ -104,6 +117,22 @@ pub(super) async fn cost(
     })
     .await?;
     Ok(Json(body))
+}
+
+/// A run over wall-clock time: a row per task with its attempts', tests', evaluations', merges'
+/// and waits' bars, and marks for its model calls and decisions.
+pub(super) async fn timeline(
+    State(api): State<Api>,
+    P(run): P<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    let body = blocking(&api, move |s| {
+        json_bytes(&crate::queries::timeline::of(&Replay::new(s), &run)?)
+    })
+    .await?;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    ))
 }
 
 pub(super) async fn stack(

@@ -30,7 +30,10 @@ const MODULES: &[(&str, &str)] = &[
     ("run/diff.js", include_str!("js/run/diff.js")),
     ("run/task.js", include_str!("js/run/task.js")),
     ("run/graph.js", include_str!("js/run/graph.js")),
+    ("run/events.js", include_str!("js/run/events.js")),
     ("run/timeline.js", include_str!("js/run/timeline.js")),
+    ("run/conversation.js", include_str!("js/run/conversation.js")),
+    ("compare.js", include_str!("js/compare.js")),
     ("run/live.js", include_str!("js/run/live.js")),
 ];
 const STYLE: &str = include_str!("app.css");
@@ -69,7 +72,8 @@ async fn module(axum::extract::Path(path): axum::extract::Path<String>) -> Respo
 }
 
 /// The pages' routes: the runs page at `/`, a run at `/runs/{run}`, the evaluators at
-/// `/judges`, the experiments at `/experiments` (the same page; its script reads the address), its script modules and its style sheet.
+/// `/judges`, the experiments at `/experiments`, two attempts side by side at `/compare` (the
+/// same page; its script reads the address), its script modules and its style sheet.
 pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
         .route("/", get(page))
@@ -77,6 +81,7 @@ pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route("/judges", get(page))
         .route("/experiments", get(page))
         .route("/experiments/{name}", get(page))
+        .route("/compare", get(page))
         .route("/ui/js/{*path}", get(module))
         .route(
             "/ui/app.css",

@@ -63,6 +63,7 @@ pub fn declarations() -> String {
     all.visit::<crate::render::WordedAudit>();
     all.visit::<crate::queries::calls::CallsView>();
     all.visit::<runlog_core::projections::judges::JudgesReport>();
+    all.visit::<runlog_core::projections::timeline::Timeline>();
     let mut out = String::from(HEADER);
     for text in all.by_name.values() {
         out.push('\n');

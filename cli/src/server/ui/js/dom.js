@@ -16,7 +16,8 @@ window.runlogTimings = timings;
 export const $ = (sel, root = document) => root.querySelector(sel);
 
 /**
- * An element with attributes (`on…` functions become listeners) and children.
+ * An element with attributes (`on…` functions become listeners, a `style` object sets its
+ * properties) and children.
  * @param {string} tag
  * @param {Record<string, any>} [attrs]
  * @param {...any} children
@@ -29,6 +30,8 @@ export function el(tag, attrs = {}, ...children) {
     if (v === null || v === undefined || v === false) continue;
     if (k.startsWith("on") && typeof v === "function") node.addEventListener(k.slice(2), v);
     else if (k === "text") node.textContent = v;
+    // Through the CSSOM: the content-security policy refuses inline style attributes.
+    else if (k === "style" && typeof v === "object") Object.assign(node.style, v);
     else node.setAttribute(k, v === true ? "" : String(v));
   }
   for (const c of children.flat()) {

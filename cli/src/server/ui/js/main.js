@@ -3,6 +3,7 @@
 // `runlog … --json` gives, and the words it shows for events and eval decisions are the ones
 // the server sends (those `runlog log` and `runlog audit` print); it keeps no data of its own.
 
+import { comparePage } from "./compare.js";
 import { $, showError } from "./dom.js";
 import { experimentsPage } from "./experiments.js";
 import { judgesPage } from "./judges.js";
@@ -14,6 +15,7 @@ function route() {
   if (m) runPage(decodeURIComponent(m[1]));
   else if (location.pathname.replace(/\/$/, "") === "/judges") judgesPage().catch(showError);
   else if (location.pathname.startsWith("/experiments")) experimentsPage().catch(showError);
+  else if (location.pathname.replace(/\/$/, "") === "/compare") comparePage().catch(showError);
   else runsPage().catch(showError);
 }
 

@@ -2,6 +2,30 @@
 // Regenerate: RUNLOG_WRITE_TYPES=1 cargo test -p runlog-cli --test web_types
 
 /**
+ * What a call added to its attempt's conversation. Agents send the whole conversation with
+ * every call: the turns an earlier call of the attempt had sent, or was answered with, are
+ * named by count, and only the rest are given.
+ */
+export type Added = { 
+/**
+ * How many of its request's first turns an earlier call of the attempt had (its request,
+ * then its answer).
+ */
+kept: number, 
+/**
+ * The seq of that call, when `kept` is not 0.
+ */
+kept_from: number | null, 
+/**
+ * Its request's turns after those, in order.
+ */
+added: Array<Turn>, 
+/**
+ * The model's answer, as a turn; none when the answer was not one (an error, a refusal).
+ */
+reply: Turn | null, };
+
+/**
  * An agent identity; a rescue must reuse the identity of the attempt it rescues.
  */
 export type AgentId = string;
@@ -194,6 +218,44 @@ consequence: string,
  * Why a person should look twice, each in words.
  */
 flags: Array<string>, };
+
+/**
+ * Something that took time.
+ */
+export type Bar = { 
+/**
+ * What.
+ */
+kind: BarKind, 
+/**
+ * The attempt it belongs to (0 when none had started).
+ */
+attempt: number, 
+/**
+ * When it began and ended, ms since the epoch.
+ */
+from: Timestamp, 
+/**
+ * When it ended (the last event so far, while `open`).
+ */
+to: Timestamp, 
+/**
+ * The seqs of the events it covers.
+ */
+seqs: [number, number], 
+/**
+ * Still going at the last event.
+ */
+open: boolean, 
+/**
+ * Why it failed, when it did.
+ */
+failed: string | null, };
+
+/**
+ * What a bar stands for.
+ */
+export type BarKind = "attempt" | "tests" | "eval" | "merge" | "wait";
 
 /**
  * The board: rows in plan order, children right after their parent.
@@ -464,6 +526,10 @@ answered: string,
  * was given as the rerun's, and how often; empty when none were.
  */
 mapped: Array<Mapped>, 
+/**
+ * The conversation, when asked for.
+ */
+turns: Added | null, 
 /**
  * The task whose command made it (for the replanner, the task whose completion asked
  * for it).
@@ -2107,6 +2173,31 @@ now: string,
 count: number, };
 
 /**
+ * Something that happened at a moment (a model call: over its duration, ending then).
+ */
+export type Mark = { 
+/**
+ * The event's kind (`model-called`, `task-approved`, `rolled-back`...).
+ */
+kind: string, 
+/**
+ * Its seq.
+ */
+seq: number, 
+/**
+ * When it was recorded.
+ */
+at: Timestamp, 
+/**
+ * How long it took, when it took time (a model call).
+ */
+duration_ms: number | null, 
+/**
+ * What it was, in a few words.
+ */
+label: string, };
+
+/**
  * A task's merge that conflicted.
  */
 export type MergeConflict = { 
@@ -2389,6 +2480,51 @@ run: RunId,
  * The parent's task.
  */
 task: TaskId, };
+
+/**
+ * One part of a turn, uncut.
+ */
+export type Part = { "part": "text", 
+/**
+ * The text.
+ */
+text: string, } | { "part": "reminder", 
+/**
+ * The text, tags and all.
+ */
+text: string, } | { "part": "tool-call", 
+/**
+ * The call's id, which its result names.
+ */
+id: string | null, 
+/**
+ * The tool.
+ */
+name: string, 
+/**
+ * Its arguments, JSON as text.
+ */
+arguments: string, } | { "part": "tool-result", 
+/**
+ * The id of the call it answers.
+ */
+id: string | null, 
+/**
+ * Its text.
+ */
+text: string, 
+/**
+ * Whether the tool said it failed.
+ */
+error: boolean, } | { "part": "thinking", 
+/**
+ * What it shows of it.
+ */
+text: string, } | { "part": "other", 
+/**
+ * The block's type.
+ */
+of: string, };
 
 /**
  * A place outside a task's worktree that runlog watches.
@@ -3322,6 +3458,48 @@ checkpoints: Array<string>, };
 export type TaskStatus = "open" | "in-progress" | "testing" | "test-failed" | "pending-eval" | "done" | "failed" | "cancelled";
 
 /**
+ * A run over time.
+ */
+export type Timeline = { 
+/**
+ * Its first event's time.
+ */
+start: Timestamp, 
+/**
+ * Its last event's time.
+ */
+end: Timestamp, 
+/**
+ * Its last seq.
+ */
+head: number, 
+/**
+ * A row per task, in the order they joined the plan.
+ */
+rows: Array<TimelineRow>, 
+/**
+ * What happened to the whole run: rollbacks, stops, resumes, its end.
+ */
+marks: Array<Mark>, };
+
+/**
+ * A task's row.
+ */
+export type TimelineRow = { 
+/**
+ * The task.
+ */
+task: TaskId, 
+/**
+ * Its bars, in the order they began.
+ */
+bars: Array<Bar>, 
+/**
+ * Its marks, in seq order.
+ */
+marks: Array<Mark>, };
+
+/**
  * Milliseconds since the Unix epoch. Time only enters the core inside commands and events.
  */
 export type Timestamp = number;
@@ -3432,6 +3610,19 @@ wall_ms: number,
  * Per execution.
  */
 wall_ms_mean: number, };
+
+/**
+ * One turn: who spoke (`system`, `user`, `assistant`, `tool`) and what they said.
+ */
+export type Turn = { 
+/**
+ * The role.
+ */
+role: string, 
+/**
+ * What was said, in order.
+ */
+parts: Array<Part>, };
 
 /**
  * One usage record as the state keeps it (the `usage-recorded` event's fields).

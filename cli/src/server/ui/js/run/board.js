@@ -52,7 +52,7 @@ export function drawBoard(V) {
  * Dollars as runlog shows them: four decimals (agent calls cost fractions of a cent).
  * @param {number} x
  */
-function usd(x) {
+export function usd(x) {
   return `$${x.toFixed(4)}`;
 }
 

@@ -1,5 +1,5 @@
 // @ts-check
-// A run's page: the scrubber, the task graph, the timeline and the tabs, kept on the seq the
+// A run's page: the scrubber, the task graph, the events pane and the tabs, kept on the seq the
 // scrubber shows and live while the run goes on. The tabs and the task's story are modules of
 // their own; each gets the page's view (`RunView`) and nothing else.
 
@@ -13,7 +13,8 @@ import { paintGraph } from "./graph.js";
 import { followStream } from "./live.js";
 import { drawSupervisor } from "./supervisor.js";
 import { drawTask, fork, rerun, rollback } from "./task.js";
-import { paintTimeline } from "./timeline.js";
+import { paintEvents } from "./events.js";
+import { drawTimeline } from "./timeline.js";
 
 /**
  * What the page knows of the run, at the seq it shows.
@@ -81,12 +82,12 @@ export function runPage(run) {
     S.seq = asked >= 1 && asked <= S.head ? asked : S.head;
     build();
     const t1 = performance.now();
-    drawTimeline(true);
-    timings.timeline_ms = Math.round(performance.now() - t1);
+    drawEvents(true);
+    timings.events_pane_ms = Math.round(performance.now() - t1);
     await loadState();
     timings.first_render_ms = Math.round(performance.now());
     $("#timings").textContent =
-      `opened with ${S.events.length} events; first render ${timings.first_render_ms} ms (events ${timings.events_ms} ms, timeline ${timings.timeline_ms} ms, graph ${timings.graph_ms} ms)`;
+      `opened with ${S.events.length} events; first render ${timings.first_render_ms} ms (events ${timings.events_ms} ms, events pane ${timings.events_pane_ms} ms, graph ${timings.graph_ms} ms)`;
     follow();
     // A link to a verdict (the judges page) opens its task, whose story holds the diff judged.
     const task = new URLSearchParams(location.search).get("task");
@@ -100,7 +101,7 @@ export function runPage(run) {
   /** @type {any} */
   let graphBox;
   /** @type {any} */
-  let timeline;
+  let eventsPane;
   /** @type {any} */
   let spacer;
   /** @type {any} */
@@ -165,13 +166,9 @@ export function runPage(run) {
     graphBox = el("div", { class: "pane scroll graph", id: "graph", "aria-label": "task graph" });
     graphBox.addEventListener("scroll", () => requestAnimationFrame(drawGraph));
     spacer = el("div");
-    timeline = el(
-      "div",
-      { class: "pane scroll timeline", id: "timeline", role: "list", "aria-label": "events" },
-      spacer,
-    );
-    timeline.addEventListener("scroll", () => requestAnimationFrame(() => drawTimeline(false)));
-    const tabs = ["board", "audit", "supervisor", "diff"].map((t) =>
+    eventsPane = el("div", { class: "pane scroll events", id: "events", role: "list", "aria-label": "events" }, spacer);
+    eventsPane.addEventListener("scroll", () => requestAnimationFrame(() => drawEvents(false)));
+    const tabs = ["board", "timeline", "audit", "supervisor", "diff"].map((t) =>
       el(
         "button",
         { role: "tab", id: `tab-${t}`, "aria-selected": t === S.tab ? "true" : "false", onclick: () => selectTab(t) },
@@ -203,8 +200,14 @@ export function runPage(run) {
       el(
         "div",
         { class: "layout" },
-        el("div", {}, graphBox, el("div", { class: "tabs", role: "tablist" }, tabs), tabBody),
-        timeline,
+        el(
+          "div",
+          {},
+          graphBox,
+          el("div", { class: "tabs", role: "tablist", "aria-label": "views of the run" }, tabs),
+          tabBody,
+        ),
+        eventsPane,
       ),
       el("p", { class: "muted", id: "timings" }),
     );
@@ -235,7 +238,7 @@ export function runPage(run) {
     if (seq === S.seq) return;
     S.seq = seq;
     showSeq();
-    drawTimeline(false, true);
+    drawEvents(false, true);
     clearTimeout(seqTimer);
     seqTimer = setTimeout(() => loadState().catch(showError), 60);
   }
@@ -293,8 +296,8 @@ export function runPage(run) {
    * @param {boolean} first
    * @param {boolean} [keepCurrentInView]
    */
-  function drawTimeline(first, keepCurrentInView) {
-    paintTimeline({ box: timeline, spacer }, S, setSeq, first, keepCurrentInView);
+  function drawEvents(first, keepCurrentInView) {
+    paintEvents({ box: eventsPane, spacer }, S, setSeq, first, keepCurrentInView);
   }
 
   // -- tabs
@@ -303,13 +306,23 @@ export function runPage(run) {
     S.tab = t;
     for (const b of main.querySelectorAll("[role=tab]"))
       b.setAttribute("aria-selected", b.id === `tab-${t}` ? "true" : "false");
-    drawTab().catch(showError);
+    const t0 = performance.now();
+    drawTab()
+      .then(() => (timings.tab_opened_ms = Math.round(performance.now() - t0)))
+      .catch(showError);
   }
 
   async function drawTab() {
-    const draw = { board: drawBoard, audit: drawAudit, supervisor: drawSupervisor, diff: drawDiff }[S.tab];
+    const draw = {
+      board: drawBoard,
+      timeline: drawTimeline,
+      audit: drawAudit,
+      supervisor: drawSupervisor,
+      diff: drawDiff,
+    }[S.tab];
     const content = draw ? await draw(V) : null;
-    if (content) tabBody.replaceChildren(content);
+    // A tab that keeps its element (the timeline, with its zoom) is updated in place.
+    if (content && tabBody.firstChild !== content) tabBody.replaceChildren(content);
   }
 
   // -- a task's story
@@ -346,7 +359,7 @@ export function runPage(run) {
     S.head = S.events.length;
     if (wasAtHead) S.seq = S.head;
     showSeq();
-    drawTimeline(false, wasAtHead);
+    drawEvents(false, wasAtHead);
     clearTimeout(addTimer);
     addTimer = setTimeout(() => loadState().catch(showError), 100);
   }

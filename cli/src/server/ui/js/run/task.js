@@ -5,6 +5,7 @@
 import { api } from "../api.js";
 import { $, el, enc, fmt, readinessText, rowLook, showError, statusBadge, when } from "../dom.js";
 import { costCell } from "./board.js";
+import { conversation } from "./conversation.js";
 
 /** @typedef {import("./page.js").RunView} RunView */
 
@@ -84,36 +85,52 @@ export async function drawTask(V, focus) {
   if (page.next)
     story.append(el("li", { class: "muted" }, `more events from seq ${page.next}: \`runlog show ${V.run} ${id}\``));
   /** @type {import("../types").CallsView} */
-  /** @type {import("../types").CallsView} */
-  const made = await api(`/v1/runs/${enc(V.run)}/tasks/${enc(id)}/calls`);
+  const made = await api(`/v1/runs/${enc(V.run)}/tasks/${enc(id)}/calls?turns=true`);
   if (asked !== storyAsked || !made.calls.length) return;
   calls.replaceChildren(
     el("h2", {}, `Model calls (${made.calls.length}, ${costCell(made.total)})`),
-    el("ol", { class: "story" }, made.calls.map(callItem)),
+    ...[compareLinks(V, id, made.calls), conversation(made.calls, { id: "conversation" })].filter(Boolean),
   );
   calls.hidden = false;
 }
 
 /**
- * One model call: what it was, what was new in its request and what the model answered.
- * @param {import("../types").CallShown} c
+ * Links to two conversations side by side: the last two attempts of the task, and, in a fork or
+ * a rerun, the same task in the run it came from.
+ * @param {RunView} V
+ * @param {string} task
+ * @param {import("../types").CallShown[]} calls
  */
-function callItem(c) {
-  const li = el(
-    "li",
-    { "data-seq": c.seq, class: "call" },
-    el(
-      "div",
-      {},
-      el("b", {}, `${c.seq} `),
-      `attempt ${c.attempt} ${c.stage} call ${c.n}: `,
-      el("span", { class: "muted" }, c.headline),
-    ),
-  );
-  if (c.asked) li.append(el("div", { class: "asked" }, `asked: ${c.asked}`));
-  if (c.answered) li.append(el("div", { class: "answered" }, `answered: ${c.answered}`));
-  if (c.error) li.append(el("div", { class: "conflict" }, `error: ${c.error}`));
-  return li;
+function compareLinks(V, task, calls) {
+  const attempts = [...new Set(calls.map((c) => c.attempt))];
+  const side = (/** @type {string} */ which, /** @type {string} */ run, /** @type {number | null} */ attempt) =>
+    `${which}=${enc(run)}&${which}_task=${enc(task)}${attempt === null ? "" : `&${which}_attempt=${attempt}`}`;
+  const links = [];
+  if (attempts.length >= 2) {
+    const [a, b] = attempts.slice(-2);
+    links.push(
+      el(
+        "a",
+        { href: `/compare?${side("left", V.run, a)}&${side("right", V.run, b)}`, id: "compare-attempts" },
+        `Attempts ${a} and ${b} side by side`,
+      ),
+    );
+  }
+  // A rerun's attempts are numbered as the recording's: the first beside the first.
+  const parent = V.S.meta && V.S.meta.fork_of;
+  if (parent) {
+    links.push(
+      el(
+        "a",
+        {
+          href: `/compare?${side("left", parent, attempts[0])}&${side("right", V.run, attempts[0])}`,
+          id: "compare-runs",
+        },
+        `Attempt ${attempts[0]} beside ${parent}'s`,
+      ),
+    );
+  }
+  return links.length ? el("p", { class: "controls" }, links) : null;
 }
 
 /**
@@ -196,12 +213,12 @@ function storyItem(V, ev) {
   return li;
 }
 
-/** A patch, each line marked as added, removed or context (text only: never as HTML). */
 /**
+ * A patch, each line marked as added, removed or context (text only: never as HTML).
  * @param {HTMLElement} pre
  * @param {string} text
  */
-function showPatch(pre, text) {
+export function showPatch(pre, text) {
   pre.replaceChildren(
     ...text.split("\n").map((line) => {
       const kind =
