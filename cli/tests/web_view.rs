@@ -627,7 +627,9 @@ fn a_tasks_panel_shows_its_model_calls_as_the_cli_does() {
     let d = driver(parts);
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let c = browse(&d).await;
-        c.goto(&run_url(&base, "release-notes", None)).await.unwrap();
+        c.goto(&run_url(&base, "release-notes", None))
+            .await
+            .unwrap();
         wait_css(&c, "main[data-state=ready] #board").await;
         click_css(&c, "#graph [data-task='notes']").await;
         wait_css(&c, "#conversation section.call").await;

@@ -8,7 +8,7 @@ use common::browser::{
     browse, browser_parts, click_css, driver, import, js, run_url, screenshot, serve, stop,
     wait_css,
 };
-use common::{repo, runlog, text};
+use common::{repo, runlog, text, workflow};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -20,7 +20,7 @@ fn cli_json(store: &Path, args: &[&str]) -> Value {
 }
 
 /// `runlog --json log RUN`: each event, in seq order.
-fn events(store: &Path, run: &str) -> Vec<Value> {
+fn events_of(store: &Path, run: &str) -> Vec<Value> {
     let out = runlog(store).args(["--json", "log", run]).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
     String::from_utf8_lossy(&out.stdout)
@@ -30,7 +30,8 @@ fn events(store: &Path, run: &str) -> Vec<Value> {
 }
 
 #[test]
-fn a_claude_code_runs_conversation_shows_the_prompt_the_write_call_its_result_and_each_calls_cost() {
+fn a_claude_code_runs_conversation_shows_the_prompt_the_write_call_its_result_and_each_calls_cost()
+{
     let Some(parts) = browser_parts() else { return };
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
@@ -139,7 +140,7 @@ fn the_timeline_has_a_row_per_task_its_attempts_in_order_and_a_click_opens_the_t
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     import(&store, "quickstart");
-    let log = events(&store, "quickstart");
+    let log = events_of(&store, "quickstart");
     let mut tasks: Vec<String> = Vec::new();
     let mut started: Vec<(String, u64)> = Vec::new();
     for line in &log {
@@ -245,7 +246,13 @@ fn side_by_side_a_run_and_its_rerun_part_at_the_call_runlog_diff_names() {
     .unwrap();
     let out = runlog(&store)
         .current_dir(dir.path())
-        .args(["rerun", "release-notes", "--answers", "recorded", "--workflow"])
+        .args([
+            "rerun",
+            "release-notes",
+            "--answers",
+            "recorded",
+            "--workflow",
+        ])
         .arg(&changed)
         .output()
         .unwrap();
@@ -309,7 +316,10 @@ fn a_1000_task_runs_timeline_draws_the_rows_in_view_and_says_how_long_it_took() 
     let tasks: Vec<Value> = (0..1000)
         .map(|t| json!({"id": format!("t{t:04}"), "requires_testing": false}))
         .collect();
-    let mut input = format!("{}\n", json!({"command": "start-run", "run": "wide", "tasks": tasks}));
+    let mut input = format!(
+        "{}\n",
+        json!({"command": "start-run", "run": "wide", "tasks": tasks})
+    );
     for t in 0..1000 {
         let id = format!("t{t:04}");
         input.push_str(&format!(
@@ -339,6 +349,57 @@ fn a_1000_task_runs_timeline_draws_the_rows_in_view_and_says_how_long_it_took() 
         js(&c, "const s = document.querySelector('#timeline .tl-scroll'); s.scrollTop = s.scrollHeight;").await;
         wait_css(&c, "#timeline .tl-row[data-task='t0999'] .bar.k-attempt").await;
         screenshot(&c, "timeline-1000").await;
+        c.close().await.unwrap();
+    });
+    stop(server);
+}
+
+/// A verdict held for a person (`review = "all"`), then the task waiting on it.
+const HELD: &str = "name = \"held\"\n[settings]\nreview = \"all\"\n\
+    [[task]]\nid = \"review\"\nrun = \"true\"\neval = \"echo '{\\\"score\\\": 0.9}'\"\n\
+    requires_testing = false\n\
+    [[task]]\nid = \"publish\"\nafter = [\"review\"]\nrun = \"true\"\nrequires_testing = false\n";
+
+#[test]
+fn a_live_runs_timeline_shows_a_wait_for_a_person_and_ends_it_when_someone_approves() {
+    let Some(parts) = browser_parts() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let wf = workflow(dir.path(), "held", HELD);
+    let store = dir.path().join("store");
+    let (server, base) = serve(&store);
+    let d = driver(parts);
+    let started = runlog(&store)
+        .args(["run", wf.to_str().unwrap(), "--run-id", "held", "--detach"])
+        .output()
+        .unwrap();
+    assert!(started.status.success(), "{}", text(&started));
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let c = browse(&d).await;
+        c.goto(&run_url(&base, "held", None)).await.unwrap();
+        wait_css(&c, "main[data-state=ready] #board").await;
+        click_css(&c, "#tab-timeline").await;
+        // The page follows the run: the verdict held, the wait for a person is drawn, going on.
+        wait_css(&c, "#timeline .tl-row[data-task='review'] .bar.k-wait.open").await;
+        let publish = js(&c, "return document.querySelectorAll(\"#timeline .tl-row[data-task='publish'] .bar\").length;").await;
+        assert_eq!(publish, json!(0), "publish waits for review");
+        screenshot(&c, "timeline-waiting").await;
+        let approved = runlog(&store)
+            .args(["approve", "held", "review", "--by", "a person"])
+            .output()
+            .unwrap();
+        assert!(approved.status.success(), "{}", text(&approved));
+        // The run paused there, its end a line across the rows.
+        wait_css(&c, "#timeline .tl-run.k-run-finished").await;
+        // Without a reload: the wait ends where the approval is, a tick.
+        wait_css(&c, "#timeline .tl-row[data-task='review'] .bar.k-wait:not(.open)").await;
+        let tick = wait_css(&c, "#timeline .tl-row[data-task='review'] .tick[data-kind='task-approved']").await;
+        let said = tick.attr("aria-label").await.unwrap().unwrap_or_default();
+        assert!(said.contains("by a person"), "{said}");
+        let wait = wait_css(&c, "#timeline .tl-row[data-task='review'] .bar.k-wait").await;
+        let (seq, approved_at) = (wait.attr("data-seq").await.unwrap(), tick.attr("data-seq").await.unwrap());
+        let held = events_of(&store, "held");
+        assert_eq!(seq, held.iter().find(|e| e["event"]["type"] == "review-held").map(|e| e["seq"].to_string()));
+        assert_eq!(approved_at, held.iter().find(|e| e["event"]["type"] == "task-approved").map(|e| e["seq"].to_string()));
         c.close().await.unwrap();
     });
     stop(server);

@@ -45,7 +45,11 @@ fn split(api: ModelApi, request: &[u8]) -> (Vec<Part>, Vec<Turn>) {
             role: "user".to_owned(),
             parts: vec![Part::Text { text: s.to_owned() }],
         }],
-        Some(Input::Items(items)) => items.iter().filter_map(Value::as_object).map(turn).collect(),
+        Some(Input::Items(items)) => items
+            .iter()
+            .filter_map(Value::as_object)
+            .map(turn)
+            .collect(),
         _ => Vec::new(),
     };
     (system, said)
@@ -189,9 +193,19 @@ data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_
         let said = turns(ModelApi::Messages, request);
         assert_eq!(said.len(), 2);
         assert_eq!(said[0].role, "system");
-        assert!(matches!(&said[1].parts[0], Part::Reminder { text } if text.contains("use the context")));
-        assert_eq!(said[1].parts[1], Part::Text { text: "write hello.txt".into() });
-        assert_eq!(asked(ModelApi::Messages, request), "<system-reminder> As you answer, use the context </system-reminder>; write hello.txt");
+        assert!(
+            matches!(&said[1].parts[0], Part::Reminder { text } if text.contains("use the context"))
+        );
+        assert_eq!(
+            said[1].parts[1],
+            Part::Text {
+                text: "write hello.txt".into()
+            }
+        );
+        assert_eq!(
+            asked(ModelApi::Messages, request),
+            "<system-reminder> As you answer, use the context </system-reminder>; write hello.txt"
+        );
         let answer = br#"{"content":[{"type":"text","text":"Writing it."},{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"/w/hello.txt","content":"hello"}}]}"#;
         let reply = reply_turn(ModelApi::Messages, answer, false).unwrap();
         assert_eq!(
@@ -210,7 +224,11 @@ data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_
         assert_eq!(said[1], reply);
         assert_eq!(
             said[2].parts,
-            [Part::ToolResult { id: Some("t1".into()), text: "File created".into(), error: false }]
+            [Part::ToolResult {
+                id: Some("t1".into()),
+                text: "File created".into(),
+                error: false
+            }]
         );
     }
 

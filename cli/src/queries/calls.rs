@@ -148,7 +148,12 @@ impl Earlier {
             .calls
             .iter()
             .filter(|(_, a, _)| *a == attempt)
-            .map(|(s, _, had)| (hashes.iter().zip(had).take_while(|(a, b)| a == b).count(), *s))
+            .map(|(s, _, had)| {
+                (
+                    hashes.iter().zip(had).take_while(|(a, b)| a == b).count(),
+                    *s,
+                )
+            })
             .filter(|(kept, _)| *kept > 0)
             .max_by_key(|&(kept, s)| (kept, s))
             .map_or((0, None), |(kept, s)| (kept, Some(s)));

@@ -7,8 +7,8 @@
 
 mod anthropic;
 mod chat;
-mod responses;
 pub(crate) mod parts;
+mod responses;
 
 use crate::model_call::ModelApi;
 use serde_json::{Map, Value};

@@ -158,8 +158,8 @@ impl TimelineBuilder {
     /// The timeline at the last event: what is still going, drawn to it.
     pub fn finish(mut self) -> Timeline {
         let (head, end) = self.last;
-        for span in std::mem::replace(&mut self.trace, TraceBuilder::new("", &[0; 32], None))
-            .finish()
+        for span in
+            std::mem::replace(&mut self.trace, TraceBuilder::new("", &[0; 32], None)).finish()
         {
             self.take_span(span, true);
         }
@@ -207,9 +207,13 @@ impl TimelineBuilder {
     }
 
     fn push_bar(&mut self, row: usize, bar: Bar) -> usize {
-        let bars = &mut self.rows[row].bars;
-        bars.push(bar);
-        bars.len() - 1
+        match self.rows.get_mut(row) {
+            Some(r) => {
+                r.bars.push(bar);
+                r.bars.len() - 1
+            }
+            None => 0,
+        }
     }
 
     /// An attempt's, its tests' or its evaluator's span as a bar; a model call's as a mark.
@@ -284,14 +288,23 @@ impl TimelineBuilder {
         match event.kind.task() {
             Some(task) => {
                 let row = self.row_of(task);
-                self.rows[row].marks.push(mark);
+                if let Some(r) = self.rows.get_mut(row) {
+                    r.marks.push(mark);
+                }
             }
             None => self.marks.push(mark),
         }
     }
 
     /// A task's wait for a person and its merge, from its state after the event.
-    fn watch(&mut self, task: &TaskId, seq: u64, at: Timestamp, kind: &EventKind, state: &RunState) {
+    fn watch(
+        &mut self,
+        task: &TaskId,
+        seq: u64,
+        at: Timestamp,
+        kind: &EventKind,
+        state: &RunState,
+    ) {
         let Some(w) = self.tasks.get_mut(task) else {
             return;
         };

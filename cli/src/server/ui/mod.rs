@@ -32,7 +32,10 @@ const MODULES: &[(&str, &str)] = &[
     ("run/graph.js", include_str!("js/run/graph.js")),
     ("run/events.js", include_str!("js/run/events.js")),
     ("run/timeline.js", include_str!("js/run/timeline.js")),
-    ("run/conversation.js", include_str!("js/run/conversation.js")),
+    (
+        "run/conversation.js",
+        include_str!("js/run/conversation.js"),
+    ),
     ("compare.js", include_str!("js/compare.js")),
     ("run/live.js", include_str!("js/run/live.js")),
 ];
