@@ -55,21 +55,28 @@ fn split(api: ModelApi, request: &[u8]) -> (Vec<Part>, Vec<Turn>) {
     (system, said)
 }
 
-/// The model's answer as a turn of the assistant's (a stream put together first); none when
-/// the body is not an answer of the API.
-pub fn reply_turn(api: ModelApi, response: &[u8], streamed: bool) -> Option<Turn> {
+/// The model's answer as the turns of the assistant's its agent sends back (a stream put
+/// together first); none when the body is not an answer of the API.
+pub fn reply_turns(api: ModelApi, response: &[u8], streamed: bool) -> Vec<Turn> {
     let whole = if streamed {
         crate::dialect::assembled(api, response)
     } else {
         serde_json::from_str::<Value>(String::from_utf8_lossy(response).trim()).ok()
     };
     match (Dialect::of(api), whole) {
-        (Some(dialect), Some(Value::Object(o))) => Some(Turn {
-            role: "assistant".to_owned(),
-            parts: dialect.answer_parts(&o),
-        }),
-        _ => None,
+        (Some(dialect), Some(Value::Object(o))) => dialect.answer_turns(&o),
+        _ => Vec::new(),
     }
+}
+
+/// Turns in words, one after the other.
+fn words_of(turns: &[Turn], max: usize) -> String {
+    turns
+        .iter()
+        .map(|t| t.words(max))
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The last turn of a request (a person's or agent's message, or the results of tools), in
@@ -89,7 +96,7 @@ pub fn asked(api: ModelApi, request: &[u8]) -> String {
 
 /// What the model answered: its text and the tools it called, in words.
 pub fn answered(api: ModelApi, response: &[u8], streamed: bool) -> String {
-    reply_turn(api, response, streamed).map_or_else(String::new, |t| t.words(SHOWN))
+    words_of(&reply_turns(api, response, streamed), SHOWN)
 }
 
 /// Every turn of a request in order, each as its role and all it said in words (uncut).
@@ -105,12 +112,12 @@ pub fn messages(api: ModelApi, request: &[u8]) -> Vec<(String, String)> {
 
 /// What the model answered, in words (uncut).
 pub fn reply(api: ModelApi, response: &[u8], streamed: bool) -> String {
-    reply_turn(api, response, streamed).map_or_else(String::new, |t| t.words(usize::MAX))
+    words_of(&reply_turns(api, response, streamed), usize::MAX)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{answered, asked, messages, reply, reply_turn, turns, Part};
+    use super::{answered, asked, messages, reply, reply_turns, turns, Part};
     use crate::model_call::ModelApi;
 
     #[test]
@@ -207,7 +214,7 @@ data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_
             "<system-reminder> As you answer, use the context </system-reminder>; write hello.txt"
         );
         let answer = br#"{"content":[{"type":"text","text":"Writing it."},{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"/w/hello.txt","content":"hello"}}]}"#;
-        let reply = reply_turn(ModelApi::Messages, answer, false).unwrap();
+        let reply = reply_turns(ModelApi::Messages, answer, false).remove(0);
         assert_eq!(
             reply.parts[1],
             Part::ToolCall {
@@ -229,6 +236,31 @@ data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_
                 text: "File created".into(),
                 error: false
             }]
+        );
+    }
+
+    #[test]
+    fn a_responses_answer_is_a_turn_per_output_item_as_codex_sends_them_back() {
+        let answer = br#"{"output":[{"type":"reasoning","summary":[{"type":"summary_text","text":"run it"}]},
+            {"type":"function_call","call_id":"c1","name":"exec_command","arguments":"{\"cmd\":\"ls\"}"}]}"#;
+        let reply = reply_turns(ModelApi::Responses, answer, false);
+        let next = br#"{"instructions":"be brief","input":[
+            {"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"}]},
+            {"type":"reasoning","summary":[{"type":"summary_text","text":"run it"}]},
+            {"type":"function_call","call_id":"c1","name":"exec_command","arguments":"{\"cmd\":\"ls\"}"},
+            {"type":"function_call_output","call_id":"c1","output":"a.py"}]}"#;
+        let said = turns(ModelApi::Responses, next);
+        assert_eq!(said[2..4], reply[..], "sent back as answered");
+        assert!(
+            matches!(&said[1].parts[0], Part::Reminder { .. }),
+            "{:?}",
+            said[1]
+        );
+        assert_eq!(said[4].role, "tool");
+        assert_eq!(asked(ModelApi::Responses, next), "tool result: a.py");
+        assert_eq!(
+            answered(ModelApi::Responses, answer, false),
+            "[thinking]; tool call exec_command({\"cmd\":\"ls\"})"
         );
     }
 

@@ -4,7 +4,7 @@
 //! for (`?turns=true`, the web view's conversation), the turns it added to its attempt's
 //! conversation and the model's answer as a turn.
 
-use runlog_core::conversation::{answered, asked, reply_turn, turns, Turn};
+use runlog_core::conversation::{answered, asked, reply_turns, turns, Turn};
 use runlog_core::model_call::{Body, ModelCall};
 use runlog_core::usage::{usd, Spend};
 use runlog_core::{Event, EventKind};
@@ -47,8 +47,9 @@ pub struct Added {
     pub kept_from: Option<u64>,
     /// Its request's turns after those, in order.
     pub added: Vec<Turn>,
-    /// The model's answer, as a turn; none when the answer was not one (an error, a refusal).
-    pub reply: Option<Turn>,
+    /// The model's answer, as the turns its agent sends back (one, or one per output item of
+    /// OpenAI Responses); none when the answer was not one (an error, a refusal).
+    pub reply: Vec<Turn>,
 }
 
 /// A task's model calls and what they spent together.
@@ -117,7 +118,7 @@ impl CallsView {
                     mapped: mapped.unwrap_or_default(),
                     turns: with_turns.then(|| {
                         let said = turns(call.api, &request);
-                        let reply = reply_turn(call.api, &answer, streamed);
+                        let reply = reply_turns(call.api, &answer, streamed);
                         earlier.added(seq, call.attempt, said, reply)
                     }),
                     call: call.clone(),
@@ -142,7 +143,7 @@ struct Earlier {
 impl Earlier {
     /// What the call at `seq` added: its turns after the longest run of first turns an
     /// earlier call of its attempt had (the latest such call, on a tie).
-    fn added(&mut self, seq: u64, attempt: u32, said: Vec<Turn>, reply: Option<Turn>) -> Added {
+    fn added(&mut self, seq: u64, attempt: u32, said: Vec<Turn>, reply: Vec<Turn>) -> Added {
         let hashes: Vec<u64> = said.iter().map(hash_of).collect();
         let (kept, kept_from) = self
             .calls
@@ -158,7 +159,7 @@ impl Earlier {
             .max_by_key(|&(kept, s)| (kept, s))
             .map_or((0, None), |(kept, s)| (kept, Some(s)));
         let mut had = hashes;
-        had.extend(reply.as_ref().map(hash_of));
+        had.extend(reply.iter().map(hash_of));
         self.calls.push((seq, attempt, had));
         Added {
             kept,

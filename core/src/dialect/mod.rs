@@ -101,12 +101,19 @@ impl Dialect {
         }
     }
 
-    /// What a whole answer says, part by part.
-    pub(crate) fn answer_parts(self, whole: &Map<String, Value>) -> Vec<parts::Part> {
+    /// What a whole answer says, as the turns the agent sends back with its next request: one
+    /// assistant message (Anthropic, Chat), or one per output item (Responses).
+    pub(crate) fn answer_turns(self, whole: &Map<String, Value>) -> Vec<parts::Turn> {
+        let said = |parts| {
+            vec![parts::Turn {
+                role: "assistant".to_owned(),
+                parts,
+            }]
+        };
         match self {
-            Dialect::Anthropic => anthropic::answer_parts(whole),
-            Dialect::Chat => chat::answer_parts(whole),
-            Dialect::Responses => responses::answer_parts(whole),
+            Dialect::Anthropic => said(anthropic::answer_parts(whole)),
+            Dialect::Chat => said(chat::answer_parts(whole)),
+            Dialect::Responses => responses::answer_turns(whole),
         }
     }
 }

@@ -15,8 +15,8 @@ pub enum Part {
         /// The text.
         text: String,
     },
-    /// Text an agent adds to a person's turn for the model alone (Claude Code's
-    /// `<system-reminder>` blocks): shown folded.
+    /// Text an agent adds to a turn for the model alone, wrapped in a tag of its own (Claude
+    /// Code's `<system-reminder>` blocks, Codex's `<environment_context>`): shown folded.
     Reminder {
         /// The text, tags and all.
         text: String,
@@ -91,13 +91,29 @@ fn text_of(b: &Map<String, Value>, key: &str) -> Option<String> {
     b.get(key).and_then(Value::as_str).map(str::to_owned)
 }
 
-/// Text, or a reminder when an agent wrapped it as one.
+/// Text, or a reminder when an agent wrapped it in a tag of its own, whole (Claude Code's
+/// `<system-reminder>…</system-reminder>`, Codex's `<environment_context>…</environment_context>`).
 fn text_part(text: String) -> Part {
-    if text.trim_start().starts_with("<system-reminder>") {
+    if is_wrapped(text.trim()) {
         Part::Reminder { text }
     } else {
         Part::Text { text }
     }
+}
+
+fn is_wrapped(text: &str) -> bool {
+    let Some(name) = text
+        .strip_prefix('<')
+        .and_then(|rest| rest.split_once('>'))
+        .map(|(name, _)| name)
+    else {
+        return false;
+    };
+    let named = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ' '));
+    named && text.ends_with(&format!("</{name}>"))
 }
 
 /// The text of a tool's result: a string, or its blocks' texts.

@@ -2,7 +2,7 @@
 //! calls), a stream of `response.*` events closed by the response it completed (or failed, or
 //! left incomplete).
 
-use super::parts::{block, blocks, Part};
+use super::parts::{turn, Turn};
 use super::{key, kind, Input, TextAt};
 use serde_json::{Map, Value};
 
@@ -56,17 +56,15 @@ pub(super) fn input(request: &Map<String, Value>) -> Input<'_> {
     }
 }
 
-/// A whole answer's parts: its output items' text, function calls and reasoning.
-pub(super) fn answer_parts(whole: &Map<String, Value>) -> Vec<Part> {
+/// A whole answer's output items, each a turn (the model's message, a function call, its
+/// reasoning), as the next request sends them back.
+pub(super) fn answer_turns(whole: &Map<String, Value>) -> Vec<Turn> {
     let Some(Value::Array(items)) = whole.get("output") else {
         return Vec::new();
     };
     items
         .iter()
         .filter_map(Value::as_object)
-        .flat_map(|item| match item.get("content") {
-            Some(Value::Array(list)) => blocks(list),
-            _ => block(item).into_iter().collect(),
-        })
+        .map(turn)
         .collect()
 }

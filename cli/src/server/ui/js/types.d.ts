@@ -21,9 +21,10 @@ kept_from: number | null,
  */
 added: Array<Turn>, 
 /**
- * The model's answer, as a turn; none when the answer was not one (an error, a refusal).
+ * The model's answer, as the turns its agent sends back (one, or one per output item of
+ * OpenAI Responses); none when the answer was not one (an error, a refusal).
  */
-reply: Turn | null, };
+reply: Array<Turn>, };
 
 /**
  * An agent identity; a rescue must reuse the identity of the attempt it rescues.

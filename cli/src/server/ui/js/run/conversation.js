@@ -144,7 +144,7 @@ function callBlock(c, tools, marked) {
     );
   }
   for (const turn of said.added) block.append(turnBlock(turn, tools, "added"));
-  if (said.reply) block.append(turnBlock(said.reply, tools, "reply"));
+  for (const turn of said.reply) block.append(turnBlock(turn, tools, "reply"));
   return block;
 }
 
@@ -182,10 +182,16 @@ function partText(p) {
 function partBlock(p, tools, role) {
   switch (p.part) {
     case "text":
-      // A system prompt is long and the same each call: a line, opened on demand.
-      return role === "system" ? folded("system prompt", p.text, "system") : textBlock(p.text, "text");
-    case "reminder":
-      return folded("reminder", p.text.replace(/<\/?system-reminder>/g, "").trim(), "reminder");
+      // A system prompt (a developer's, for OpenAI) is long and the same each call: a line,
+      // opened on demand.
+      return role === "system" || role === "developer"
+        ? folded(`${role} prompt`, p.text, "system")
+        : textBlock(p.text, "text");
+    case "reminder": {
+      // Named by its tag, summed up by its first line inside it.
+      const [, tag = "", inside = p.text] = p.text.trim().match(/^<([\w -]+)>([\s\S]*)<\/[\w -]+>$/) || [];
+      return folded(`${tag || "reminder"}`, inside.trim(), "reminder", p.text);
+    }
     case "thinking":
       return folded("thinking", p.text, "thinking");
     case "tool-call": {
@@ -250,18 +256,19 @@ function textBlock(text, kind) {
 }
 
 /**
- * A text folded to its first line, opened on demand.
+ * A text folded to its first line, opened on demand (`whole` when what is shown differs).
  * @param {string} what
  * @param {string} text
  * @param {string} kind
+ * @param {string} [whole]
  */
-function folded(what, text, kind) {
+function folded(what, text, kind, whole = text) {
   const first = (text.split("\n").find((l) => l.trim()) || "").trim();
   const line = first.length > 100 ? `${first.slice(0, 100)}…` : first;
   return el(
     "details",
     { class: kind },
-    el("summary", {}, `${what}: ${line} (${text.length.toLocaleString("en")} characters)`),
-    el("pre", {}, text),
+    el("summary", {}, `${what}: ${line} (${whole.length.toLocaleString("en")} characters)`),
+    el("pre", {}, whole),
   );
 }
