@@ -77,8 +77,8 @@ fn a_rescued_attempt_an_evaluator_that_failed_and_a_persons_approval_are_bars_an
     assert!(t.rows[1].bars.is_empty(), "b never started");
 }
 
-#[test]
-fn a_wait_still_going_reaches_the_last_event_and_a_rollback_marks_the_run() {
+/// A judged task whose evaluator failed, left 30 s to a person, then `then`.
+fn waiting_then(then: CommandKind) -> Timeline {
     let g = given_run(vec![judged("a")])
         .and(start("a"))
         .and(submit("a"))
@@ -88,41 +88,37 @@ fn a_wait_still_going_reaches_the_last_event_and_a_rollback_marks_the_run() {
             error: "no JSON".into(),
         })
         .wait_ms(30_000)
-        .and(CommandKind::Rollback {
-            to_seq: 3,
-            reason: "try again".into(),
-            by: "ana".into(),
-        });
-    let t = timeline(&g.events);
-    let wait = t.rows[0]
+        .and(then);
+    timeline(&g.events)
+}
+
+fn wait_of(t: &Timeline) -> runlog_core::projections::timeline::Bar {
+    t.rows[0]
         .bars
         .iter()
         .find(|b| b.kind == BarKind::Wait)
-        .unwrap();
+        .cloned()
+        .unwrap()
+}
+
+#[test]
+fn a_wait_still_going_reaches_the_last_event_and_a_rollback_marks_the_run() {
+    let t = waiting_then(CommandKind::Rollback {
+        to_seq: 3,
+        reason: "try again".into(),
+        by: "ana".into(),
+    });
     // The rollback ended the wait: the task is back before its attempt.
+    let wait = wait_of(&t);
     assert!(!wait.open);
     assert_eq!(wait.to, t.end);
     assert_eq!(t.marks.len(), 1);
     assert_eq!(t.marks[0].kind, "rolled-back");
     assert_eq!(t.marks[0].label, "to seq 3, by ana");
-    let g = given_run(vec![judged("a")])
-        .and(start("a"))
-        .and(submit("a"))
-        .and(CommandKind::RecordEvalError {
-            task: "a".into(),
-            evaluator: "./judge.sh".into(),
-            error: "no JSON".into(),
-        })
-        .wait_ms(30_000)
-        .and(CommandKind::Interrupt {
-            reason: "stopped".into(),
-        });
-    let t = timeline(&g.events);
-    let wait = t.rows[0]
-        .bars
-        .iter()
-        .find(|b| b.kind == BarKind::Wait)
-        .unwrap();
+    let t = waiting_then(CommandKind::Interrupt {
+        reason: "stopped".into(),
+    });
+    let wait = wait_of(&t);
     assert!(wait.open && wait.to == t.end, "{wait:?}");
 }
 
