@@ -138,7 +138,7 @@ pub(crate) fn block(b: &Map<String, Value>) -> Option<Part> {
             name: text_of(b, "name").unwrap_or_else(|| "?".to_owned()),
             arguments: b.get("input").map(Value::to_string).unwrap_or_default(),
         },
-        "function_call" => tool_call(b),
+        "function_call" => tool_call(b, text_of(b, "call_id").or_else(|| text_of(b, "id"))),
         "tool_result" => Part::ToolResult {
             id: text_of(b, "tool_use_id"),
             text: result_text(b.get("content")),
@@ -161,10 +161,11 @@ pub(crate) fn block(b: &Map<String, Value>) -> Option<Part> {
     })
 }
 
-/// A function call as OpenAI holds it: `name` and `arguments` (JSON text) beside its id.
-fn tool_call(f: &Map<String, Value>) -> Part {
+/// A function call as OpenAI holds it: `name` and `arguments` (JSON text), named by `id`
+/// (Responses' `call_id` on the item; Chat's `id` beside its `function`).
+fn tool_call(f: &Map<String, Value>, id: Option<String>) -> Part {
     Part::ToolCall {
-        id: text_of(f, "call_id").or_else(|| text_of(f, "id")),
+        id,
         name: text_of(f, "name").unwrap_or_else(|| "?".to_owned()),
         arguments: text_of(f, "arguments").unwrap_or_default(),
     }
@@ -176,19 +177,10 @@ fn tool_calls(m: &Map<String, Value>) -> Vec<Part> {
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
+        .filter_map(Value::as_object)
         .filter_map(|c| {
             let f = c.get("function").and_then(Value::as_object)?;
-            let Part::ToolCall {
-                name, arguments, ..
-            } = tool_call(f)
-            else {
-                return None;
-            };
-            Some(Part::ToolCall {
-                id: c.get("id").and_then(Value::as_str).map(str::to_owned),
-                name,
-                arguments,
-            })
+            Some(tool_call(f, text_of(c, "id")))
         })
         .collect()
 }

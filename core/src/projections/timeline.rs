@@ -38,7 +38,7 @@ pub struct Bar {
     pub kind: BarKind,
     /// The attempt it belongs to (0 when none had started).
     pub attempt: u32,
-    /// When it began and ended, ms since the epoch.
+    /// When it began, ms since the epoch.
     pub from: Timestamp,
     /// When it ended (the last event so far, while `open`).
     pub to: Timestamp,
@@ -326,7 +326,7 @@ impl TimelineBuilder {
         );
         let waiting = status == TaskStatus::PendingEval && !evaluator_owes && !gate_owes;
         let mut ended = Vec::new();
-        match (&mut w.wait, waiting) {
+        match (w.wait.take(), waiting) {
             (None, true) => {
                 w.wait = Some(Bar {
                     kind: BarKind::Wait,
@@ -338,14 +338,12 @@ impl TimelineBuilder {
                     failed: None,
                 })
             }
-            (Some(_), false) => {
-                if let Some(mut bar) = w.wait.take() {
-                    bar.to = at;
-                    bar.seqs.1 = seq;
-                    ended.push(bar);
-                }
+            (Some(mut bar), false) => {
+                bar.to = at;
+                bar.seqs.1 = seq;
+                ended.push(bar);
             }
-            _ => {}
+            (going, _) => w.wait = going,
         }
         match kind {
             EventKind::TaskMerged { .. } | EventKind::MergeConflicted { .. } => {

@@ -233,7 +233,7 @@ kind: BarKind,
  */
 attempt: number, 
 /**
- * When it began and ended, ms since the epoch.
+ * When it began, ms since the epoch.
  */
 from: Timestamp, 
 /**
