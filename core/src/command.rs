@@ -47,6 +47,11 @@ pub struct Command {
     /// recorded with its events (`secrets-redacted`), by name and count.
     #[serde(skip)]
     pub redacted: Vec<crate::redact::Redaction>,
+    /// The idempotency key its sender gave (`Idempotency-Key`): recorded with its events
+    /// (`command-keyed`), so that the command sent again with it is answered with those events
+    /// instead of being decided twice.
+    #[serde(skip)]
+    pub key: Option<String>,
 }
 
 /// Who issued a command, as the process recording it knows them.
@@ -110,7 +115,14 @@ impl Command {
             kind,
             principal: None,
             redacted: Vec::new(),
+            key: None,
         }
+    }
+
+    /// The same command, sent with an idempotency key.
+    pub fn keyed(mut self, key: String) -> Self {
+        self.key = Some(key);
+        self
     }
 
     /// The same command, issued by `principal`.

@@ -651,6 +651,17 @@ pub enum EventKind {
     /// An alert was sent to a receiver of the workflow's `[[alerts]]`: delivered, or given up
     /// after its tries (the run goes on either way).
     AlertSent(Box<crate::alerts::AlertSent>),
+    /// The `events` events just before this one record the command its sender gave this
+    /// idempotency key; the same command sent again with the key is answered with them, not
+    /// recorded twice, and another command with it is refused.
+    CommandKeyed {
+        /// The sender's key.
+        key: String,
+        /// blake3 of the command as decided (its JSON), to tell the same command from another.
+        command: Hash,
+        /// How many events before this one the command recorded.
+        events: u64,
+    },
 }
 
 /// What a run's tombstone keeps.
@@ -767,6 +778,7 @@ event_names! {
     ModelCallReserved => "model-call-reserved",
     ModelCallDidNotFit => "model-call-did-not-fit",
     AlertSent => "alert-sent",
+    CommandKeyed => "command-keyed",
 }
 
 impl EventKind {
@@ -875,7 +887,8 @@ impl EventKind {
             | EventKind::ExperimentDefined(_)
             | EventKind::ExperimentRerun(_)
             | EventKind::ExperimentBudgetSet { .. }
-            | EventKind::AlertSent(_) => None,
+            | EventKind::AlertSent(_)
+            | EventKind::CommandKeyed { .. } => None,
         }
     }
 }

@@ -121,6 +121,19 @@ fn run_moved(state: &mut RunState, at: Timestamp, kind: &EventKind) {
             });
         }
         EventKind::RerunStarted(rerun) => start_rerun(state, rerun),
+        EventKind::CommandKeyed {
+            key,
+            command,
+            events,
+        } => {
+            let last = state.seq;
+            let keyed = crate::state::KeyedCommand {
+                command: *command,
+                first: last.saturating_sub(*events),
+                last,
+            };
+            state.keys.insert(key.clone(), keyed);
+        }
         _ => {}
     }
 }

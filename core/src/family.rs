@@ -38,7 +38,8 @@ impl EventKind {
             | EventKind::Forked { .. }
             | EventKind::RolledBack { .. }
             | EventKind::ParentLinked { .. }
-            | EventKind::RerunStarted { .. } => Family::Run,
+            | EventKind::RerunStarted { .. }
+            | EventKind::CommandKeyed { .. } => Family::Run,
             EventKind::TaskAdded { .. }
             | EventKind::ReplanRequested { .. }
             | EventKind::PlanRevised { .. }

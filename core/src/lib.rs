@@ -101,7 +101,8 @@ pub use rejection::Rejection;
 pub use settings::{Budget, RetryLimit, RetryStrategy, Settings, MAX_NESTING, MAX_RETRY_DELAY_MS};
 pub use spec::{TaskClass, TaskSpec};
 pub use state::{
-    Circuit, ForkOrigin, ParentLink, PendingReplan, Readiness, ReplanRequest, RunInfo, RunState,
-    RunStatus, StageHealth, SubProject, TaskCode, TaskState, TaskStatus, Workspace,
+    Circuit, ForkOrigin, KeyedCommand, ParentLink, PendingReplan, Readiness, ReplanRequest,
+    RunInfo, RunState, RunStatus, StageHealth, SubProject, TaskCode, TaskState, TaskStatus,
+    Workspace,
 };
 pub use value::{Value, MAX_DEPTH as MAX_VALUE_DEPTH};

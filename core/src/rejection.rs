@@ -326,6 +326,27 @@ pub enum Rejection {
         /// Which budget, and by how much.
         shortfall: Box<crate::reservation::Shortfall>,
     },
+    /// A command sent again with the idempotency key it was recorded with: nothing more is
+    /// recorded, and what it recorded then is its answer.
+    #[error("the command sent with key {key:?} was recorded at seq {first}..{last}")]
+    AlreadyRecorded {
+        /// The key.
+        key: String,
+        /// The seq of its first event.
+        first: u64,
+        /// The seq of its last event.
+        last: u64,
+    },
+    /// An idempotency key already given to another command.
+    #[error("the key {key:?} was given to another command (recorded at seq {first}..{last})")]
+    KeyReused {
+        /// The key.
+        key: String,
+        /// The seq of that command's first event.
+        first: u64,
+        /// The seq of its last event.
+        last: u64,
+    },
 }
 
 fn join(ids: &[TaskId]) -> String {
@@ -411,6 +432,8 @@ impl Rejection {
             Rejection::CallDoesNotFit { .. } => {
                 "raise the budget, or ask for fewer tokens (a lower max_tokens)".into()
             }
+            Rejection::AlreadyRecorded { .. } => "nothing to do: it was recorded".into(),
+            Rejection::KeyReused { .. } => "give each command a key of its own".into(),
         }
     }
 }

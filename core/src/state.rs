@@ -444,6 +444,22 @@ pub struct RunState {
     /// record settles it.
     #[serde(default)]
     pub in_flight: Vec<crate::reservation::Reservation>,
+    /// The idempotency keys commands were sent with, and what each recorded (a rollback to
+    /// before a key's command takes the key back with it).
+    #[serde(default)]
+    pub keys: BTreeMap<String, KeyedCommand>,
+}
+
+/// What a command sent with an idempotency key recorded (its `command-keyed` event).
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS, schemars::JsonSchema))]
+pub struct KeyedCommand {
+    /// blake3 of the command as decided.
+    pub command: Hash,
+    /// The seq of its first event.
+    pub first: u64,
+    /// The seq of its last event (the `command-keyed` one).
+    pub last: u64,
 }
 
 /// A run's git workspace: its integration branch and where it stands.

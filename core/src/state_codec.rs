@@ -116,7 +116,7 @@ sparse_codec!(
     always: [seq, settings, status, stages],
     sparse: [
         run, fork, children, replan, plan_hashes, parent, workspace, prices, budget, spend,
-        usage, review, in_flight,
+        usage, review, in_flight, keys,
     ],
 );
 

@@ -7,7 +7,7 @@ use runlog_core::*;
 use runlog_core::{EventKind, GateOutcome, Replacement, RunOutcome};
 use std::collections::BTreeMap;
 
-const VARIANTS: usize = 68;
+const VARIANTS: usize = 69;
 
 /// Position of a variant in the enum. Exhaustive on purpose: a new variant fails to compile
 /// here until it gets an index and a sample below.
@@ -81,6 +81,7 @@ fn index(k: &EventKind) -> usize {
         EventKind::ModelCallReserved(_) => 65,
         EventKind::ModelCallDidNotFit(_) => 66,
         EventKind::AlertSent(_) => 67,
+        EventKind::CommandKeyed { .. } => 68,
     }
 }
 
@@ -635,6 +636,11 @@ fn samples() -> Vec<EventKind> {
             status: Some(200),
             error: None,
         })),
+        EventKind::CommandKeyed {
+            key: "langgraph-step-7".into(),
+            command: runlog_core::Hash::of(b"{\"command\":\"approve\"}"),
+            events: 2,
+        },
     ]
 }
 

@@ -409,3 +409,80 @@ fn a_persons_decision_is_recorded_with_who_issued_it_and_the_engines_steps_are_n
     evolve_in_place(&mut state, &approved[0]);
     assert_eq!(state.tasks, g.state.tasks);
 }
+
+/// The events `cmd` records on `g`'s state, folded onto it.
+fn keyed(g: &mut Given, kind: CommandKind, key: &str) -> Result<Vec<Event>, Rejection> {
+    let cmd = Command::new(Timestamp(g.now), kind).keyed(key.into());
+    let events = decide(&g.state, cmd)?;
+    for e in &events {
+        g.state = evolve(g.state.clone(), e);
+    }
+    Ok(events)
+}
+
+#[test]
+fn a_command_sent_again_with_its_key_records_nothing_and_names_what_it_recorded() {
+    let mut g = given_run(vec![task("a"), task("b")]);
+    let head = g.state.seq;
+    let start = || CommandKind::StartTask {
+        task: id("a"),
+        agent: None,
+        worktree: None,
+    };
+    let first = keyed(&mut g, start(), "step-1").unwrap();
+    let names: Vec<_> = first.iter().map(|e| e.kind.name()).collect();
+    assert_eq!(names, ["task-started", "stage-started", "command-keyed"]);
+    assert!(matches!(
+        &first[2].kind,
+        EventKind::CommandKeyed { key, events: 2, .. } if key == "step-1"
+    ));
+    assert_eq!(
+        keyed(&mut g, start(), "step-1"),
+        Err(Rejection::AlreadyRecorded {
+            key: "step-1".into(),
+            first: head + 1,
+            last: head + 3,
+        })
+    );
+    // The same command with no key, or another key, is decided as ever: a running task cannot
+    // start again.
+    assert!(matches!(
+        keyed(&mut g, start(), "step-2"),
+        Err(Rejection::AlreadyRunning { .. })
+    ));
+}
+
+#[test]
+fn a_key_given_to_another_command_is_refused() {
+    let mut g = given_run(vec![task("a"), task("b")]);
+    let head = g.state.seq;
+    let start = |t: &str| CommandKind::StartTask {
+        task: id(t),
+        agent: None,
+        worktree: None,
+    };
+    keyed(&mut g, start("a"), "k").unwrap();
+    assert_eq!(
+        keyed(&mut g, start("b"), "k"),
+        Err(Rejection::KeyReused {
+            key: "k".into(),
+            first: head + 1,
+            last: head + 3,
+        })
+    );
+    assert_eq!(g.status("b"), TaskStatus::Open);
+}
+
+#[test]
+fn a_runs_keys_are_kept_in_its_snapshots() {
+    let mut g = given_run(vec![task("a")]);
+    let start = CommandKind::StartTask {
+        task: id("a"),
+        agent: None,
+        worktree: None,
+    };
+    keyed(&mut g, start, "step-1").unwrap();
+    let decoded = codec::decode_state(&codec::encode_state(&g.state).unwrap()).unwrap();
+    assert_eq!(decoded.keys.len(), 1);
+    assert_eq!(decoded, g.state);
+}

@@ -26,6 +26,9 @@ fn run_words(e: &EventKind) -> String {
             format!("this run is the sub-project of task {task} of run {parent_run}")
         }
         EventKind::RerunStarted(r) => rerun_words(r),
+        EventKind::CommandKeyed { key, events, .. } => {
+            format!("the {events} event(s) before this one record the command sent with idempotency key {key:?}")
+        }
         EventKind::RunStarted {
             run,
             workflow,

@@ -123,10 +123,13 @@ impl ApiError {
     }
 }
 
-/// 400 for an id that is not a name (bad input, whatever the state), 409 for the rules.
+/// 400 for an id that is not a name (bad input, whatever the state), 422 for an idempotency
+/// key sent with another command, 409 for the rules.
 fn status_of_rejection(r: &Rejection) -> StatusCode {
     match r {
         Rejection::NotAName { .. } | Rejection::InvalidSetting { .. } => StatusCode::BAD_REQUEST,
+        // A key sent with another command (the IETF's idempotency-key draft's answer).
+        Rejection::KeyReused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         _ => StatusCode::CONFLICT,
     }
 }

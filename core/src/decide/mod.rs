@@ -14,7 +14,7 @@ mod workspace;
 
 use crate::command::{Command, CommandKind};
 use crate::event::{Event, EventKind};
-use crate::ids::{TaskId, Timestamp};
+use crate::ids::{Hash, TaskId, Timestamp};
 use crate::rejection::Rejection;
 use crate::state::{RunState, RunStatus, TaskState, TaskStatus};
 
@@ -24,6 +24,10 @@ pub use task::startable;
 /// Turns a command into the events that record it, or a rejection saying why it is not allowed.
 pub fn decide(state: &RunState, cmd: Command) -> Result<Vec<Event>, Rejection> {
     let at = cmd.at;
+    let keyed = match cmd.key {
+        Some(key) => Some(keyed(state, key, &cmd.kind)?),
+        None => None,
+    };
     let attributed =
         cmd.principal
             .filter(|_| cmd.kind.is_decision())
@@ -43,7 +47,35 @@ pub fn decide(state: &RunState, cmd: Command) -> Result<Vec<Event>, Rejection> {
         .map(|kind| Event { at, kind })
         .collect();
     replan::append_replan_requests(state, &mut events);
+    if let Some((key, command)) = keyed {
+        let kind = EventKind::CommandKeyed {
+            key,
+            command,
+            events: events.len() as u64,
+        };
+        events.push(Event { at, kind });
+    }
     Ok(events)
+}
+
+/// A key and its command's hash, for a key this run has not recorded; the same command sent
+/// again with its key, or another command with it, is refused with what the key recorded.
+fn keyed(state: &RunState, key: String, kind: &CommandKind) -> Result<(String, Hash), Rejection> {
+    // A command's JSON is deterministic (its maps are ordered), and it holds no time.
+    let command = Hash::of(&serde_json::to_vec(kind).unwrap_or_default());
+    match state.keys.get(&key) {
+        None => Ok((key, command)),
+        Some(k) if k.command == command => Err(Rejection::AlreadyRecorded {
+            key,
+            first: k.first,
+            last: k.last,
+        }),
+        Some(k) => Err(Rejection::KeyReused {
+            key,
+            first: k.first,
+            last: k.last,
+        }),
+    }
 }
 
 fn decide_kinds(

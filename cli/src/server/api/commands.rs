@@ -9,7 +9,7 @@ use crate::server::errors::ApiError;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use runlog_core::{CommandKind, Principal};
+use runlog_core::{CommandKind, Principal, Rejection};
 use runlog_replay::Session;
 use serde::Deserialize;
 
@@ -20,9 +20,11 @@ pub(super) async fn command(
     P(run): P<String>,
     tcp: Option<axum::Extension<Principal>>,
     unix: Option<axum::Extension<axum::extract::ConnectInfo<UnixPeer>>>,
+    headers: axum::http::HeaderMap,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<impl IntoResponse, ApiError> {
     let body = body.map_err(|e| ApiError::with_status(e.status(), e.body_text(), COMMAND_HINT))?;
+    let key = idempotency_key(&headers)?;
     let text = std::str::from_utf8(&body)
         .map_err(|e| ApiError::bad(format!("the body is not UTF-8: {e}"), COMMAND_HINT))?;
     let host = api.hosted.host();
@@ -40,7 +42,29 @@ pub(super) async fn command(
             "start with part of the plan and add the rest with add-task commands or a revise-plan",
         ));
     }
+    let cmd = match key {
+        Some(key) => cmd.keyed(key),
+        None => cmd,
+    };
     execute(&api, run, cmd, principal(tcp, unix)).await
+}
+
+/// The longest idempotency key taken.
+const MAX_KEY: usize = 255;
+
+const KEY_HINT: &str = "an Idempotency-Key is 1 to 255 visible ASCII characters, one per command (a UUID, or the step's own id)";
+
+/// The request's `Idempotency-Key`, when it sent one.
+fn idempotency_key(headers: &axum::http::HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let key = value
+        .to_str()
+        .ok()
+        .filter(|k| (1..=MAX_KEY).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()))
+        .ok_or_else(|| ApiError::bad("the Idempotency-Key header is not a key", KEY_HINT))?;
+    Ok(Some(key.to_owned()))
 }
 
 /// Records one command through the one write path, as `principal` when one is known.
@@ -70,14 +94,34 @@ pub(super) async fn execute(
         } else {
             Session::existing(s, &run)?
         };
-        let recorded = session.execute(cmd)??;
-        let head = recorded.head_seq().unwrap_or(session.state().seq);
-        json_bytes(&Recorded::of(&run, head, &recorded.events))
+        let head = session.state().seq;
+        match session.execute(cmd)? {
+            // Sent again with its key: what it recorded then is the answer.
+            Err(Rejection::AlreadyRecorded { first, last, .. }) => {
+                let events = runlog_replay::events::read(s, &run, first, last)?;
+                Ok((true, json_bytes(&Recorded::of(&run, head, &events))?))
+            }
+            recorded => {
+                let recorded = recorded?;
+                let head = recorded.head_seq().unwrap_or(session.state().seq);
+                Ok((
+                    false,
+                    json_bytes(&Recorded::of(&run, head, &recorded.events))?,
+                ))
+            }
+        }
     })
     .await?;
+    let (replayed, body) = body;
     Ok((
         StatusCode::OK,
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        [
+            (axum::http::header::CONTENT_TYPE, "application/json"),
+            (
+                axum::http::HeaderName::from_static("idempotent-replayed"),
+                if replayed { "true" } else { "false" },
+            ),
+        ],
         body,
     ))
 }

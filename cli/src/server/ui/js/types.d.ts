@@ -1713,7 +1713,19 @@ version: string, } | { "type": "answer-mapped" } & AnswerMapped | { "type": "wro
 /**
  * The most its live calls may cost now, in USD.
  */
-max_cost_usd: number | null, } | { "type": "model-call-reserved" } & Reservation | { "type": "model-call-did-not-fit" } & DidNotFit | { "type": "alert-sent" } & AlertSent;
+max_cost_usd: number | null, } | { "type": "model-call-reserved" } & Reservation | { "type": "model-call-did-not-fit" } & DidNotFit | { "type": "alert-sent" } & AlertSent | { "type": "command-keyed", 
+/**
+ * The sender's key.
+ */
+key: string, 
+/**
+ * blake3 of the command as decided (its JSON), to tell the same command from another.
+ */
+command: Hash, 
+/**
+ * How many events before this one the command recorded.
+ */
+events: number, };
 
 /**
  * One page of a run's events, each with its words, and where the next page starts.
