@@ -13,15 +13,20 @@ pub struct Recorded<'a> {
     pub head: u64,
     /// The events it recorded.
     pub events: Vec<Worded<'a>>,
+    /// The command had been sent before with its idempotency key: these are the events it
+    /// recorded then, and nothing was recorded now.
+    pub replayed: bool,
 }
 
 impl<'a> Recorded<'a> {
-    /// `events`, recorded on `run` whose head is now `head`.
-    pub fn of(run: &'a str, head: u64, events: &'a [(u64, Event)]) -> Self {
+    /// `events`, recorded on `run` whose head is now `head` (`replayed`: recorded before, by
+    /// the same command with the same key).
+    pub fn of(run: &'a str, head: u64, events: &'a [(u64, Event)], replayed: bool) -> Self {
         Self {
             run,
             head,
             events: events.iter().map(|(seq, e)| Worded::of(*seq, e)).collect(),
+            replayed,
         }
     }
 }

@@ -201,6 +201,7 @@ def test_recording_through_the_engines_rules_with_idempotency_keys(served: Serve
         # The retry is answered with what the first recorded, and records nothing.
         assert [e.seq for e in again.events] == [e.seq for e in started.events]
         assert again.head == started.head
+        assert again.replayed and not started.replayed
         assert started.events[-1].event.type == "command-keyed"
         with pytest.raises(runlog.ApiError) as reused:
             c.start_task(run, "draft", agent="py", key=k)

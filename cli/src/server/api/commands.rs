@@ -99,14 +99,14 @@ pub(super) async fn execute(
             // Sent again with its key: what it recorded then is the answer.
             Err(Rejection::AlreadyRecorded { first, last, .. }) => {
                 let events = runlog_replay::events::read(s, &run, first, last)?;
-                Ok((true, json_bytes(&Recorded::of(&run, head, &events))?))
+                Ok((true, json_bytes(&Recorded::of(&run, head, &events, true))?))
             }
             recorded => {
                 let recorded = recorded?;
                 let head = recorded.head_seq().unwrap_or(session.state().seq);
                 Ok((
                     false,
-                    json_bytes(&Recorded::of(&run, head, &recorded.events))?,
+                    json_bytes(&Recorded::of(&run, head, &recorded.events, false))?,
                 ))
             }
         }

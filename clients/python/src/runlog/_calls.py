@@ -492,3 +492,8 @@ def rollback(
         {"command": "rollback", "to_seq": to_seq, "by": by, "reason": reason},
         key=key,
     )
+
+
+def finish(run: str, *, key: str | None = None) -> Call[models.Recorded]:
+    """The run finished, every task having ended: its outcome is recorded (succeeded, failed)."""
+    return command(run, {"command": "finish"}, key=key)

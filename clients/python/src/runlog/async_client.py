@@ -105,6 +105,7 @@ class AsyncClient:
     approve = asynchronous(_calls.approve)
     reject = asynchronous(_calls.reject)
     rollback = asynchronous(_calls.rollback)
+    finish = asynchronous(_calls.finish)
 
     async def all_events(self, run: str, *, task: str | None = None, kind: str | None = None) -> AsyncIterator[models.Worded]:
         """Every event of a run, page after page."""

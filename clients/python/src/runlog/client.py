@@ -105,6 +105,7 @@ class Client:
     approve = sync(_calls.approve)
     reject = sync(_calls.reject)
     rollback = sync(_calls.rollback)
+    finish = sync(_calls.finish)
 
     def all_events(self, run: str, *, task: str | None = None, kind: str | None = None) -> Iterator[models.Worded]:
         """Every event of a run, page after page."""

@@ -6559,6 +6559,11 @@ class Recorded(BaseModel):
     """
     Its head seq after the command.
     """
+    replayed: bool
+    """
+    The command had been sent before with its idempotency key: these are the events it
+    recorded then, and nothing was recorded now.
+    """
     run: str
     """
     The run.

@@ -2656,7 +2656,12 @@ head: number,
 /**
  * The events it recorded.
  */
-events: Array<Worded>, };
+events: Array<Worded>, 
+/**
+ * The command had been sent before with its idempotency key: these are the events it
+ * recorded then, and nothing was recorded now.
+ */
+replayed: boolean, };
 
 /**
  * Who recorded a decision, as its `attributed` event says (any log's words, so a string).
