@@ -103,8 +103,9 @@ def answer(call: Call[T], response: httpx.Response) -> T:
 class Following:
     """Where a run's event stream stands: the last seq seen (sent back as `Last-Event-ID` when
     reconnecting, so nothing is missed or seen twice) and, when following to the run's end,
-    the run's board when following began: a run that was running ends with its next
-    `run-finished` or `run-interrupted`, one that was not ends with its history."""
+    the run's board when following began: a run that had finished ends with its history; any
+    other (running, or interrupted or forked and about to be resumed, as a server does with a
+    run it executes) ends with its next `run-finished` or `run-interrupted`."""
 
     run: str
     start: int | None
@@ -114,7 +115,7 @@ class Following:
     failures: int = field(default=0)
 
     def __post_init__(self) -> None:
-        if self.began is not None and self.began.status != "running":
+        if self.began is not None and self.began.status == "finished":
             self.done = (self.start or 1) > self.began.seq
 
     @property
@@ -135,10 +136,10 @@ class Following:
         self.failures = 0
         began = self.began
         if began is not None:
-            if began.status == "running":
-                self.done = event.event.type in RUN_ENDS and event.seq > began.seq
-            else:
+            if began.status == "finished":
                 self.done = event.seq >= began.seq
+            else:
+                self.done = event.event.type in RUN_ENDS and event.seq > began.seq
         return event
 
     def retry_after(self, max_failures: int) -> float | None:

@@ -132,8 +132,8 @@ class AsyncClient:
         return self._follow(Following(run, from_), max_retries)
 
     async def follow(self, run: str, *, from_: int | None = None, max_retries: int = 5) -> AsyncIterator[models.Worded]:
-        """A run's events until it finishes or is interrupted: for a run that is not running,
-        its history."""
+        """A run's events until it finishes or is interrupted; for a run that had finished,
+        its history. A run that is interrupted is followed until it is resumed and ends."""
         began = await self.board(run)
         async for event in self._follow(Following(run, from_, began), max_retries):
             yield event

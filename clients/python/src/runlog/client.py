@@ -131,8 +131,8 @@ class Client:
         return self._follow(Following(run, from_), max_retries)
 
     def follow(self, run: str, *, from_: int | None = None, max_retries: int = 5) -> Iterator[models.Worded]:
-        """A run's events until it finishes or is interrupted: for a run that is not running,
-        its history."""
+        """A run's events until it finishes or is interrupted; for a run that had finished,
+        its history. A run that is interrupted is followed until it is resumed and ends."""
         began = self.board(run)
         return self._follow(Following(run, from_, began), max_retries)
 
