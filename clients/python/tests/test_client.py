@@ -196,8 +196,9 @@ def test_recording_through_the_engines_rules_with_idempotency_keys(served: Serve
     with served.client() as c:
         k = key()
         plan: list[dict[str, Any]] = [{"id": "draft", "eval": "a reviewer"}, {"id": "publish", "after": ["draft"]}, {"id": "notes"}]
-        started = c.start_run(run, plan, key=k)
-        again = c.start_run(run, plan, key=k)
+        # Every verdict waits for a person before the gate's decision takes effect.
+        started = c.start_run(run, plan, settings={"review": "all"}, key=k)
+        again = c.start_run(run, plan, settings={"review": "all"}, key=k)
         # The retry is answered with what the first recorded, and records nothing.
         assert [e.seq for e in again.events] == [e.seq for e in started.events]
         assert again.head == started.head
@@ -208,26 +209,30 @@ def test_recording_through_the_engines_rules_with_idempotency_keys(served: Serve
         assert reused.value.status == 422 and "another command" in reused.value.error
         assert reused.value.hint
 
+        def status(task: str) -> str:
+            return {r.id: r.status.value for r in c.board(run).board.rows}[task]
+
         c.start_task(run, "draft", agent="py", key=key())
         c.submit_task(run, "draft", summary="drafted", result={"words": 812}, duration_ms=1500, key=key())
         scored = c.score(run, "draft", evaluator="py-judge", score=0.4, dimensions={"clarity": 0.4}, key=key())
         assert any(e.event.type == "eval-scored" for e in scored.events)
-        # Below the threshold: rescued, attempted again and scored well.
+        waiting = c.review(runs=[run])
+        assert [(w.run, w.task, w.score) for w in waiting] == [(run, "draft", 0.4)]
+        c.reject(run, "draft", by="py", reason="too short", reopen=True, key=key())
+        assert status("draft") == "open"
         c.start_task(run, "draft", key=key())
         c.submit_task(run, "draft", summary="drafted again", key=key())
         c.score(run, "draft", evaluator="py-judge", score=0.9, key=key())
-        board = {r.id: r.status for r in c.board(run).board.rows}
-        assert board["draft"] in ("done", "pending-eval")
-        if board["draft"] == "pending-eval":
-            c.approve(run, "draft", by="py", key=key())
-        assert {r.id: r.status for r in c.board(run).board.rows}["draft"] == "done"
+        assert status("draft") == "pending-eval"
+        c.approve(run, "draft", by="py", key=key())
+        assert status("draft") == "done" and c.review(runs=[run]) == []
         c.start_task(run, "notes", agent="py", key=key())
         failed = c.fail_task(run, "notes", error="the model timed out", error_type="timeout", key=key())
         assert any(e.event.type == "stage-failed" for e in failed.events)
         head = c.digest(run).head_seq
         rolled = c.rollback(run, 3, by="py", reason="start over", key=key())
         assert rolled.head > head
-        assert {r.id: r.status for r in c.board(run).board.rows}["draft"] == "open"
+        assert status("draft") == "open"
         with pytest.raises(runlog.ApiError) as refused:
             c.reject(run, "publish", by="py", reason="not started", key=key())
         assert refused.value.status == 409
