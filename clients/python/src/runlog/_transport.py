@@ -7,6 +7,7 @@ import json
 import os
 import ssl
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import httpx
@@ -59,13 +60,15 @@ class Server:
         path = url[len("unix:") :] if url.startswith("unix:") else url
         return cls("http://runlog", path, True, headers)
 
-    def options(self) -> dict[str, Any]:
-        """The arguments httpx's clients take for this server (not the transport)."""
+    def options(self, timeout: float, transport: Callable[..., Any]) -> dict[str, Any]:
+        """The arguments httpx's clients take for this server; `transport` makes the Unix
+        socket's (httpx's sync or async transport class)."""
         return {
             "base_url": self.base_url,
             "headers": self.headers,
             "verify": self.verify,
-            "timeout": httpx.Timeout(60.0, connect=10.0),
+            "timeout": httpx.Timeout(timeout, connect=10.0),
+            "transport": transport(uds=self.socket) if self.socket else None,
         }
 
 

@@ -41,10 +41,7 @@ class AsyncClient:
         timeout: float = 60.0,
     ) -> None:
         self.server = Server.of(url, token, ca, cert, key)
-        transport = httpx.AsyncHTTPTransport(uds=self.server.socket) if self.server.socket else None
-        options = self.server.options()
-        options["timeout"] = httpx.Timeout(timeout, connect=10.0)
-        self._http = httpx.AsyncClient(transport=transport, **options)
+        self._http = httpx.AsyncClient(**self.server.options(timeout, httpx.AsyncHTTPTransport))
 
     async def close(self) -> None:
         await self._http.aclose()

@@ -41,10 +41,7 @@ class Client:
         timeout: float = 60.0,
     ) -> None:
         self.server = Server.of(url, token, ca, cert, key)
-        transport = httpx.HTTPTransport(uds=self.server.socket) if self.server.socket else None
-        options = self.server.options()
-        options["timeout"] = httpx.Timeout(timeout, connect=10.0)
-        self._http = httpx.Client(transport=transport, **options)
+        self._http = httpx.Client(**self.server.options(timeout, httpx.HTTPTransport))
 
     def close(self) -> None:
         self._http.close()
