@@ -6,6 +6,7 @@ cannot differ in a name, a parameter or an answer's type; only how they send doe
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +43,10 @@ class Call(Generic[T]):
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
+@functools.cache
 def _model(kind: type[T]) -> Callable[[bytes], T]:
+    # Built once per answer type: building an adapter (a `list[...]` one above all) costs far
+    # more than reading an answer with it.
     adapter = TypeAdapter(kind)
     return adapter.validate_json
 

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import httpx
 
 from . import models
-from ._calls import Call
+from ._calls import Call, _run
 from .errors import ApiError
 from .sse import Message
 
@@ -118,13 +118,15 @@ class Following:
     failures: int = field(default=0)
 
     def __post_init__(self) -> None:
-        if self.began is not None and self.began.status == "finished":
+        if self._history_only() and self.began is not None:
             self.done = (self.start or 1) > self.began.seq
+
+    def _history_only(self) -> bool:
+        """Following a run that had finished when it began: its history is all there is."""
+        return self.began is not None and self.began.status == "finished"
 
     @property
     def path(self) -> str:
-        from ._calls import _run
-
         return f"{_run(self.run)}/stream"
 
     def request(self) -> dict[str, Any]:
@@ -139,7 +141,7 @@ class Following:
         self.failures = 0
         began = self.began
         if began is not None:
-            if began.status == "finished":
+            if self._history_only():
                 self.done = event.seq >= began.seq
             else:
                 self.done = event.event.type in RUN_ENDS and event.seq > began.seq

@@ -56,10 +56,6 @@ def word(value: Any) -> str | None:
     return str(getattr(value, "value", value))
 
 
-def _stamp(value: Any) -> int:
-    return int(value.root if isinstance(value, RootModel) else value)
-
-
 VERDICT_COLUMNS = [
     "run",
     "seq",
@@ -84,8 +80,8 @@ def verdict_row(run: str, d: models.WordedDecision | models.Waiting) -> dict[str
     row: dict[str, Any] = {
         "run": run,
         "seq": d.seq,
-        "at": _stamp(d.at),
-        "task": _stamp_str(d.task),
+        "at": d.at,
+        "task": d.task,
         "attempt": d.attempt,
         "evaluator": d.evaluator,
         "score": d.score,
@@ -100,10 +96,6 @@ def verdict_row(run: str, d: models.WordedDecision | models.Waiting) -> dict[str
     for name, value in d.dimensions.items():
         row[f"dimensions.{name}"] = value
     return row
-
-
-def _stamp_str(value: Any) -> str:
-    return str(value.root if isinstance(value, RootModel) else value)
 
 
 class Audit(models.AuditView):
@@ -152,7 +144,7 @@ class Events(models.EventsPage):
 
 def _task_of(event: BaseModel) -> str | None:
     task = getattr(event, "task", None)
-    return None if task is None else _stamp_str(task)
+    return task if isinstance(task, str) else None
 
 
 CALL_COLUMNS = [
@@ -187,7 +179,7 @@ class Calls(models.CallsView):
             (
                 {
                     "seq": c.seq,
-                    "task": _stamp_str(c.task),
+                    "task": c.task,
                     "attempt": c.attempt,
                     "n": c.n,
                     "provider": c.provider,
